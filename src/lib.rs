@@ -1,0 +1,10 @@
+//! agentcore: the tool-execution kernel of an AI coding agent.
+//!
+//! This crate re-exports the per-call pipeline of [`agentcore_stages`] and
+//! adds what lives around one call.
+
+#![forbid(unsafe_code)]
+#![warn(missing_docs)]
+
+pub use agentcore_stages as stages;
+pub use agentcore_stages::*;

@@ -1,0 +1,33 @@
+use tower::Layer;
+
+use super::Admit;
+use crate::breaker::Breaker;
+
+/// Wraps a service in [`Admit`].
+#[derive(Clone, Debug)]
+pub struct AdmitLayer {
+    breaker: Breaker,
+    max_tool_errors: u32,
+}
+
+impl AdmitLayer {
+    /// Counts failures in `breaker`; `max_tool_errors` of 0 disables it.
+    pub fn new(breaker: Breaker, max_tool_errors: u32) -> Self {
+        Self {
+            breaker,
+            max_tool_errors,
+        }
+    }
+}
+
+impl<S> Layer<S> for AdmitLayer {
+    type Service = Admit<S>;
+
+    fn layer(&self, inner: S) -> Self::Service {
+        Admit {
+            inner,
+            breaker: self.breaker.clone(),
+            max_tool_errors: self.max_tool_errors,
+        }
+    }
+}

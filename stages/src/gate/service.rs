@@ -1,0 +1,163 @@
+use std::convert::Infallible;
+use std::sync::Arc;
+use std::task::{Context, Poll};
+
+use serde_json::Value;
+use tower::Service;
+
+use super::{Gate, GateDecision, GateRequest};
+use crate::call::{
+    Call, CallContext, Executed, GateVerdict, Gated, GatedArgs, Previewed, RawArgs,
+};
+use crate::coerce::{Coercion, parse_and_coerce};
+use crate::future::{ResponseFuture, inner_accessors, ready_call, take_inner};
+use crate::messages;
+use crate::outcome::{Content, Outcome};
+use crate::registry::RegisteredTool;
+use crate::{preview, validate};
+
+/// Asks the gate; the only maker of `Call<Gated>`.
+#[derive(Clone)]
+pub struct GateService<S> {
+    pub(super) inner: S,
+    pub(super) gate: Option<Arc<dyn Gate>>,
+}
+
+inner_accessors!(GateService);
+
+impl<S: std::fmt::Debug> std::fmt::Debug for GateService<S> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("GateService")
+            .field("inner", &self.inner)
+            .field("gate", &self.gate.is_some())
+            .finish()
+    }
+}
+
+impl<S> Service<Call<Previewed>> for GateService<S>
+where
+    S: Service<Call<Gated>, Response = Call<Executed>, Error = Infallible>
+        + Clone
+        + Send
+        + 'static,
+    S::Future: Send,
+{
+    type Response = Call<Executed>;
+    type Error = Infallible;
+    type Future = ResponseFuture<Call<Executed>>;
+
+    fn poll_ready(&mut self, _cx: &mut Context<'_>) -> Poll<Result<(), Self::Error>> {
+        Poll::Ready(Ok(()))
+    }
+
+    fn call(&mut self, call: Call<Previewed>) -> Self::Future {
+        let inner = take_inner(&mut self.inner);
+        let gate = self.gate.clone();
+        ResponseFuture::new(async move {
+            let (call, state) = call.split();
+            let Previewed {
+                tool,
+                args,
+                coercions,
+                preview,
+            } = state;
+            let decision = match &gate {
+                None => Ok(GateDecision::Allow),
+                Some(gate) => {
+                    let request = GateRequest {
+                        tool: tool.clone(),
+                        call_id: call.id.clone(),
+                        label: tool.tool().label().map(str::to_owned),
+                        args: args.clone(),
+                        preview: preview.clone(),
+                        context: call.cx.clone(),
+                    };
+                    // A person may take minutes; an abort must not wait for them.
+                    tokio::select! {
+                        biased;
+                        _ = call.cx.cancellation.cancelled() => {
+                            return call.finish(
+                                Outcome::Cancelled,
+                                vec![Content::text(messages::CANCELLED)],
+                                None,
+                                coercions,
+                            );
+                        }
+                        decision = gate.decide(request) => decision,
+                    }
+                }
+            };
+            let gated = match decision {
+                Ok(GateDecision::Allow) => Gated {
+                    tool,
+                    args: GatedArgs::new(args),
+                    coercions,
+                    preview,
+                    verdict: GateVerdict::Allowed,
+                },
+                Ok(GateDecision::Rewrite(new_args)) => {
+                    match recheck(&tool, new_args, &call.cx).await {
+                        Ok((args, coercions, preview)) => Gated {
+                            tool,
+                            args: GatedArgs::new(args),
+                            coercions,
+                            preview,
+                            verdict: GateVerdict::Rewritten,
+                        },
+                        Err(err) => {
+                            let message = format!(
+                                "the gate rewrote the arguments into an invalid call: {err}"
+                            );
+                            return call.finish(
+                                Outcome::Denied,
+                                vec![Content::text(message)],
+                                None,
+                                coercions,
+                            );
+                        }
+                    }
+                }
+                Ok(GateDecision::Deny(reason)) => {
+                    let reason = reason
+                        .filter(|r| !r.is_empty())
+                        .unwrap_or_else(|| messages::DENIED.to_owned());
+                    return call.finish(
+                        Outcome::Denied,
+                        vec![Content::text(reason)],
+                        None,
+                        coercions,
+                    );
+                }
+                Err(err) => {
+                    let reason = err.to_string();
+                    let reason = if reason.is_empty() {
+                        messages::DENIED.to_owned()
+                    } else {
+                        reason
+                    };
+                    return call.finish(
+                        Outcome::Denied,
+                        vec![Content::text(reason)],
+                        None,
+                        coercions,
+                    );
+                }
+            };
+            ready_call(inner, call.with_state(gated)).await
+        })
+    }
+}
+
+/// Coerce, validate and preview again, for rewritten arguments.
+async fn recheck(
+    tool: &RegisteredTool,
+    args: Value,
+    cx: &CallContext,
+) -> Result<(Value, Vec<Coercion>, Option<String>), String> {
+    let (args, coercions) = parse_and_coerce(tool, &RawArgs::Value(args))?;
+    validate::check(tool, &args, cx)
+        .await
+        .map_err(|invalid| invalid.message)?;
+    let preview = preview::compute(tool, &args, cx).await?;
+    Ok((args, coercions, preview))
+}

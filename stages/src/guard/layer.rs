@@ -1,0 +1,34 @@
+use std::sync::Arc;
+
+use tower::Layer;
+
+use super::EventGuard;
+use crate::event::EventSink;
+use crate::registry::ToolRegistry;
+
+/// Wraps a service in an [`EventGuard`].
+#[derive(Clone, Debug)]
+pub struct EventGuardLayer {
+    registry: Arc<ToolRegistry>,
+    sink: EventSink,
+}
+
+impl EventGuardLayer {
+    /// Labels come from `registry`; events go to `sink` unless a call brings
+    /// its own.
+    pub fn new(registry: Arc<ToolRegistry>, sink: EventSink) -> Self {
+        Self { registry, sink }
+    }
+}
+
+impl<S> Layer<S> for EventGuardLayer {
+    type Service = EventGuard<S>;
+
+    fn layer(&self, inner: S) -> Self::Service {
+        EventGuard {
+            inner,
+            registry: self.registry.clone(),
+            sink: self.sink.clone(),
+        }
+    }
+}

@@ -1,0 +1,108 @@
+//! The per-call pipeline of agentcore as typed tower layers.
+//!
+//! A model proposes a tool call; this crate decides, in a fixed order,
+//! whether and how it runs, and turns every outcome into a [`ToolResult`]
+//! the model can read. The call's state is its type:
+//!
+//! ```text
+//! Call<Unvalidated> ─ EventGuard ─▶ Call<Started>    Start emitted, End guaranteed
+//!                   ─ Admit ──────▶ Call<Admitted>   not cancelled, breaker closed
+//!                   ─ Resolve ────▶ Call<Resolved>   the tool found
+//!                   ─ Coerce ─────▶ Call<Coerced>    args parsed and repaired
+//!                   ─ Validate ───▶ Call<Validated>  schema, then the tool's check
+//!                   ─ Preview ────▶ Call<Previewed>  e.g. a diff, emitted
+//!                   ─ Gate ───────▶ Call<Gated>      allowed (or rewritten, re-checked)
+//!                   ─ your layers ▶ Call<Gated>      audit, timeout, rate limit …
+//!                   ─ Execute ────▶ Call<Executed>   the tool's result
+//! ```
+//!
+//! Every stage is a tower [`Layer`](tower::Layer) whose service has
+//! `Error = Infallible`: failures become results, never errors. Stages in
+//! the wrong order do not compile (see [`StageStack`]).
+//!
+//! # Example
+//!
+//! ```
+//! use std::sync::Arc;
+//! use agentcore_stages::{BoxFuture, Call, CallContext, GatedArgs, Outcome, Pipeline,
+//!     Tool, ToolError, ToolOutput, ToolRegistry};
+//! use serde_json::{json, Value};
+//! use tower::ServiceExt;
+//!
+//! struct Add { schema: Value }
+//! impl Tool for Add {
+//!     fn name(&self) -> &str { "add" }
+//!     fn description(&self) -> &str { "Adds a and b." }
+//!     fn schema(&self) -> &Value { &self.schema }
+//!     fn execute<'a>(&'a self, args: GatedArgs, _cx: &'a CallContext)
+//!         -> BoxFuture<'a, Result<ToolOutput, ToolError>>
+//!     {
+//!         Box::pin(async move {
+//!             let v = args.value();
+//!             let sum = v["a"].as_i64().unwrap_or(0) + v["b"].as_i64().unwrap_or(0);
+//!             Ok(ToolOutput::text(sum.to_string()))
+//!         })
+//!     }
+//! }
+//!
+//! # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+//! let schema = json!({"type": "object", "required": ["a", "b"],
+//!     "properties": {"a": {"type": "integer"}, "b": {"type": "integer"}}});
+//! let registry = Arc::new(ToolRegistry::new().with(Arc::new(Add { schema })).unwrap());
+//! let pipeline = Pipeline::builder().registry(registry).build();
+//! // "2" is coerced to 2: it has exactly one reading under the schema.
+//! let call = Call::new("c1", "add", r#"{"a": 1, "b": "2"}"#);
+//! let result = pipeline.service().oneshot(call).await.unwrap();
+//! assert_eq!(result.outcome, Outcome::Success);
+//! assert_eq!(result.text(), "3");
+//! # });
+//! ```
+
+#![forbid(unsafe_code)]
+#![warn(missing_docs)]
+
+pub mod admit;
+mod breaker;
+pub mod future;
+pub mod call;
+pub mod coerce;
+pub mod event;
+pub mod execute;
+pub mod gate;
+pub mod guard;
+pub mod outcome;
+mod panic;
+mod pipeline;
+pub mod preview;
+pub mod registry;
+pub mod resolve;
+mod stack;
+pub mod tool;
+pub mod validate;
+
+pub use breaker::Breaker;
+pub use future::ResponseFuture;
+pub use call::{
+    Admitted, Call, CallContext, CancelReason, Cancellation, Coerced, Executed, Gated, GatedArgs,
+    GateVerdict, Previewed, ProgressReporter, RawArgs, Resolved, Started, Unvalidated, Validated,
+};
+pub use coerce::Coercion;
+pub use event::{Event, EventSink, ToolResultMessage, ToolResultSummary, UpdateKind};
+pub use futures::future::BoxFuture;
+pub use gate::{Gate, GateDecision, GateRequest};
+pub use outcome::{Content, Outcome, ToolError, ToolOutput, ToolResult};
+pub use pipeline::{Pipeline, PipelineService};
+pub use registry::{RegisteredTool, RegistryError, ToolRegistry};
+pub use stack::{Executable, Stage, StageStack};
+pub use tool::{InterruptBehavior, Tool, ValidationFailure, is_concurrency_safe};
+pub use tower::BoxError;
+
+/// The messages of `semantics.md` §2, exactly.
+pub mod messages {
+    /// An aborted call.
+    pub const CANCELLED: &str = "Tool execution cancelled.";
+    /// A call skipped by steering.
+    pub const SKIPPED: &str = "Skipped due to queued user message.";
+    /// A gate's denial without a reason.
+    pub const DENIED: &str = "tool execution denied";
+}

@@ -1,0 +1,34 @@
+//! Preview: the tool's preview (e.g. a unified diff), computed before the
+//! gate and emitted as `ToolExecUpdate{kind: preview}`.
+
+mod layer;
+mod service;
+
+use serde_json::Value;
+
+pub use layer::PreviewLayer;
+pub use service::Preview;
+
+use crate::call::CallContext;
+use crate::outcome::Content;
+use crate::registry::RegisteredTool;
+
+/// Computes the tool's preview and emits it; the error is the message of
+/// `semantics.md` §2 (`preview tool "NAME": ERR`).
+pub async fn compute(
+    tool: &RegisteredTool,
+    args: &Value,
+    cx: &CallContext,
+) -> Result<Option<String>, String> {
+    match tool.tool().preview(args, cx).await {
+        Ok(Some(preview)) => {
+            cx.emit_preview(&preview);
+            Ok(Some(preview))
+        }
+        Ok(None) => Ok(None),
+        Err(err) => {
+            let text: Vec<&str> = err.content.iter().filter_map(Content::as_text).collect();
+            Err(format!("preview tool \"{}\": {}", tool.name(), text.join("\n")))
+        }
+    }
+}

@@ -1,0 +1,162 @@
+//! The [`Tool`] trait: what the kernel needs to know about a tool.
+//!
+//! Four methods are required (`name`, `description`, `schema`, `execute`);
+//! everything else is an optional capability with a default, so a tool
+//! overrides only what it needs. The trait is dyn-compatible: the kernel
+//! holds tools as `Arc<dyn Tool>`.
+
+use std::sync::OnceLock;
+
+use futures::future::BoxFuture;
+use http::Extensions;
+use serde_json::Value;
+
+use crate::call::{CallContext, GatedArgs};
+use crate::outcome::{ToolError, ToolOutput};
+
+/// Whether a running call stops when the user steers (sends a message
+/// mid-turn).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum InterruptBehavior {
+    /// Stop it: its cancellation fires.
+    Cancel,
+    /// Let it finish.
+    #[default]
+    Block,
+}
+
+/// A tool's own refusal of a call, from [`Tool::validate`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ValidationFailure {
+    /// What the model reads; a sentence with the fix in it.
+    pub message: String,
+    /// A numeric code reported as `error_code`.
+    pub code: i64,
+}
+
+impl ValidationFailure {
+    /// The default message when a tool gives none.
+    pub const DEFAULT_MESSAGE: &'static str = "tool input validation failed";
+
+    /// A refusal with `message` and `code`.
+    pub fn new(code: i64, message: impl Into<String>) -> Self {
+        Self {
+            message: message.into(),
+            code,
+        }
+    }
+}
+
+/// A tool the model can call.
+///
+/// # Example
+///
+/// ```
+/// use agentcore_stages::{BoxFuture, CallContext, GatedArgs, Tool, ToolError, ToolOutput};
+/// use serde_json::{json, Value};
+///
+/// struct Echo { schema: Value }
+///
+/// impl Tool for Echo {
+///     fn name(&self) -> &str { "echo" }
+///     fn description(&self) -> &str { "Returns its `text` argument." }
+///     fn schema(&self) -> &Value { &self.schema }
+///     fn execute<'a>(&'a self, args: GatedArgs, _cx: &'a CallContext)
+///         -> BoxFuture<'a, Result<ToolOutput, ToolError>>
+///     {
+///         Box::pin(async move {
+///             let text = args.value()["text"].as_str().unwrap_or_default().to_owned();
+///             Ok(ToolOutput::text(text))
+///         })
+///     }
+///     fn read_only(&self, _args: &Value) -> bool { true }
+/// }
+///
+/// let echo = Echo { schema: json!({"type": "object", "properties": {"text": {"type": "string"}}}) };
+/// assert_eq!(echo.name(), "echo");
+/// ```
+pub trait Tool: Send + Sync + 'static {
+    /// The name the model calls it by.
+    fn name(&self) -> &str;
+
+    /// What it does, for the model.
+    fn description(&self) -> &str;
+
+    /// Its arguments as a JSON Schema (draft 2020-12) object.
+    fn schema(&self) -> &Value;
+
+    /// Runs the call. Only gated arguments reach here. The future should
+    /// watch `cx.cancellation()` if it runs for long; see
+    /// [`Tool::observes_cancellation`].
+    fn execute<'a>(
+        &'a self,
+        args: GatedArgs,
+        cx: &'a CallContext,
+    ) -> BoxFuture<'a, Result<ToolOutput, ToolError>>;
+
+    /// A human name for a UI ("Edit File"); the name is shown when `None`.
+    fn label(&self) -> Option<&str> {
+        None
+    }
+
+    /// The tool's own semantic check, after the schema. Read-only: it may
+    /// stat or read files but never writes, asks the user or changes shared
+    /// state.
+    fn validate<'a>(
+        &'a self,
+        _args: &'a Value,
+        _cx: &'a CallContext,
+    ) -> BoxFuture<'a, Result<(), ValidationFailure>> {
+        Box::pin(async { Ok(()) })
+    }
+
+    /// A preview for the gate, e.g. a unified diff. May fail.
+    fn preview<'a>(
+        &'a self,
+        _args: &'a Value,
+        _cx: &'a CallContext,
+    ) -> BoxFuture<'a, Result<Option<String>, ToolError>> {
+        Box::pin(async { Ok(None) })
+    }
+
+    /// True when these arguments have no side effects.
+    fn read_only(&self, _args: &Value) -> bool {
+        false
+    }
+
+    /// Whether the call may run beside other safe calls; `None` falls back
+    /// to [`Tool::read_only`].
+    fn concurrency_safe(&self, _args: &Value) -> Option<bool> {
+        None
+    }
+
+    /// One busy line for a UI, "Running: cargo test".
+    fn activity(&self, _args: &Value) -> Option<String> {
+        None
+    }
+
+    /// What steering does to a running call.
+    fn interrupt_behavior(&self, _args: &Value) -> InterruptBehavior {
+        InterruptBehavior::Block
+    }
+
+    /// True when `execute` watches the cancellation itself and returns
+    /// promptly once it fires (e.g. with [`ToolError::cancelled`] carrying
+    /// partial output). Otherwise the kernel drops the future on cancel.
+    fn observes_cancellation(&self) -> bool {
+        false
+    }
+
+    /// Typed metadata the kernel does not know, for harness parts such as
+    /// an approval engine.
+    fn extensions(&self) -> &Extensions {
+        static EMPTY: OnceLock<Extensions> = OnceLock::new();
+        EMPTY.get_or_init(Extensions::new)
+    }
+}
+
+/// Whether `tool` may run beside other safe calls with `args`.
+pub fn is_concurrency_safe(tool: &dyn Tool, args: &Value) -> bool {
+    tool.concurrency_safe(args)
+        .unwrap_or_else(|| tool.read_only(args))
+}
