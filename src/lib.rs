@@ -3,8 +3,11 @@
 //! This crate re-exports the per-call pipeline of [`agentcore_stages`] and
 //! adds what lives around one call.
 
-#![forbid(unsafe_code)]
+// `unsafe` is allowed only for the process-group syscalls of the bash tool.
+#![deny(unsafe_code)]
 #![warn(missing_docs)]
 
 pub use agentcore_stages as stages;
 pub use agentcore_stages::*;
+
+pub mod tools;
