@@ -18,10 +18,18 @@ enum Group {
     Other,
 }
 
+/// One step of a location, ordered so that `edits[2]` precedes `edits[10]`.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
+enum Step {
+    Index(usize),
+    Name(String),
+}
+
+/// One line of the message, with what it is sorted by.
 #[derive(Debug, PartialEq, Eq, PartialOrd, Ord)]
 struct Issue {
     group: Group,
-    path: String,
+    path: Vec<Step>,
     line: String,
 }
 
@@ -42,17 +50,20 @@ pub fn schema_issues(tool: &str, validator: &Validator, args: &Value) -> Option<
 }
 
 fn issues_of(error: ValidationError<'_>) -> Vec<Issue> {
-    let base = error.instance_path();
-    let path = format_path(base);
+    let steps = steps(error.instance_path());
+    let issue = |group, path: Vec<Step>, line| Issue { group, path, line };
+    let subject = subject(&format_steps(&steps));
     match error.kind() {
         ValidationErrorKind::Required { property } => {
-            let name = property.as_str().map_or_else(|| property.to_string(), str::to_owned);
-            let full = join(&path, &name);
-            vec![Issue {
-                group: Group::Missing,
-                line: format!("The required parameter `{full}` is missing"),
-                path: full,
-            }]
+            let name = property
+                .as_str()
+                .map_or_else(|| property.to_string(), str::to_owned);
+            let full = child(&steps, name);
+            let line = format!(
+                "The required parameter `{}` is missing",
+                format_steps(&full)
+            );
+            vec![issue(Group::Missing, full, line)]
         }
         ValidationErrorKind::Type { kind } => {
             let expected = match kind {
@@ -60,49 +71,60 @@ fn issues_of(error: ValidationError<'_>) -> Vec<Issue> {
                 TypeKind::Multiple(set) => type_set(set.iter()),
             };
             let actual = json_type_name(error.instance());
-            vec![Issue {
-                group: Group::Type,
-                line: format!(
-                    "The parameter `{path}` type is expected as `{expected}` but provided as `{actual}`"
-                ),
-                path,
-            }]
+            let line =
+                format!("{subject} type is expected as `{expected}` but provided as `{actual}`");
+            vec![issue(Group::Type, steps, line)]
         }
         ValidationErrorKind::Enum { options } => {
             let options = serde_json::to_string(&**options).unwrap_or_default();
             let given = serde_json::to_string(&**error.instance()).unwrap_or_default();
-            vec![Issue {
-                group: Group::Value,
-                line: format!(
-                    "The parameter `{path}` value must be one of {options} but provided as {given}"
-                ),
-                path,
-            }]
+            let line = format!("{subject} value must be one of {options} but provided as {given}");
+            vec![issue(Group::Value, steps, line)]
         }
-        ValidationErrorKind::AdditionalProperties { unexpected } => unexpected
+        ValidationErrorKind::AdditionalProperties { unexpected }
+        | ValidationErrorKind::UnevaluatedProperties { unexpected } => unexpected
             .iter()
             .map(|name| {
-                let full = join(&path, name);
-                Issue {
-                    group: Group::NotAllowed,
-                    line: format!("The parameter `{full}` is not allowed"),
-                    path: full,
-                }
+                let full = child(&steps, name.clone());
+                let line = format!("The parameter `{}` is not allowed", format_steps(&full));
+                issue(Group::NotAllowed, full, line)
             })
             .collect(),
+        // `"colour": false` under `properties`: the member is not allowed.
+        ValidationErrorKind::FalseSchema if !steps.is_empty() => {
+            let line = format!("{subject} is not allowed");
+            vec![issue(Group::NotAllowed, steps, line)]
+        }
         _ => {
-            let line = if path.is_empty() {
-                format!("The arguments {error}")
-            } else {
-                format!("The parameter `{path}` {error}")
-            };
-            vec![Issue {
-                group: Group::Other,
-                line,
-                path,
-            }]
+            let line = format!("{subject} {error}");
+            vec![issue(Group::Other, steps, line)]
         }
     }
+}
+
+/// How a line names a location: the parameter, or the arguments as a whole.
+fn subject(path: &str) -> String {
+    if path.is_empty() {
+        "The arguments".to_owned()
+    } else {
+        format!("The parameter `{path}`")
+    }
+}
+
+fn steps(location: &Location) -> Vec<Step> {
+    location
+        .iter()
+        .map(|segment| match segment {
+            LocationSegment::Property(name) => Step::Name(name.to_string()),
+            LocationSegment::Index(i) => Step::Index(i),
+        })
+        .collect()
+}
+
+fn child(steps: &[Step], name: String) -> Vec<Step> {
+    let mut full = steps.to_vec();
+    full.push(Step::Name(name));
+    full
 }
 
 /// `integer | null`: the types in the validator's order, null last.
@@ -116,18 +138,31 @@ fn type_set(types: impl Iterator<Item = JsonType>) -> String {
         .join(" | ")
 }
 
-/// A location written `edits[1].old_string`.
+/// A location written `edits[1].old_string`: names joined by `.`, indices
+/// in brackets, the empty string for the arguments as a whole.
+///
+/// ```
+/// use agentcore_stages::validate::message::format_path;
+/// use jsonschema::paths::Location;
+///
+/// let location = Location::new().join("edits").join(1usize).join("old_string");
+/// assert_eq!(format_path(&location), "edits[1].old_string");
+/// ```
 pub fn format_path(location: &Location) -> String {
+    format_steps(&steps(location))
+}
+
+fn format_steps(steps: &[Step]) -> String {
     let mut out = String::new();
-    for segment in location.iter() {
-        match segment {
-            LocationSegment::Property(name) => {
+    for step in steps {
+        match step {
+            Step::Name(name) => {
                 if !out.is_empty() {
                     out.push('.');
                 }
-                out.push_str(&name);
+                out.push_str(name);
             }
-            LocationSegment::Index(i) => {
+            Step::Index(i) => {
                 out.push('[');
                 out.push_str(&i.to_string());
                 out.push(']');
@@ -135,12 +170,4 @@ pub fn format_path(location: &Location) -> String {
         }
     }
     out
-}
-
-fn join(base: &str, name: &str) -> String {
-    if base.is_empty() {
-        name.to_owned()
-    } else {
-        format!("{base}.{name}")
-    }
 }
