@@ -1,1 +1,418 @@
-//! See the module docs of `crate::tools`.
+//! [`FileReadState`]: the read-before-write ledger of one session.
+//!
+//! `read` records a [`ReadStamp`] for every file it shows; `write` and
+//! `edit` ask [`FileReadState::freshness`] whether the model has seen the
+//! file as it is now, and record a fresh stamp after their own write with
+//! [`FileReadState::record_after_write`].
+//!
+//! ```
+//! use agentcore::tools::read_state::{FileReadState, Freshness};
+//!
+//! let dir = tempfile::tempdir().unwrap();
+//! let path = dir.path().join("a.txt");
+//! std::fs::write(&path, "hello\n").unwrap();
+//!
+//! let state = FileReadState::new();
+//! assert_eq!(state.freshness(&path).unwrap(), Freshness::NotRead);
+//! state.record_after_write(&path, b"hello\n").unwrap();
+//! assert_eq!(state.freshness(&path).unwrap(), Freshness::Unchanged);
+//!
+//! std::fs::write(&path, "changed\n").unwrap();
+//! assert_eq!(state.freshness(&path).unwrap(), Freshness::Changed);
+//! ```
+
+use std::collections::HashMap;
+use std::fs::{self, File, Metadata};
+use std::io::{self, Read};
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::{Duration, SystemTime};
+
+use xxhash_rust::xxh3::Xxh3;
+
+/// How much older than the read time a file's mtime must be before equal
+/// metadata alone proves the file unchanged (git's racy-clean rule). Two
+/// seconds covers every common filesystem's timestamp granularity (FAT's is
+/// the coarsest, at 2 s); within the window the file is rehashed instead.
+pub const MTIME_GRANULARITY: Duration = Duration::from_secs(2);
+
+/// What `read` saw of a file.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ReadStamp {
+    /// When the read started (taken before the file was opened).
+    pub read_at: SystemTime,
+    /// The file's modification time, where the platform reports one.
+    pub mtime: Option<SystemTime>,
+    /// The file's size in bytes.
+    pub size: u64,
+    /// The file's identity: device and inode (0, 0 where unknown).
+    pub file_id: (u64, u64),
+    /// XXH3-128 of the whole file's bytes.
+    pub hash: u128,
+    /// True when the model saw only part of the file (it gave offset or
+    /// limit, or the output was cut).
+    pub partial: bool,
+}
+
+impl ReadStamp {
+    /// A stamp from the metadata of the file as read (best taken from the
+    /// open handle, before reading), the hash of all its bytes, and when the
+    /// read started.
+    pub fn new(meta: &Metadata, hash: u128, partial: bool, read_at: SystemTime) -> Self {
+        Self {
+            read_at,
+            mtime: meta.modified().ok(),
+            size: meta.len(),
+            file_id: file_id(meta),
+            hash,
+            partial,
+        }
+    }
+
+    /// True when `meta` alone proves the file unchanged: same identity,
+    /// size and mtime, and that mtime older than the read by more than
+    /// [`MTIME_GRANULARITY`] (so a write in the same tick as the read cannot
+    /// hide behind an equal mtime).
+    fn metadata_proves_unchanged(&self, meta: &Metadata) -> bool {
+        let (Some(then), Ok(now)) = (self.mtime, meta.modified()) else {
+            return false;
+        };
+        file_id(meta) == self.file_id
+            && meta.len() == self.size
+            && now == then
+            && then
+                .checked_add(MTIME_GRANULARITY)
+                .is_some_and(|t| t < self.read_at)
+    }
+}
+
+/// Whether the model has seen a file as it is now, for write and edit.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Freshness {
+    /// No stamp: the file was never read (or was forgotten).
+    NotRead,
+    /// The file changed since the stamp (or was deleted).
+    Changed,
+    /// Unchanged since a partial read: enough for edit, not for write.
+    Partial,
+    /// Unchanged since a full read or the tool's own write.
+    Unchanged,
+}
+
+/// The read-before-write ledger, keyed by canonical path. One per session,
+/// shared by `read`, `write` and `edit`: clones share the same ledger.
+#[derive(Clone, Debug, Default)]
+pub struct FileReadState {
+    inner: Arc<Inner>,
+}
+
+#[derive(Debug, Default)]
+struct Inner {
+    stamps: Mutex<HashMap<PathBuf, ReadStamp>>,
+    locks: Mutex<HashMap<PathBuf, Arc<tokio::sync::Mutex<()>>>>,
+}
+
+impl FileReadState {
+    /// An empty ledger.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    fn stamps(&self) -> MutexGuard<'_, HashMap<PathBuf, ReadStamp>> {
+        // Every update is one insert or remove; a panic elsewhere cannot
+        // leave the map half-written, so a poisoned lock is still usable.
+        self.inner.stamps.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Records `stamp` for `path` (canonical), replacing any earlier one.
+    pub fn record(&self, path: impl Into<PathBuf>, stamp: ReadStamp) {
+        self.stamps().insert(path.into(), stamp);
+    }
+
+    /// The stamp for `path` (canonical), if any.
+    pub fn get(&self, path: &Path) -> Option<ReadStamp> {
+        self.stamps().get(path).cloned()
+    }
+
+    /// Forgets `path`: the model must read it again before writing it.
+    pub fn forget(&self, path: &Path) {
+        self.stamps().remove(path);
+    }
+
+    /// Forgets every file, e.g. after the harness compacted the context.
+    pub fn clear(&self) {
+        self.stamps().clear();
+    }
+
+    /// How many files have a stamp.
+    pub fn len(&self) -> usize {
+        self.stamps().len()
+    }
+
+    /// True when no file has a stamp.
+    pub fn is_empty(&self) -> bool {
+        self.stamps().is_empty()
+    }
+
+    /// Whether the file at `path` (canonical) is as the model last saw it.
+    ///
+    /// Judged as tools.md says: no stamp is [`Freshness::NotRead`]; a
+    /// missing file is [`Freshness::Changed`]; equal identity, size and
+    /// mtime with the mtime safely older than the read is unchanged without
+    /// reading; otherwise the whole file is hashed and equal bytes (a
+    /// touched file, a coarse-mtime filesystem) count as unchanged. An
+    /// unchanged file with a partial stamp is [`Freshness::Partial`].
+    ///
+    /// Blocking (it may hash the file): call it from blocking code.
+    pub fn freshness(&self, path: &Path) -> io::Result<Freshness> {
+        let Some(stamp) = self.get(path) else {
+            return Ok(Freshness::NotRead);
+        };
+        let meta = match fs::metadata(path) {
+            Ok(meta) => meta,
+            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Freshness::Changed),
+            Err(e) => return Err(e),
+        };
+        let unchanged = stamp.metadata_proves_unchanged(&meta)
+            || (meta.len() == stamp.size && hash_file(path)?.0 == stamp.hash);
+        Ok(match (unchanged, stamp.partial) {
+            (false, _) => Freshness::Changed,
+            (true, true) => Freshness::Partial,
+            (true, false) => Freshness::Unchanged,
+        })
+    }
+
+    /// Records a full stamp after the tool itself wrote `bytes` to `path`
+    /// (canonical), so edit after edit needs no new read. Blocking (a stat).
+    pub fn record_after_write(&self, path: &Path, bytes: &[u8]) -> io::Result<ReadStamp> {
+        let read_at = SystemTime::now();
+        let meta = fs::metadata(path)?;
+        let stamp = ReadStamp::new(&meta, hash_bytes(bytes), false, read_at);
+        self.record(path, stamp.clone());
+        Ok(stamp)
+    }
+
+    /// A lock for `path` (canonical), for write and edit to hold from their
+    /// last freshness check to the end of their write, so two calls cannot
+    /// interleave on one file.
+    pub fn path_lock(&self, path: &Path) -> Arc<tokio::sync::Mutex<()>> {
+        let mut locks = self.inner.locks.lock().unwrap_or_else(|p| p.into_inner());
+        locks.entry(path.to_path_buf()).or_default().clone()
+    }
+}
+
+/// XXH3-128 of `bytes`: the hash a [`ReadStamp`] holds.
+pub fn hash_bytes(bytes: &[u8]) -> u128 {
+    xxhash_rust::xxh3::xxh3_128(bytes)
+}
+
+/// Streams the file at `path` through XXH3-128; returns the hash and the
+/// number of bytes read. Memory is bounded by a 64 KiB buffer.
+pub fn hash_file(path: &Path) -> io::Result<(u128, u64)> {
+    hash_reader(File::open(path)?)
+}
+
+/// Streams `reader` through XXH3-128; returns the hash and the byte count.
+pub fn hash_reader(mut reader: impl Read) -> io::Result<(u128, u64)> {
+    let mut hasher = StreamHasher::new();
+    let mut buf = vec![0u8; 64 * 1024];
+    loop {
+        match reader.read(&mut buf) {
+            Ok(0) => break,
+            Ok(n) => hasher.update(&buf[..n]),
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(hasher.finish())
+}
+
+/// An incremental version of [`hash_bytes`], for tools that read a file in
+/// chunks anyway (read hashes while it streams lines).
+#[derive(Clone)]
+pub struct StreamHasher {
+    state: Box<Xxh3>,
+    len: u64,
+}
+
+impl StreamHasher {
+    /// A hasher that has seen nothing.
+    pub fn new() -> Self {
+        Self {
+            state: Box::new(Xxh3::new()),
+            len: 0,
+        }
+    }
+
+    /// Feeds `bytes`.
+    pub fn update(&mut self, bytes: &[u8]) {
+        self.state.update(bytes);
+        self.len += bytes.len() as u64;
+    }
+
+    /// The hash of everything fed, equal to [`hash_bytes`] of it, and its
+    /// length.
+    pub fn finish(&self) -> (u128, u64) {
+        (self.state.digest128(), self.len)
+    }
+}
+
+impl Default for StreamHasher {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl std::fmt::Debug for StreamHasher {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("StreamHasher")
+            .field("len", &self.len)
+            .finish_non_exhaustive()
+    }
+}
+
+#[cfg(unix)]
+fn file_id(meta: &Metadata) -> (u64, u64) {
+    use std::os::unix::fs::MetadataExt;
+    (meta.dev(), meta.ino())
+}
+
+#[cfg(not(unix))]
+fn file_id(_meta: &Metadata) -> (u64, u64) {
+    (0, 0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn stamp_now(path: &Path, partial: bool, read_at: SystemTime) -> ReadStamp {
+        let meta = fs::metadata(path).unwrap();
+        ReadStamp::new(&meta, hash_file(path).unwrap().0, partial, read_at)
+    }
+
+    fn file(contents: &str) -> (tempfile::TempDir, PathBuf) {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("f.txt");
+        fs::write(&path, contents).unwrap();
+        (dir, path)
+    }
+
+    #[test]
+    fn stream_hash_equals_one_shot_hash() {
+        let mut h = StreamHasher::new();
+        h.update(b"hello ");
+        h.update(b"world");
+        assert_eq!(h.finish(), (hash_bytes(b"hello world"), 11));
+        assert_eq!(
+            hash_reader(&b"hello world"[..]).unwrap(),
+            (hash_bytes(b"hello world"), 11)
+        );
+    }
+
+    #[test]
+    fn not_read_then_full_then_partial() {
+        let (_d, path) = file("a\nb\n");
+        let state = FileReadState::new();
+        assert_eq!(state.freshness(&path).unwrap(), Freshness::NotRead);
+        state.record(&path, stamp_now(&path, false, SystemTime::now()));
+        assert_eq!(state.freshness(&path).unwrap(), Freshness::Unchanged);
+        state.record(&path, stamp_now(&path, true, SystemTime::now()));
+        assert_eq!(state.freshness(&path).unwrap(), Freshness::Partial);
+    }
+
+    #[test]
+    fn same_size_rewrite_within_the_racy_window_is_caught_by_the_hash() {
+        let (_d, path) = file("aaaa");
+        let state = FileReadState::new();
+        state.record(&path, stamp_now(&path, false, SystemTime::now()));
+        // Same size, probably the same mtime tick: only the hash can tell.
+        fs::write(&path, "bbbb").unwrap();
+        assert_eq!(state.freshness(&path).unwrap(), Freshness::Changed);
+    }
+
+    #[test]
+    fn touched_file_with_same_bytes_is_unchanged() {
+        let (_d, path) = file("same");
+        let state = FileReadState::new();
+        state.record(&path, stamp_now(&path, false, SystemTime::now()));
+        let f = File::options().write(true).open(&path).unwrap();
+        f.set_modified(SystemTime::now() + Duration::from_secs(5))
+            .unwrap();
+        assert_eq!(state.freshness(&path).unwrap(), Freshness::Unchanged);
+    }
+
+    #[test]
+    fn old_mtime_with_equal_metadata_skips_hashing() {
+        let (_d, path) = file("abc");
+        let f = File::options().write(true).open(&path).unwrap();
+        f.set_modified(SystemTime::now() - Duration::from_secs(60))
+            .unwrap();
+        let mut stamp = stamp_now(&path, false, SystemTime::now());
+        // A wrong hash proves the metadata path decided, not the hash.
+        stamp.hash ^= 1;
+        assert!(stamp.metadata_proves_unchanged(&fs::metadata(&path).unwrap()));
+        let state = FileReadState::new();
+        state.record(&path, stamp);
+        assert_eq!(state.freshness(&path).unwrap(), Freshness::Unchanged);
+    }
+
+    #[test]
+    fn recent_mtime_is_racy_and_rehashed() {
+        let (_d, path) = file("abc");
+        let mut stamp = stamp_now(&path, false, SystemTime::now());
+        assert!(!stamp.metadata_proves_unchanged(&fs::metadata(&path).unwrap()));
+        stamp.hash ^= 1;
+        let state = FileReadState::new();
+        state.record(&path, stamp);
+        assert_eq!(state.freshness(&path).unwrap(), Freshness::Changed);
+    }
+
+    #[test]
+    fn deleted_file_is_changed_and_forget_and_clear_work() {
+        let (_d, path) = file("x");
+        let state = FileReadState::new();
+        let shared = state.clone();
+        shared.record(&path, stamp_now(&path, false, SystemTime::now()));
+        assert_eq!(state.len(), 1);
+        fs::remove_file(&path).unwrap();
+        assert_eq!(state.freshness(&path).unwrap(), Freshness::Changed);
+        state.forget(&path);
+        assert_eq!(state.freshness(&path).unwrap(), Freshness::NotRead);
+        shared.record(&path, stamp_now_missing());
+        state.clear();
+        assert!(shared.is_empty());
+    }
+
+    fn stamp_now_missing() -> ReadStamp {
+        ReadStamp {
+            read_at: SystemTime::now(),
+            mtime: None,
+            size: 0,
+            file_id: (0, 0),
+            hash: hash_bytes(b""),
+            partial: false,
+        }
+    }
+
+    #[test]
+    fn record_after_write_gives_a_full_stamp() {
+        let (_d, path) = file("old");
+        let state = FileReadState::new();
+        fs::write(&path, "new contents").unwrap();
+        let stamp = state.record_after_write(&path, b"new contents").unwrap();
+        assert!(!stamp.partial);
+        assert_eq!(stamp.size, 12);
+        assert_eq!(state.freshness(&path).unwrap(), Freshness::Unchanged);
+    }
+
+    #[tokio::test]
+    async fn path_lock_is_shared_per_path() {
+        let state = FileReadState::new();
+        let a = state.path_lock(Path::new("/x"));
+        let b = state.clone().path_lock(Path::new("/x"));
+        assert!(Arc::ptr_eq(&a, &b));
+        let _g = a.lock().await;
+        assert!(b.try_lock().is_err());
+    }
+}

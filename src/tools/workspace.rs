@@ -1,1 +1,352 @@
-//! See the module docs of `crate::tools`.
+//! The [`Workspace`]: the roots every tool path is confined to.
+//!
+//! A path from a model is resolved against the primary root, then every
+//! symbolic link along it is followed (through chains, and with `..` applied
+//! to the link's *target*, as the kernel does), and the result is compared
+//! component by component with the canonical roots. String-prefix checks
+//! (`/ws` vs `/ws-evil`) and lexical `..` handling are the classic holes this
+//! avoids.
+//!
+//! ```
+//! use agentcore::tools::workspace::Workspace;
+//!
+//! let dir = std::env::temp_dir();
+//! let ws = Workspace::new(&dir).unwrap();
+//! let err = ws.resolve_new("../../../../etc/passwd").unwrap_err();
+//! assert_eq!(err.to_string(), r#"path "../../../../etc/passwd" is outside the workspace"#);
+//! ```
+
+use std::ffi::OsString;
+use std::fs::{self, File};
+use std::io;
+use std::path::{Component, Path, PathBuf};
+use std::sync::Arc;
+
+/// The longest path, in bytes, a model may give (Linux's `PATH_MAX`).
+pub const MAX_PATH_BYTES: usize = 4096;
+
+/// How many symbolic links one resolution may follow (Linux's limit).
+const MAX_SYMLINK_HOPS: usize = 40;
+
+/// Why a path was refused. The `Display` text is what the model reads.
+#[derive(Debug, thiserror::Error)]
+pub enum PathError {
+    /// The path resolves outside every root.
+    #[error("path \"{0}\" is outside the workspace")]
+    Outside(String),
+    /// The empty string was given.
+    #[error(
+        "path is empty; give a file or directory path, absolute or relative to the workspace root"
+    )]
+    Empty,
+    /// The path contains a NUL byte, which no file name can hold.
+    #[error("path contains a NUL byte; file names cannot contain NUL")]
+    Nul,
+    /// The path (or one of its names) is longer than the system allows.
+    #[error(
+        "path is too long ({0} bytes; the limit is 4096 bytes, and 255 bytes for one name); give a shorter path"
+    )]
+    TooLong(usize),
+    /// More than 40 symbolic links were met, or a cycle.
+    #[error("path \"{0}\" has too many levels of symbolic links")]
+    SymlinkLoop(String),
+    /// The path is inside the workspace but nothing is there.
+    #[error("path \"{0}\" does not exist")]
+    NotFound(String),
+    /// Resolving failed for another reason (permissions, a file used as a
+    /// directory, …).
+    #[error("cannot resolve path \"{path}\": {source}")]
+    Io {
+        /// The path as given.
+        path: String,
+        /// The underlying error.
+        #[source]
+        source: io::Error,
+    },
+}
+
+/// The directories the tools may touch: a primary root (where relative paths
+/// start and against which results are written) and any extra roots, such
+/// as the bash tool's session output folder. Cheap to clone.
+#[derive(Clone, Debug)]
+pub struct Workspace {
+    roots: Arc<Vec<PathBuf>>,
+}
+
+impl Workspace {
+    /// A workspace rooted at `root`, canonicalized now. A root given through
+    /// a symlink accepts paths written through either form.
+    pub fn new(root: impl AsRef<Path>) -> io::Result<Self> {
+        Ok(Self {
+            roots: Arc::new(vec![canonical_dir(root.as_ref())?]),
+        })
+    }
+
+    /// This workspace with one more root (canonicalized now).
+    pub fn with_root(mut self, root: impl AsRef<Path>) -> io::Result<Self> {
+        self.add_root(root)?;
+        Ok(self)
+    }
+
+    /// Adds a root (canonicalized now). Meant for session start; roots are
+    /// never widened per call.
+    pub fn add_root(&mut self, root: impl AsRef<Path>) -> io::Result<()> {
+        let root = canonical_dir(root.as_ref())?;
+        if !self.roots.contains(&root) {
+            Arc::make_mut(&mut self.roots).push(root);
+        }
+        Ok(())
+    }
+
+    /// The primary root, canonical.
+    pub fn root(&self) -> &Path {
+        &self.roots[0]
+    }
+
+    /// All roots, canonical, the primary first.
+    pub fn roots(&self) -> &[PathBuf] {
+        &self.roots
+    }
+
+    /// Whether a canonical (symlink-free) path lies in one of the roots,
+    /// compared component by component.
+    pub fn contains(&self, canonical: &Path) -> bool {
+        self.roots.iter().any(|r| canonical.starts_with(r))
+    }
+
+    /// Resolves `path` to the canonical path of something that exists inside
+    /// the workspace.
+    pub fn resolve(&self, path: &str) -> Result<PathBuf, PathError> {
+        let resolved = self.resolve_new(path)?;
+        match fs::symlink_metadata(&resolved) {
+            Ok(_) => Ok(resolved),
+            Err(e) if e.kind() == io::ErrorKind::NotFound => {
+                Err(PathError::NotFound(path.to_owned()))
+            }
+            Err(e) => Err(io_error(path, e)),
+        }
+    }
+
+    /// Resolves `path`, which need not exist yet (a file about to be
+    /// created), to a canonical path inside the workspace: symlinks along
+    /// the existing part are followed, so a symlinked parent directory
+    /// pointing out is refused, and so is a dangling symlink whose target
+    /// would lie outside.
+    pub fn resolve_new(&self, path: &str) -> Result<PathBuf, PathError> {
+        check_syntax(path)?;
+        let given = Path::new(path);
+        let start = if given.is_absolute() {
+            given.to_path_buf()
+        } else {
+            self.root().join(given)
+        };
+        let resolved = resolve_links(&start, path)?;
+        if self.contains(&resolved) {
+            Ok(resolved)
+        } else {
+            Err(PathError::Outside(path.to_owned()))
+        }
+    }
+
+    /// `path` as results show it: relative to the primary root (`.` for the
+    /// root itself), or absolute when it lies in another root or outside.
+    pub fn display(&self, path: &Path) -> String {
+        match path.strip_prefix(self.root()) {
+            Ok(rel) if rel.as_os_str().is_empty() => ".".to_owned(),
+            Ok(rel) => rel.to_string_lossy().into_owned(),
+            Err(_) => path.to_string_lossy().into_owned(),
+        }
+    }
+}
+
+/// Opens a resolved path for reading without following a symlink in its
+/// last component, so a file swapped for a symlink after
+/// [`Workspace::resolve`] is not followed out of the workspace.
+pub fn open_no_follow(path: &Path) -> io::Result<File> {
+    let mut options = fs::OpenOptions::new();
+    options.read(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        options.custom_flags(libc::O_NOFOLLOW);
+    }
+    options.open(path)
+}
+
+fn canonical_dir(root: &Path) -> io::Result<PathBuf> {
+    let canonical = fs::canonicalize(root)?;
+    if !canonical.is_dir() {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            format!("workspace root {} is not a directory", root.display()),
+        ));
+    }
+    Ok(canonical)
+}
+
+fn check_syntax(path: &str) -> Result<(), PathError> {
+    if path.is_empty() {
+        return Err(PathError::Empty);
+    }
+    if path.contains('\0') {
+        return Err(PathError::Nul);
+    }
+    if path.len() > MAX_PATH_BYTES {
+        return Err(PathError::TooLong(path.len()));
+    }
+    Ok(())
+}
+
+fn io_error(path: &str, e: io::Error) -> PathError {
+    #[cfg(unix)]
+    if e.raw_os_error() == Some(libc::ENAMETOOLONG) {
+        return PathError::TooLong(path.len());
+    }
+    #[cfg(unix)]
+    if e.raw_os_error() == Some(libc::ELOOP) {
+        return PathError::SymlinkLoop(path.to_owned());
+    }
+    PathError::Io {
+        path: path.to_owned(),
+        source: e,
+    }
+}
+
+/// `realpath` that tolerates a missing tail: walks `start` (absolute) one
+/// component at a time, following every symlink it meets (the target's own
+/// components are walked in turn, so `..` after a link applies to the
+/// target), and appends components that do not exist lexically — a missing
+/// directory holds no symlinks.
+fn resolve_links(start: &Path, given: &str) -> Result<PathBuf, PathError> {
+    // Components still to walk, in reverse (next one at the end).
+    let mut pending: Vec<OsString> = Vec::new();
+    let mut current = PathBuf::from("/");
+    push_components(&mut pending, start, &mut current);
+    let mut hops = 0usize;
+    while let Some(name) = pending.pop() {
+        if name == ".." {
+            current.pop();
+            continue;
+        }
+        let candidate = current.join(&name);
+        match fs::symlink_metadata(&candidate) {
+            Ok(meta) if meta.file_type().is_symlink() => {
+                hops += 1;
+                if hops > MAX_SYMLINK_HOPS {
+                    return Err(PathError::SymlinkLoop(given.to_owned()));
+                }
+                let target = fs::read_link(&candidate).map_err(|e| io_error(given, e))?;
+                push_components(&mut pending, &target, &mut current);
+            }
+            Ok(_) => current = candidate,
+            Err(e) if e.kind() == io::ErrorKind::NotFound => current = candidate,
+            Err(e) => return Err(io_error(given, e)),
+        }
+    }
+    Ok(current)
+}
+
+/// Queues `path`'s components for [`resolve_links`]; an absolute path
+/// restarts from `/`.
+fn push_components(pending: &mut Vec<OsString>, path: &Path, current: &mut PathBuf) {
+    let mut names = Vec::new();
+    for component in path.components() {
+        match component {
+            Component::Prefix(p) => {
+                *current = PathBuf::from(p.as_os_str());
+                names.clear();
+            }
+            Component::RootDir => {
+                if !matches!(current.components().next(), Some(Component::Prefix(_))) {
+                    *current = PathBuf::from("/");
+                } else {
+                    current.push(component.as_os_str());
+                }
+                names.clear();
+            }
+            Component::CurDir => {}
+            Component::ParentDir => names.push(OsString::from("..")),
+            Component::Normal(n) => names.push(n.to_owned()),
+        }
+    }
+    pending.extend(names.into_iter().rev());
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ws() -> (tempfile::TempDir, Workspace) {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let ws = Workspace::new(dir.path()).expect("workspace");
+        (dir, ws)
+    }
+
+    #[test]
+    fn relative_and_absolute_paths_resolve_to_the_same_file() {
+        let (dir, ws) = ws();
+        fs::write(dir.path().join("a.txt"), "x").unwrap();
+        let rel = ws.resolve("a.txt").unwrap();
+        let abs = ws
+            .resolve(dir.path().join("a.txt").to_str().unwrap())
+            .unwrap();
+        assert_eq!(rel, abs);
+        assert_eq!(ws.display(&rel), "a.txt");
+        assert_eq!(ws.display(ws.root()), ".");
+    }
+
+    #[test]
+    fn missing_file_is_not_found_but_resolves_as_new() {
+        let (_dir, ws) = ws();
+        assert!(matches!(
+            ws.resolve("nope.txt"),
+            Err(PathError::NotFound(_))
+        ));
+        let p = ws.resolve_new("new/dir/../file.txt").unwrap();
+        assert_eq!(p, ws.root().join("new/file.txt"));
+    }
+
+    #[test]
+    fn dot_dot_inside_the_root_is_fine() {
+        let (dir, ws) = ws();
+        fs::create_dir(dir.path().join("sub")).unwrap();
+        fs::write(dir.path().join("a.txt"), "x").unwrap();
+        assert_eq!(ws.resolve("sub/../a.txt").unwrap(), ws.root().join("a.txt"));
+    }
+
+    #[test]
+    fn syntax_errors_have_clear_messages() {
+        let (_dir, ws) = ws();
+        assert!(matches!(ws.resolve(""), Err(PathError::Empty)));
+        assert!(matches!(ws.resolve("a\0b"), Err(PathError::Nul)));
+        let long = "a/".repeat(3000);
+        assert!(matches!(ws.resolve(&long), Err(PathError::TooLong(6000))));
+        let long_name = "n".repeat(300);
+        assert!(matches!(
+            ws.resolve(&long_name),
+            Err(PathError::TooLong(300))
+        ));
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn symlink_cycle_is_refused() {
+        let (dir, ws) = ws();
+        std::os::unix::fs::symlink("b", dir.path().join("a")).unwrap();
+        std::os::unix::fs::symlink("a", dir.path().join("b")).unwrap();
+        assert!(matches!(ws.resolve("a"), Err(PathError::SymlinkLoop(_))));
+    }
+
+    #[test]
+    fn extra_roots_are_accepted_and_shown_absolute() {
+        let (_dir, ws) = ws();
+        let other = tempfile::tempdir().unwrap();
+        fs::write(other.path().join("out.log"), "x").unwrap();
+        let path = other.path().join("out.log");
+        let path = path.to_str().unwrap();
+        assert!(matches!(ws.resolve(path), Err(PathError::Outside(_))));
+        let ws = ws.with_root(other.path()).unwrap();
+        let resolved = ws.resolve(path).unwrap();
+        assert!(Path::new(&ws.display(&resolved)).is_absolute());
+    }
+}
