@@ -1,0 +1,185 @@
+//! One command from start to finish: read its output, watch the clock and
+//! the cancellation, and leave nothing of its group behind.
+
+use std::process::ExitStatus;
+use std::time::Duration;
+
+use agentcore_stages::Cancellation;
+use tokio::io::AsyncReadExt;
+use tokio::time::{Instant, sleep_until};
+
+use super::output::Collector;
+use super::output_dir::OutputFile;
+use super::process::{KILL_GRACE, Spawned};
+use super::progress::Progress;
+
+/// How long output may keep arriving after the shell exited: a process that
+/// escaped the group (a new session of its own) and holds the pipe open
+/// cannot delay the result more than this.
+pub(crate) const PIPE_GRACE: Duration = Duration::from_secs(2);
+
+/// After KILL, how long to wait for the group to be gone before returning
+/// anyway (zombies whose new parent is slow to reap them).
+const VANISH_GRACE: Duration = Duration::from_millis(500);
+
+/// How often to look whether the group is empty after the shell exited.
+const GROUP_POLL: Duration = Duration::from_millis(10);
+
+/// Read buffer size.
+const CHUNK: usize = 64 * 1024;
+
+/// How a command ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Ending {
+    /// The shell exited with this code.
+    Exited(i32),
+    /// The shell was killed by this signal.
+    Signaled(i32),
+    /// The timeout (in ms) fired.
+    TimedOut(u64),
+    /// The call's cancellation fired.
+    Interrupted,
+}
+
+impl Ending {
+    /// The result's first line.
+    pub(crate) fn status_line(self) -> String {
+        match self {
+            Ending::Exited(code) => format!("Exit code: {code}"),
+            Ending::Signaled(sig) => format!("Killed by signal {sig}"),
+            Ending::TimedOut(ms) => format!("Timed out after {ms} ms"),
+            Ending::Interrupted => "Interrupted".to_owned(),
+        }
+    }
+}
+
+/// Why we stopped the command ourselves.
+#[derive(Clone, Copy, Debug)]
+enum Stop {
+    TimedOut,
+    Interrupted,
+}
+
+/// Where the output goes as it arrives.
+#[derive(Debug)]
+pub(crate) struct Sinks {
+    pub(crate) collector: Collector,
+    pub(crate) file: Option<OutputFile>,
+    pub(crate) progress: Progress,
+}
+
+impl Sinks {
+    fn take(&mut self, bytes: &[u8]) {
+        self.collector.push(bytes);
+        if let Some(file) = self.file.as_mut() {
+            file.write(bytes);
+        }
+        self.progress.push(bytes);
+    }
+}
+
+/// Runs the spawned command to its end and returns how it ended; the output
+/// is in `sinks`. On return the shell is reaped and its group killed.
+pub(crate) async fn run(
+    mut spawned: Spawned,
+    timeout_ms: u64,
+    cancellation: &Cancellation,
+    sinks: &mut Sinks,
+) -> Ending {
+    let started = Instant::now();
+    let deadline = started + Duration::from_millis(timeout_ms);
+    let mut buf = vec![0u8; CHUNK];
+    let mut stop: Option<Stop> = None;
+    let mut kill_at: Option<Instant> = None;
+    let mut killed_at: Option<Instant> = None;
+    let mut status: Option<Option<ExitStatus>> = None;
+    let mut pipe_open = true;
+    let mut pipe_deadline: Option<Instant> = None;
+    let mut group_gone = false;
+    let mut next_group_check = started;
+    let far = started + Duration::from_secs(60 * 60 * 24 * 365);
+
+    loop {
+        if status.is_some() && group_gone && !pipe_open {
+            break;
+        }
+        // Timers are checked before the pipe, so that a flood of output
+        // cannot starve them.
+        let group_check = status.is_some() && !group_gone;
+        let progress_due = sinks.progress.due();
+        tokio::select! {
+            biased;
+            _ = cancellation.cancelled(), if stop.is_none() && status.is_none() => {
+                stop = Some(Stop::Interrupted);
+                spawned.group.terminate();
+                kill_at = Some(Instant::now() + KILL_GRACE);
+            }
+            _ = sleep_until(deadline), if stop.is_none() && status.is_none() => {
+                stop = Some(Stop::TimedOut);
+                spawned.group.terminate();
+                kill_at = Some(Instant::now() + KILL_GRACE);
+            }
+            _ = sleep_until(kill_at.unwrap_or(far)), if kill_at.is_some() => {
+                spawned.group.kill();
+                kill_at = None;
+                killed_at = Some(Instant::now());
+            }
+            exited = spawned.child.wait(), if status.is_none() => {
+                // An error here means the child was already reaped; its
+                // status is then unknown.
+                status = Some(exited.ok());
+                pipe_deadline = Some(Instant::now() + PIPE_GRACE);
+                next_group_check = Instant::now();
+                // What the shell left behind in its group goes too.
+                if spawned.group.is_empty() {
+                    group_gone = true;
+                } else {
+                    spawned.group.terminate();
+                    if kill_at.is_none() && killed_at.is_none() {
+                        kill_at = Some(Instant::now() + KILL_GRACE);
+                    }
+                }
+            }
+            _ = sleep_until(pipe_deadline.unwrap_or(far)), if pipe_open && pipe_deadline.is_some() => {
+                pipe_open = false;
+            }
+            _ = sleep_until(next_group_check), if group_check => {
+                let vanish_over = killed_at.is_some_and(|t| t.elapsed() >= VANISH_GRACE);
+                if spawned.group.is_empty() || vanish_over {
+                    group_gone = true;
+                    kill_at = None;
+                }
+                next_group_check = Instant::now() + GROUP_POLL;
+            }
+            _ = sleep_until(progress_due.unwrap_or(far)), if progress_due.is_some() => {
+                sinks
+                    .progress
+                    .flush(sinks.collector.total_bytes(), sinks.collector.total_lines());
+            }
+            read = spawned.output.read(&mut buf), if pipe_open => {
+                match read {
+                    Ok(0) | Err(_) => pipe_open = false,
+                    Ok(n) => sinks.take(&buf[..n]),
+                }
+            }
+        }
+    }
+    spawned.group.disarm();
+
+    match (stop, status.flatten()) {
+        (Some(Stop::TimedOut), _) => Ending::TimedOut(timeout_ms),
+        (Some(Stop::Interrupted), _) => Ending::Interrupted,
+        (None, Some(status)) => ending_of(status),
+        // The status was lost: report a failure the model can see.
+        (None, None) => Ending::Exited(-1),
+    }
+}
+
+fn ending_of(status: ExitStatus) -> Ending {
+    use std::os::unix::process::ExitStatusExt;
+    match (status.code(), status.signal()) {
+        (Some(code), _) => Ending::Exited(code),
+        (None, Some(sig)) => Ending::Signaled(sig),
+        (None, None) => Ending::Exited(-1),
+    }
+}

@@ -1,0 +1,366 @@
+//! [`BashTool`]: its arguments, its metadata, and `execute`.
+
+use std::collections::BTreeSet;
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use agentcore_stages::{
+    BoxFuture, CallContext, GatedArgs, InterruptBehavior, Tool, ToolError, ToolOutput,
+};
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+use super::env::EnvPolicy;
+use super::output::{Collector, Shown};
+use super::output_dir::{OutputDir, OutputFile};
+use super::process;
+use super::progress::Progress;
+use super::run::{self, Ending, Sinks};
+
+/// The timeout when the model gives none, in milliseconds.
+pub const DEFAULT_TIMEOUT_MS: u64 = 120_000;
+
+/// The longest timeout a model may ask for, in milliseconds.
+pub const MAX_TIMEOUT_MS: u64 = 600_000;
+
+/// Characters of a command shown in [`Tool::activity`].
+const ACTIVITY_CHARS: usize = 80;
+
+const DESCRIPTION: &str = "\
+Runs a bash command and returns its exit code and output (stdout and stderr \
+together, in the order they were written).
+
+- Each command runs in a fresh shell at the workspace root: `cd`, exported \
+variables and shell state do not persist between calls. To work in another \
+directory, put `cd DIR && ...` in the same command, or use paths.
+- Interactive programs get no input: stdin is empty (/dev/null) and there is \
+no terminal. Use non-interactive flags (`-y`, `--no-edit`, `--yes`); pagers \
+and editors are disabled.
+- `timeout` is in milliseconds: default 120000 (2 minutes), at most 600000 \
+(10 minutes). On timeout the command and everything it started are killed and \
+the output so far is returned.
+- Processes left running in the background are killed when the command \
+exits; do not start servers or watchers expecting them to outlive the call.
+- Output longer than 30,000 characters keeps its beginning and its end; the \
+full output is saved to a file whose path is given, which you can read in \
+parts.
+- Prefer the dedicated tools for reading, searching and editing files.";
+
+/// The arguments of one bash call.
+#[derive(Debug, Deserialize)]
+struct BashArgs {
+    command: String,
+    timeout: Option<u64>,
+    // Shown to people by harnesses; the tool itself does not need it.
+    #[serde(default)]
+    #[allow(dead_code)]
+    description: Option<String>,
+}
+
+/// The `bash` tool: runs a command in a fresh shell at the workspace root,
+/// in its own process group, with a timeout, bounded output and no
+/// processes left behind.
+///
+/// A process that starts a new session of its own (`setsid`) leaves the
+/// group and is not killed with it; if it keeps the output pipe open, the
+/// result waits for it at most about 2 s.
+///
+/// ```no_run
+/// use std::sync::Arc;
+/// use agentcore::tools::bash::{BashTool, OutputDir};
+///
+/// let output_dir = Arc::new(OutputDir::new()?);
+/// let bash = BashTool::new("/path/to/workspace".into(), output_dir.clone())
+///     .allow_env(["GITHUB_TOKEN"]);
+/// // Let `read` open `output_dir.path()` too.
+/// # let _ = bash;
+/// # Ok::<(), std::io::Error>(())
+/// ```
+#[derive(Debug)]
+pub struct BashTool {
+    root: PathBuf,
+    output_dir: Arc<OutputDir>,
+    shell: PathBuf,
+    env: EnvPolicy,
+    schema: Value,
+}
+
+impl BashTool {
+    /// A bash tool running commands in `root`, keeping full outputs in
+    /// `output_dir`. The environment is inherited from this process, made
+    /// non-interactive and scrubbed of secrets.
+    pub fn new(root: PathBuf, output_dir: Arc<OutputDir>) -> Self {
+        Self {
+            root,
+            output_dir,
+            shell: default_shell(),
+            env: EnvPolicy::default(),
+            schema: schema(),
+        }
+    }
+
+    /// Lets these variables through although their names contain `KEY`,
+    /// `TOKEN`, `SECRET` or `PASSWORD` (exact names; adds to earlier calls).
+    pub fn allow_env<I, S>(mut self, names: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<OsString>,
+    {
+        self.env.allowed.extend(names.into_iter().map(Into::into));
+        self
+    }
+
+    /// Starts commands from these variables instead of this process's
+    /// environment (still made non-interactive and scrubbed).
+    pub fn base_env<I, K, V>(mut self, vars: I) -> Self
+    where
+        I: IntoIterator<Item = (K, V)>,
+        K: Into<OsString>,
+        V: Into<OsString>,
+    {
+        self.env.base = Some(
+            vars.into_iter()
+                .map(|(k, v)| (k.into(), v.into()))
+                .collect(),
+        );
+        self
+    }
+
+    /// Runs commands with this shell (`SHELL -c COMMAND`) instead of
+    /// `/bin/bash` (or `/bin/sh` where there is no bash).
+    pub fn shell(mut self, shell: impl Into<PathBuf>) -> Self {
+        self.shell = shell.into();
+        self
+    }
+
+    /// The workspace root, where every command starts.
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
+    /// The folder holding full outputs.
+    pub fn output_dir(&self) -> &Arc<OutputDir> {
+        &self.output_dir
+    }
+
+    /// The names allowed through the secret scrub.
+    pub fn allowed_env(&self) -> &BTreeSet<OsString> {
+        &self.env.allowed
+    }
+
+    async fn run(&self, args: GatedArgs, cx: &CallContext) -> Result<ToolOutput, ToolError> {
+        let args: BashArgs = args
+            .parse()
+            .map_err(|e| ToolError::new(format!("Invalid bash arguments: {e}")))?;
+        let timeout_ms = args.timeout.unwrap_or(DEFAULT_TIMEOUT_MS);
+        if timeout_ms == 0 || timeout_ms > MAX_TIMEOUT_MS {
+            return Err(ToolError::new(format!(
+                "timeout must be between 1 and {MAX_TIMEOUT_MS} ms; got {timeout_ms}."
+            )));
+        }
+        let env = self.env.build();
+        let spawned =
+            process::spawn(&self.shell, &args.command, &self.root, &env).map_err(|e| {
+                ToolError::new(format!(
+                    "Could not start {} in {}: {e}",
+                    self.shell.display(),
+                    self.root.display()
+                ))
+            })?;
+        let (file, file_error) = match self.output_dir.create("bash") {
+            Ok(file) => (Some(file), None),
+            Err(e) => (None, Some(e.to_string())),
+        };
+        let mut sinks = Sinks {
+            collector: Collector::default(),
+            file,
+            progress: Progress::new(cx.progress()),
+        };
+        let ending = run::run(spawned, timeout_ms, cx.cancellation(), &mut sinks).await;
+        let text = render(ending, &sinks.collector, sinks.file, file_error);
+        match ending {
+            Ending::Exited(_) | Ending::Signaled(_) => Ok(ToolOutput::text(text)),
+            Ending::TimedOut(_) => Err(ToolError::new(text)),
+            Ending::Interrupted => Err(ToolError::cancelled(ToolOutput::text(text).content)),
+        }
+    }
+}
+
+/// The result text: status line, truncation notice when cut, output.
+fn render(
+    ending: Ending,
+    collector: &Collector,
+    file: Option<OutputFile>,
+    file_error: Option<String>,
+) -> String {
+    let Shown {
+        head,
+        tail,
+        omitted,
+    } = collector.shown();
+    let mut text = ending.status_line();
+    match (omitted, file) {
+        (None, file) => {
+            if let Some(file) = file {
+                file.discard();
+            }
+        }
+        (Some(omitted), file) => {
+            let full = match &file {
+                Some(f) if f.is_cut() => format!(
+                    "{} (only its first {} bytes: the output folder is full)",
+                    f.path().display(),
+                    f.written()
+                ),
+                Some(f) => f.path().display().to_string(),
+                None => format!(
+                    "not saved ({})",
+                    file_error.as_deref().unwrap_or("no output folder")
+                ),
+            };
+            text.push_str(&format!(
+                "\n[Output truncated: {} lines ({} bytes) omitted from the middle. Full output: {full}]",
+                omitted.lines, omitted.bytes
+            ));
+            if let Some(file) = file {
+                file.keep();
+            }
+        }
+    }
+    if !head.is_empty() || !tail.is_empty() {
+        text.push('\n');
+        text.push_str(&head);
+        if !tail.is_empty() {
+            if !head.is_empty() && !head.ends_with('\n') {
+                text.push('\n');
+            }
+            text.push_str(&tail);
+        }
+    }
+    text
+}
+
+fn default_shell() -> PathBuf {
+    let bash = Path::new("/bin/bash");
+    if bash.exists() {
+        bash.to_owned()
+    } else {
+        PathBuf::from("/bin/sh")
+    }
+}
+
+fn schema() -> Value {
+    json!({
+        "type": "object",
+        "properties": {
+            "command": {
+                "type": "string",
+                "description": "The command to run with `bash -c`, in a fresh shell at the workspace root."
+            },
+            "timeout": {
+                "type": "integer",
+                "minimum": 1,
+                "maximum": MAX_TIMEOUT_MS,
+                "description": "Optional timeout in milliseconds (default 120000, at most 600000). The command and everything it started are killed when it fires."
+            },
+            "description": {
+                "type": "string",
+                "description": "What the command does, in 5 to 10 words, shown to the person watching (e.g. \"Run the unit tests\")."
+            }
+        },
+        "required": ["command"],
+        "additionalProperties": false
+    })
+}
+
+/// `Running: COMMAND`, cut to its first line and [`ACTIVITY_CHARS`].
+fn activity(command: &str) -> String {
+    let command = command.trim();
+    let first = command.lines().next().unwrap_or_default();
+    let mut shown: String = first.chars().take(ACTIVITY_CHARS).collect();
+    if shown.len() < command.len() {
+        shown.push('…');
+    }
+    format!("Running: {shown}")
+}
+
+impl Tool for BashTool {
+    fn name(&self) -> &str {
+        "bash"
+    }
+
+    fn description(&self) -> &str {
+        DESCRIPTION
+    }
+
+    fn schema(&self) -> &Value {
+        &self.schema
+    }
+
+    fn execute<'a>(
+        &'a self,
+        args: GatedArgs,
+        cx: &'a CallContext,
+    ) -> BoxFuture<'a, Result<ToolOutput, ToolError>> {
+        Box::pin(self.run(args, cx))
+    }
+
+    fn label(&self) -> Option<&str> {
+        Some("Run Command")
+    }
+
+    fn read_only(&self, _args: &Value) -> bool {
+        false
+    }
+
+    fn concurrency_safe(&self, _args: &Value) -> Option<bool> {
+        Some(false)
+    }
+
+    fn activity(&self, args: &Value) -> Option<String> {
+        args.get("command").and_then(Value::as_str).map(activity)
+    }
+
+    fn interrupt_behavior(&self, _args: &Value) -> InterruptBehavior {
+        InterruptBehavior::Cancel
+    }
+
+    fn observes_cancellation(&self) -> bool {
+        true
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn activity_is_one_line() {
+        assert_eq!(activity("cargo test"), "Running: cargo test");
+        assert_eq!(activity("echo a\necho b"), "Running: echo a…");
+        let long = "x".repeat(200);
+        assert_eq!(
+            activity(&long).chars().count(),
+            "Running: ".len() + ACTIVITY_CHARS + 1
+        );
+    }
+
+    #[test]
+    fn schema_is_strict_and_described() {
+        let s = schema();
+        assert_eq!(s["additionalProperties"], false);
+        assert_eq!(s["required"], json!(["command"]));
+        assert_eq!(s["properties"]["timeout"]["maximum"], 600_000);
+        for (_, p) in s["properties"].as_object().unwrap() {
+            assert!(p["description"].as_str().is_some_and(|d| !d.is_empty()));
+        }
+    }
+
+    #[test]
+    fn description_warns_about_cd_and_input() {
+        assert!(DESCRIPTION.contains("`cd`"));
+        assert!(DESCRIPTION.contains("do not persist"));
+        assert!(DESCRIPTION.contains("Interactive programs get no input"));
+    }
+}
