@@ -10,4 +10,5 @@
 pub use agentcore_stages as stages;
 pub use agentcore_stages::*;
 
+pub mod message;
 pub mod tools;
