@@ -180,11 +180,12 @@ fn json_size(value: &Value) -> usize {
     count.0
 }
 
-/// How many levels `value` nests below itself: 0 for a scalar.
+/// How many levels of values lie below `value`: 0 for a scalar or an empty
+/// container, as [`check_depth`] counts.
 fn nesting(value: &Value) -> usize {
     match value {
-        Value::Array(items) => 1 + items.iter().map(nesting).max().unwrap_or(0),
-        Value::Object(map) => 1 + map.values().map(nesting).max().unwrap_or(0),
+        Value::Array(items) => items.iter().map(|v| 1 + nesting(v)).max().unwrap_or(0),
+        Value::Object(map) => map.values().map(|v| 1 + nesting(v)).max().unwrap_or(0),
         _ => 0,
     }
 }
