@@ -18,7 +18,24 @@ use crate::tool::ValidationFailure;
 /// Compiles a tool's schema as the validate stage uses it: draft 2020-12,
 /// no network or file access for `$ref`.
 pub fn compile_schema(schema: &Value) -> Result<jsonschema::Validator, String> {
+    stage_options().build(schema).map_err(|e| e.to_string())
+}
+
+/// The one set of compile options both [`compile_schema`] and
+/// [`compile_schema_with`] start from.
+fn stage_options<'a>() -> jsonschema::ValidationOptions<'a> {
     jsonschema::draft202012::options()
+}
+
+/// Compiles `schema` exactly as [`compile_schema`] does, except that external
+/// `$ref`s are fetched by `retriever` (the conformance suite serves its
+/// `remotes/` documents from disk this way).
+pub fn compile_schema_with(
+    schema: &Value,
+    retriever: impl jsonschema::Retrieve + 'static,
+) -> Result<jsonschema::Validator, String> {
+    stage_options()
+        .with_retriever(retriever)
         .build(schema)
         .map_err(|e| e.to_string())
 }
