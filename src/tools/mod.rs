@@ -3,6 +3,7 @@
 //! read-before-write ledger [`FileReadState`](read_state::FileReadState).
 
 pub mod bash;
+mod blocking;
 pub mod glob;
 pub mod grep;
 pub mod ls;
