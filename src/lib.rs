@@ -10,5 +10,8 @@
 pub use agentcore_stages as stages;
 pub use agentcore_stages::*;
 
+pub mod approval;
 pub mod message;
+pub mod scheduler;
 pub mod tools;
+pub mod turn;

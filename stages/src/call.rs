@@ -470,7 +470,10 @@ impl Cancellation {
         if !self.is_cancelled() {
             return None;
         }
-        Some(self.own_or_inherited_reason().unwrap_or(CancelReason::Abort))
+        Some(
+            self.own_or_inherited_reason()
+                .unwrap_or(CancelReason::Abort),
+        )
     }
 
     fn own_or_inherited_reason(&self) -> Option<CancelReason> {
@@ -604,6 +607,11 @@ impl CallContext {
         let cx = Self::new(tool_id);
         cx.events.bind(sink);
         cx
+    }
+
+    /// The id of the call this context belongs to.
+    pub fn call_id(&self) -> &str {
+        &self.tool_id
     }
 
     /// The call's cancellation.

@@ -1,0 +1,27 @@
+//! The turn scheduler: a tower [`Service`](tower::Service) around the whole
+//! per-call pipeline that admits calls strictly in arrival order.
+//!
+//! - `poll_ready` reserves a place in a bounded queue (backpressure); `call`
+//!   enqueues at once, so queue order is call order.
+//! - A worker admits calls with head-of-line blocking: concurrency-safe calls
+//!   run side by side up to `max_concurrency`, an unsafe call runs alone.
+//!   Safety is decided when a call enters, from a pure parse + coerce of its
+//!   arguments: `concurrency_safe(args)`, else `read_only(args)`; an unknown
+//!   tool, unparsable arguments or a panicking capability method count as
+//!   unsafe.
+//! - The whole pipeline of a call, gate included, runs inside its admission
+//!   slot, so a read and then an edit of the same file in one turn pass
+//!   read-before-write.
+//! - Steering and abort act on the queue and on in-flight calls' child
+//!   cancellations, and are noticed at once.
+//!
+//! The shape is tower's `Buffer`: a cloneable handle ([`Scheduler`]) and a
+//! worker task.
+
+mod safety;
+pub(crate) mod service;
+mod worker;
+
+pub use safety::{Admission, classify};
+pub use service::{ResponseFuture, Scheduler, SchedulerConfig, SchedulerError, SteeringPolicy};
+pub use worker::Worker;

@@ -1,0 +1,242 @@
+//! The scheduler's handle: the tower service callers hold.
+
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::task::{Context, Poll, ready};
+
+use agentcore_stages::{
+    Call, CancelReason, Cancellation, PipelineService, ToolRegistry, ToolResult, Unvalidated,
+};
+use tokio::sync::{OwnedSemaphorePermit, Semaphore, mpsc, oneshot};
+use tokio_util::sync::PollSemaphore;
+
+use super::safety::classify;
+use super::worker::{Control, Message, Queued, Worker};
+
+/// What steering (a user message arriving mid-turn) does.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum SteeringPolicy {
+    /// Start nothing new, cancel in-flight calls whose interrupt behaviour is
+    /// `Cancel`, let `Block` calls finish, and end every call not yet started
+    /// `Skipped`.
+    #[default]
+    SkipPending,
+    /// Let the batch run to the end; the message waits.
+    FinishBatch,
+}
+
+/// The scheduler's options.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SchedulerConfig {
+    /// Safe calls that may run side by side; ≤ 1 means one at a time.
+    pub max_concurrency: usize,
+    /// Calls that may wait in the queue before `poll_ready` is pending.
+    pub queue_capacity: usize,
+    /// What steering does.
+    pub steering: SteeringPolicy,
+}
+
+impl Default for SchedulerConfig {
+    fn default() -> Self {
+        Self {
+            max_concurrency: 10,
+            queue_capacity: 1024,
+            steering: SteeringPolicy::SkipPending,
+        }
+    }
+}
+
+/// Why the scheduler could not take or finish a call.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum SchedulerError {
+    /// The worker task is gone (its runtime shut down).
+    #[error("the scheduler's worker has stopped")]
+    Closed,
+}
+
+/// Which calls a steering or abort applies to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub(crate) struct Group(pub(crate) u64);
+
+/// The scheduler: a cloneable tower service in front of a worker that owns
+/// the queue. `Service<Call<Unvalidated>>` with `Response = ToolResult`.
+pub struct Scheduler {
+    tx: mpsc::UnboundedSender<Message>,
+    semaphore: PollSemaphore,
+    permit: Option<OwnedSemaphorePermit>,
+    registry: Arc<ToolRegistry>,
+    config: SchedulerConfig,
+}
+
+impl Clone for Scheduler {
+    fn clone(&self) -> Self {
+        Self {
+            tx: self.tx.clone(),
+            semaphore: self.semaphore.clone(),
+            // A reservation belongs to the handle that made it.
+            permit: None,
+            registry: self.registry.clone(),
+            config: self.config,
+        }
+    }
+}
+
+impl std::fmt::Debug for Scheduler {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Scheduler")
+            .field("config", &self.config)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Scheduler {
+    /// A scheduler running `pipeline` for the tools of `registry`, with its
+    /// worker spawned on the current tokio runtime.
+    ///
+    /// # Panics
+    ///
+    /// Outside a tokio runtime, like `tokio::spawn`.
+    pub fn new(
+        pipeline: PipelineService,
+        registry: Arc<ToolRegistry>,
+        config: SchedulerConfig,
+    ) -> Self {
+        let (scheduler, worker) = Self::pair(pipeline, registry, config);
+        tokio::spawn(worker.run());
+        scheduler
+    }
+
+    /// A scheduler and its worker, for callers that spawn the worker
+    /// themselves.
+    pub fn pair(
+        pipeline: PipelineService,
+        registry: Arc<ToolRegistry>,
+        config: SchedulerConfig,
+    ) -> (Self, Worker) {
+        let (tx, rx) = mpsc::unbounded_channel();
+        let capacity = config.queue_capacity.max(1);
+        let semaphore = PollSemaphore::new(Arc::new(Semaphore::new(capacity)));
+        let worker = Worker::new(rx, pipeline, config);
+        let scheduler = Self {
+            tx,
+            semaphore,
+            permit: None,
+            registry,
+            config,
+        };
+        (scheduler, worker)
+    }
+
+    /// The options.
+    pub fn config(&self) -> SchedulerConfig {
+        self.config
+    }
+
+    /// The tools.
+    pub fn registry(&self) -> &Arc<ToolRegistry> {
+        &self.registry
+    }
+
+    /// Steering for the calls of `group` (all calls when `None`): with
+    /// [`SteeringPolicy::SkipPending`], queued calls end `Skipped` and
+    /// in-flight `Cancel` calls are cancelled.
+    pub(crate) fn steer(&self, group: Option<Group>) {
+        let _ = self.tx.send(Message::Control(Control::Steer(group)));
+    }
+
+    /// Aborts the calls of `group` (all calls when `None`), queued and in
+    /// flight.
+    pub(crate) fn abort(&self, group: Option<Group>) {
+        let _ = self.tx.send(Message::Control(Control::Abort(group)));
+    }
+
+    /// Steers every call in this scheduler (see [`SteeringPolicy`]).
+    pub fn steer_all(&self) {
+        self.steer(None);
+    }
+
+    /// Aborts every call in this scheduler.
+    pub fn abort_all(&self) {
+        self.abort(None);
+    }
+
+    fn wake_worker(tx: &mpsc::UnboundedSender<Message>) {
+        let _ = tx.send(Message::Control(Control::Wake));
+    }
+}
+
+impl tower::Service<Call<Unvalidated>> for Scheduler {
+    type Response = ToolResult;
+    type Error = SchedulerError;
+    type Future = ResponseFuture;
+
+    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Self::Error>> {
+        if self.tx.is_closed() {
+            return Poll::Ready(Err(SchedulerError::Closed));
+        }
+        if self.permit.is_none() {
+            match ready!(self.semaphore.poll_acquire(cx)) {
+                Some(permit) => self.permit = Some(permit),
+                None => return Poll::Ready(Err(SchedulerError::Closed)),
+            }
+        }
+        Poll::Ready(Ok(()))
+    }
+
+    fn call(&mut self, call: Call<Unvalidated>) -> Self::Future {
+        let Some(permit) = self.permit.take() else {
+            panic!("Scheduler::call without poll_ready: reserve a place first");
+        };
+        let admission = classify(&self.registry, call.tool_name(), call.state().args());
+        let cancellation = call.context().cancellation().clone();
+        let group = call.context().extensions().get::<Group>().copied();
+        let (reply, rx) = oneshot::channel();
+        let queued = Queued {
+            call,
+            admission,
+            group,
+            cancellation: cancellation.clone(),
+            permit,
+            reply,
+        };
+        let sent = self.tx.send(Message::Call(Box::new(queued))).is_ok();
+        ResponseFuture {
+            rx,
+            cancel_on_drop: sent.then(|| (cancellation, self.tx.clone())),
+        }
+    }
+}
+
+/// Resolves to the call's result once the worker has run it. Dropping it
+/// cancels the call: a queued call then ends `Cancelled` at once, a running
+/// one is stopped.
+pub struct ResponseFuture {
+    rx: oneshot::Receiver<ToolResult>,
+    cancel_on_drop: Option<(Cancellation, mpsc::UnboundedSender<Message>)>,
+}
+
+impl Future for ResponseFuture {
+    type Output = Result<ToolResult, SchedulerError>;
+
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        let result = ready!(Pin::new(&mut self.rx).poll(cx));
+        self.cancel_on_drop = None;
+        Poll::Ready(result.map_err(|_| SchedulerError::Closed))
+    }
+}
+
+impl Drop for ResponseFuture {
+    fn drop(&mut self) {
+        if let Some((cancellation, tx)) = self.cancel_on_drop.take() {
+            cancellation.cancel(CancelReason::Abort);
+            Scheduler::wake_worker(&tx);
+        }
+    }
+}
+
+impl std::fmt::Debug for ResponseFuture {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ResponseFuture").finish_non_exhaustive()
+    }
+}
