@@ -64,7 +64,10 @@ async fn steering_cancels_cancel_calls_lets_block_calls_finish_and_skips_the_res
         ]
     );
     assert_eq!(result.results[0].text(), "Tool execution cancelled.");
-    assert_eq!(result.results[2].text(), "Skipped due to queued user message.");
+    assert_eq!(
+        result.results[2].text(),
+        "Skipped due to queued user message."
+    );
     assert_eq!(log.started(), ["scan", "build"]);
     // The turn waited only for the Block call.
     assert_eq!(t0.elapsed(), Duration::from_millis(50));
@@ -165,7 +168,11 @@ async fn safe_calls_start_while_the_message_is_still_streaming() {
     tx.unbounded_send(ToolCall::new("a", "scan", json!({"ms": 100})))
         .unwrap();
     tokio::time::sleep(Duration::from_millis(30)).await;
-    assert_eq!(log.started(), ["a"], "the first call runs before the rest arrives");
+    assert_eq!(
+        log.started(),
+        ["a"],
+        "the first call runs before the rest arrives"
+    );
     tx.unbounded_send(ToolCall::new("b", "scan", json!({"ms": 10})))
         .unwrap();
     drop(tx);
@@ -194,7 +201,9 @@ async fn dropping_the_turn_future_ends_every_started_call() {
     let ends: Vec<(String, Outcome)> = events
         .iter()
         .filter_map(|e| match e {
-            Event::ToolExecEnd { tool_id, outcome, .. } => Some((tool_id.clone(), *outcome)),
+            Event::ToolExecEnd {
+                tool_id, outcome, ..
+            } => Some((tool_id.clone(), *outcome)),
             _ => None,
         })
         .collect();
@@ -211,10 +220,13 @@ fn steer_at(plan: Vec<(u8, u64)>, at: u64) -> (Vec<Event>, Vec<String>) {
         .unwrap();
     rt.block_on(async move {
         let log = Log::default();
-        let (scheduler, _p) = scheduler(tools(&log), SchedulerConfig {
-            max_concurrency: 2,
-            ..SchedulerConfig::default()
-        });
+        let (scheduler, _p) = scheduler(
+            tools(&log),
+            SchedulerConfig {
+                max_concurrency: 2,
+                ..SchedulerConfig::default()
+            },
+        );
         let (turn, mut rx) = Turn::with_channel(&scheduler);
         let control = turn.control();
         tokio::spawn(async move {
@@ -222,10 +234,9 @@ fn steer_at(plan: Vec<(u8, u64)>, at: u64) -> (Vec<Event>, Vec<String>) {
             control.steer();
         });
         let names = ["scan", "build", "write"];
-        let calls = plan
-            .iter()
-            .enumerate()
-            .map(|(i, (k, ms))| ToolCall::new(format!("c{i}"), names[*k as usize], json!({"ms": ms})));
+        let calls = plan.iter().enumerate().map(|(i, (k, ms))| {
+            ToolCall::new(format!("c{i}"), names[*k as usize], json!({"ms": ms}))
+        });
         turn.run(calls).await.unwrap();
         let mut events = Vec::new();
         while let Ok(e) = rx.try_recv() {

@@ -63,11 +63,11 @@
 
 pub mod admit;
 mod breaker;
-pub mod future;
 pub mod call;
 pub mod coerce;
 pub mod event;
 pub mod execute;
+pub mod future;
 pub mod gate;
 pub mod guard;
 pub mod outcome;
@@ -81,13 +81,13 @@ pub mod tool;
 pub mod validate;
 
 pub use breaker::Breaker;
-pub use future::ResponseFuture;
 pub use call::{
-    Admitted, Call, CallContext, CancelReason, Cancellation, Coerced, Executed, Gated, GatedArgs,
-    GateVerdict, Previewed, ProgressReporter, RawArgs, Resolved, Started, Unvalidated, Validated,
+    Admitted, Call, CallContext, CancelReason, Cancellation, Coerced, Executed, GateVerdict, Gated,
+    GatedArgs, Previewed, ProgressReporter, RawArgs, Resolved, Started, Unvalidated, Validated,
 };
 pub use coerce::Coercion;
 pub use event::{Event, EventSink, ToolResultMessage, ToolResultSummary, UpdateKind};
+pub use future::ResponseFuture;
 pub use futures::future::BoxFuture;
 pub use gate::{Gate, GateDecision, GateRequest};
 pub use outcome::{Content, Outcome, ToolError, ToolOutput, ToolResult};

@@ -97,11 +97,7 @@ impl Pipeline {
     pub fn service_with<L>(&self, middleware: ServiceBuilder<L>) -> PipelineService
     where
         L: Layer<Execute>,
-        L::Service: Service<Call<Gated>, Response = Call<Executed>>
-            + Clone
-            + Send
-            + Sync
-            + 'static,
+        L::Service: Service<Call<Gated>, Response = Call<Executed>> + Clone + Send + Sync + 'static,
         <L::Service as Service<Call<Gated>>>::Error: Into<BoxError>,
         <L::Service as Service<Call<Gated>>>::Future: Send,
     {

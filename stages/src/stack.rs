@@ -11,9 +11,7 @@ use tower::Layer;
 use tower::layer::util::{Identity, Stack};
 
 use crate::admit::AdmitLayer;
-use crate::call::{
-    Admitted, Coerced, Gated, Previewed, Resolved, Started, Unvalidated, Validated,
-};
+use crate::call::{Admitted, Coerced, Gated, Previewed, Resolved, Started, Unvalidated, Validated};
 use crate::coerce::CoerceLayer;
 use crate::execute::BoundaryLayer;
 use crate::gate::GateLayer;

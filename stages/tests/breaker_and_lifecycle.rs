@@ -8,8 +8,8 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::Duration;
 
 use agentcore_stages::{
-    BoxFuture, Call, CallContext, Event, GatedArgs, Outcome, Pipeline, Tool, ToolError,
-    ToolOutput, ToolRegistry, UpdateKind,
+    BoxFuture, Call, CallContext, Event, GatedArgs, Outcome, Pipeline, Tool, ToolError, ToolOutput,
+    ToolRegistry, UpdateKind,
 };
 use common::*;
 use serde_json::{Value, json};
@@ -61,25 +61,44 @@ async fn three_failures_disable_one_success_resets_and_a_new_prompt_reenables() 
 
     // Two failures, then a success: the count goes back to zero.
     for i in 0..2 {
-        assert_eq!(run(&svc, Call::new(format!("a{i}"), "flaky", "")).await.outcome, Outcome::Failed);
+        assert_eq!(
+            run(&svc, Call::new(format!("a{i}"), "flaky", ""))
+                .await
+                .outcome,
+            Outcome::Failed
+        );
     }
     failing.store(false, Ordering::SeqCst);
-    assert_eq!(run(&svc, Call::new("a2", "flaky", "")).await.outcome, Outcome::Success);
+    assert_eq!(
+        run(&svc, Call::new("a2", "flaky", "")).await.outcome,
+        Outcome::Success
+    );
     assert_eq!(p.breaker().count("flaky"), 0);
 
     // Three in a row disable it, even once it would work again.
     failing.store(true, Ordering::SeqCst);
     for i in 0..3 {
-        assert_eq!(run(&svc, Call::new(format!("b{i}"), "flaky", "")).await.outcome, Outcome::Failed);
+        assert_eq!(
+            run(&svc, Call::new(format!("b{i}"), "flaky", ""))
+                .await
+                .outcome,
+            Outcome::Failed
+        );
     }
     failing.store(false, Ordering::SeqCst);
     let r = run(&svc, Call::new("b3", "flaky", "")).await;
     assert_eq!(r.outcome, Outcome::Disabled);
-    assert_eq!(r.text(), r#"tool "flaky" disabled after 3 consecutive errors"#);
+    assert_eq!(
+        r.text(),
+        r#"tool "flaky" disabled after 3 consecutive errors"#
+    );
 
     // The harness resets at a new user prompt.
     p.breaker().reset();
-    assert_eq!(run(&svc, Call::new("c0", "flaky", "")).await.outcome, Outcome::Success);
+    assert_eq!(
+        run(&svc, Call::new("c0", "flaky", "")).await.outcome,
+        Outcome::Success
+    );
 }
 
 #[tokio::test]
@@ -107,7 +126,10 @@ async fn progress_becomes_updates_between_start_and_end() {
         .iter()
         .map(|e| match e {
             Event::ToolExecStart { .. } => "start",
-            Event::ToolExecUpdate { kind: UpdateKind::Progress, .. } => "progress",
+            Event::ToolExecUpdate {
+                kind: UpdateKind::Progress,
+                ..
+            } => "progress",
             Event::ToolExecEnd { .. } => "end",
             _ => "other",
         })
@@ -178,7 +200,9 @@ async fn dropping_the_future_emits_cancelled_end_and_cancels_the_token() {
     let events = drain(&mut rx);
     assert_paired(&events);
     match events.last() {
-        Some(Event::ToolExecEnd { outcome, content, .. }) => {
+        Some(Event::ToolExecEnd {
+            outcome, content, ..
+        }) => {
             assert_eq!(*outcome, Outcome::Cancelled);
             assert_eq!(content[0].as_text(), Some("Tool execution cancelled."));
         }
@@ -233,7 +257,9 @@ async fn middleware_runs_outermost_first_and_its_errors_fail_the_call() {
             .filter(move |c: Call<agentcore_stages::Gated>| {
                 if c.id() == "blocked" {
                     refused2.fetch_add(1, Ordering::SeqCst);
-                    Err(agentcore_stages::BoxError::from("rate limited: try again later"))
+                    Err(agentcore_stages::BoxError::from(
+                        "rate limited: try again later",
+                    ))
                 } else {
                     Ok(c)
                 }

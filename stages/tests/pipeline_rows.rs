@@ -14,7 +14,9 @@ use serde_json::json;
 
 #[tokio::test]
 async fn start_carries_args_as_received_and_label_from_registry() {
-    let (p, mut rx) = pipeline(vec![ScriptTool::new("t", Behavior::Echo).label("Test Tool")]);
+    let (p, mut rx) = pipeline(vec![
+        ScriptTool::new("t", Behavior::Echo).label("Test Tool"),
+    ]);
     let svc = p.service();
     run(&svc, Call::new("c1", "t", r#"{"a": 1}"#)).await;
     run(&svc, Call::new("c2", "nope", json!({"b": 2}))).await;
@@ -63,7 +65,11 @@ async fn skipped_call_ends_skipped_with_the_steering_message() {
     let parent = Cancellation::new();
     let child = parent.child();
     parent.cancel(CancelReason::Skip);
-    let r = run(&p.service(), Call::new("c1", "t", "").with_cancellation(child)).await;
+    let r = run(
+        &p.service(),
+        Call::new("c1", "t", "").with_cancellation(child),
+    )
+    .await;
     assert_eq!(r.outcome, Outcome::Skipped);
     assert_eq!(r.text(), "Skipped due to queued user message.");
     assert_paired(&drain(&mut rx));
@@ -81,7 +87,11 @@ async fn breaker_disables_after_max_consecutive_failures() {
     let r = run(&svc, Call::new("c4", "t", "")).await;
     assert_eq!(r.outcome, Outcome::Disabled);
     assert_eq!(r.text(), r#"tool "t" disabled after 3 consecutive errors"#);
-    assert_eq!(p.breaker().count("t"), 3, "a Disabled outcome is not counted");
+    assert_eq!(
+        p.breaker().count("t"),
+        3,
+        "a Disabled outcome is not counted"
+    );
 }
 
 #[tokio::test]
@@ -148,7 +158,11 @@ async fn schema_issues_come_in_one_message() {
     let (p, _rx) = pipeline(vec![ScriptTool::new("read", Behavior::Echo).schema(schema)]);
     let r = run(
         &p.service(),
-        Call::new("c1", "read", json!({"limit": "ten", "mode": "c", "colour": 1})),
+        Call::new(
+            "c1",
+            "read",
+            json!({"limit": "ten", "mode": "c", "colour": 1}),
+        ),
     )
     .await;
     assert_eq!(r.outcome, Outcome::Failed);
@@ -166,8 +180,10 @@ async fn schema_issues_come_in_one_message() {
 
 #[tokio::test]
 async fn tool_validate_failure_carries_message_and_code() {
-    let tool = ScriptTool::new("t", Behavior::Succeed("ran"))
-        .refuse(2, "File has not been read yet. Read it first before writing to it.");
+    let tool = ScriptTool::new("t", Behavior::Succeed("ran")).refuse(
+        2,
+        "File has not been read yet. Read it first before writing to it.",
+    );
     let runs = tool.executions();
     let (p, _rx) = pipeline(vec![tool]);
     let r = run(&p.service(), Call::new("c1", "t", "")).await;
@@ -201,7 +217,9 @@ async fn preview_is_emitted_before_the_gate_and_handed_to_it() {
         let sink = sink2.clone();
         async move {
             // Mark the moment the gate runs in the event stream.
-            sink.emit(Event::ModelResponse { tool_results: vec![] });
+            sink.emit(Event::ModelResponse {
+                tool_results: vec![],
+            });
             *seen.lock().unwrap() = req.preview.clone();
             Ok(GateDecision::Allow)
         }
@@ -328,7 +346,15 @@ async fn gate_rewrite_is_revalidated_and_previewed_again() {
     assert_eq!(r.text(), r#"{"n":7}"#);
     let previews = drain(&mut rx)
         .into_iter()
-        .filter(|e| matches!(e, Event::ToolExecUpdate { kind: UpdateKind::Preview, .. }))
+        .filter(|e| {
+            matches!(
+                e,
+                Event::ToolExecUpdate {
+                    kind: UpdateKind::Preview,
+                    ..
+                }
+            )
+        })
         .count();
     assert_eq!(previews, 2, "the rewritten call's preview is emitted too");
 
@@ -388,7 +414,9 @@ async fn cancelled_mid_run_is_cancelled_and_not_counted() {
 
 #[tokio::test]
 async fn end_event_carries_every_field() {
-    let (p, mut rx) = pipeline(vec![ScriptTool::new("t", Behavior::Succeed("hi")).label("T")]);
+    let (p, mut rx) = pipeline(vec![
+        ScriptTool::new("t", Behavior::Succeed("hi")).label("T"),
+    ]);
     let r = run(&p.service(), Call::new("c1", "t", "")).await;
     let events = drain(&mut rx);
     let end = events.last().unwrap();

@@ -6,9 +6,7 @@ use serde_json::Value;
 use tower::Service;
 
 use super::{Gate, GateDecision, GateRequest};
-use crate::call::{
-    Call, CallContext, Executed, GateVerdict, Gated, GatedArgs, Previewed, RawArgs,
-};
+use crate::call::{Call, CallContext, Executed, GateVerdict, Gated, GatedArgs, Previewed, RawArgs};
 use crate::coerce::{Coercion, parse_and_coerce};
 use crate::future::{ResponseFuture, inner_accessors, ready_call, take_inner};
 use crate::messages;
@@ -36,10 +34,7 @@ impl<S: std::fmt::Debug> std::fmt::Debug for GateService<S> {
 
 impl<S> Service<Call<Previewed>> for GateService<S>
 where
-    S: Service<Call<Gated>, Response = Call<Executed>, Error = Infallible>
-        + Clone
-        + Send
-        + 'static,
+    S: Service<Call<Gated>, Response = Call<Executed>, Error = Infallible> + Clone + Send + 'static,
     S::Future: Send,
 {
     type Response = Call<Executed>;

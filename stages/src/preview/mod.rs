@@ -28,7 +28,11 @@ pub async fn compute(
         Ok(None) => Ok(None),
         Err(err) => {
             let text: Vec<&str> = err.content.iter().filter_map(Content::as_text).collect();
-            Err(format!("preview tool \"{}\": {}", tool.name(), text.join("\n")))
+            Err(format!(
+                "preview tool \"{}\": {}",
+                tool.name(),
+                text.join("\n")
+            ))
         }
     }
 }

@@ -43,9 +43,12 @@ where
                 coercions,
             } = state;
             match preview {
-                Err(message) => {
-                    call.finish(Outcome::Failed, vec![Content::text(message)], None, coercions)
-                }
+                Err(message) => call.finish(
+                    Outcome::Failed,
+                    vec![Content::text(message)],
+                    None,
+                    coercions,
+                ),
                 Ok(preview) => {
                     let next = call.with_state(Previewed {
                         tool,

@@ -43,9 +43,12 @@ where
                 coercions,
             } = state;
             match verdict {
-                Err(Invalid { message, code }) => {
-                    call.finish(Outcome::Failed, vec![Content::text(message)], code, coercions)
-                }
+                Err(Invalid { message, code }) => call.finish(
+                    Outcome::Failed,
+                    vec![Content::text(message)],
+                    code,
+                    coercions,
+                ),
                 Ok(()) => {
                     let next = call.with_state(Validated {
                         tool,

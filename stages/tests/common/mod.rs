@@ -181,7 +181,10 @@ pub fn pipeline(tools: Vec<ScriptTool>) -> (Pipeline, UnboundedReceiver<Event>) 
     (pipeline, rx)
 }
 
-pub async fn run(service: &PipelineService, call: Call<agentcore_stages::Unvalidated>) -> ToolResult {
+pub async fn run(
+    service: &PipelineService,
+    call: Call<agentcore_stages::Unvalidated>,
+) -> ToolResult {
     let Ok(result) = service.clone().oneshot(call).await;
     result
 }
@@ -214,10 +217,18 @@ pub fn assert_paired(events: &[Event]) {
                 );
             }
             Event::ToolExecUpdate { tool_id, .. } => {
-                assert_eq!(state.get(tool_id), Some(&S::Open), "update outside Start/End: {tool_id}");
+                assert_eq!(
+                    state.get(tool_id),
+                    Some(&S::Open),
+                    "update outside Start/End: {tool_id}"
+                );
             }
             Event::ToolExecEnd { tool_id, .. } => {
-                assert_eq!(state.get(tool_id), Some(&S::Open), "End without open Start: {tool_id}");
+                assert_eq!(
+                    state.get(tool_id),
+                    Some(&S::Open),
+                    "End without open Start: {tool_id}"
+                );
                 state.insert(tool_id.clone(), S::Closed);
             }
             _ => {}
