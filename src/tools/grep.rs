@@ -1,1 +1,577 @@
-//! See the module docs of `crate::tools`.
+//! The `grep` tool: ripgrep in-process, with ripgrep's own crates.
+//!
+//! The walk is parallel (ignore's parallel walker, one searcher per
+//! thread); each file's results are collected whole and the output is
+//! assembled afterwards in a fixed order, so it is deterministic. The
+//! equivalence target is `rg --hidden` with the same flags
+//! (`-U --multiline-dotall` for `multiline`).
+
+use std::borrow::Cow;
+use std::io;
+use std::path::PathBuf;
+use std::sync::Mutex;
+use std::time::SystemTime;
+
+use agentcore_stages::{
+    BoxFuture, CallContext, Content, GatedArgs, InterruptBehavior, Tool, ToolError, ToolOutput,
+};
+use grep_regex::{RegexMatcher, RegexMatcherBuilder};
+use grep_searcher::{
+    BinaryDetection, Searcher, SearcherBuilder, Sink, SinkContext, SinkContextKind, SinkMatch,
+};
+use ignore::WalkState;
+use ignore::overrides::OverrideBuilder;
+use ignore::types::TypesBuilder;
+use serde::Deserialize;
+use serde_json::{Value, json};
+use tokio_util::sync::CancellationToken;
+
+use super::blocking::{bad_args, run_blocking};
+use super::walk::walker;
+use super::workspace::Workspace;
+
+/// Output lines shown when the model gives no `head_limit`.
+pub const DEFAULT_HEAD_LIMIT: usize = 250;
+/// Characters of one matched or context line shown before it is cut.
+pub const MAX_LINE_CHARS: usize = 500;
+/// Characters of the whole result shown before it is cut.
+pub const MAX_OUTPUT_CHARS: usize = 30_000;
+
+const DESCRIPTION: &str = "Searches file contents with a regular expression (ripgrep syntax, \
+e.g. `fn\\s+main` or `log.*Error`; escape literal braces as `\\{`). `output_mode`: \
+\"files_with_matches\" (default) lists matching files, newest first; \"content\" shows \
+matching lines as `path:line:text` with optional context (-A, -B, -C); \"count\" shows matches \
+per file. Narrow with `path`, `glob` (e.g. \"*.rs\", \"**/*.{ts,tsx}\") or `type` (ripgrep \
+file types such as rs, py, js). `multiline` lets a pattern span lines with `.` matching \
+newlines. Gitignored files, version-control directories and binary files are skipped; hidden \
+files are searched. `head_limit` (default 250, 0 for no limit) and `offset` page through the \
+output lines.";
+
+/// The `grep` tool.
+#[derive(Debug)]
+pub struct GrepTool {
+    workspace: Workspace,
+    schema: Value,
+}
+
+impl GrepTool {
+    /// A `grep` tool confined to `workspace`.
+    pub fn new(workspace: Workspace) -> Self {
+        let schema = json!({
+            "type": "object",
+            "properties": {
+                "pattern": {
+                    "type": "string",
+                    "description": "The regular expression to search for (ripgrep syntax)."
+                },
+                "path": {
+                    "type": "string",
+                    "description": "The file or directory to search, absolute or relative to the workspace root. Omit it to search the whole workspace."
+                },
+                "glob": {
+                    "type": "string",
+                    "description": "Only search files matching this glob, e.g. \"*.js\" or \"src/**/*.{ts,tsx}\"; a leading ! excludes instead."
+                },
+                "type": {
+                    "type": "string",
+                    "description": "Only search files of this ripgrep file type, e.g. \"rs\", \"py\", \"js\". More efficient than glob for standard types."
+                },
+                "output_mode": {
+                    "type": "string",
+                    "enum": ["files_with_matches", "content", "count"],
+                    "description": "\"files_with_matches\" (default): matching file paths; \"content\": matching lines; \"count\": match counts per file."
+                },
+                "-i": {
+                    "type": "boolean",
+                    "description": "Case-insensitive search."
+                },
+                "-n": {
+                    "type": "boolean",
+                    "description": "Show line numbers in content mode (default true)."
+                },
+                "-A": {
+                    "type": "integer",
+                    "minimum": 0,
+                    "description": "Lines of context after each match (content mode)."
+                },
+                "-B": {
+                    "type": "integer",
+                    "minimum": 0,
+                    "description": "Lines of context before each match (content mode)."
+                },
+                "-C": {
+                    "type": "integer",
+                    "minimum": 0,
+                    "description": "Lines of context before and after each match (content mode)."
+                },
+                "multiline": {
+                    "type": "boolean",
+                    "description": "Let the pattern span lines; `.` then matches newlines too (default false)."
+                },
+                "head_limit": {
+                    "type": "integer",
+                    "minimum": 0,
+                    "description": "Show at most this many output lines (paths, content lines or count lines); default 250, 0 for no limit."
+                },
+                "offset": {
+                    "type": "integer",
+                    "minimum": 0,
+                    "description": "Skip this many output lines first, to page through long results (default 0)."
+                }
+            },
+            "required": ["pattern"],
+            "additionalProperties": false
+        });
+        Self { workspace, schema }
+    }
+}
+
+#[derive(Clone, Copy, Debug, Default, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+enum OutputMode {
+    #[default]
+    FilesWithMatches,
+    Content,
+    Count,
+}
+
+#[derive(Deserialize)]
+struct GrepArgs {
+    pattern: String,
+    path: Option<String>,
+    glob: Option<String>,
+    #[serde(rename = "type")]
+    file_type: Option<String>,
+    #[serde(default)]
+    output_mode: OutputMode,
+    #[serde(rename = "-i", default)]
+    case_insensitive: bool,
+    #[serde(rename = "-n")]
+    line_numbers: Option<bool>,
+    #[serde(rename = "-A")]
+    after: Option<usize>,
+    #[serde(rename = "-B")]
+    before: Option<usize>,
+    #[serde(rename = "-C")]
+    context: Option<usize>,
+    #[serde(default)]
+    multiline: bool,
+    head_limit: Option<usize>,
+    #[serde(default)]
+    offset: usize,
+}
+
+impl Tool for GrepTool {
+    fn name(&self) -> &str {
+        "grep"
+    }
+
+    fn description(&self) -> &str {
+        DESCRIPTION
+    }
+
+    fn schema(&self) -> &Value {
+        &self.schema
+    }
+
+    fn label(&self) -> Option<&str> {
+        Some("Search Content")
+    }
+
+    fn read_only(&self, _args: &Value) -> bool {
+        true
+    }
+
+    fn concurrency_safe(&self, _args: &Value) -> Option<bool> {
+        Some(true)
+    }
+
+    fn interrupt_behavior(&self, _args: &Value) -> InterruptBehavior {
+        InterruptBehavior::Cancel
+    }
+
+    fn activity(&self, args: &Value) -> Option<String> {
+        let pattern = args.get("pattern")?.as_str()?;
+        Some(format!("Searching for {pattern}"))
+    }
+
+    fn execute<'a>(
+        &'a self,
+        args: GatedArgs,
+        cx: &'a CallContext,
+    ) -> BoxFuture<'a, Result<ToolOutput, ToolError>> {
+        Box::pin(async move {
+            let args: GrepArgs = args.parse().map_err(|e| bad_args("grep", e))?;
+            let workspace = self.workspace.clone();
+            run_blocking(cx, move |token| grep(&workspace, &args, &token)).await
+        })
+    }
+}
+
+/// One line of content output, before layout.
+enum Line {
+    Match(u64, String),
+    Context(u64, String),
+    Break,
+}
+
+/// What one file contributed.
+struct FileHit {
+    path: PathBuf,
+    matches: u64,
+    lines: Vec<Line>,
+}
+
+/// Collects one file's results; binary files are dropped whole.
+struct Collect {
+    mode: OutputMode,
+    matches: u64,
+    lines: Vec<Line>,
+    binary: bool,
+}
+
+impl Sink for Collect {
+    type Error = io::Error;
+
+    fn matched(&mut self, _: &Searcher, m: &SinkMatch<'_>) -> Result<bool, io::Error> {
+        self.matches += 1;
+        match self.mode {
+            OutputMode::FilesWithMatches => return Ok(false),
+            OutputMode::Count => {}
+            OutputMode::Content => {
+                let first = m.line_number().unwrap_or(0);
+                for (i, line) in m.lines().enumerate() {
+                    self.lines
+                        .push(Line::Match(first + i as u64, cut_line(line)));
+                }
+            }
+        }
+        Ok(true)
+    }
+
+    fn context(&mut self, _: &Searcher, c: &SinkContext<'_>) -> Result<bool, io::Error> {
+        if matches!(c.kind(), SinkContextKind::Before | SinkContextKind::After) {
+            self.lines.push(Line::Context(
+                c.line_number().unwrap_or(0),
+                cut_line(c.bytes()),
+            ));
+        }
+        Ok(true)
+    }
+
+    fn context_break(&mut self, _: &Searcher) -> Result<bool, io::Error> {
+        self.lines.push(Line::Break);
+        Ok(true)
+    }
+
+    fn binary_data(&mut self, _: &Searcher, _offset: u64) -> Result<bool, io::Error> {
+        self.binary = true;
+        Ok(false)
+    }
+}
+
+/// A line without its terminator, lossily decoded, cut at
+/// [`MAX_LINE_CHARS`] with ` [… truncated]`.
+fn cut_line(bytes: &[u8]) -> String {
+    let bytes = bytes.strip_suffix(b"\n").unwrap_or(bytes);
+    // Never decode more than the cut needs.
+    let head = &bytes[..bytes.len().min(MAX_LINE_CHARS * 4)];
+    let text: Cow<'_, str> = String::from_utf8_lossy(head);
+    match text.char_indices().nth(MAX_LINE_CHARS) {
+        Some((at, _)) => format!("{} [… truncated]", &text[..at]),
+        None if head.len() < bytes.len() => format!("{text} [… truncated]"),
+        None => text.into_owned(),
+    }
+}
+
+fn grep(
+    workspace: &Workspace,
+    args: &GrepArgs,
+    token: &CancellationToken,
+) -> Result<ToolOutput, ToolError> {
+    let start = match &args.path {
+        Some(p) => workspace
+            .resolve(p)
+            .map_err(|e| ToolError::new(e.to_string()))?,
+        None => workspace.root().to_path_buf(),
+    };
+    let matcher = build_matcher(args)?;
+    let (before, after) = match args.output_mode {
+        OutputMode::Content => (
+            args.before.or(args.context).unwrap_or(0),
+            args.after.or(args.context).unwrap_or(0),
+        ),
+        _ => (0, 0),
+    };
+    let mut searcher = SearcherBuilder::new();
+    searcher
+        .line_number(true)
+        .multi_line(args.multiline)
+        .before_context(before)
+        .after_context(after)
+        .binary_detection(BinaryDetection::quit(b'\x00'));
+
+    let mut walk = walker(&start);
+    if let Some(glob) = &args.glob {
+        let overrides = OverrideBuilder::new(&start)
+            .add(glob)
+            .and_then(|b| b.build())
+            .map_err(|e| ToolError::new(format!("Invalid glob \"{glob}\": {e}")))?;
+        walk.overrides(overrides);
+    }
+    if let Some(name) = &args.file_type {
+        let types = TypesBuilder::new()
+            .add_defaults()
+            .select(name)
+            .build()
+            .map_err(|e| {
+                ToolError::new(format!(
+                    "Unknown file type \"{name}\" ({e}); use a ripgrep type such as rs, py, js, ts, go, java, c, cpp, md, or use glob instead."
+                ))
+            })?;
+        walk.types(types);
+    }
+
+    let hits: Mutex<Vec<FileHit>> = Mutex::new(Vec::new());
+    walk.build_parallel().run(|| {
+        let hits = &hits;
+        let matcher = matcher.clone();
+        let mut searcher = searcher.build();
+        let mode = args.output_mode;
+        Box::new(move |entry| {
+            if token.is_cancelled() {
+                return WalkState::Quit;
+            }
+            let Ok(entry) = entry else {
+                return WalkState::Continue;
+            };
+            // Symlinks are not followed (as ripgrep without -L).
+            if !entry.file_type().is_some_and(|t| t.is_file()) {
+                return WalkState::Continue;
+            }
+            let mut sink = Collect {
+                mode,
+                matches: 0,
+                lines: Vec::new(),
+                binary: false,
+            };
+            let searched = searcher.search_path(&matcher, entry.path(), &mut sink);
+            if searched.is_ok() && !sink.binary && sink.matches > 0 {
+                hits.lock()
+                    .unwrap_or_else(|p| p.into_inner())
+                    .push(FileHit {
+                        path: entry.into_path(),
+                        matches: sink.matches,
+                        lines: sink.lines,
+                    });
+            }
+            WalkState::Continue
+        })
+    });
+    if token.is_cancelled() {
+        return Err(ToolError::cancelled(vec![Content::text(
+            "Search cancelled.",
+        )]));
+    }
+    let mut hits = hits.into_inner().unwrap_or_else(|p| p.into_inner());
+    if hits.is_empty() {
+        return Ok(ToolOutput::text("No matches found"));
+    }
+    hits.sort_by(|a, b| a.path.cmp(&b.path));
+    let page = Page {
+        offset: args.offset,
+        limit: match args.head_limit {
+            Some(0) => None,
+            Some(n) => Some(n),
+            None => Some(DEFAULT_HEAD_LIMIT),
+        },
+    };
+    let out = match args.output_mode {
+        OutputMode::FilesWithMatches => files_layout(workspace, hits, &page),
+        OutputMode::Content => content_layout(
+            workspace,
+            &hits,
+            args.line_numbers.unwrap_or(true),
+            before > 0 || after > 0,
+            &page,
+        ),
+        OutputMode::Count => count_layout(workspace, &hits, &page),
+    };
+    Ok(ToolOutput::text(cap_output(out)))
+}
+
+fn build_matcher(args: &GrepArgs) -> Result<RegexMatcher, ToolError> {
+    let mut builder = RegexMatcherBuilder::new();
+    builder
+        .case_insensitive(args.case_insensitive)
+        .multi_line(true)
+        .dot_matches_new_line(args.multiline);
+    if !args.multiline {
+        builder.line_terminator(Some(b'\n'));
+    }
+    builder.build(&args.pattern).map_err(|e| {
+        ToolError::new(format!(
+            "Invalid regular expression \"{}\": {e}\nEscape special characters such as ( [ {{ with a backslash to match them literally.",
+            args.pattern
+        ))
+    })
+}
+
+/// `offset` and `head_limit`, both counted in output lines.
+struct Page {
+    offset: usize,
+    limit: Option<usize>,
+}
+
+impl Page {
+    /// The window of `lines`, and a note when lines lie beyond it.
+    fn apply(&self, lines: Vec<String>, what: &str) -> (Vec<String>, Option<String>) {
+        let total = lines.len();
+        let end = match self.limit {
+            Some(n) => self.offset.saturating_add(n).min(total),
+            None => total,
+        };
+        let start = self.offset.min(end);
+        let note = (end < total).then(|| {
+            format!(
+                "(Results are truncated: showing {what} {}–{end} of {total}. Use offset {end} to see more, or narrow the pattern, path or glob.)",
+                start + 1
+            )
+        });
+        let window = lines.into_iter().skip(start).take(end - start).collect();
+        (window, note)
+    }
+}
+
+fn files_layout(workspace: &Workspace, mut hits: Vec<FileHit>, page: &Page) -> String {
+    let mut dated: Vec<(SystemTime, PathBuf)> = hits
+        .drain(..)
+        .map(|h| {
+            let mtime = std::fs::metadata(&h.path)
+                .and_then(|m| m.modified())
+                .unwrap_or(SystemTime::UNIX_EPOCH);
+            (mtime, h.path)
+        })
+        .collect();
+    dated.sort_by(|a, b| b.0.cmp(&a.0).then_with(|| a.1.cmp(&b.1)));
+    let total = dated.len();
+    let paths = dated.iter().map(|(_, p)| workspace.display(p)).collect();
+    let (window, note) = page.apply(paths, "files");
+    let mut out = vec![format!(
+        "Found {total} file{}",
+        if total == 1 { "" } else { "s" }
+    )];
+    out.extend(window);
+    out.extend(note);
+    out.join("\n")
+}
+
+fn content_layout(
+    workspace: &Workspace,
+    hits: &[FileHit],
+    numbers: bool,
+    with_context: bool,
+    page: &Page,
+) -> String {
+    let mut lines = Vec::new();
+    for (i, hit) in hits.iter().enumerate() {
+        if with_context && i > 0 {
+            lines.push("--".to_owned());
+        }
+        let path = workspace.display(&hit.path);
+        for line in &hit.lines {
+            lines.push(match (line, numbers) {
+                (Line::Match(n, text), true) => format!("{path}:{n}:{text}"),
+                (Line::Match(_, text), false) => format!("{path}:{text}"),
+                (Line::Context(n, text), true) => format!("{path}-{n}-{text}"),
+                (Line::Context(_, text), false) => format!("{path}-{text}"),
+                (Line::Break, _) => "--".to_owned(),
+            });
+        }
+    }
+    let (mut window, note) = page.apply(lines, "lines");
+    // A separator at either edge of the window separates nothing shown.
+    if window.first().is_some_and(|l| l == "--") {
+        window.remove(0);
+    }
+    if window.last().is_some_and(|l| l == "--") {
+        window.pop();
+    }
+    window.extend(note);
+    window.join("\n")
+}
+
+fn count_layout(workspace: &Workspace, hits: &[FileHit], page: &Page) -> String {
+    let total: u64 = hits.iter().map(|h| h.matches).sum();
+    let lines = hits
+        .iter()
+        .map(|h| format!("{}:{}", workspace.display(&h.path), h.matches))
+        .collect();
+    let (mut window, note) = page.apply(lines, "files");
+    window.extend(note);
+    window.push(format!(
+        "Total: {total} match{} in {} file{}",
+        if total == 1 { "" } else { "es" },
+        hits.len(),
+        if hits.len() == 1 { "" } else { "s" }
+    ));
+    window.join("\n")
+}
+
+/// Cuts `out` at a line boundary to at most [`MAX_OUTPUT_CHARS`]
+/// characters, with a note saying how much was left out.
+fn cap_output(out: String) -> String {
+    let Some((limit, _)) = out.char_indices().nth(MAX_OUTPUT_CHARS) else {
+        return out;
+    };
+    let cut = out[..limit].rfind('\n').unwrap_or(0);
+    let omitted = out[cut..].lines().filter(|l| !l.is_empty()).count();
+    format!(
+        "{}\n(Output truncated at 30,000 characters: {omitted} more lines not shown. Use head_limit and offset to page, or narrow the pattern, path or glob.)",
+        &out[..cut]
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lines_are_cut_at_500_characters() {
+        assert_eq!(cut_line(b"short\n"), "short");
+        let long = "é".repeat(600);
+        let cut = cut_line(long.as_bytes());
+        assert_eq!(cut, format!("{} [… truncated]", "é".repeat(500)));
+        assert_eq!(cut_line(&[b'x'; 500]), "x".repeat(500));
+    }
+
+    #[test]
+    fn pages_count_output_lines() {
+        let lines: Vec<String> = (1..=10).map(|i| i.to_string()).collect();
+        let page = Page {
+            offset: 2,
+            limit: Some(3),
+        };
+        let (w, note) = page.apply(lines.clone(), "lines");
+        assert_eq!(w, ["3", "4", "5"]);
+        assert!(note.unwrap().contains("showing lines 3–5 of 10"));
+        let all = Page {
+            offset: 0,
+            limit: None,
+        };
+        assert_eq!(
+            all.apply(lines, "lines"),
+            ((1..=10).map(|i| i.to_string()).collect(), None)
+        );
+    }
+
+    #[test]
+    fn output_is_capped_at_a_line_boundary() {
+        let out: String = (0..5000).map(|i| format!("line {i:05}\n")).collect();
+        let capped = cap_output(out);
+        let (body, note) = capped.rsplit_once('\n').unwrap();
+        assert!(body.chars().count() <= MAX_OUTPUT_CHARS);
+        assert!(note.starts_with("(Output truncated at 30,000 characters: "));
+        assert!(body.ends_with(|c: char| c.is_ascii_digit()));
+    }
+}

@@ -9,4 +9,5 @@ pub mod grep;
 pub mod ls;
 pub mod read;
 pub mod read_state;
+mod walk;
 pub mod workspace;
