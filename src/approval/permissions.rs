@@ -1,0 +1,176 @@
+//! What a call touches: [`Capability`], [`Access`], and the [`Permissions`]
+//! extension a tool carries so the engine can compute them.
+//!
+//! The kernel never sees any of this: a tool puts a [`Permissions`] value in
+//! its typed extensions ([`Tool::extensions`](crate::Tool::extensions)), and
+//! the approval engine looks it up there. A tool without one is treated as
+//! running commands of an unknown kind (fail closed: it asks in the default
+//! mode).
+
+use std::fmt;
+use std::sync::Arc;
+
+use serde_json::Value;
+
+use crate::Tool;
+
+/// The kind of side effect a call has, from least to most dangerous.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Capability {
+    /// Reads files or lists directories.
+    Read,
+    /// Creates or changes files.
+    Write,
+    /// Runs commands (or does something the engine cannot see into).
+    Exec,
+}
+
+impl Capability {
+    /// `"read"`, `"write"` or `"exec"`.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Capability::Read => "read",
+            Capability::Write => "write",
+            Capability::Exec => "exec",
+        }
+    }
+}
+
+impl fmt::Display for Capability {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// What one call touches, computed from its coerced, validated arguments.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Access {
+    /// The kind of side effect.
+    pub capability: Capability,
+    /// Files or directories the call names, as the model gave them
+    /// (workspace-relative or absolute). For a search (glob, grep, ls) this
+    /// is the directory the search is rooted at.
+    pub paths: Vec<String>,
+    /// The shell command the call runs, if it runs one.
+    pub command: Option<String>,
+    /// False when the tool carries no [`Permissions`]: the engine knows
+    /// nothing of what it does.
+    pub described: bool,
+}
+
+impl Access {
+    /// A read of `paths`.
+    pub fn read<I, S>(paths: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        Self::paths(Capability::Read, paths)
+    }
+
+    /// A write of `paths`.
+    pub fn write<I, S>(paths: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        Self::paths(Capability::Write, paths)
+    }
+
+    /// A shell command.
+    pub fn command(command: impl Into<String>) -> Self {
+        Self {
+            capability: Capability::Exec,
+            paths: Vec::new(),
+            command: Some(command.into()),
+            described: true,
+        }
+    }
+
+    /// What a tool without [`Permissions`] is taken to do: run something
+    /// the engine cannot see into.
+    pub fn unknown() -> Self {
+        Self {
+            capability: Capability::Exec,
+            paths: Vec::new(),
+            command: None,
+            described: false,
+        }
+    }
+
+    fn paths<I, S>(capability: Capability, paths: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        Self {
+            capability,
+            paths: paths.into_iter().map(Into::into).collect(),
+            command: None,
+            described: true,
+        }
+    }
+}
+
+type Describe = dyn Fn(&Value) -> Access + Send + Sync;
+
+/// Permission metadata a tool carries in its typed extensions: a function
+/// from the call's coerced, validated arguments to the [`Access`] it needs.
+///
+/// Cheap to clone. Attach it once, where the tool builds its extensions:
+///
+/// ```
+/// use agentcore::approval::{Access, Permissions};
+///
+/// let mut extensions = http::Extensions::new();
+/// // A built-in tool:
+/// extensions.insert(Permissions::for_builtin("read").expect("a built-in name"));
+/// // Any other tool describes itself:
+/// let own = Permissions::new(|args| {
+///     Access::write([args["target"].as_str().unwrap_or_default()])
+/// });
+/// # let _ = own;
+/// assert!(extensions.get::<Permissions>().is_some());
+/// ```
+#[derive(Clone)]
+pub struct Permissions {
+    describe: Arc<Describe>,
+}
+
+impl Permissions {
+    /// Permissions computed by `describe` from the call's arguments.
+    pub fn new<F>(describe: F) -> Self
+    where
+        F: Fn(&Value) -> Access + Send + Sync + 'static,
+    {
+        Self {
+            describe: Arc::new(describe),
+        }
+    }
+
+    /// The permissions of the built-in tool `name` (`read`, `glob`, `grep`,
+    /// `ls`, `edit`, `write`, `bash`); `None` for any other name.
+    pub fn for_builtin(name: &str) -> Option<Self> {
+        super::builtin::describer(name).map(Self::new)
+    }
+
+    /// What a call with `args` touches.
+    pub fn describe(&self, args: &Value) -> Access {
+        (self.describe)(args)
+    }
+
+    /// What a call of `tool` with `args` touches: from the tool's
+    /// [`Permissions`] extension, or [`Access::unknown`] without one.
+    pub fn of(tool: &dyn Tool, args: &Value) -> Access {
+        match tool.extensions().get::<Permissions>() {
+            Some(permissions) => permissions.describe(args),
+            None => Access::unknown(),
+        }
+    }
+}
+
+impl fmt::Debug for Permissions {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Permissions").finish_non_exhaustive()
+    }
+}
