@@ -1,5 +1,84 @@
-//! The approval engine (stub while building).
+//! The approval engine: the policy a harness plugs into the kernel's gate.
+//!
+//! The kernel only calls a [`Gate`](crate::Gate); [`ApprovalEngine`] is an
+//! ordinary one. It decides allow / ask / deny for each call from:
+//!
+//! - **what the call touches** ([`Access`]): capability read / write /
+//!   exec and the paths or command, computed by the [`Permissions`] value
+//!   the tool carries in its typed extensions. A tool without one is
+//!   treated as exec of an unknown kind (fail closed).
+//! - **the [`Mode`]**: `default` (reads allowed; writes and commands ask),
+//!   `accept-edits` (reads and writes allowed; commands ask), `plan`
+//!   (writes and commands denied with a reason telling the model it is
+//!   planning), `bypass` (everything allowed except deny rules).
+//! - **[`Rule`]s** allow / ask / deny written `tool(specifier)`:
+//!   `bash(cargo test *)`, `write(src/**)`, `read(./secrets/**)`, `grep`.
+//!   Deny, then ask, then allow, then the mode.
+//! - **protected paths** ([`PROTECTED_PATHS`]): `.git/**`, `.env*`,
+//!   `**/.ssh/**` ask even where a rule or the mode allows, except in
+//!   bypass.
+//! - **commands by their parts** ([`CommandAnalysis`]): each part of
+//!   `a; b && c | d $(e)` must be allowed on its own, and a redirection
+//!   makes the call ask.
+//! - **session grants**: an [`Approver`] answering
+//!   [`ApprovalAnswer::AllowSession`] (or
+//!   [`ApprovalEngine::grant_session`]) allows the same tool and
+//!   specifier for the rest of the session.
+//!
+//! Without an approver (the CLI, the MCP server) "ask" is a deny whose
+//! reason starts `approval required: `. Every [`Decision`] carries its
+//! [`DecisionSource`], and its reason reaches the model in the `Denied`
+//! result.
+//!
+//! # Wiring
+//!
+//! ```no_run
+//! use std::sync::Arc;
+//! use agentcore::approval::{ApprovalEngine, Mode, Policy};
+//! use agentcore::tools::workspace::Workspace;
+//! # fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! let policy = Policy::load("policy.toml")?;           // --policy FILE
+//! let mut workspace = Workspace::new(".")?;
+//! policy.apply_roots(&mut workspace)?;                   // extra roots
+//! let engine = ApprovalEngine::new(workspace.root())
+//!     .with_policy(&policy)
+//!     .with_mode(Mode::Default);                         // --mode overrides the file
+//! let read_filter = engine.read_filter();                // to glob, grep, ls
+//! let gate: Arc<dyn agentcore::Gate> = Arc::new(engine);
+//! # let _ = (gate, read_filter); Ok(()) }
+//! ```
+//!
+//! The policy file format is in [`policy`]. Tools attach permissions with
+//! one line in their extensions:
+//! `extensions.insert(Permissions::for_builtin("grep").expect("built-in"))`.
+//! Search tools consult a [`ReadFilter`] to leave read-denied files out of
+//! their results.
+//!
+//! # Limits
+//!
+//! Command rules trust the program they name: `bash(git *)` allows
+//! whatever git can be told to run, and a deny rule `bash(rm *)` does not
+//! see `find -delete` or `xargs rm`. Read-deny rules bind the file tools;
+//! `bash(cat secrets/x)` is judged as a command, not as a read.
+
+mod approver;
 pub mod builtin;
 pub mod command;
-pub mod permissions;
+mod decision;
+mod engine;
+mod mode;
+mod paths;
+mod permissions;
+pub mod policy;
+mod read_filter;
+mod rule;
+
+pub use approver::{ApprovalAnswer, ApprovalRequest, Approver, FnApprover, approver_fn};
+pub use command::{CommandAnalysis, CommandPart, Hazard};
+pub use decision::{Decision, DecisionSource, Verdict};
+pub use engine::{ApprovalEngine, PROTECTED_PATHS};
+pub use mode::{Mode, ModeError};
 pub use permissions::{Access, Capability, Permissions};
+pub use policy::{ExtraRoot, Policy, PolicyError, RootAccess};
+pub use read_filter::ReadFilter;
+pub use rule::{Rule, RuleError, RuleKind};

@@ -1,0 +1,169 @@
+//! The policy file (`--policy FILE`), in TOML.
+//!
+//! ```toml
+//! # default | accept-edits | plan | bypass (default: "default")
+//! mode = "default"
+//! allow = ["bash(cargo test *)", "bash(git status *)", "write(src/**)"]
+//! ask = ["bash(git push *)"]
+//! deny = ["read(./secrets/**)", "bash(rm *)"]
+//!
+//! # Extra workspace roots, added when the session starts.
+//! [[roots]]
+//! path = "../shared-docs"      # relative to the workspace root, or absolute, or ~/…
+//! access = "read-only"         # or "read-write" (default: "read-only")
+//! ```
+//!
+//! Every field is optional; an unknown field, an unknown mode or a rule
+//! that does not parse is an error naming the line and how to fix it.
+
+use std::io;
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use super::mode::Mode;
+use super::rule::{Rule, home_dir};
+use crate::tools::workspace::Workspace;
+
+/// A policy: mode, rules, extra roots.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Policy {
+    /// The mode the session starts in.
+    #[serde(default)]
+    pub mode: Mode,
+    /// Rules that allow.
+    #[serde(default)]
+    pub allow: Vec<Rule>,
+    /// Rules that ask.
+    #[serde(default)]
+    pub ask: Vec<Rule>,
+    /// Rules that deny.
+    #[serde(default)]
+    pub deny: Vec<Rule>,
+    /// Extra workspace roots.
+    #[serde(default)]
+    pub roots: Vec<ExtraRoot>,
+}
+
+/// A workspace root the policy adds.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ExtraRoot {
+    /// Absolute, `~/…`, or relative to the workspace root.
+    pub path: PathBuf,
+    /// Whether the tools may change files there.
+    #[serde(default)]
+    pub access: RootAccess,
+}
+
+/// What the tools may do in an extra root.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum RootAccess {
+    /// Read and search only: writes there are denied.
+    #[default]
+    ReadOnly,
+    /// Read and write, like the workspace root.
+    ReadWrite,
+}
+
+/// Why a policy could not be loaded. The text names the file, the place
+/// and the fix.
+#[derive(Debug, thiserror::Error)]
+pub enum PolicyError {
+    /// The file could not be read.
+    #[error("cannot read policy file {path}: {source}")]
+    Read {
+        /// The file.
+        path: PathBuf,
+        /// The error.
+        #[source]
+        source: io::Error,
+    },
+    /// The TOML is invalid or a field is wrong (rules, mode, roots).
+    #[error("invalid policy{}: {message}", path.as_ref().map(|p| format!(" file {}", p.display())).unwrap_or_default())]
+    Parse {
+        /// The file, when loaded from one.
+        path: Option<PathBuf>,
+        /// The parser's message, with line and column.
+        message: String,
+    },
+    /// An extra root could not be added to the workspace.
+    #[error("cannot add workspace root {path}: {source}; check that the directory exists")]
+    Root {
+        /// The root as resolved.
+        path: PathBuf,
+        /// The error.
+        #[source]
+        source: io::Error,
+    },
+}
+
+impl Policy {
+    /// Parses a policy from TOML text.
+    ///
+    /// ```
+    /// use agentcore::approval::{Mode, Policy};
+    /// let policy = Policy::from_toml(r#"
+    ///     mode = "accept-edits"
+    ///     allow = ["bash(cargo test *)"]
+    ///     deny = ["read(./secrets/**)"]
+    /// "#).unwrap();
+    /// assert_eq!(policy.mode, Mode::AcceptEdits);
+    /// let err = Policy::from_toml(r#"allow = ["bash(cargo test"]"#).unwrap_err();
+    /// assert!(err.to_string().contains("specifier is not closed"));
+    /// ```
+    pub fn from_toml(text: &str) -> Result<Self, PolicyError> {
+        toml::from_str(text).map_err(|e| PolicyError::Parse {
+            path: None,
+            message: e.to_string(),
+        })
+    }
+
+    /// Reads and parses a policy file.
+    pub fn load(path: impl AsRef<Path>) -> Result<Self, PolicyError> {
+        let path = path.as_ref();
+        let text = std::fs::read_to_string(path).map_err(|source| PolicyError::Read {
+            path: path.to_owned(),
+            source,
+        })?;
+        Self::from_toml(&text).map_err(|e| match e {
+            PolicyError::Parse { message, .. } => PolicyError::Parse {
+                path: Some(path.to_owned()),
+                message,
+            },
+            other => other,
+        })
+    }
+
+    /// The extra roots resolved against `root`, with their access.
+    pub fn resolved_roots(&self, root: &Path) -> Vec<(PathBuf, RootAccess)> {
+        self.roots
+            .iter()
+            .map(|r| (resolve_root(&r.path, root), r.access))
+            .collect()
+    }
+
+    /// Adds the extra roots to `workspace` (at session start). Writes into
+    /// read-only roots are denied by the engine built
+    /// [`with_policy`](super::ApprovalEngine::with_policy).
+    pub fn apply_roots(&self, workspace: &mut Workspace) -> Result<(), PolicyError> {
+        let root = workspace.root().to_path_buf();
+        for (path, _) in self.resolved_roots(&root) {
+            workspace
+                .add_root(&path)
+                .map_err(|source| PolicyError::Root { path, source })?;
+        }
+        Ok(())
+    }
+}
+
+fn resolve_root(path: &Path, root: &Path) -> PathBuf {
+    if let Ok(rest) = path.strip_prefix("~")
+        && let Some(home) = home_dir()
+    {
+        return home.join(rest);
+    }
+    super::paths::normalize(&root.join(path))
+}
