@@ -109,6 +109,17 @@ fn verdict(engine: &ApprovalEngine, name: &'static str, args: Value) -> Verdict 
 
 use Verdict::{Allow, Ask, Deny};
 
+/// (mode, allow, ask, deny, tool, args, expected)
+type Row = (
+    Mode,
+    &'static [&'static str],
+    &'static [&'static str],
+    &'static [&'static str],
+    &'static str,
+    Value,
+    Verdict,
+);
+
 #[test]
 fn every_mode_without_rules() {
     let ws = workspace();
@@ -181,7 +192,7 @@ fn rule_kinds_and_their_order() {
     let ws = workspace();
     let root = ws.path();
     // (mode, allow, ask, deny, tool, args, expected)
-    let table: Vec<(Mode, &[&str], &[&str], &[&str], &str, Value, Verdict)> = vec![
+    let table: Vec<Row> = vec![
         // Command prefix with a wildcard.
         (
             Mode::Default,
