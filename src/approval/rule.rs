@@ -542,7 +542,7 @@ mod tests {
             "ba sh(x)",
             "bash(a; b)",
             "read(!x)",
-            "other(a; b)",
+            "read()x",
         ] {
             let err = bad.parse::<Rule>().unwrap_err();
             assert!(err.to_string().contains("invalid rule"), "{err}");
