@@ -18,6 +18,7 @@ mod output_dir;
 mod process;
 mod progress;
 mod run;
+mod spool;
 mod tool;
 
 pub use output_dir::OutputDir;

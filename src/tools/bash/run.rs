@@ -9,9 +9,9 @@ use tokio::io::AsyncReadExt;
 use tokio::time::{Instant, sleep_until};
 
 use super::output::Collector;
-use super::output_dir::OutputFile;
 use super::process::{KILL_GRACE, Spawned};
 use super::progress::Progress;
+use super::spool::Spool;
 
 /// How long output may keep arriving after the shell exited: a process that
 /// escaped the group (a new session of its own) and holds the pipe open
@@ -64,17 +64,17 @@ enum Stop {
 #[derive(Debug)]
 pub(crate) struct Sinks {
     pub(crate) collector: Collector,
-    pub(crate) file: Option<OutputFile>,
+    pub(crate) file: Option<Spool>,
     pub(crate) progress: Progress,
 }
 
 impl Sinks {
-    fn take(&mut self, bytes: &[u8]) {
+    async fn take(&mut self, bytes: &[u8]) {
         self.collector.push(bytes);
-        if let Some(file) = self.file.as_mut() {
-            file.write(bytes);
-        }
         self.progress.push(bytes);
+        if let Some(file) = &self.file {
+            file.write(bytes).await;
+        }
     }
 }
 
@@ -159,7 +159,7 @@ pub(crate) async fn run(
             read = spawned.output.read(&mut buf), if pipe_open => {
                 match read {
                     Ok(0) | Err(_) => pipe_open = false,
-                    Ok(n) => sinks.take(&buf[..n]),
+                    Ok(n) => sinks.take(&buf[..n]).await,
                 }
             }
         }

@@ -17,6 +17,7 @@ use super::output_dir::{OutputDir, OutputFile};
 use super::process;
 use super::progress::Progress;
 use super::run::{self, Ending, Sinks};
+use super::spool::Spool;
 
 /// The timeout when the model gives none, in milliseconds.
 pub const DEFAULT_TIMEOUT_MS: u64 = 120_000;
@@ -169,7 +170,7 @@ impl BashTool {
                 ))
             })?;
         let (file, file_error) = match self.output_dir.create("bash") {
-            Ok(file) => (Some(file), None),
+            Ok(file) => (Some(Spool::start(file)), None),
             Err(e) => (None, Some(e.to_string())),
         };
         let mut sinks = Sinks {
@@ -178,7 +179,14 @@ impl BashTool {
             progress: Progress::new(cx.progress()),
         };
         let ending = run::run(spawned, timeout_ms, cx.cancellation(), &mut sinks).await;
-        let text = render(ending, &sinks.collector, sinks.file, file_error);
+        let (file, file_error) = match sinks.file.take() {
+            Some(spool) => match spool.finish().await {
+                Some(file) => (Some(file), None),
+                None => (None, Some("the writer stopped".to_owned())),
+            },
+            None => (None, file_error),
+        };
+        let text = render(ending, &sinks.collector, file, file_error);
         match ending {
             Ending::Exited(_) | Ending::Signaled(_) => Ok(ToolOutput::text(text)),
             Ending::TimedOut(_) => Err(ToolError::new(text)),
