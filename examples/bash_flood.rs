@@ -2,7 +2,8 @@
 //! pipeline. Measure the process's peak memory with
 //! `/usr/bin/time -v target/release/examples/bash_flood`.
 //!
-//! Usage: `bash_flood [COMMAND]` (default `yes | head -c 1000000000`).
+//! Usage: `bash_flood [COMMAND [OUTPUT_FOLDER_CAP_BYTES]]` (defaults:
+//! `yes | head -c 1000000000`, the folder's default cap of 512 MiB).
 
 use std::sync::Arc;
 use std::time::Instant;
@@ -18,7 +19,11 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         .nth(1)
         .unwrap_or_else(|| "yes | head -c 1000000000".to_owned());
     let root = std::env::current_dir()?;
-    let output_dir = Arc::new(OutputDir::new()?);
+    let capacity = match std::env::args().nth(2) {
+        Some(cap) => cap.parse()?,
+        None => OutputDir::DEFAULT_CAPACITY,
+    };
+    let output_dir = Arc::new(OutputDir::with_capacity(capacity)?);
     let tool = BashTool::new(root, output_dir.clone());
     let registry = ToolRegistry::new().with(Arc::new(tool))?;
     let service = Pipeline::builder()
