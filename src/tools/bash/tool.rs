@@ -342,6 +342,73 @@ impl Tool for BashTool {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::time::Duration;
+
+    use agentcore_stages::{CancelReason, EventSink};
+
+    fn tool() -> (BashTool, tempfile::TempDir) {
+        let root = tempfile::tempdir().unwrap();
+        let dir = Arc::new(OutputDir::new().unwrap());
+        (BashTool::new(root.path().to_owned(), dir), root)
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn exits_are_output_and_timeouts_are_errors() {
+        let (bash, _root) = tool();
+        let cx = CallContext::for_test("u", EventSink::noop());
+        let out = bash
+            .execute(
+                GatedArgs::for_test(json!({"command": "echo hi; exit 4"})),
+                &cx,
+            )
+            .await
+            .unwrap();
+        assert_eq!(out, ToolOutput::text("Exit code: 4\nhi\n"));
+        let err = bash
+            .execute(
+                GatedArgs::for_test(json!({"command": "echo a; sleep 30", "timeout": 200})),
+                &cx,
+            )
+            .await
+            .unwrap_err();
+        assert!(!err.cancelled);
+        assert_eq!(err, ToolError::new("Timed out after 200 ms\na\n"));
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn cancellation_returns_a_cancelled_error_with_the_output() {
+        let (bash, _root) = tool();
+        let cx = CallContext::for_test("u", EventSink::noop());
+        let cancel = cx.cancellation().clone();
+        tokio::spawn(async move {
+            tokio::time::sleep(Duration::from_millis(300)).await;
+            cancel.cancel(CancelReason::Skip);
+        });
+        let err = bash
+            .execute(
+                GatedArgs::for_test(json!({"command": "echo a; sleep 30"})),
+                &cx,
+            )
+            .await
+            .unwrap_err();
+        assert!(err.cancelled);
+        assert_eq!(err.content, ToolOutput::text("Interrupted\na\n").content);
+    }
+
+    #[tokio::test]
+    async fn out_of_range_timeouts_are_refused_without_running() {
+        let (bash, root) = tool();
+        let cx = CallContext::for_test("u", EventSink::noop());
+        for timeout in [0, MAX_TIMEOUT_MS + 1] {
+            let args = json!({"command": "touch ran", "timeout": timeout});
+            let err = bash
+                .execute(GatedArgs::for_test(args), &cx)
+                .await
+                .unwrap_err();
+            assert!(!err.cancelled);
+        }
+        assert!(!root.path().join("ran").exists());
+    }
 
     #[test]
     fn activity_is_one_line() {
