@@ -2,12 +2,17 @@
 //! [`Workspace`](workspace::Workspace) they are confined to, and the
 //! read-before-write ledger [`FileReadState`](read_state::FileReadState).
 
+mod atomic;
 pub mod bash;
 mod blocking;
+mod diff;
+pub mod edit;
 pub mod glob;
 pub mod grep;
 pub mod ls;
 pub mod read;
 pub mod read_state;
+mod text;
 mod walk;
 pub mod workspace;
+pub mod write;

@@ -1,0 +1,284 @@
+//! Unified diffs for the previews of `edit` and `write`.
+//!
+//! Lines common to the start and the end of both texts are cut off with
+//! plain byte comparisons before `similar` sees anything (an edit in a
+//! 50 MB file diffs a few lines, not a million), and the diff itself runs
+//! under [`DIFF_TIMEOUT`], after which `similar` settles for a correct but
+//! longer diff.
+
+use std::fmt::Write as _;
+use std::time::Duration;
+
+use similar::{Algorithm, DiffTag, TextDiff};
+
+/// How long the line diff may search for a minimal diff.
+pub(crate) const DIFF_TIMEOUT: Duration = Duration::from_millis(500);
+/// Unchanged lines shown around each change.
+const CONTEXT: usize = 3;
+/// The largest preview; a longer diff is cut with a note.
+pub(crate) const MAX_DIFF_BYTES: usize = 512 * 1024;
+/// Differing middles larger than this are shown as one replacing hunk
+/// instead of being diffed line by line.
+const MAX_DIFF_INPUT_BYTES: usize = 8 * 1024 * 1024;
+
+/// The unified diff from `old` to `new`, with `--- a/PATH` and
+/// `+++ b/PATH` headers; empty when the texts are equal.
+pub(crate) fn unified_diff(path: &str, old: &str, new: &str) -> String {
+    if old == new {
+        return String::new();
+    }
+    let (prefix, old_mid, new_mid) = trim_common_lines(old, new);
+    let mut out = format!("--- a/{path}\n+++ b/{path}\n");
+    let complete = if old_mid.len() + new_mid.len() > MAX_DIFF_INPUT_BYTES {
+        // Too big to diff line by line in bounded memory: one hunk that
+        // replaces the whole differing middle.
+        whole_hunk(&mut out, prefix, old_mid, new_mid)
+    } else {
+        line_diff(&mut out, prefix, old_mid, new_mid)
+    };
+    if !complete {
+        let mut end = MAX_DIFF_BYTES.min(out.len());
+        while !out.is_char_boundary(end) {
+            end -= 1;
+        }
+        out.truncate(end);
+        if let Some(nl) = out.rfind('\n') {
+            out.truncate(nl + 1);
+        }
+        out.push_str("(diff cut at 512 KiB)\n");
+    }
+    // No trailing newline, like every other tool text.
+    if out.ends_with('\n') {
+        out.pop();
+    }
+    out
+}
+
+/// The hunks of a `similar` line diff; false when cut at the size cap.
+fn line_diff(out: &mut String, prefix: usize, old: &str, new: &str) -> bool {
+    let diff = TextDiff::configure()
+        .algorithm(Algorithm::Myers)
+        .timeout(DIFF_TIMEOUT)
+        .diff_lines(old, new);
+    let old_lines: Vec<&str> = diff.iter_old_slices().collect();
+    let new_lines: Vec<&str> = diff.iter_new_slices().collect();
+    for group in diff.grouped_ops(CONTEXT) {
+        let (Some(first), Some(last)) = (group.first(), group.last()) else {
+            continue;
+        };
+        let old_range = first.old_range().start..last.old_range().end;
+        let new_range = first.new_range().start..last.new_range().end;
+        let _ = writeln!(
+            out,
+            "@@ -{} +{} @@",
+            hunk_range(prefix + old_range.start, old_range.len()),
+            hunk_range(prefix + new_range.start, new_range.len())
+        );
+        for op in &group {
+            let (tag, olds, news) = op.as_tag_tuple();
+            let fits = match tag {
+                DiffTag::Equal => push_lines(out, ' ', old_lines[olds].iter().copied()),
+                DiffTag::Delete => push_lines(out, '-', old_lines[olds].iter().copied()),
+                DiffTag::Insert => push_lines(out, '+', new_lines[news].iter().copied()),
+                DiffTag::Replace => {
+                    push_lines(out, '-', old_lines[olds].iter().copied())
+                        && push_lines(out, '+', new_lines[news].iter().copied())
+                }
+            };
+            if !fits {
+                return false;
+            }
+        }
+    }
+    true
+}
+
+/// One hunk deleting all of `old` and adding all of `new`; false when cut
+/// at the size cap.
+fn whole_hunk(out: &mut String, prefix: usize, old: &str, new: &str) -> bool {
+    let count = |s: &str| {
+        memchr::memchr_iter(b'\n', s.as_bytes()).count()
+            + usize::from(!s.ends_with('\n') && !s.is_empty())
+    };
+    let _ = writeln!(
+        out,
+        "@@ -{} +{} @@",
+        hunk_range(prefix, count(old)),
+        hunk_range(prefix, count(new))
+    );
+    push_lines(out, '-', old.split_inclusive('\n'))
+        && push_lines(out, '+', new.split_inclusive('\n'))
+}
+
+/// `start,len` in unified-diff form: 1-based, `,len` left out for one
+/// line, and an empty range named by the line before it.
+fn hunk_range(start: usize, len: usize) -> String {
+    match len {
+        0 => format!("{start},0"),
+        1 => format!("{}", start + 1),
+        _ => format!("{},{len}", start + 1),
+    }
+}
+
+/// Appends `lines` with their sign; false once the output is over
+/// [`MAX_DIFF_BYTES`].
+fn push_lines<'a>(out: &mut String, sign: char, lines: impl Iterator<Item = &'a str>) -> bool {
+    for line in lines {
+        if out.len() > MAX_DIFF_BYTES {
+            return false;
+        }
+        out.push(sign);
+        match line.strip_suffix('\n') {
+            Some(body) => {
+                out.push_str(body);
+                out.push('\n');
+            }
+            None => {
+                out.push_str(line);
+                out.push_str("\n\\ No newline at end of file\n");
+            }
+        }
+    }
+    out.len() <= MAX_DIFF_BYTES
+}
+
+/// Cuts whole lines common to the start and the end of both texts, keeping
+/// [`CONTEXT`] of them on each side. Returns how many lines were cut from
+/// the start and the two middles.
+fn trim_common_lines<'o, 'n>(old: &'o str, new: &'n str) -> (usize, &'o str, &'n str) {
+    let (o, n) = (old.as_bytes(), new.as_bytes());
+    let common = o.iter().zip(n).take_while(|(a, b)| a == b).count();
+    // Back up to the start of the line the first difference is on.
+    let mut start = o[..common]
+        .iter()
+        .rposition(|&b| b == b'\n')
+        .map_or(0, |i| i + 1);
+    for _ in 0..CONTEXT {
+        if start == 0 {
+            break;
+        }
+        start = o[..start - 1]
+            .iter()
+            .rposition(|&b| b == b'\n')
+            .map_or(0, |i| i + 1);
+    }
+    let prefix_lines = memchr::memchr_iter(b'\n', &o[..start]).count();
+
+    let room = o.len().min(n.len()) - start;
+    let tail = o
+        .iter()
+        .rev()
+        .zip(n.iter().rev())
+        .take(room)
+        .take_while(|(a, b)| a == b)
+        .count();
+    // The common tail must start a line in both texts: move past its first
+    // newline unless it already starts right after one in both.
+    let (o_tail, n_tail) = (o.len() - tail, n.len() - tail);
+    let at_line_start = |bytes: &[u8], at: usize| at == 0 || bytes[at - 1] == b'\n';
+    let mut skip = if at_line_start(o, o_tail) && at_line_start(n, n_tail) {
+        0
+    } else {
+        match memchr::memchr(b'\n', &o[o_tail..]) {
+            Some(i) => i + 1,
+            None => tail,
+        }
+    };
+    // Keep CONTEXT lines of the tail too.
+    for _ in 0..CONTEXT {
+        if skip >= tail {
+            break;
+        }
+        skip = match memchr::memchr(b'\n', &o[o_tail + skip..]) {
+            Some(i) => skip + i + 1,
+            None => tail,
+        };
+    }
+    let tail = tail - skip.min(tail);
+    (
+        prefix_lines,
+        &old[start..old.len() - tail],
+        &new[start..new.len() - tail],
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn full(old: &str, new: &str) -> String {
+        let mut s = TextDiff::from_lines(old, new)
+            .unified_diff()
+            .context_radius(CONTEXT)
+            .header("a/f", "b/f")
+            .to_string();
+        if s.ends_with('\n') {
+            s.pop();
+        }
+        s
+    }
+
+    #[test]
+    fn equals_similars_own_unified_diff() {
+        let lines: String = (1..=40).map(|i| format!("line {i}\n")).collect();
+        let cases = [
+            (lines.clone(), lines.replace("line 20\n", "LINE 20\n")),
+            (lines.clone(), lines.replace("line 1\n", "")),
+            (lines.clone(), lines.replace("line 40\n", "line 40")),
+            (lines.clone(), format!("{lines}more\n")),
+            (
+                lines.clone(),
+                lines.replace("line 3\n", "x\ny\n").replace("line 30\n", ""),
+            ),
+            (String::new(), "a\nb\n".to_owned()),
+            ("a\nb".to_owned(), String::new()),
+            (
+                "same\nno newline".to_owned(),
+                "same\nno newline!".to_owned(),
+            ),
+        ];
+        for (old, new) in cases {
+            assert_eq!(
+                unified_diff("f", &old, &new),
+                full(&old, &new),
+                "{old:?} -> {new:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn the_whole_hunk_fallback_matches_a_full_replacement() {
+        for (old, new) in [("a\nb\n", "c\n"), ("a", "b\nc"), ("", "x\n"), ("x\n", "")] {
+            let mut out = String::from("--- a/f\n+++ b/f\n");
+            assert!(whole_hunk(&mut out, 0, old, new));
+            out.pop();
+            assert_eq!(out, full(old, new), "{old:?} -> {new:?}");
+        }
+    }
+
+    #[test]
+    fn a_huge_diff_is_cut() {
+        let new = "added line\n".repeat(100_000);
+        let d = unified_diff("f", "", &new);
+        assert!(d.len() < MAX_DIFF_BYTES + 100);
+        assert!(d.ends_with("(diff cut at 512 KiB)"));
+    }
+
+    #[test]
+    fn new_file_is_all_added() {
+        assert_eq!(
+            unified_diff("src/a.rs", "", "x\ny\n"),
+            "--- a/src/a.rs\n+++ b/src/a.rs\n@@ -0,0 +1,2 @@\n+x\n+y"
+        );
+        assert_eq!(unified_diff("f", "same", "same"), "");
+    }
+
+    #[test]
+    fn a_big_file_diffs_only_the_middle() {
+        let old: String = (0..200_000).map(|i| format!("{i}\n")).collect();
+        let new = old.replacen("100000\n", "changed\n", 1);
+        let d = unified_diff("big", &old, &new);
+        assert!(d.contains("@@ -99998,7 +99998,7 @@"), "{d}");
+        assert!(d.contains("-100000\n+changed"));
+    }
+}

@@ -1,0 +1,677 @@
+//! The `edit` tool: exact string replacement in a file the model has read.
+//!
+//! The text replacement itself is [`apply_edit`] (on decoded text) and
+//! [`edit_bytes`] (on a file's bytes: decode, normalize line endings,
+//! replace, encode back), pure functions that property tests and the
+//! `edit_apply` fuzz target call directly.
+//!
+//! ```
+//! use agentcore::tools::edit::{EditError, apply_edit};
+//!
+//! assert_eq!(apply_edit("a b a", "b", "c", false).unwrap(), "a c a");
+//! assert_eq!(apply_edit("a b a", "a", "x", true).unwrap(), "x b x");
+//! let err = apply_edit("a b a", "a", "x", false).unwrap_err();
+//! assert_eq!(err, EditError::Ambiguous(2));
+//! assert_eq!(err.code(), 5);
+//! ```
+
+use std::fmt::Write as _;
+use std::fs;
+use std::io::{self, Read};
+use std::ops::Range;
+use std::path::PathBuf;
+
+use agentcore_stages::{
+    BoxFuture, CallContext, GatedArgs, InterruptBehavior, Tool, ToolError, ToolOutput,
+    ValidationFailure,
+};
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+use super::atomic::write_file;
+use super::blocking::{bad_args, run_blocking};
+use super::diff::unified_diff;
+use super::read::shown_arg;
+use super::read_state::{FileReadState, Freshness, hash_bytes};
+use super::text::{self, Format};
+use super::workspace::{Workspace, open_no_follow};
+
+/// Code and message when the file is not in the ledger (tools.md code 2).
+pub const NOT_READ: (i64, &str) = (
+    2,
+    "File has not been read yet. Read it first before writing to it.",
+);
+/// Code and message when the file changed since it was read (code 3).
+pub const MODIFIED_SINCE_READ: (i64, &str) = (
+    3,
+    "File has been modified since read, either by the user or by a linter. Read it again before attempting to write it.",
+);
+/// The message when the file changed while the call waited at the gate.
+pub const MODIFIED_BEFORE_WRITE: &str =
+    "File has been unexpectedly modified. Read it again before attempting to write it.";
+/// The code for path problems (outside the workspace, missing, a
+/// directory); codes 2–8 are tools.md's.
+pub const PATH_ERROR_CODE: i64 = 1;
+/// Lines of context shown around the changed lines in the result.
+pub const RESULT_CONTEXT: usize = 4;
+/// Lines of the result snippet shown at most.
+const MAX_RESULT_LINES: usize = 400;
+/// Characters of one result line shown before it is cut (as `read` does).
+const MAX_LINE_CHARS: usize = 2000;
+
+const DESCRIPTION: &str = "Performs an exact string replacement in a file. Read the file first \
+with the read tool: editing a file you have not read, or that changed since you read it, is \
+refused. `old_string` must match the file exactly, including indentation (copy it from the read \
+output without the line-number prefix); it must be unique in the file unless `replace_all` is \
+true, so include enough surrounding lines to make it unique. `replace_all` replaces every \
+occurrence, e.g. to rename a variable. An empty `old_string` creates a new file with \
+`new_string` as its content. Line endings (CRLF), a byte-order mark and UTF-16 encoding are kept.";
+
+/// Why an edit cannot be applied to a text. `Display` is the message the
+/// model reads; [`EditError::code`] is tools.md's code.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum EditError {
+    /// `old_string` does not occur (code 4); holds `old_string` as given.
+    #[error("String to replace not found in file.\nString: {0}")]
+    NotFound(String),
+    /// `old_string` occurs this many times and `replace_all` is false
+    /// (code 5).
+    #[error(
+        "Found {0} matches of the string to replace, but replace_all is false. To replace all occurrences, set replace_all to true. To replace only one occurrence, please provide more context to uniquely identify the instance."
+    )]
+    Ambiguous(usize),
+    /// `old_string` equals `new_string` (code 6).
+    #[error("No changes to make: old_string and new_string are exactly the same.")]
+    NoChange,
+    /// Empty `old_string` on a non-empty file (code 7).
+    #[error("Cannot create new file - file already exists.")]
+    FileExists,
+    /// The bytes are not valid UTF-8 or UTF-16 text (code 8).
+    #[error(
+        "File is not valid UTF-8 or UTF-16 text; refusing to edit it so that nothing is corrupted."
+    )]
+    NotText,
+}
+
+impl EditError {
+    /// The numeric code of tools.md's table.
+    pub fn code(&self) -> i64 {
+        match self {
+            EditError::NotFound(_) => 4,
+            EditError::Ambiguous(_) => 5,
+            EditError::NoChange => 6,
+            EditError::FileExists => 7,
+            EditError::NotText => 8,
+        }
+    }
+}
+
+/// An applied edit: the new text and where the replacements landed in it.
+#[derive(Debug)]
+struct Applied {
+    text: String,
+    /// Byte ranges of the inserted `new_string`s in `text`, in order.
+    spans: Vec<Range<usize>>,
+}
+
+/// Replaces `old` by `new` in `text`: the one occurrence, or all of them
+/// with `replace_all`. An empty `old` fills an empty text with `new`.
+///
+/// The result equals `text.replacen(old, new, 1)` for a unique match and
+/// `text.replace(old, new)` with `replace_all` (matches do not overlap).
+pub fn apply_edit(
+    text: &str,
+    old: &str,
+    new: &str,
+    replace_all: bool,
+) -> Result<String, EditError> {
+    apply(text, old, new, replace_all, old).map(|a| a.text)
+}
+
+/// [`apply_edit`] on a file's bytes: decoded (UTF-8, UTF-8 with BOM,
+/// UTF-16 with BOM), with CRLF line endings matched as LF (in `old` and
+/// `new` too), and encoded back in the file's own form, so untouched bytes
+/// stay as they were.
+pub fn edit_bytes(
+    bytes: &[u8],
+    old: &str,
+    new: &str,
+    replace_all: bool,
+) -> Result<Vec<u8>, EditError> {
+    let edited = edit_decoded(bytes, old, new, replace_all)?;
+    Ok(text::encode(&edited.applied.text, edited.format).into_owned())
+}
+
+/// An edit of a file's bytes, before encoding.
+struct Edited {
+    /// The old text, decoded and normalized.
+    old_text: String,
+    applied: Applied,
+    format: Format,
+}
+
+fn edit_decoded(
+    bytes: &[u8],
+    old: &str,
+    new: &str,
+    replace_all: bool,
+) -> Result<Edited, EditError> {
+    if old == new {
+        return Err(EditError::NoChange);
+    }
+    let decoded = text::decode(bytes).ok_or(EditError::NotText)?;
+    let format = decoded.format;
+    let (old_n, new_n) = (format.normalize(old), format.normalize(new));
+    let applied = apply(&decoded.text, &old_n, &new_n, replace_all, old)?;
+    Ok(Edited {
+        old_text: decoded.text.into_owned(),
+        applied,
+        format,
+    })
+}
+
+fn apply(
+    text: &str,
+    old: &str,
+    new: &str,
+    replace_all: bool,
+    old_as_given: &str,
+) -> Result<Applied, EditError> {
+    if old == new {
+        return Err(EditError::NoChange);
+    }
+    if old.is_empty() {
+        return if text.is_empty() {
+            Ok(Applied {
+                text: new.to_owned(),
+                spans: vec![0..new.len()],
+            })
+        } else {
+            Err(EditError::FileExists)
+        };
+    }
+    let starts: Vec<usize> = text.match_indices(old).map(|(i, _)| i).collect();
+    match starts.len() {
+        0 => return Err(EditError::NotFound(old_as_given.to_owned())),
+        1 => {}
+        n if !replace_all => return Err(EditError::Ambiguous(n)),
+        _ => {}
+    }
+    let len = text.len() - starts.len() * old.len() + starts.len() * new.len();
+    let mut out = String::with_capacity(len);
+    let mut spans = Vec::with_capacity(starts.len());
+    let mut from = 0;
+    for start in starts {
+        out.push_str(&text[from..start]);
+        spans.push(out.len()..out.len() + new.len());
+        out.push_str(new);
+        from = start + old.len();
+    }
+    out.push_str(&text[from..]);
+    Ok(Applied { text: out, spans })
+}
+
+/// The `edit` tool. Holds the session's [`Workspace`] and
+/// [`FileReadState`] (shared with `read` and `write`).
+///
+/// ```
+/// use agentcore::tools::{edit::EditTool, read_state::FileReadState, workspace::Workspace};
+/// use agentcore::Tool;
+///
+/// let ws = Workspace::new(std::env::temp_dir()).unwrap();
+/// let edit = EditTool::new(ws, FileReadState::new());
+/// assert_eq!(edit.label(), Some("Edit File"));
+/// assert!(!edit.read_only(&serde_json::json!({})));
+/// ```
+#[derive(Debug)]
+pub struct EditTool {
+    workspace: Workspace,
+    state: FileReadState,
+    schema: Value,
+}
+
+impl EditTool {
+    /// An `edit` tool confined to `workspace`, checking and recording in
+    /// `state`.
+    pub fn new(workspace: Workspace, state: FileReadState) -> Self {
+        let schema = json!({
+            "type": "object",
+            "properties": {
+                "file_path": {
+                    "type": "string",
+                    "description": "The file to modify, absolute or relative to the workspace root."
+                },
+                "old_string": {
+                    "type": "string",
+                    "description": "The exact text to replace, as it appears in the file (without read's line-number prefixes). Empty to create a new file."
+                },
+                "new_string": {
+                    "type": "string",
+                    "description": "The text to replace it with (must differ from old_string)."
+                },
+                "replace_all": {
+                    "type": "boolean",
+                    "default": false,
+                    "description": "Replace every occurrence of old_string (default false: it must occur exactly once)."
+                }
+            },
+            "required": ["file_path", "old_string", "new_string"],
+            "additionalProperties": false
+        });
+        Self {
+            workspace,
+            state,
+            schema,
+        }
+    }
+}
+
+#[derive(Clone, Debug, Deserialize)]
+struct EditArgs {
+    file_path: String,
+    old_string: String,
+    new_string: String,
+    #[serde(default)]
+    replace_all: bool,
+}
+
+impl Tool for EditTool {
+    fn name(&self) -> &str {
+        "edit"
+    }
+
+    fn description(&self) -> &str {
+        DESCRIPTION
+    }
+
+    fn schema(&self) -> &Value {
+        &self.schema
+    }
+
+    fn label(&self) -> Option<&str> {
+        Some("Edit File")
+    }
+
+    fn read_only(&self, _args: &Value) -> bool {
+        false
+    }
+
+    fn concurrency_safe(&self, _args: &Value) -> Option<bool> {
+        Some(false)
+    }
+
+    fn interrupt_behavior(&self, _args: &Value) -> InterruptBehavior {
+        InterruptBehavior::Block
+    }
+
+    fn activity(&self, args: &Value) -> Option<String> {
+        let path = args.get("file_path")?.as_str()?;
+        Some(format!("Editing {}", shown_arg(&self.workspace, path)))
+    }
+
+    fn validate<'a>(
+        &'a self,
+        args: &'a Value,
+        _cx: &'a CallContext,
+    ) -> BoxFuture<'a, Result<(), ValidationFailure>> {
+        Box::pin(async move {
+            let args = parse_for_check(args)?;
+            let workspace = self.workspace.clone();
+            let state = self.state.clone();
+            blocking_check(move || check(&workspace, &state, &args)).await
+        })
+    }
+
+    fn preview<'a>(
+        &'a self,
+        args: &'a Value,
+        _cx: &'a CallContext,
+    ) -> BoxFuture<'a, Result<Option<String>, ToolError>> {
+        Box::pin(async move {
+            let args: EditArgs =
+                serde_json::from_value(args.clone()).map_err(|e| bad_args("edit", e))?;
+            let workspace = self.workspace.clone();
+            tokio::task::spawn_blocking(move || preview(&workspace, &args))
+                .await
+                .map_err(|e| ToolError::new(format!("internal error in the tool: {e}")))?
+                .map(Some)
+        })
+    }
+
+    fn execute<'a>(
+        &'a self,
+        args: GatedArgs,
+        cx: &'a CallContext,
+    ) -> BoxFuture<'a, Result<ToolOutput, ToolError>> {
+        Box::pin(async move {
+            let args: EditArgs = args.parse().map_err(|e| bad_args("edit", e))?;
+            let path = self
+                .workspace
+                .resolve_new(&args.file_path)
+                .map_err(|e| ToolError::new(e.to_string()))?;
+            let lock = self.state.path_lock(&path).lock_owned().await;
+            let workspace = self.workspace.clone();
+            let state = self.state.clone();
+            run_blocking(cx, move |_token| {
+                // Held until the write is done and stamped, even if the
+                // call's future is dropped meanwhile.
+                let _lock = lock;
+                execute(&workspace, &state, path, &args)
+            })
+            .await
+        })
+    }
+}
+
+fn parse_for_check<T: for<'de> Deserialize<'de>>(args: &Value) -> Result<T, ValidationFailure> {
+    serde_json::from_value(args.clone())
+        .map_err(|e| ValidationFailure::new(PATH_ERROR_CODE, format!("invalid arguments: {e}")))
+}
+
+/// Runs a read-only check on the blocking pool.
+pub(crate) async fn blocking_check<F>(check: F) -> Result<(), ValidationFailure>
+where
+    F: FnOnce() -> Result<(), ValidationFailure> + Send + 'static,
+{
+    tokio::task::spawn_blocking(check)
+        .await
+        .unwrap_or_else(|e| {
+            Err(ValidationFailure::new(
+                PATH_ERROR_CODE,
+                format!("internal error in the tool: {e}"),
+            ))
+        })
+}
+
+fn path_failure(e: impl ToString) -> ValidationFailure {
+    ValidationFailure::new(PATH_ERROR_CODE, e.to_string())
+}
+
+fn edit_failure(e: EditError) -> ValidationFailure {
+    ValidationFailure::new(e.code(), e.to_string())
+}
+
+/// Reads a whole file without following a symlink swapped in at the end.
+pub(crate) fn read_bytes(path: &std::path::Path) -> io::Result<Vec<u8>> {
+    let mut file = open_no_follow(path)?;
+    let mut bytes = Vec::with_capacity(file.metadata().map_or(0, |m| m.len() as usize));
+    file.read_to_end(&mut bytes)?;
+    Ok(bytes)
+}
+
+/// validate: codes 6, 1, 8, 7, 2, 3, 4, 5 in that order. Read-only.
+fn check(
+    workspace: &Workspace,
+    state: &FileReadState,
+    args: &EditArgs,
+) -> Result<(), ValidationFailure> {
+    if args.old_string == args.new_string {
+        return Err(edit_failure(EditError::NoChange));
+    }
+    let path = workspace
+        .resolve_new(&args.file_path)
+        .map_err(path_failure)?;
+    let shown = workspace.display(&path);
+    let meta = match fs::metadata(&path) {
+        Ok(meta) => meta,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => {
+            return if args.old_string.is_empty() {
+                // Creating a new file needs no read.
+                Ok(())
+            } else {
+                Err(path_failure(format!(
+                    "File does not exist: {shown}. To create it, give an empty old_string (or use the write tool)."
+                )))
+            };
+        }
+        Err(e) => return Err(path_failure(format!("Cannot read {shown}: {e}"))),
+    };
+    if meta.is_dir() {
+        return Err(path_failure(format!(
+            "{shown} is a directory; give the path of a file to edit."
+        )));
+    }
+    let bytes = read_bytes(&path).map_err(|e| path_failure(format!("Cannot read {shown}: {e}")))?;
+    let decoded = text::decode(&bytes).ok_or_else(|| edit_failure(EditError::NotText))?;
+    if args.old_string.is_empty() && !decoded.text.is_empty() {
+        return Err(edit_failure(EditError::FileExists));
+    }
+    match state
+        .freshness(&path)
+        .map_err(|e| path_failure(format!("Cannot read {shown}: {e}")))?
+    {
+        Freshness::NotRead => return Err(ValidationFailure::new(NOT_READ.0, NOT_READ.1)),
+        Freshness::Changed => {
+            return Err(ValidationFailure::new(
+                MODIFIED_SINCE_READ.0,
+                MODIFIED_SINCE_READ.1,
+            ));
+        }
+        // An edit changes only text the model quotes: a partial read will do.
+        Freshness::Partial | Freshness::Unchanged => {}
+    }
+    let format = decoded.format;
+    let (old, new) = (
+        format.normalize(&args.old_string),
+        format.normalize(&args.new_string),
+    );
+    count_check(&decoded.text, &old, &new, args)
+}
+
+/// Codes 4 and 5 without building the new text.
+fn count_check(text: &str, old: &str, new: &str, args: &EditArgs) -> Result<(), ValidationFailure> {
+    if old == new {
+        return Err(edit_failure(EditError::NoChange));
+    }
+    if old.is_empty() {
+        return Ok(());
+    }
+    match text.matches(old).count() {
+        0 => Err(edit_failure(EditError::NotFound(args.old_string.clone()))),
+        n if n > 1 && !args.replace_all => Err(edit_failure(EditError::Ambiguous(n))),
+        _ => Ok(()),
+    }
+}
+
+fn preview(workspace: &Workspace, args: &EditArgs) -> Result<String, ToolError> {
+    let path = workspace
+        .resolve_new(&args.file_path)
+        .map_err(|e| ToolError::new(e.to_string()))?;
+    let shown = workspace.display(&path);
+    let bytes = match read_bytes(&path) {
+        Ok(bytes) => bytes,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => Vec::new(),
+        Err(e) => return Err(ToolError::new(format!("Cannot read {shown}: {e}"))),
+    };
+    let edited = edit_decoded(&bytes, &args.old_string, &args.new_string, args.replace_all)
+        .map_err(|e| ToolError::new(e.to_string()))?;
+    Ok(unified_diff(&shown, &edited.old_text, &edited.applied.text))
+}
+
+fn execute(
+    workspace: &Workspace,
+    state: &FileReadState,
+    path: PathBuf,
+    args: &EditArgs,
+) -> Result<ToolOutput, ToolError> {
+    let shown = workspace.display(&path);
+    let modified = || ToolError::new(MODIFIED_BEFORE_WRITE);
+    let bytes = match fs::metadata(&path) {
+        Err(e) if e.kind() == io::ErrorKind::NotFound => {
+            if !args.old_string.is_empty() {
+                // It existed when validated and is gone now.
+                return Err(modified());
+            }
+            Vec::new()
+        }
+        Err(e) => return Err(ToolError::new(format!("Cannot read {shown}: {e}"))),
+        Ok(_) => {
+            // The last check, under the path lock, right before the write.
+            match state.freshness(&path) {
+                Ok(Freshness::Partial | Freshness::Unchanged) => {}
+                Ok(Freshness::NotRead | Freshness::Changed) => return Err(modified()),
+                Err(e) => return Err(ToolError::new(format!("Cannot read {shown}: {e}"))),
+            }
+            let bytes = read_bytes(&path)
+                .map_err(|e| ToolError::new(format!("Cannot read {shown}: {e}")))?;
+            // The bytes edited must be the bytes the model saw.
+            match state.get(&path) {
+                Some(stamp) if stamp.hash == hash_bytes(&bytes) => bytes,
+                _ => return Err(modified()),
+            }
+        }
+    };
+    let edited = edit_decoded(&bytes, &args.old_string, &args.new_string, args.replace_all)
+        .map_err(|e| ToolError::new(e.to_string()))?;
+    drop(bytes);
+    let new_bytes = text::encode(&edited.applied.text, edited.format);
+    write_file(&path, &new_bytes)
+        .map_err(|e| ToolError::new(format!("Cannot write {shown}: {e}")))?;
+    state
+        .record_after_write(&path, &new_bytes)
+        .map_err(|e| ToolError::new(format!("Wrote {shown} but cannot stat it: {e}")))?;
+    let mut out = format!("The file {shown} has been updated successfully.");
+    let snippet = snippet(&edited.applied.text, &edited.applied.spans);
+    if !snippet.is_empty() {
+        out.push('\n');
+        out.push_str(&snippet);
+    }
+    Ok(ToolOutput::text(out))
+}
+
+/// The changed lines of `text` with [`RESULT_CONTEXT`] lines around them,
+/// numbered as `read` shows them; separate regions are split by `...`.
+fn snippet(text: &str, spans: &[Range<usize>]) -> String {
+    let bytes = text.as_bytes();
+    let total_lines = {
+        let n = memchr::memchr_iter(b'\n', bytes).count();
+        if text.is_empty() || text.ends_with('\n') {
+            n
+        } else {
+            n + 1
+        }
+    };
+    if total_lines == 0 {
+        return String::new();
+    }
+    // 0-based line ranges to show, merged in order.
+    let mut regions: Vec<Range<usize>> = Vec::new();
+    let (mut pos, mut line) = (0usize, 0usize);
+    for span in spans {
+        line += memchr::memchr_iter(b'\n', &bytes[pos..span.start]).count();
+        pos = span.start;
+        // A newline ending the inserted text ends its last line; the line
+        // after it is unchanged.
+        let inner_end = span.end.saturating_sub(1).max(span.start);
+        let inner = memchr::memchr_iter(b'\n', &bytes[span.start..inner_end]).count();
+        let first = line.min(total_lines - 1);
+        let last = (line + inner).min(total_lines - 1);
+        let from = first.saturating_sub(RESULT_CONTEXT);
+        let to = (last + RESULT_CONTEXT + 1).min(total_lines);
+        match regions.last_mut() {
+            Some(prev) if from <= prev.end => prev.end = prev.end.max(to),
+            _ => regions.push(from..to),
+        }
+    }
+    let mut out = String::new();
+    let mut shown = 0usize;
+    let mut region = 0usize;
+    for (i, body) in text.split('\n').enumerate() {
+        let Some(r) = regions.get(region) else { break };
+        if i >= total_lines {
+            break;
+        }
+        if i < r.start {
+            continue;
+        }
+        if shown == MAX_RESULT_LINES {
+            let _ = write!(
+                out,
+                "\n(more changed lines not shown; read the file to see them)"
+            );
+            break;
+        }
+        if !out.is_empty() {
+            out.push('\n');
+            if i == r.start && region > 0 {
+                out.push_str("...\n");
+            }
+        }
+        let _ = write!(out, "{:>6}\t{}", i + 1, cut_line(body));
+        shown += 1;
+        if i + 1 >= r.end {
+            region += 1;
+        }
+    }
+    out
+}
+
+fn cut_line(line: &str) -> std::borrow::Cow<'_, str> {
+    match line.char_indices().nth(MAX_LINE_CHARS) {
+        None => line.into(),
+        Some((at, _)) => {
+            let more = line[at..].chars().count();
+            format!("{} [… {more} more characters]", &line[..at]).into()
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn unique_and_all_replacements() {
+        assert_eq!(apply_edit("abcabc", "bc", "X", true).unwrap(), "aXaX");
+        assert_eq!(apply_edit("abc", "b", "", false).unwrap(), "ac");
+        assert_eq!(apply_edit("aaa", "aa", "b", true).unwrap(), "ba");
+        assert_eq!(
+            apply_edit("abc", "z", "y", false),
+            Err(EditError::NotFound("z".into()))
+        );
+        assert_eq!(apply_edit("x", "x", "x", false), Err(EditError::NoChange));
+        assert_eq!(apply_edit("", "", "new", false).unwrap(), "new");
+        assert_eq!(
+            apply_edit("x", "", "new", false),
+            Err(EditError::FileExists)
+        );
+    }
+
+    #[test]
+    fn crlf_bytes_are_edited_as_lf_and_written_back() {
+        let out = edit_bytes(b"a\r\nb\r\nc\r\n", "a\nb", "A\nB\nb2", false).unwrap();
+        assert_eq!(out, b"A\r\nB\r\nb2\r\nc\r\n");
+        let out = edit_bytes(b"a\r\nb\r\n", "a\r\nb", "x", false).unwrap();
+        assert_eq!(out, b"x\r\n");
+        assert_eq!(
+            edit_bytes(b"\xFF\xFF", "a", "b", false),
+            Err(EditError::NotText)
+        );
+    }
+
+    #[test]
+    fn snippet_shows_context_and_separates_regions() {
+        let text: String = (1..=30).map(|i| format!("l{i}\n")).collect();
+        let a = apply(&text, "l10\n", "ten\n", false, "l10\n").unwrap();
+        let s = snippet(&a.text, &a.spans);
+        let first = s.lines().next().unwrap();
+        assert_eq!(first, "     6\tl6");
+        assert_eq!(s.lines().last().unwrap(), "    14\tl14");
+        assert!(s.contains("    10\tten"));
+
+        let text = text.replace("l2\n", "X\n").replace("l25\n", "X\n");
+        let a = apply(&text, "X\n", "Y\n", true, "X\n").unwrap();
+        let s = snippet(&a.text, &a.spans);
+        assert!(s.starts_with("     1\tl1\n     2\tY\n"), "{s}");
+        assert!(s.contains("\n...\n    21\tl21"), "{s}");
+        assert!(s.ends_with("    29\tl29"), "{s}");
+    }
+
+    #[test]
+    fn snippet_of_a_deletion_and_of_an_empty_text() {
+        let a = apply("a\nb\nc", "b\n", "", false, "b\n").unwrap();
+        assert_eq!(snippet(&a.text, &a.spans), "     1\ta\n     2\tc");
+        let a = apply("a", "a", "", false, "a").unwrap();
+        assert_eq!(snippet(&a.text, &a.spans), "");
+    }
+}

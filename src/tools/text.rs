@@ -1,0 +1,227 @@
+//! A file's bytes as text for `edit`, and back, byte for byte.
+//!
+//! [`decode`] accepts UTF-8 (with or without a BOM) and UTF-16 after a BOM,
+//! strictly: one invalid sequence and the file is not text, so that an edit
+//! can never turn bytes it did not understand into U+FFFD. A file whose every
+//! line ends in CRLF is handed out with LF endings (as `read` shows it) and
+//! [`encode`] puts the CRs back; the pair is exact, so untouched lines come
+//! back as they were.
+
+use std::borrow::Cow;
+
+use encoding_rs::{UTF_16BE, UTF_16LE};
+
+const UTF8_BOM: &[u8] = b"\xEF\xBB\xBF";
+const UTF16LE_BOM: &[u8] = b"\xFF\xFE";
+const UTF16BE_BOM: &[u8] = b"\xFE\xFF";
+
+/// How the file's characters are stored.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Encoding {
+    /// UTF-8 without a BOM.
+    Utf8,
+    /// UTF-8 after the BOM `EF BB BF`.
+    Utf8Bom,
+    /// UTF-16 little-endian after the BOM `FF FE`.
+    Utf16Le,
+    /// UTF-16 big-endian after the BOM `FE FF`.
+    Utf16Be,
+}
+
+/// How the file's lines end.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum LineEnding {
+    /// `\n`, or a mix, or no line break at all: the text is used as is.
+    Lf,
+    /// Every `\n` is preceded by `\r`: the text is handed out with `\n`.
+    Crlf,
+}
+
+/// Everything needed to write edited text back in the file's own form.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Format {
+    pub(crate) encoding: Encoding,
+    pub(crate) line_ending: LineEnding,
+}
+
+impl Format {
+    /// Plain UTF-8 with LF endings.
+    #[cfg(test)]
+    pub(crate) const PLAIN: Format = Format {
+        encoding: Encoding::Utf8,
+        line_ending: LineEnding::Lf,
+    };
+
+    /// A string from the model (old_string, new_string) as it would appear
+    /// in the decoded text: CRLF becomes LF in a CRLF file.
+    pub(crate) fn normalize<'a>(&self, s: &'a str) -> Cow<'a, str> {
+        match self.line_ending {
+            LineEnding::Crlf if s.contains("\r\n") => Cow::Owned(s.replace("\r\n", "\n")),
+            _ => Cow::Borrowed(s),
+        }
+    }
+}
+
+/// A file decoded: its text (LF endings for a CRLF file) and its form.
+#[derive(Debug)]
+pub(crate) struct Decoded<'a> {
+    pub(crate) text: Cow<'a, str>,
+    pub(crate) format: Format,
+}
+
+/// Decodes a file's bytes, or `None` when they are not valid UTF-8 or
+/// UTF-16 text.
+pub(crate) fn decode(bytes: &[u8]) -> Option<Decoded<'_>> {
+    let (encoding, text): (Encoding, Cow<'_, str>) =
+        if let Some(rest) = bytes.strip_prefix(UTF8_BOM) {
+            (
+                Encoding::Utf8Bom,
+                Cow::Borrowed(std::str::from_utf8(rest).ok()?),
+            )
+        } else if let Some(rest) = bytes.strip_prefix(UTF16LE_BOM) {
+            (Encoding::Utf16Le, decode_utf16(rest, true)?)
+        } else if let Some(rest) = bytes.strip_prefix(UTF16BE_BOM) {
+            (Encoding::Utf16Be, decode_utf16(rest, false)?)
+        } else {
+            (
+                Encoding::Utf8,
+                Cow::Borrowed(std::str::from_utf8(bytes).ok()?),
+            )
+        };
+    let line_ending = line_ending(&text);
+    let text = match line_ending {
+        LineEnding::Crlf => Cow::Owned(text.replace("\r\n", "\n")),
+        LineEnding::Lf => text,
+    };
+    Some(Decoded {
+        text,
+        format: Format {
+            encoding,
+            line_ending,
+        },
+    })
+}
+
+fn decode_utf16(bytes: &[u8], little_endian: bool) -> Option<Cow<'static, str>> {
+    let encoding = if little_endian { UTF_16LE } else { UTF_16BE };
+    // Strict: a lone surrogate or an odd trailing byte makes it not text.
+    encoding
+        .decode_without_bom_handling_and_without_replacement(bytes)
+        .map(|text| Cow::Owned(text.into_owned()))
+}
+
+/// CRLF when there is at least one `\r\n` and no bare `\n`; then replacing
+/// every `\r\n` by `\n` and back again is exact.
+fn line_ending(text: &str) -> LineEnding {
+    let bytes = text.as_bytes();
+    let mut any = false;
+    for i in memchr::memchr_iter(b'\n', bytes) {
+        if i == 0 || bytes[i - 1] != b'\r' {
+            return LineEnding::Lf;
+        }
+        any = true;
+    }
+    if any {
+        LineEnding::Crlf
+    } else {
+        LineEnding::Lf
+    }
+}
+
+/// Encodes `text` (LF endings for a CRLF file) back in `format`: CRs put
+/// back, BOM restored, UTF-16 re-encoded.
+pub(crate) fn encode<'a>(text: &'a str, format: Format) -> Cow<'a, [u8]> {
+    let text: Cow<'a, str> = match format.line_ending {
+        LineEnding::Crlf => Cow::Owned(text.replace('\n', "\r\n")),
+        LineEnding::Lf => Cow::Borrowed(text),
+    };
+    match format.encoding {
+        Encoding::Utf8 => match text {
+            Cow::Borrowed(s) => Cow::Borrowed(s.as_bytes()),
+            Cow::Owned(s) => Cow::Owned(s.into_bytes()),
+        },
+        Encoding::Utf8Bom => {
+            let mut out = Vec::with_capacity(UTF8_BOM.len() + text.len());
+            out.extend_from_slice(UTF8_BOM);
+            out.extend_from_slice(text.as_bytes());
+            Cow::Owned(out)
+        }
+        Encoding::Utf16Le | Encoding::Utf16Be => {
+            let le = format.encoding == Encoding::Utf16Le;
+            let mut out = Vec::with_capacity(2 + text.len() * 2);
+            out.extend_from_slice(if le { UTF16LE_BOM } else { UTF16BE_BOM });
+            for unit in text.encode_utf16() {
+                out.extend_from_slice(&if le {
+                    unit.to_le_bytes()
+                } else {
+                    unit.to_be_bytes()
+                });
+            }
+            Cow::Owned(out)
+        }
+    }
+}
+
+/// The bytes as text for a diff: decoded when they are text, lossy
+/// otherwise (a preview of overwriting a binary file).
+pub(crate) fn for_display(bytes: &[u8]) -> Cow<'_, str> {
+    match decode(bytes) {
+        Some(decoded) => decoded.text,
+        None => String::from_utf8_lossy(bytes),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn round_trip(bytes: &[u8]) -> Format {
+        let decoded = decode(bytes).expect("text");
+        assert_eq!(encode(&decoded.text, decoded.format).as_ref(), bytes);
+        decoded.format
+    }
+
+    #[test]
+    fn plain_utf8_is_borrowed_and_exact() {
+        let d = decode(b"a\nb").unwrap();
+        assert!(matches!(d.text, Cow::Borrowed("a\nb")));
+        assert_eq!(round_trip(b"a\nb"), Format::PLAIN);
+        assert_eq!(round_trip(b""), Format::PLAIN);
+    }
+
+    #[test]
+    fn crlf_is_normalized_and_restored() {
+        let d = decode(b"a\r\nb\r\r\nc").unwrap();
+        assert_eq!(d.text, "a\nb\r\nc");
+        assert_eq!(d.format.line_ending, LineEnding::Crlf);
+        round_trip(b"a\r\nb\r\r\nc");
+        // A mix is left alone.
+        let d = decode(b"a\r\nb\nc").unwrap();
+        assert_eq!(d.text, "a\r\nb\nc");
+        assert_eq!(round_trip(b"a\r\nb\nc").line_ending, LineEnding::Lf);
+    }
+
+    #[test]
+    fn boms_and_utf16_round_trip() {
+        assert_eq!(round_trip(b"\xEF\xBB\xBFhi\n").encoding, Encoding::Utf8Bom);
+        let le: Vec<u8> = [
+            0xFF, 0xFE, b'h', 0, b'\r', 0, b'\n', 0, 0x3D, 0xD8, 0x00, 0xDE,
+        ]
+        .to_vec();
+        let f = round_trip(&le);
+        assert_eq!(f.encoding, Encoding::Utf16Le);
+        assert_eq!(f.line_ending, LineEnding::Crlf);
+        assert_eq!(decode(&le).unwrap().text, "h\n😀");
+        let be = [0xFE, 0xFF, 0, b'h', 0, b'i'];
+        assert_eq!(round_trip(&be).encoding, Encoding::Utf16Be);
+    }
+
+    #[test]
+    fn invalid_text_is_refused() {
+        assert!(decode(b"ab\xFFcd").is_none());
+        assert!(decode(b"\xEF\xBB\xBF\xC3").is_none());
+        // Odd length and a lone surrogate in UTF-16.
+        assert!(decode(&[0xFF, 0xFE, b'a']).is_none());
+        assert!(decode(&[0xFF, 0xFE, 0x00, 0xD8, b'a', 0]).is_none());
+    }
+}
