@@ -184,7 +184,7 @@ fn apply(
         return if text.is_empty() {
             Ok(Applied {
                 text: new.to_owned(),
-                spans: vec![0..new.len()],
+                spans: std::iter::once(0..new.len()).collect(),
             })
         } else {
             Err(EditError::FileExists)
