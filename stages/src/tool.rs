@@ -160,3 +160,137 @@ pub fn is_concurrency_safe(tool: &dyn Tool, args: &Value) -> bool {
     tool.concurrency_safe(args)
         .unwrap_or_else(|| tool.read_only(args))
 }
+
+/// A tool with typed extensions added by the harness: every method is the
+/// inner tool's, except [`Tool::extensions`], which also holds what was
+/// added here (the harness's values win over the tool's own of the same
+/// type).
+///
+/// ```
+/// # use agentcore_stages::tool::WithExtensions;
+/// # fn wrap<T: agentcore_stages::Tool>(tool: T) {
+/// #[derive(Clone)]
+/// struct Owner(&'static str);
+/// let tool = WithExtensions::new(tool).with(Owner("platform team"));
+/// # }
+/// ```
+pub struct WithExtensions<T> {
+    inner: T,
+    extensions: Extensions,
+}
+
+impl<T: Tool> WithExtensions<T> {
+    /// Wraps `inner`, starting from its own extensions.
+    pub fn new(inner: T) -> Self {
+        let extensions = inner.extensions().clone();
+        Self { inner, extensions }
+    }
+
+    /// Adds `value`, replacing any value of the same type.
+    pub fn with<V: Clone + Send + Sync + 'static>(mut self, value: V) -> Self {
+        self.extensions.insert(value);
+        self
+    }
+
+    /// The wrapped tool.
+    pub fn get_ref(&self) -> &T {
+        &self.inner
+    }
+}
+
+impl<T: Tool> Tool for WithExtensions<T> {
+    fn name(&self) -> &str {
+        self.inner.name()
+    }
+    fn description(&self) -> &str {
+        self.inner.description()
+    }
+    fn schema(&self) -> &Value {
+        self.inner.schema()
+    }
+    fn execute<'a>(
+        &'a self,
+        args: GatedArgs,
+        cx: &'a CallContext,
+    ) -> BoxFuture<'a, Result<ToolOutput, ToolError>> {
+        self.inner.execute(args, cx)
+    }
+    fn label(&self) -> Option<&str> {
+        self.inner.label()
+    }
+    fn validate<'a>(
+        &'a self,
+        args: &'a Value,
+        cx: &'a CallContext,
+    ) -> BoxFuture<'a, Result<(), ValidationFailure>> {
+        self.inner.validate(args, cx)
+    }
+    fn preview<'a>(
+        &'a self,
+        args: &'a Value,
+        cx: &'a CallContext,
+    ) -> BoxFuture<'a, Result<Option<String>, ToolError>> {
+        self.inner.preview(args, cx)
+    }
+    fn read_only(&self, args: &Value) -> bool {
+        self.inner.read_only(args)
+    }
+    fn concurrency_safe(&self, args: &Value) -> Option<bool> {
+        self.inner.concurrency_safe(args)
+    }
+    fn activity(&self, args: &Value) -> Option<String> {
+        self.inner.activity(args)
+    }
+    fn interrupt_behavior(&self, args: &Value) -> InterruptBehavior {
+        self.inner.interrupt_behavior(args)
+    }
+    fn observes_cancellation(&self) -> bool {
+        self.inner.observes_cancellation()
+    }
+    fn extensions(&self) -> &Extensions {
+        &self.extensions
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    struct Bare(Value);
+
+    impl Tool for Bare {
+        fn name(&self) -> &str {
+            "bare"
+        }
+        fn description(&self) -> &str {
+            "d"
+        }
+        fn schema(&self) -> &Value {
+            &self.0
+        }
+        fn read_only(&self, _args: &Value) -> bool {
+            true
+        }
+        fn execute<'a>(
+            &'a self,
+            _args: GatedArgs,
+            _cx: &'a CallContext,
+        ) -> BoxFuture<'a, Result<ToolOutput, ToolError>> {
+            Box::pin(async { Ok(ToolOutput::text("x")) })
+        }
+    }
+
+    #[derive(Clone, Debug, PartialEq)]
+    struct Tag(u8);
+
+    #[test]
+    fn extensions_are_added_and_everything_else_delegates() {
+        let tool = WithExtensions::new(Bare(json!({}))).with(Tag(7));
+        assert_eq!(tool.extensions().get::<Tag>(), Some(&Tag(7)));
+        assert_eq!(tool.name(), "bare");
+        assert!(tool.read_only(&json!({})));
+        assert!(is_concurrency_safe(&tool, &json!({})));
+        assert!(Bare(json!({})).extensions().get::<Tag>().is_none());
+    }
+}
