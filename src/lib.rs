@@ -13,5 +13,6 @@ pub use agentcore_stages::*;
 pub mod approval;
 pub mod message;
 pub mod scheduler;
+pub mod session;
 pub mod tools;
 pub mod turn;

@@ -1,0 +1,226 @@
+//! A session with the seven built-in tools: one workspace, one read ledger,
+//! one bash output folder, one approval engine, one breaker, one scheduler.
+//!
+//! This is what the CLI and the MCP server run; a harness can use it as is
+//! or assemble the parts itself.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use agentcore_stages::tool::WithExtensions;
+use agentcore_stages::{EventSink, Pipeline, Tool, ToolRegistry};
+
+use crate::approval::{ApprovalEngine, Mode, Permissions, Policy, PolicyError};
+use crate::scheduler::{Scheduler, SchedulerConfig, SteeringPolicy};
+use crate::tools::bash::{BashTool, OutputDir};
+use crate::tools::edit::EditTool;
+use crate::tools::glob::GlobTool;
+use crate::tools::grep::GrepTool;
+use crate::tools::ls::LsTool;
+use crate::tools::read::ReadTool;
+use crate::tools::read_state::FileReadState;
+use crate::tools::workspace::Workspace;
+use crate::tools::write::WriteTool;
+use crate::turn::Turn;
+
+/// How to set up a [`Session`].
+#[derive(Clone, Debug)]
+pub struct SessionConfig {
+    /// The workspace root.
+    pub root: PathBuf,
+    /// The approval mode; `None` takes the policy's (or `default`).
+    pub mode: Option<Mode>,
+    /// Rules and extra roots for the approval engine.
+    pub policy: Option<Policy>,
+    /// Safe calls that may run side by side.
+    pub max_concurrency: usize,
+    /// Consecutive failures that disable a tool; 0 turns the breaker off.
+    pub max_tool_errors: u32,
+    /// What steering does.
+    pub steering: SteeringPolicy,
+}
+
+impl SessionConfig {
+    /// Defaults for a workspace at `root`: default mode, no policy, 10
+    /// concurrent safe calls, 3 consecutive errors, skip on steering.
+    pub fn new(root: impl Into<PathBuf>) -> Self {
+        Self {
+            root: root.into(),
+            mode: None,
+            policy: None,
+            max_concurrency: 10,
+            max_tool_errors: 3,
+            steering: SteeringPolicy::SkipPending,
+        }
+    }
+}
+
+/// Why a session could not start.
+#[derive(Debug, thiserror::Error)]
+pub enum SessionError {
+    /// The workspace root cannot be used.
+    #[error("cannot use {path} as the workspace root: {source}")]
+    Root {
+        /// The root given.
+        path: PathBuf,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// The bash output folder could not be created.
+    #[error("cannot create the session's output folder: {0}")]
+    OutputDir(std::io::Error),
+    /// The policy's extra roots cannot be used.
+    #[error(transparent)]
+    Policy(#[from] PolicyError),
+}
+
+/// The built-in tools in a running session.
+pub struct Session {
+    workspace: Workspace,
+    read_state: FileReadState,
+    output_dir: Arc<OutputDir>,
+    approval: ApprovalEngine,
+    registry: Arc<ToolRegistry>,
+    pipeline: Pipeline,
+    scheduler: Scheduler,
+}
+
+impl std::fmt::Debug for Session {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Session")
+            .field("root", &self.workspace.root())
+            .field("mode", &self.approval.mode())
+            .finish_non_exhaustive()
+    }
+}
+
+impl Session {
+    /// Starts a session; must run inside a tokio runtime (the scheduler's
+    /// worker is spawned).
+    pub fn start(config: SessionConfig) -> Result<Self, SessionError> {
+        let mut workspace = Workspace::new(&config.root).map_err(|source| SessionError::Root {
+            path: config.root.clone(),
+            source,
+        })?;
+        let output_dir = Arc::new(OutputDir::new().map_err(SessionError::OutputDir)?);
+        workspace
+            .add_root(output_dir.path())
+            .map_err(SessionError::OutputDir)?;
+        let mut approval = ApprovalEngine::new(workspace.root());
+        if let Some(policy) = &config.policy {
+            policy.apply_roots(&mut workspace)?;
+            approval = approval.with_policy(policy);
+        }
+        if let Some(mode) = config.mode {
+            approval = approval.with_mode(mode);
+        }
+        let read_state = FileReadState::new();
+        let registry = Arc::new(builtin_registry(
+            &workspace,
+            &read_state,
+            &output_dir,
+            &approval,
+        ));
+        let pipeline = Pipeline::builder()
+            .registry(registry.clone())
+            .gate(Arc::new(approval.clone()))
+            .max_tool_errors(config.max_tool_errors)
+            .build();
+        let scheduler = Scheduler::new(
+            pipeline.service(),
+            registry.clone(),
+            SchedulerConfig {
+                max_concurrency: config.max_concurrency,
+                steering: config.steering,
+                ..SchedulerConfig::default()
+            },
+        );
+        Ok(Self {
+            workspace,
+            read_state,
+            output_dir,
+            approval,
+            registry,
+            pipeline,
+            scheduler,
+        })
+    }
+
+    /// A new turn whose events go to `sink`.
+    pub fn turn(&self, sink: EventSink) -> Turn {
+        Turn::new(&self.scheduler, sink)
+    }
+
+    /// A new user prompt starts a run: the breaker's counts reset.
+    pub fn new_prompt(&self) {
+        self.pipeline.breaker().reset();
+    }
+
+    /// The scheduler, for calls that are not part of a turn (MCP requests).
+    pub fn scheduler(&self) -> &Scheduler {
+        &self.scheduler
+    }
+
+    /// The tools.
+    pub fn registry(&self) -> &Arc<ToolRegistry> {
+        &self.registry
+    }
+
+    /// The workspace.
+    pub fn workspace(&self) -> &Workspace {
+        &self.workspace
+    }
+
+    /// The read-before-write ledger.
+    pub fn read_state(&self) -> &FileReadState {
+        &self.read_state
+    }
+
+    /// The approval engine.
+    pub fn approval(&self) -> &ApprovalEngine {
+        &self.approval
+    }
+
+    /// Where bash keeps full outputs (removed when the session ends).
+    pub fn output_dir(&self) -> &Arc<OutputDir> {
+        &self.output_dir
+    }
+}
+
+/// The seven built-in tools over one workspace and ledger, each carrying
+/// its approval [`Permissions`].
+pub fn builtin_registry(
+    workspace: &Workspace,
+    read_state: &FileReadState,
+    output_dir: &Arc<OutputDir>,
+    approval: &ApprovalEngine,
+) -> ToolRegistry {
+    let _ = approval;
+    let tools: Vec<Arc<dyn Tool>> = vec![
+        with_permissions(ReadTool::new(workspace.clone(), read_state.clone())),
+        with_permissions(GlobTool::new(workspace.clone())),
+        with_permissions(GrepTool::new(workspace.clone())),
+        with_permissions(LsTool::new(workspace.clone())),
+        with_permissions(EditTool::new(workspace.clone(), read_state.clone())),
+        with_permissions(WriteTool::new(workspace.clone(), read_state.clone())),
+        with_permissions(BashTool::new(
+            workspace.root().to_path_buf(),
+            output_dir.clone(),
+        )),
+    ];
+    let mut registry = ToolRegistry::new();
+    for tool in tools {
+        // The built-in names are distinct and their schemas compile (tested).
+        if let Err(err) = registry.register(tool) {
+            unreachable!("built-in tool failed to register: {err}");
+        }
+    }
+    registry
+}
+
+fn with_permissions<T: Tool>(tool: T) -> Arc<dyn Tool> {
+    match Permissions::for_builtin(tool.name()) {
+        Some(permissions) => Arc::new(WithExtensions::new(tool).with(permissions)),
+        None => Arc::new(tool),
+    }
+}
