@@ -818,11 +818,13 @@ mod tests {
 
     #[test]
     fn growth_past_the_size_limit_is_an_error() {
-        // "1e15" (6 bytes as JSON) becomes 1000000000000000.0 (18 bytes).
-        let items = vec![Value::from("1e15"); MAX_ARGS_BYTES / 8];
-        let mut args = json!({"a": items});
+        // Each "1e15," (5 bytes) becomes 1000000000000000.0 (19 bytes with
+        // its comma): 2 MiB of text grows past 4 MiB once coerced.
+        let count = 2 * 1024 * 1024 / 5;
+        let text = format!("[{}1e15]", "1e15,".repeat(count - 1));
+        let mut args = json!({ "a": text });
         assert!(json_size(&args) <= MAX_ARGS_BYTES);
-        let schema = object(json!({"a": {"items": {"type": "number"}}}));
+        let schema = object(json!({"a": {"type": "array"}}));
         let err = coerce(&schema, &mut args).unwrap_err();
         assert!(matches!(err, ArgsError::Malformed(m) if m.contains("more than the limit")));
     }
