@@ -11,6 +11,7 @@ pub use agentcore_stages as stages;
 pub use agentcore_stages::*;
 
 pub mod approval;
+pub mod cli;
 pub mod message;
 pub mod scheduler;
 pub mod session;

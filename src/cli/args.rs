@@ -1,0 +1,124 @@
+//! Options, as `cli.md` lists them.
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+
+use crate::approval::Mode;
+use crate::scheduler::SteeringPolicy;
+
+/// agentcore: the tool-execution kernel of an AI coding agent.
+#[derive(Debug, Parser)]
+#[command(name = "agentcore", version, about, long_about = None)]
+pub struct Cli {
+    /// What to do.
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// The subcommands.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Run tool calls from JSON Lines (FILE, or stdin for `-` or none) and write events.
+    Run(RunArgs),
+    /// Run a bundled session in a scratch workspace and show it.
+    Demo,
+    /// Print the built-in tools' definitions.
+    Tools(ToolsArgs),
+    /// Serve the built-in tools over MCP on stdio.
+    Mcp(McpArgs),
+}
+
+/// Options shared by `run` and `mcp`.
+#[derive(Clone, Debug, Args)]
+pub struct SessionArgs {
+    /// Workspace root (default: the current directory).
+    #[arg(long, value_name = "DIR")]
+    pub root: Option<PathBuf>,
+    /// Approval mode: default, accept-edits, plan or bypass.
+    #[arg(long, value_parser = parse_mode)]
+    pub mode: Option<Mode>,
+    /// Approval policy file (TOML: mode, allow, ask, deny, roots).
+    #[arg(long, value_name = "FILE")]
+    pub policy: Option<PathBuf>,
+}
+
+fn parse_mode(s: &str) -> Result<Mode, String> {
+    s.parse::<Mode>().map_err(|e| e.to_string())
+}
+
+/// `agentcore run` options.
+#[derive(Clone, Debug, Args)]
+pub struct RunArgs {
+    /// Input file; stdin when `-` or absent.
+    pub file: Option<PathBuf>,
+    /// Workspace, mode and policy.
+    #[command(flatten)]
+    pub session: SessionArgs,
+    /// Safe calls that may run side by side.
+    #[arg(long, default_value_t = 10)]
+    pub max_concurrency: usize,
+    /// Consecutive failures that disable a tool (0: never).
+    #[arg(long, default_value_t = 3)]
+    pub max_tool_errors: u32,
+    /// What a steering message does: skip the calls not yet started, or finish the batch.
+    #[arg(long, value_enum, default_value_t = Steering::Skip)]
+    pub steering: Steering,
+    /// Output format (default: pretty on a terminal, jsonl otherwise).
+    #[arg(long, value_enum)]
+    pub format: Option<Format>,
+}
+
+/// `--steering`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum Steering {
+    /// Skip the calls not yet started.
+    Skip,
+    /// Let the batch finish.
+    Finish,
+}
+
+impl From<Steering> for SteeringPolicy {
+    fn from(s: Steering) -> Self {
+        match s {
+            Steering::Skip => SteeringPolicy::SkipPending,
+            Steering::Finish => SteeringPolicy::FinishBatch,
+        }
+    }
+}
+
+/// `--format` of `run`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum Format {
+    /// One JSON event per line.
+    Jsonl,
+    /// A line per call, for people.
+    Pretty,
+}
+
+/// `agentcore tools` options.
+#[derive(Clone, Debug, Args)]
+pub struct ToolsArgs {
+    /// Which shape to print.
+    #[arg(long, value_enum, default_value_t = ToolsFormat::Mcp)]
+    pub format: ToolsFormat,
+}
+
+/// The shapes of `agentcore tools`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum ToolsFormat {
+    /// A `tools/list` result.
+    Mcp,
+    /// Anthropic Messages `tools`.
+    Anthropic,
+    /// OpenAI Chat Completions `tools`.
+    Openai,
+}
+
+/// `agentcore mcp` options.
+#[derive(Clone, Debug, Args)]
+pub struct McpArgs {
+    /// Workspace, mode and policy.
+    #[command(flatten)]
+    pub session: SessionArgs,
+}

@@ -1,0 +1,194 @@
+//! The JSONL input of `agentcore run` (protocol 1): one object a line.
+
+use std::collections::HashSet;
+
+use serde_json::{Map, Value};
+
+use crate::message::{ToolCall, anthropic, openai};
+
+/// The protocol version in the hello line.
+pub const PROTOCOL: u32 = 1;
+
+/// One meaningful input line.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Input {
+    /// `{"user": "…"}`: a new user prompt starts a run.
+    User(String),
+    /// A turn's calls, from `{"turn": […]}` or an assistant message.
+    Turn(TurnInput),
+}
+
+/// A turn and its timing instructions.
+#[derive(Clone, Debug, PartialEq)]
+pub struct TurnInput {
+    /// The calls, in source order.
+    pub calls: Vec<ToolCall>,
+    /// Deliver a steering message this many ms after the turn starts.
+    pub steer_after_ms: Option<u64>,
+    /// Abort the turn this many ms after it starts.
+    pub abort_after_ms: Option<u64>,
+}
+
+/// Parses one physical line: `Ok(None)` for a blank line, `Err` with the
+/// `input_error` message otherwise.
+pub fn parse_line(line: &str) -> Result<Option<Input>, String> {
+    if line.trim().is_empty() {
+        return Ok(None);
+    }
+    let value: Value =
+        serde_json::from_str(line).map_err(|e| format!("the line is not valid JSON: {e}"))?;
+    let Value::Object(object) = value else {
+        return Err(shape_error());
+    };
+    if let Some(user) = object.get("user") {
+        return match user {
+            Value::String(text) => Ok(Some(Input::User(text.clone()))),
+            _ => Err("\"user\" must be a string".to_owned()),
+        };
+    }
+    let calls = if let Some(turn) = object.get("turn") {
+        parse_turn(turn)?
+    } else if object.get("role").is_some() {
+        let message = Value::Object(object.clone());
+        let parsed = if object.contains_key("tool_calls") {
+            openai::parse_tool_calls(&message)
+        } else {
+            anthropic::parse_tool_calls(&message)
+        };
+        parsed.map_err(|e| e.to_string())?
+    } else {
+        return Err(shape_error());
+    };
+    check_unique_ids(&calls)?;
+    Ok(Some(Input::Turn(TurnInput {
+        calls,
+        steer_after_ms: millis(&object, "steer_after_ms")?,
+        abort_after_ms: millis(&object, "abort_after_ms")?,
+    })))
+}
+
+fn shape_error() -> String {
+    "expected {\"user\": …}, {\"turn\": […]} or an assistant message ({\"role\": \"assistant\", …})"
+        .to_owned()
+}
+
+fn parse_turn(turn: &Value) -> Result<Vec<ToolCall>, String> {
+    let Value::Array(items) = turn else {
+        return Err("\"turn\" must be an array of calls".to_owned());
+    };
+    items
+        .iter()
+        .enumerate()
+        .map(|(i, item)| {
+            let Value::Object(call) = item else {
+                return Err(format!("turn[{i}] must be an object with id, name and args"));
+            };
+            let text = |key: &str| match call.get(key) {
+                Some(Value::String(s)) if !s.is_empty() => Ok(s.clone()),
+                Some(Value::String(_)) => Err(format!("turn[{i}].{key} must not be empty")),
+                Some(_) => Err(format!("turn[{i}].{key} must be a string")),
+                None => Err(format!("turn[{i}].{key} is missing")),
+            };
+            let args = match call.get("args") {
+                None => Value::String(String::new()),
+                Some(args @ (Value::Object(_) | Value::String(_))) => args.clone(),
+                Some(_) => {
+                    return Err(format!(
+                        "turn[{i}].args must be an object or JSON text"
+                    ));
+                }
+            };
+            let args = match args {
+                Value::String(text) => agentcore_stages::RawArgs::Text(text),
+                other => agentcore_stages::RawArgs::Value(other),
+            };
+            Ok(ToolCall::new(text("id")?, text("name")?, args))
+        })
+        .collect()
+}
+
+fn check_unique_ids(calls: &[ToolCall]) -> Result<(), String> {
+    let mut seen = HashSet::new();
+    for call in calls {
+        if !seen.insert(call.id.as_str()) {
+            return Err(format!("call id {:?} is repeated within the turn", call.id));
+        }
+    }
+    Ok(())
+}
+
+fn millis(object: &Map<String, Value>, key: &str) -> Result<Option<u64>, String> {
+    match object.get(key) {
+        None | Some(Value::Null) => Ok(None),
+        Some(v) => v
+            .as_u64()
+            .map(Some)
+            .ok_or_else(|| format!("\"{key}\" must be a non-negative integer (milliseconds)")),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use agentcore_stages::RawArgs;
+    use serde_json::json;
+
+    fn turn(line: &str) -> TurnInput {
+        match parse_line(line) {
+            Ok(Some(Input::Turn(t))) => t,
+            other => panic!("expected a turn, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn every_input_shape_of_the_protocol() {
+        assert_eq!(parse_line("   "), Ok(None));
+        assert_eq!(
+            parse_line(r#"{"user": "fix the failing test"}"#),
+            Ok(Some(Input::User("fix the failing test".into())))
+        );
+        let t = turn(r#"{"turn": [{"id": "c1", "name": "read", "args": {"file_path": "a.txt"}}]}"#);
+        assert_eq!(t.calls[0].args, RawArgs::Value(json!({"file_path": "a.txt"})));
+        let t = turn(
+            r#"{"turn": [{"id": "c2", "name": "grep", "args": "{\"pattern\":\"fn\"}"}], "steer_after_ms": 50}"#,
+        );
+        assert_eq!(t.calls[0].args, RawArgs::Text(r#"{"pattern":"fn"}"#.into()));
+        assert_eq!(t.steer_after_ms, Some(50));
+        let t = turn(r#"{"turn": [], "abort_after_ms": 200}"#);
+        assert!(t.calls.is_empty());
+        assert_eq!(t.abort_after_ms, Some(200));
+        let t = turn(
+            r#"{"role": "assistant", "content": [{"type": "tool_use", "id": "t1", "name": "ls", "input": {"path": "."}}]}"#,
+        );
+        assert_eq!(t.calls[0].name, "ls");
+        let t = turn(
+            r#"{"role": "assistant", "tool_calls": [{"id": "k1", "type": "function", "function": {"name": "read", "arguments": "{\"file_path\":\"a.txt\"}"}}]}"#,
+        );
+        assert_eq!(t.calls[0].args, RawArgs::Text(r#"{"file_path":"a.txt"}"#.into()));
+        let t = turn(r#"{"role": "assistant", "content": "no tools this time"}"#);
+        assert!(t.calls.is_empty());
+    }
+
+    #[test]
+    fn bad_lines_get_clear_messages() {
+        assert!(parse_line("{nope").unwrap_err().starts_with("the line is not valid JSON"));
+        assert!(parse_line("[1]").unwrap_err().starts_with("expected {\"user\""));
+        assert!(parse_line(r#"{"other": 1}"#).is_err());
+        assert_eq!(
+            parse_line(r#"{"turn": [{"id": "a", "name": "ls"}, {"id": "a", "name": "ls"}]}"#),
+            Err("call id \"a\" is repeated within the turn".into())
+        );
+        assert_eq!(
+            parse_line(r#"{"turn": [{"name": "ls"}]}"#),
+            Err("turn[0].id is missing".into())
+        );
+        assert_eq!(
+            parse_line(r#"{"turn": [], "steer_after_ms": -1}"#),
+            Err("\"steer_after_ms\" must be a non-negative integer (milliseconds)".into())
+        );
+        assert_eq!(
+            parse_line(r#"{"turn": [{"id": "a", "name": "ls", "args": 3}]}"#),
+            Err("turn[0].args must be an object or JSON text".into())
+        );
+    }
+}

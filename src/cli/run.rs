@@ -1,0 +1,210 @@
+//! `agentcore run`: JSON Lines in, events out, one session per run.
+
+use std::io::{IsTerminal, Write};
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Duration;
+
+use agentcore_stages::{Event, EventSink};
+use serde_json::json;
+use tokio::io::{AsyncBufReadExt, AsyncRead, BufReader};
+
+use super::args::{Format, RunArgs, SessionArgs};
+use super::pretty::Pretty;
+use super::protocol::{Input, PROTOCOL, TurnInput, parse_line};
+use crate::approval::Policy;
+use crate::session::{Session, SessionConfig};
+
+/// Where a run's events go.
+pub(crate) enum Output {
+    /// One JSON object a line, flushed per line.
+    Jsonl,
+    /// For people.
+    Pretty(Box<Pretty>),
+}
+
+impl Output {
+    pub(crate) fn hello(&mut self, session: &Session) {
+        match self {
+            Output::Jsonl => write_json(&json!({
+                "type": "hello",
+                "protocol": PROTOCOL,
+                "version": env!("CARGO_PKG_VERSION"),
+            })),
+            Output::Pretty(p) => p.hello(session),
+        }
+    }
+
+    pub(crate) fn user(&mut self, text: &str) {
+        match self {
+            Output::Jsonl => write_json(&json!({"type": "run_start"})),
+            Output::Pretty(p) => p.user(text),
+        }
+    }
+
+    pub(crate) fn event(&mut self, event: &Event) {
+        match self {
+            Output::Jsonl => write_json(event),
+            Output::Pretty(p) => p.event(event),
+        }
+    }
+
+    pub(crate) fn input_error(&mut self, line: u64, message: &str) {
+        match self {
+            Output::Jsonl => write_json(&json!({
+                "type": "input_error",
+                "line": line,
+                "message": message,
+            })),
+            Output::Pretty(p) => p.input_error(line, message),
+        }
+    }
+
+    /// A note for people (pretty only): what the next turn shows.
+    pub(crate) fn note(&mut self, text: &str) {
+        if let Output::Pretty(p) = self {
+            p.note(text);
+        }
+    }
+}
+
+fn write_json(value: &impl serde::Serialize) {
+    let mut out = std::io::stdout().lock();
+    // A closed stdout (the reader went away) is not worth a panic.
+    if serde_json::to_writer(&mut out, value).is_ok() {
+        let _ = out.write_all(b"\n");
+        let _ = out.flush();
+    }
+}
+
+/// Builds the session `run` and `mcp` use from their options.
+pub(crate) fn start_session(
+    args: &SessionArgs,
+    tune: impl FnOnce(&mut SessionConfig),
+) -> Result<Session, String> {
+    let root = match &args.root {
+        Some(root) => root.clone(),
+        None => std::env::current_dir().map_err(|e| format!("cannot read the current directory: {e}"))?,
+    };
+    let mut config = SessionConfig::new(root);
+    if let Some(path) = &args.policy {
+        config.policy = Some(Policy::load(path).map_err(|e| e.to_string())?);
+    }
+    config.mode = args.mode;
+    tune(&mut config);
+    Session::start(config).map_err(|e| e.to_string())
+}
+
+/// Runs `agentcore run`.
+pub async fn run(args: RunArgs) -> ExitCode {
+    let input: Box<dyn AsyncRead + Unpin + Send> = match &args.file {
+        None => Box::new(tokio::io::stdin()),
+        Some(path) if path == &PathBuf::from("-") => Box::new(tokio::io::stdin()),
+        Some(path) => match tokio::fs::File::open(path).await {
+            Ok(file) => Box::new(file),
+            Err(err) => {
+                eprintln!("agentcore run: cannot read {}: {err}", path.display());
+                return ExitCode::from(2);
+            }
+        },
+    };
+    let session = match start_session(&args.session, |config| {
+        config.max_concurrency = args.max_concurrency;
+        config.max_tool_errors = args.max_tool_errors;
+        config.steering = args.steering.into();
+    }) {
+        Ok(session) => session,
+        Err(message) => {
+            eprintln!("agentcore run: {message}");
+            return ExitCode::from(2);
+        }
+    };
+    let format = args.format.unwrap_or(if std::io::stdout().is_terminal() {
+        Format::Pretty
+    } else {
+        Format::Jsonl
+    });
+    let mut output = match format {
+        Format::Jsonl => Output::Jsonl,
+        Format::Pretty => Output::Pretty(Box::new(Pretty::new(session.registry().clone()))),
+    };
+    match run_lines(&session, input, &mut output).await {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(err) => {
+            eprintln!("agentcore run: cannot read the input: {err}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+/// Reads every line of `input` and runs it; returns at the end of input.
+pub(crate) async fn run_lines(
+    session: &Session,
+    input: impl AsyncRead + Unpin,
+    output: &mut Output,
+) -> std::io::Result<()> {
+    output.hello(session);
+    let mut reader = BufReader::new(input);
+    let mut buf = Vec::new();
+    let mut line_no = 0u64;
+    loop {
+        buf.clear();
+        if reader.read_until(b'\n', &mut buf).await? == 0 {
+            return Ok(());
+        }
+        line_no += 1;
+        let Ok(line) = std::str::from_utf8(&buf) else {
+            output.input_error(line_no, "the line is not valid UTF-8");
+            continue;
+        };
+        match parse_line(line) {
+            Ok(None) => {}
+            Ok(Some(Input::User(text))) => {
+                session.new_prompt();
+                output.user(&text);
+            }
+            Ok(Some(Input::Turn(turn))) => run_turn(session, turn, output).await,
+            Err(message) => output.input_error(line_no, &message),
+        }
+    }
+}
+
+/// Runs one turn, writing its events as they happen.
+pub(crate) async fn run_turn(session: &Session, input: TurnInput, output: &mut Output) {
+    let (sink, mut events) = EventSink::channel();
+    let turn = session.turn(sink);
+    let control = turn.control();
+    let mut timers = Vec::new();
+    if let Some(ms) = input.steer_after_ms {
+        let control = control.clone();
+        timers.push(tokio::spawn(async move {
+            tokio::time::sleep(Duration::from_millis(ms)).await;
+            control.steer();
+        }));
+    }
+    if let Some(ms) = input.abort_after_ms {
+        let control = control.clone();
+        timers.push(tokio::spawn(async move {
+            tokio::time::sleep(Duration::from_millis(ms)).await;
+            control.abort();
+        }));
+    }
+    let mut run = std::pin::pin!(turn.run(input.calls));
+    let finished = loop {
+        tokio::select! {
+            biased;
+            Some(event) = events.recv() => output.event(&event),
+            result = &mut run => break result,
+        }
+    };
+    for timer in timers {
+        timer.abort();
+    }
+    while let Ok(event) = events.try_recv() {
+        output.event(&event);
+    }
+    if let Err(err) = finished {
+        // The scheduler is gone: nothing more can run in this session.
+        eprintln!("agentcore run: the turn could not finish: {err}");
+    }
+}
