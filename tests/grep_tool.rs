@@ -8,7 +8,10 @@ use std::time::{Duration, SystemTime};
 
 use agentcore::tools::grep::GrepTool;
 use agentcore::tools::workspace::Workspace;
-use agentcore::{Call, InterruptBehavior, Outcome, Pipeline, Tool, ToolRegistry, ToolResult};
+use agentcore::{
+    Call, CallContext, CancelReason, EventSink, GatedArgs, InterruptBehavior, Outcome, Pipeline,
+    Tool, ToolRegistry, ToolResult,
+};
 use serde_json::{Value, json};
 use tower::ServiceExt;
 
@@ -279,6 +282,19 @@ async fn bad_regex_and_paths_outside_are_clear_errors() {
         ok(dir.path(), json!({"pattern": "zzz_nothing"})).await,
         "No matches found"
     );
+}
+
+#[tokio::test]
+async fn a_cancelled_call_stops_the_search() {
+    let dir = tree();
+    let tool = GrepTool::new(Workspace::new(dir.path()).unwrap());
+    let cx = CallContext::for_test("c1", EventSink::noop());
+    cx.cancellation().cancel(CancelReason::Abort);
+    let err = tool
+        .execute(GatedArgs::for_test(json!({"pattern": "needle"})), &cx)
+        .await
+        .unwrap_err();
+    assert!(err.cancelled);
 }
 
 #[test]

@@ -337,6 +337,18 @@ mod tests {
         assert!(matches!(ws.resolve("a"), Err(PathError::SymlinkLoop(_))));
     }
 
+    #[cfg(unix)]
+    #[test]
+    fn open_no_follow_refuses_a_symlink_swapped_in() {
+        let (dir, ws) = ws();
+        fs::write(dir.path().join("a.txt"), "x").unwrap();
+        let resolved = ws.resolve("a.txt").unwrap();
+        // Swapped for a link pointing out after the check.
+        fs::remove_file(&resolved).unwrap();
+        std::os::unix::fs::symlink("/etc/passwd", &resolved).unwrap();
+        assert!(open_no_follow(&resolved).is_err());
+    }
+
     #[test]
     fn extra_roots_are_accepted_and_shown_absolute() {
         let (_dir, ws) = ws();
