@@ -78,6 +78,7 @@ pub mod registry;
 pub mod resolve;
 mod stack;
 pub mod tool;
+pub mod typed;
 pub mod validate;
 
 pub use breaker::Breaker;
@@ -96,6 +97,7 @@ pub use registry::{RegisteredTool, RegistryError, ToolRegistry};
 pub use stack::{Executable, Stage, StageStack};
 pub use tool::{InterruptBehavior, Tool, ValidationFailure, is_concurrency_safe};
 pub use tower::BoxError;
+pub use typed::{Typed, TypedTool};
 
 /// The messages of `semantics.md` §2, exactly.
 pub mod messages {
