@@ -12,6 +12,7 @@ pub use agentcore_stages::*;
 
 pub mod approval;
 pub mod cli;
+pub mod mcp;
 pub mod message;
 pub mod scheduler;
 pub mod session;

@@ -1,0 +1,118 @@
+//! `agentcore mcp`: the built-in tools as an MCP server (rmcp).
+//!
+//! One connection is one [`Session`]: one workspace, one read-before-write
+//! ledger, one approval engine, one scheduler. Every `tools/call` goes
+//! through that scheduler and pipeline, so it is coerced, validated, gated
+//! and reported exactly as in `agentcore run`:
+//!
+//! - `tools/list` gives each tool's name, description, input schema and
+//!   annotations from its capabilities at default arguments
+//!   ([`tool_definitions`]).
+//! - A call's result carries `isError`; an unknown tool name is a result
+//!   too (`tool "X" not found`), not a protocol error.
+//! - Requests in flight at the same time are admitted in the order they
+//!   arrived, like the calls of one turn: safe ones side by side, unsafe
+//!   ones alone.
+//! - Tool progress becomes `notifications/progress` when the request
+//!   carried `_meta.progressToken`.
+//! - `notifications/cancelled` cancels the call; bash kills its process
+//!   group.
+//!
+//! ```no_run
+//! # async fn example() -> Result<(), Box<dyn std::error::Error>> {
+//! use agentcore::session::{Session, SessionConfig};
+//!
+//! let session = Session::start(SessionConfig::new("."))?;
+//! let (reader, writer) = (tokio::io::stdin(), tokio::io::stdout());
+//! agentcore::mcp::serve(session, reader, writer).await?;
+//! # Ok(())
+//! # }
+//! ```
+
+mod arrival;
+mod definitions;
+mod server;
+
+use std::process::ExitCode;
+use std::time::Duration;
+
+use rmcp::service::ServerInitializeError;
+use rmcp::transport::async_rw::AsyncRwTransport;
+use tokio::io::{AsyncRead, AsyncWrite};
+
+pub use definitions::tool_definitions;
+pub use server::McpServer;
+
+use crate::cli::McpArgs;
+use crate::session::Session;
+
+/// How long a closing server waits for aborted calls to end.
+const DRAIN_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// Why serving a connection failed.
+#[derive(Debug, thiserror::Error)]
+pub enum ServeError {
+    /// The MCP handshake did not complete.
+    #[error("the MCP handshake failed: {0}")]
+    Initialize(Box<ServerInitializeError>),
+    /// The task serving the connection failed.
+    #[error("the MCP server stopped unexpectedly: {0}")]
+    Join(#[from] tokio::task::JoinError),
+}
+
+/// Serves `session`'s tools over MCP on one connection (newline-delimited
+/// JSON-RPC read from `reader`, written to `writer`) until the client
+/// closes it. Calls still running then are aborted and awaited (a few
+/// seconds at most).
+///
+/// A client that disconnects before `initialize` is a normal end.
+pub async fn serve<R, W>(session: Session, reader: R, writer: W) -> Result<(), ServeError>
+where
+    R: AsyncRead + Send + Unpin + 'static,
+    W: AsyncWrite + Send + Unpin + 'static,
+{
+    let server = McpServer::new(session);
+    let transport = arrival::InArrivalOrder::new(
+        AsyncRwTransport::new_server(reader, writer),
+        server.arrivals().clone(),
+    );
+    let outcome = match rmcp::serve_server(server.clone(), transport).await {
+        Ok(running) => running.waiting().await.map(drop).map_err(ServeError::from),
+        Err(ServerInitializeError::ConnectionClosed(_)) => Ok(()),
+        Err(err) => Err(ServeError::Initialize(Box::new(err))),
+    };
+    server.session().scheduler().abort_all();
+    server.drain(DRAIN_TIMEOUT).await;
+    outcome
+}
+
+/// `agentcore mcp`: serves the built-in tools on stdin/stdout.
+///
+/// The workspace is `--root` (default: the current directory), the
+/// approval mode `--mode` (default: `default`, where "ask" is a deny whose
+/// reason says approval was required) and `--policy` a TOML policy file.
+/// Exit status 2, with a message on stderr, when the session cannot start
+/// (bad policy, unusable root); 0 when the client closed the connection.
+///
+/// The breaker that disables a tool after consecutive failures is off: an
+/// MCP connection has no user prompt to reset it, so a tripped tool would
+/// stay disabled for the rest of the connection.
+pub async fn serve_stdio(args: McpArgs) -> ExitCode {
+    let session = match crate::cli::run::start_session(&args.session, |config| {
+        config.max_tool_errors = 0;
+    }) {
+        Ok(session) => session,
+        Err(message) => {
+            eprintln!("agentcore mcp: {message}");
+            return ExitCode::from(2);
+        }
+    };
+    let (reader, writer) = rmcp::transport::stdio_pipes();
+    match serve(session, reader, writer).await {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(err) => {
+            eprintln!("agentcore mcp: {err}");
+            ExitCode::from(1)
+        }
+    }
+}

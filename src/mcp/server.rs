@@ -1,0 +1,295 @@
+//! The rmcp handler: `initialize`, `tools/list` and `tools/call` over one
+//! [`Session`].
+
+use std::pin::pin;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Duration;
+
+use agentcore_stages::{
+    Call, CancelReason, Cancellation, Content, Event, EventSink, ToolResult, UpdateKind,
+};
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
+    ListToolsResult, NumberOrString, PaginatedRequestParams, ProgressNotificationParam,
+    ProgressToken, RequestId, ServerCapabilities, ServerConfig, Tool,
+};
+use rmcp::service::RequestContext;
+use rmcp::{ErrorData, Peer, RoleServer, ServerHandler};
+use serde_json::{Map, Value};
+use tokio::sync::mpsc;
+use tower::{Service, ServiceExt};
+
+use super::arrival::{Arrivals, Ticket};
+use super::definitions::tool_definitions;
+use crate::scheduler::{ResponseFuture, Scheduler, SchedulerError};
+use crate::session::Session;
+
+/// The MCP server of one connection: the built-in tools of one [`Session`]
+/// (so one read ledger), called through its scheduler and pipeline.
+///
+/// Cloning shares the session. Use [`serve`](super::serve) to run it over a
+/// transport; the server only numbers `tools/call` requests in arrival order
+/// when it runs that way.
+#[derive(Clone)]
+pub struct McpServer {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    session: Session,
+    scheduler: std::sync::Mutex<Scheduler>,
+    tools: Vec<Tool>,
+    arrivals: Arc<Arrivals>,
+    /// `tools/call` handlers running now.
+    in_flight: AtomicUsize,
+}
+
+/// Counts one running handler for as long as it lives.
+struct InFlight<'a>(&'a AtomicUsize);
+
+impl<'a> InFlight<'a> {
+    fn enter(count: &'a AtomicUsize) -> Self {
+        count.fetch_add(1, Ordering::AcqRel);
+        Self(count)
+    }
+}
+
+impl Drop for InFlight<'_> {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::AcqRel);
+    }
+}
+
+impl std::fmt::Debug for McpServer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("McpServer")
+            .field("session", &self.inner.session)
+            .finish_non_exhaustive()
+    }
+}
+
+impl McpServer {
+    /// A server for the tools of `session`.
+    pub fn new(session: Session) -> Self {
+        let scheduler = std::sync::Mutex::new(session.scheduler().clone());
+        let tools = tool_definitions(session.registry());
+        Self {
+            inner: Arc::new(Inner {
+                session,
+                scheduler,
+                tools,
+                arrivals: Arrivals::new(),
+                in_flight: AtomicUsize::new(0),
+            }),
+        }
+    }
+
+    /// The session the server calls tools in.
+    pub fn session(&self) -> &Session {
+        &self.inner.session
+    }
+
+    pub(crate) fn arrivals(&self) -> &Arc<Arrivals> {
+        &self.inner.arrivals
+    }
+
+    /// Waits until no `tools/call` handler is running (their calls ended),
+    /// or `timeout` passes.
+    pub(crate) async fn drain(&self, timeout: Duration) {
+        let deadline = tokio::time::Instant::now() + timeout;
+        while self.inner.in_flight.load(Ordering::Acquire) > 0
+            && tokio::time::Instant::now() < deadline
+        {
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+    }
+
+    fn scheduler(&self) -> Scheduler {
+        self.inner
+            .scheduler
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .clone()
+    }
+
+    /// Hands `call` to the scheduler once every request that arrived before
+    /// it has been handed over.
+    async fn submit(
+        &self,
+        call: Call<agentcore_stages::Unvalidated>,
+        ticket: Option<&Ticket>,
+    ) -> Result<ResponseFuture, SchedulerError> {
+        if let Some(ticket) = ticket {
+            ticket.turn().await;
+        }
+        let mut scheduler = self.scheduler();
+        let submitted = match scheduler.ready().await {
+            Ok(ready) => Ok(ready.call(call)),
+            Err(err) => Err(err),
+        };
+        if let Some(ticket) = ticket {
+            ticket.release();
+        }
+        submitted
+    }
+
+    async fn run_call(
+        &self,
+        request: CallToolRequestParams,
+        mut context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResult, ErrorData> {
+        let _in_flight = InFlight::enter(&self.inner.in_flight);
+        let ticket = context.extensions.remove::<Ticket>();
+        let cancellation = Cancellation::new();
+        let (updates, mut progress_rx) = mpsc::unbounded_channel::<Value>();
+        let sink = EventSink::from_fn(move |event| {
+            if let Event::ToolExecUpdate {
+                kind: UpdateKind::Progress,
+                payload,
+                ..
+            } = event
+            {
+                let _ = updates.send(payload);
+            }
+        });
+        let args = request
+            .arguments
+            .map_or_else(|| Value::Object(Map::new()), Value::Object);
+        let call = Call::new(call_id(&context.id), request.name.into_owned(), args)
+            .with_sink(sink)
+            .with_cancellation(cancellation.clone());
+
+        let submitted = tokio::select! {
+            biased;
+            () = context.ct.cancelled() => return Ok(cancelled_result()),
+            submitted = self.submit(call, ticket.as_ref()) => submitted,
+        };
+        let pending = submitted.map_err(scheduler_error)?;
+
+        let mut progress = Progress {
+            peer: &context.peer,
+            token: context.meta.get_progress_token(),
+            count: 0,
+        };
+        let mut pending = pin!(pending);
+        let result = loop {
+            tokio::select! {
+                result = &mut pending => break result,
+                () = context.ct.cancelled(), if !cancellation.is_cancelled() => {
+                    // The client's notifications/cancelled: stop the call
+                    // (bash kills its process group) and let it end.
+                    cancellation.cancel(CancelReason::Abort);
+                }
+                Some(payload) = progress_rx.recv() => progress.report(payload).await,
+            }
+        };
+        // Updates come before the End, so whatever is left was sent before
+        // the result: deliver it first.
+        while let Ok(payload) = progress_rx.try_recv() {
+            progress.report(payload).await;
+        }
+        let result = result.map_err(scheduler_error)?;
+        Ok(call_tool_result(&result))
+    }
+}
+
+impl ServerHandler for McpServer {
+    fn get_info(&self) -> ServerConfig {
+        let mut info = ServerConfig::new(ServerCapabilities::builder().enable_tools().build());
+        info.server_info = Implementation::new("agentcore", env!("CARGO_PKG_VERSION"));
+        info
+    }
+
+    async fn list_tools(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, ErrorData> {
+        Ok(ListToolsResult::with_all_items(self.inner.tools.clone()))
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        self.run_call(request, context).await.map(Into::into)
+    }
+}
+
+/// Sends tool progress as `notifications/progress` when the client asked
+/// for it with a progress token.
+struct Progress<'a> {
+    peer: &'a Peer<RoleServer>,
+    token: Option<ProgressToken>,
+    count: u64,
+}
+
+impl Progress<'_> {
+    async fn report(&mut self, payload: Value) {
+        let Some(token) = &self.token else {
+            return;
+        };
+        self.count += 1;
+        let param = ProgressNotificationParam::new(token.clone(), self.count as f64)
+            .with_message(progress_message(payload));
+        // A client that went away cannot be told; the call goes on.
+        let _ = self.peer.notify_progress(param).await;
+    }
+}
+
+/// A progress payload as a message: a string as is, an object's `text` or
+/// `output` field, anything else as JSON text.
+pub(crate) fn progress_message(payload: Value) -> String {
+    match payload {
+        Value::String(text) => text,
+        Value::Object(mut fields) => {
+            for key in ["text", "output"] {
+                if let Some(Value::String(text)) = fields.remove(key) {
+                    return text;
+                }
+            }
+            Value::Object(fields).to_string()
+        }
+        other => other.to_string(),
+    }
+}
+
+/// The `CallToolResult` of one call, as
+/// [`message::mcp::call_tool_result`](crate::message::mcp::call_tool_result)
+/// builds it: JSON blocks become text holding the serialized JSON.
+pub(crate) fn call_tool_result(result: &ToolResult) -> CallToolResult {
+    let content = result
+        .content
+        .iter()
+        .map(|block| match block {
+            Content::Text { text } => ContentBlock::text(text.clone()),
+            Content::Json { value } => ContentBlock::text(value.to_string()),
+            Content::Image { media_type, data } => {
+                ContentBlock::image(data.clone(), media_type.clone())
+            }
+        })
+        .collect();
+    if result.is_error() {
+        CallToolResult::error(content)
+    } else {
+        CallToolResult::success(content)
+    }
+}
+
+fn cancelled_result() -> CallToolResult {
+    CallToolResult::error(vec![ContentBlock::text("Tool execution cancelled.")])
+}
+
+fn scheduler_error(err: SchedulerError) -> ErrorData {
+    ErrorData::internal_error(err.to_string(), None)
+}
+
+/// The pipeline's call id for a JSON-RPC request id.
+fn call_id(id: &RequestId) -> String {
+    match id {
+        NumberOrString::Number(n) => n.to_string(),
+        NumberOrString::String(s) => s.to_string(),
+    }
+}
