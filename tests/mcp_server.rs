@@ -440,9 +440,9 @@ async fn two_reads_in_flight_together_both_succeed() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn requests_in_flight_are_admitted_in_arrival_order() {
-    // The read arrives after the command that creates its file; admitted in
-    // arrival order, the unsafe command runs alone first and the read sees
-    // the file.
+    // The reads arrive after the command that creates their file; admitted
+    // in arrival order, the unsafe command runs alone first and every read
+    // sees the file.
     let dir = workspace();
     let mut client = connect(dir.path(), Some(Mode::Bypass)).await;
     let make = client
@@ -451,17 +451,23 @@ async fn requests_in_flight_are_admitted_in_arrival_order() {
             json!({"name": "bash", "arguments": {"command": "sleep 0.3; echo made > late.txt"}}),
         )
         .await;
-    let read = client
-        .start(
-            "tools/call",
-            json!({"name": "read", "arguments": {"file_path": "late.txt"}}),
-        )
-        .await;
-    let read = result_of(client.response(read).await);
+    let mut reads = Vec::new();
+    for _ in 0..4 {
+        let id = client
+            .start(
+                "tools/call",
+                json!({"name": "read", "arguments": {"file_path": "late.txt"}}),
+            )
+            .await;
+        reads.push(id);
+    }
+    for id in reads.into_iter().rev() {
+        let read = result_of(client.response(id).await);
+        assert_eq!(read["isError"], false, "{read}");
+        assert!(text_of(&read).contains("made"), "{read}");
+    }
     let make = result_of(client.response(make).await);
     assert_eq!(make["isError"], false, "{make}");
-    assert_eq!(read["isError"], false, "{read}");
-    assert!(text_of(&read).contains("made"), "{read}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
