@@ -55,7 +55,7 @@ impl Gen {
             out.push_str(WORDS[(self.next() % 16) as usize]);
         }
         // About one line in 400 carries a needle.
-        if self.next() % 400 == 0 {
+        if self.next().is_multiple_of(400) {
             out.push_str(&format!(" needle_{}", self.next() % 1000));
         }
         out.push('\n');
