@@ -67,7 +67,14 @@ fn a_turn_emits_start_end_messages_and_a_model_response() {
     let kinds: Vec<&str> = events.iter().map(|e| e["type"].as_str().unwrap()).collect();
     assert_eq!(
         kinds,
-        ["hello", "tool_exec_start", "tool_exec_end", "message_start", "message_end", "model_response"]
+        [
+            "hello",
+            "tool_exec_start",
+            "tool_exec_end",
+            "message_start",
+            "message_end",
+            "model_response"
+        ]
     );
     assert_eq!(
         events[1],
@@ -81,7 +88,12 @@ fn a_turn_emits_start_end_messages_and_a_model_response() {
     assert_eq!(end["coercions"], json!([]));
     assert!(end["duration_ms"].is_u64());
     assert_eq!(end["content"][0]["type"], "text");
-    assert!(end["content"][0]["text"].as_str().unwrap().contains("     1\talpha"));
+    assert!(
+        end["content"][0]["text"]
+            .as_str()
+            .unwrap()
+            .contains("     1\talpha")
+    );
     assert_eq!(
         events[4]["message"],
         json!({"role": "tool", "tool_call_id": "c1", "tool": "read",
@@ -145,7 +157,10 @@ fn default_mode_denies_writes_because_nobody_can_approve() {
     let end = of_type(&events, "tool_exec_end")[0];
     assert_eq!(end["outcome"], "denied");
     assert!(
-        end["content"][0]["text"].as_str().unwrap().contains("approval required"),
+        end["content"][0]["text"]
+            .as_str()
+            .unwrap()
+            .contains("approval required"),
         "{end}"
     );
     assert!(!dir.path().join("new.txt").exists());
@@ -164,7 +179,10 @@ fn a_policy_file_allows_what_it_says() {
     );
     let end = of_type(&events, "tool_exec_end")[0];
     assert_eq!(end["outcome"], "success", "{end}");
-    assert_eq!(std::fs::read_to_string(dir.path().join("out/new.txt")).unwrap(), "x");
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("out/new.txt")).unwrap(),
+        "x"
+    );
 }
 
 #[test]
@@ -197,7 +215,10 @@ fn coercions_show_in_the_end_event() {
     let input = r#"{"turn": [{"id": "c", "name": "read", "args": "{\"file_path\": \"a.txt\", \"limit\": \"1\"}"}]}"#;
     let (events, _) = run(dir.path(), &[], &format!("{input}\n"));
     let end = of_type(&events, "tool_exec_end")[0];
-    assert_eq!(end["coercions"], json!([{"path": "limit", "from": "\"1\"", "to": "1"}]));
+    assert_eq!(
+        end["coercions"],
+        json!([{"path": "limit", "from": "\"1\"", "to": "1"}])
+    );
 }
 
 #[test]
@@ -213,7 +234,10 @@ fn an_unreadable_file_or_a_bad_option_exits_2() {
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(2));
-    let out = agentcore().args(["run", "--mode", "yolo"]).output().unwrap();
+    let out = agentcore()
+        .args(["run", "--mode", "yolo"])
+        .output()
+        .unwrap();
     assert_eq!(out.status.code(), Some(2));
 }
 
@@ -235,7 +259,10 @@ fn input_from_a_file_argument() {
 #[test]
 fn tools_prints_three_shapes() {
     let tools = |format: &str| -> Value {
-        let out = agentcore().args(["tools", "--format", format]).output().unwrap();
+        let out = agentcore()
+            .args(["tools", "--format", format])
+            .output()
+            .unwrap();
         assert!(out.status.success());
         serde_json::from_slice(&out.stdout).unwrap()
     };
@@ -246,7 +273,10 @@ fn tools_prints_three_shapes() {
     assert_eq!(by_name("read")["annotations"]["readOnlyHint"], true);
     assert_eq!(by_name("bash")["annotations"]["readOnlyHint"], false);
     assert_eq!(by_name("bash")["annotations"]["destructiveHint"], true);
-    assert_eq!(by_name("edit")["inputSchema"]["additionalProperties"], false);
+    assert_eq!(
+        by_name("edit")["inputSchema"]["additionalProperties"],
+        false
+    );
     let anthropic = tools("anthropic");
     assert_eq!(anthropic.as_array().unwrap().len(), 7);
     assert!(anthropic[0]["input_schema"].is_object());
@@ -258,7 +288,11 @@ fn tools_prints_three_shapes() {
 #[test]
 fn demo_runs_without_setup() {
     let out = agentcore().arg("demo").output().unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let text = String::from_utf8_lossy(&out.stdout);
     for expected in [
         "File has not been read yet",
@@ -268,6 +302,9 @@ fn demo_runs_without_setup() {
         "Timed out after 1000 ms",
         "Skipped due to queued user message.",
     ] {
-        assert!(text.contains(expected), "demo output lacks {expected:?}:\n{text}");
+        assert!(
+            text.contains(expected),
+            "demo output lacks {expected:?}:\n{text}"
+        );
     }
 }

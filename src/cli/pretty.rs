@@ -66,7 +66,11 @@ impl Pretty {
 
     pub(crate) fn user(&mut self, text: &str) {
         self.println("");
-        self.println(format!("{} {}", style("›").cyan().bold(), style(text).bold()));
+        self.println(format!(
+            "{} {}",
+            style("›").cyan().bold(),
+            style(text).bold()
+        ));
     }
 
     pub(crate) fn note(&mut self, text: &str) {
@@ -107,7 +111,11 @@ impl Pretty {
                 kind: UpdateKind::Progress,
                 payload,
             } => {
-                if let Some(Running { bar: Some(bar), title }) = self.running.get(tool_id) {
+                if let Some(Running {
+                    bar: Some(bar),
+                    title,
+                }) = self.running.get(tool_id)
+                {
                     let last = progress_text(payload);
                     bar.set_message(format!("{title}  {}", style(last).dim()));
                 }
@@ -139,7 +147,10 @@ impl Pretty {
                     ));
                 }
                 let text = content_text(content);
-                let shown: Vec<&str> = text.lines().take(if outcome.is_error() { 4 } else { 2 }).collect();
+                let shown: Vec<&str> = text
+                    .lines()
+                    .take(if outcome.is_error() { 4 } else { 2 })
+                    .collect();
                 for line in shown {
                     let line = cut(line, 110);
                     let styled = if outcome.is_error() {
@@ -203,7 +214,12 @@ impl Pretty {
     }
 }
 
-fn outcome_style(outcome: Outcome) -> (console::StyledObject<&'static str>, console::StyledObject<&'static str>) {
+fn outcome_style(
+    outcome: Outcome,
+) -> (
+    console::StyledObject<&'static str>,
+    console::StyledObject<&'static str>,
+) {
     let (icon, color): (&str, Style) = match outcome {
         Outcome::Success => ("✓", Style::new().green()),
         Outcome::Failed => ("✗", Style::new().red()),
@@ -254,7 +270,11 @@ fn progress_text(payload: &Value) -> String {
             .unwrap_or_else(|| payload.to_string()),
         other => other.to_string(),
     };
-    let last = text.lines().rev().find(|l| !l.trim().is_empty()).unwrap_or("");
+    let last = text
+        .lines()
+        .rev()
+        .find(|l| !l.trim().is_empty())
+        .unwrap_or("");
     cut(last, 60)
 }
 

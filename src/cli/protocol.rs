@@ -81,7 +81,9 @@ fn parse_turn(turn: &Value) -> Result<Vec<ToolCall>, String> {
         .enumerate()
         .map(|(i, item)| {
             let Value::Object(call) = item else {
-                return Err(format!("turn[{i}] must be an object with id, name and args"));
+                return Err(format!(
+                    "turn[{i}] must be an object with id, name and args"
+                ));
             };
             let text = |key: &str| match call.get(key) {
                 Some(Value::String(s)) if !s.is_empty() => Ok(s.clone()),
@@ -93,9 +95,7 @@ fn parse_turn(turn: &Value) -> Result<Vec<ToolCall>, String> {
                 None => Value::String(String::new()),
                 Some(args @ (Value::Object(_) | Value::String(_))) => args.clone(),
                 Some(_) => {
-                    return Err(format!(
-                        "turn[{i}].args must be an object or JSON text"
-                    ));
+                    return Err(format!("turn[{i}].args must be an object or JSON text"));
                 }
             };
             let args = match args {
@@ -148,7 +148,10 @@ mod tests {
             Ok(Some(Input::User("fix the failing test".into())))
         );
         let t = turn(r#"{"turn": [{"id": "c1", "name": "read", "args": {"file_path": "a.txt"}}]}"#);
-        assert_eq!(t.calls[0].args, RawArgs::Value(json!({"file_path": "a.txt"})));
+        assert_eq!(
+            t.calls[0].args,
+            RawArgs::Value(json!({"file_path": "a.txt"}))
+        );
         let t = turn(
             r#"{"turn": [{"id": "c2", "name": "grep", "args": "{\"pattern\":\"fn\"}"}], "steer_after_ms": 50}"#,
         );
@@ -164,15 +167,26 @@ mod tests {
         let t = turn(
             r#"{"role": "assistant", "tool_calls": [{"id": "k1", "type": "function", "function": {"name": "read", "arguments": "{\"file_path\":\"a.txt\"}"}}]}"#,
         );
-        assert_eq!(t.calls[0].args, RawArgs::Text(r#"{"file_path":"a.txt"}"#.into()));
+        assert_eq!(
+            t.calls[0].args,
+            RawArgs::Text(r#"{"file_path":"a.txt"}"#.into())
+        );
         let t = turn(r#"{"role": "assistant", "content": "no tools this time"}"#);
         assert!(t.calls.is_empty());
     }
 
     #[test]
     fn bad_lines_get_clear_messages() {
-        assert!(parse_line("{nope").unwrap_err().starts_with("the line is not valid JSON"));
-        assert!(parse_line("[1]").unwrap_err().starts_with("expected {\"user\""));
+        assert!(
+            parse_line("{nope")
+                .unwrap_err()
+                .starts_with("the line is not valid JSON")
+        );
+        assert!(
+            parse_line("[1]")
+                .unwrap_err()
+                .starts_with("expected {\"user\"")
+        );
         assert!(parse_line(r#"{"other": 1}"#).is_err());
         assert_eq!(
             parse_line(r#"{"turn": [{"id": "a", "name": "ls"}, {"id": "a", "name": "ls"}]}"#),

@@ -84,7 +84,8 @@ pub(crate) fn start_session(
 ) -> Result<Session, String> {
     let root = match &args.root {
         Some(root) => root.clone(),
-        None => std::env::current_dir().map_err(|e| format!("cannot read the current directory: {e}"))?,
+        None => std::env::current_dir()
+            .map_err(|e| format!("cannot read the current directory: {e}"))?,
     };
     let mut config = SessionConfig::new(root);
     if let Some(path) = &args.policy {

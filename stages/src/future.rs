@@ -7,6 +7,8 @@ use std::task::{Context, Poll};
 
 use futures::future::BoxFuture;
 
+use crate::call::{Call, Executed};
+
 /// The response future of a stage service: it always resolves `Ok`, since
 /// stage failures are results, not errors.
 pub struct ResponseFuture<T> {
@@ -78,3 +80,60 @@ pub(crate) fn take_inner<S: Clone>(inner: &mut S) -> S {
 }
 
 pub(crate) use inner_accessors;
+
+pin_project_lite::pin_project! {
+    /// The future of a stage that decides synchronously in `call()`: either
+    /// the call ended in the stage, or the inner service's future.
+    pub struct StageFuture<F> {
+        #[pin]
+        kind: Kind<F>,
+    }
+}
+
+pin_project_lite::pin_project! {
+    #[project = KindProj]
+    enum Kind<F> {
+        Ended { call: Option<Call<Executed>> },
+        Inner { #[pin] future: F },
+    }
+}
+
+impl<F> StageFuture<F> {
+    /// The call ended in the stage.
+    pub(crate) fn ended(call: Call<Executed>) -> Self {
+        Self {
+            kind: Kind::Ended { call: Some(call) },
+        }
+    }
+
+    /// The call went on to the inner service.
+    pub(crate) fn inner(future: F) -> Self {
+        Self {
+            kind: Kind::Inner { future },
+        }
+    }
+}
+
+impl<F> Future for StageFuture<F>
+where
+    F: Future<Output = Result<Call<Executed>, Infallible>>,
+{
+    type Output = Result<Call<Executed>, Infallible>;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        match self.project().kind.project() {
+            KindProj::Ended { call } => match call.take() {
+                Some(call) => Poll::Ready(Ok(call)),
+                // Polled after completion: a caller bug, as for any future.
+                None => panic!("stage future polled after completion"),
+            },
+            KindProj::Inner { future } => future.poll(cx),
+        }
+    }
+}
+
+impl<F> std::fmt::Debug for StageFuture<F> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("StageFuture").finish_non_exhaustive()
+    }
+}

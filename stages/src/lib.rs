@@ -88,7 +88,7 @@ pub use call::{
 };
 pub use coerce::Coercion;
 pub use event::{Event, EventSink, ToolResultMessage, ToolResultSummary, UpdateKind};
-pub use future::ResponseFuture;
+pub use future::{ResponseFuture, StageFuture};
 pub use futures::future::BoxFuture;
 pub use gate::{Gate, GateDecision, GateRequest};
 pub use outcome::{Content, Outcome, ToolError, ToolOutput, ToolResult};

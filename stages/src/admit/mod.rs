@@ -10,4 +10,4 @@ mod layer;
 mod service;
 
 pub use layer::AdmitLayer;
-pub use service::Admit;
+pub use service::{Admit, ResponseFuture};

@@ -1,15 +1,18 @@
 use std::convert::Infallible;
-use std::task::{Context, Poll};
+use std::future::Future;
+use std::pin::Pin;
+use std::task::{Context, Poll, ready};
 
 use tower::Service;
 
 use crate::breaker::Breaker;
 use crate::call::{Admitted, Call, CancelReason, Executed, Started};
-use crate::future::{ResponseFuture, inner_accessors, ready_call, take_inner};
+use crate::future::{StageFuture, inner_accessors};
 use crate::messages;
 use crate::outcome::Outcome;
 
-/// Ends cancelled calls and calls of disabled tools; accounts the rest.
+/// Ends cancelled calls and calls of disabled tools; accounts the rest. It
+/// decides in `call()`, so it is ready when its inner service is.
 #[derive(Clone, Debug)]
 pub struct Admit<S> {
     pub(super) inner: S,
@@ -21,18 +24,14 @@ inner_accessors!(Admit);
 
 impl<S> Service<Call<Started>> for Admit<S>
 where
-    S: Service<Call<Admitted>, Response = Call<Executed>, Error = Infallible>
-        + Clone
-        + Send
-        + 'static,
-    S::Future: Send,
+    S: Service<Call<Admitted>, Response = Call<Executed>, Error = Infallible>,
 {
     type Response = Call<Executed>;
     type Error = Infallible;
-    type Future = ResponseFuture<Call<Executed>>;
+    type Future = ResponseFuture<S::Future>;
 
-    fn poll_ready(&mut self, _cx: &mut Context<'_>) -> Poll<Result<(), Self::Error>> {
-        Poll::Ready(Ok(()))
+    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Self::Error>> {
+        self.inner.poll_ready(cx)
     }
 
     fn call(&mut self, call: Call<Started>) -> Self::Future {
@@ -41,7 +40,7 @@ where
                 CancelReason::Abort => call.end(Outcome::Cancelled, messages::CANCELLED),
                 CancelReason::Skip => call.end(Outcome::Skipped, messages::SKIPPED),
             };
-            return ResponseFuture::new(async move { ended });
+            return ResponseFuture::unaccounted(ended);
         }
         let failures = self.breaker.count(&call.tool);
         if self.max_tool_errors > 0 && failures >= self.max_tool_errors {
@@ -49,23 +48,54 @@ where
                 "tool \"{}\" disabled after {failures} consecutive errors",
                 call.tool
             );
-            let ended = call.end(Outcome::Disabled, message);
-            return ResponseFuture::new(async move { ended });
+            return ResponseFuture::unaccounted(call.end(Outcome::Disabled, message));
         }
-        let inner = take_inner(&mut self.inner);
-        let breaker = self.breaker.clone();
-        let args = call.state.args;
-        let next = Call {
-            id: call.id,
-            tool: call.tool,
-            cx: call.cx,
-            state: Admitted { args },
-        };
-        ResponseFuture::new(async move {
-            let tool = next.tool.clone();
-            let ended = ready_call(inner, next).await;
-            breaker.record(&tool, ended.state.outcome);
-            ended
-        })
+        let tool = call.tool.clone();
+        let (call, Started { args }) = call.split();
+        ResponseFuture {
+            inner: StageFuture::inner(self.inner.call(call.with_state(Admitted { args }))),
+            account: Some((self.breaker.clone(), tool)),
+        }
+    }
+}
+
+pin_project_lite::pin_project! {
+    /// Admit's future: the stage's own ending, or the inner future whose
+    /// outcome is then accounted by the breaker.
+    pub struct ResponseFuture<F> {
+        #[pin]
+        inner: StageFuture<F>,
+        account: Option<(Breaker, String)>,
+    }
+}
+
+impl<F> ResponseFuture<F> {
+    fn unaccounted(ended: Call<Executed>) -> Self {
+        Self {
+            inner: StageFuture::ended(ended),
+            account: None,
+        }
+    }
+}
+
+impl<F> Future for ResponseFuture<F>
+where
+    F: Future<Output = Result<Call<Executed>, Infallible>>,
+{
+    type Output = Result<Call<Executed>, Infallible>;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        let this = self.project();
+        let Ok(call) = ready!(this.inner.poll(cx));
+        if let Some((breaker, tool)) = this.account.take() {
+            breaker.record(&tool, call.state.outcome);
+        }
+        Poll::Ready(Ok(call))
+    }
+}
+
+impl<F> std::fmt::Debug for ResponseFuture<F> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ResponseFuture").finish_non_exhaustive()
     }
 }

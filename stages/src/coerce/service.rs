@@ -5,10 +5,11 @@ use tower::Service;
 
 use super::parse_and_coerce;
 use crate::call::{Call, Coerced, Executed, Resolved};
-use crate::future::{ResponseFuture, inner_accessors, ready_call, take_inner};
+use crate::future::{StageFuture, inner_accessors};
 use crate::outcome::Outcome;
 
-/// Parses the raw arguments and coerces them to the tool's schema.
+/// Parses the raw arguments and coerces them to the tool's schema. It
+/// decides in `call()`, so it is ready when its inner service is.
 #[derive(Clone, Debug)]
 pub struct Coerce<S> {
     pub(super) inner: S,
@@ -18,35 +19,27 @@ inner_accessors!(Coerce);
 
 impl<S> Service<Call<Resolved>> for Coerce<S>
 where
-    S: Service<Call<Coerced>, Response = Call<Executed>, Error = Infallible>
-        + Clone
-        + Send
-        + 'static,
-    S::Future: Send,
+    S: Service<Call<Coerced>, Response = Call<Executed>, Error = Infallible>,
 {
     type Response = Call<Executed>;
     type Error = Infallible;
-    type Future = ResponseFuture<Call<Executed>>;
+    type Future = StageFuture<S::Future>;
 
-    fn poll_ready(&mut self, _cx: &mut Context<'_>) -> Poll<Result<(), Self::Error>> {
-        Poll::Ready(Ok(()))
+    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Self::Error>> {
+        self.inner.poll_ready(cx)
     }
 
     fn call(&mut self, call: Call<Resolved>) -> Self::Future {
         match parse_and_coerce(&call.state.tool, &call.state.args) {
-            Err(message) => {
-                let ended = call.end(Outcome::Failed, message);
-                ResponseFuture::new(async move { ended })
-            }
+            Err(message) => StageFuture::ended(call.end(Outcome::Failed, message)),
             Ok((args, coercions)) => {
-                let inner = take_inner(&mut self.inner);
-                let tool = call.state.tool.clone();
+                let (call, Resolved { tool, .. }) = call.split();
                 let next = call.with_state(Coerced {
                     tool,
                     args,
                     coercions,
                 });
-                ResponseFuture::new(ready_call(inner, next))
+                StageFuture::inner(self.inner.call(next))
             }
         }
     }

@@ -35,6 +35,10 @@ struct Issue {
 
 /// The full message if `args` fails `validator`, `None` if it passes.
 pub fn schema_issues(tool: &str, validator: &Validator, args: &Value) -> Option<String> {
+    // Most calls are valid; `is_valid` is much cheaper than collecting errors.
+    if validator.is_valid(args) {
+        return None;
+    }
     let mut issues: Vec<Issue> = validator.iter_errors(args).flat_map(issues_of).collect();
     if issues.is_empty() {
         return None;
