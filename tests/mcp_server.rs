@@ -493,6 +493,12 @@ async fn bad_input_gets_errors_and_the_server_goes_on() {
         .call("read", json!({"file_path": "../../etc/passwd"}))
         .await;
     assert_eq!(result["isError"], true, "{result}");
+    let no_arguments = result_of(client.request("tools/call", json!({"name": "read"})).await);
+    assert_eq!(no_arguments["isError"], true, "{no_arguments}");
+    assert!(
+        text_of(&no_arguments).contains("file_path"),
+        "{no_arguments}"
+    );
     let result = client.call("read", json!({"file_path": "notes.txt"})).await;
     assert_eq!(result["isError"], false, "{result}");
 }
