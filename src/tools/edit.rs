@@ -15,6 +15,7 @@
 //! assert_eq!(err.code(), 5);
 //! ```
 
+use std::borrow::Cow;
 use std::fmt::Write as _;
 use std::fs;
 use std::io::{self, Read};
@@ -143,19 +144,20 @@ pub fn edit_bytes(
 }
 
 /// An edit of a file's bytes, before encoding.
-struct Edited {
-    /// The old text, decoded and normalized.
-    old_text: String,
+struct Edited<'a> {
+    /// The old text, decoded and normalized (borrowed from the bytes when
+    /// they are plain UTF-8).
+    old_text: Cow<'a, str>,
     applied: Applied,
     format: Format,
 }
 
-fn edit_decoded(
-    bytes: &[u8],
+fn edit_decoded<'a>(
+    bytes: &'a [u8],
     old: &str,
     new: &str,
     replace_all: bool,
-) -> Result<Edited, EditError> {
+) -> Result<Edited<'a>, EditError> {
     if old == new {
         return Err(EditError::NoChange);
     }
@@ -164,7 +166,7 @@ fn edit_decoded(
     let (old_n, new_n) = (format.normalize(old), format.normalize(new));
     let applied = apply(&decoded.text, &old_n, &new_n, replace_all, old)?;
     Ok(Edited {
-        old_text: decoded.text.into_owned(),
+        old_text: decoded.text,
         applied,
         format,
     })
@@ -523,7 +525,6 @@ fn execute(
     };
     let edited = edit_decoded(&bytes, &args.old_string, &args.new_string, args.replace_all)
         .map_err(|e| ToolError::new(e.to_string()))?;
-    drop(bytes);
     let new_bytes = text::encode(&edited.applied.text, edited.format);
     write_file(&path, &new_bytes)
         .map_err(|e| ToolError::new(format!("Cannot write {shown}: {e}")))?;
@@ -606,7 +607,7 @@ fn snippet(text: &str, spans: &[Range<usize>]) -> String {
     out
 }
 
-fn cut_line(line: &str) -> std::borrow::Cow<'_, str> {
+fn cut_line(line: &str) -> Cow<'_, str> {
     match line.char_indices().nth(MAX_LINE_CHARS) {
         None => line.into(),
         Some((at, _)) => {
