@@ -137,10 +137,12 @@ type DuplexClient = Client<
     tokio::io::WriteHalf<tokio::io::DuplexStream>,
 >;
 
-/// A server on `root` in process, initialized.
+/// A server on `root` in process, initialized, set up as `agentcore mcp`
+/// sets it up (breaker off).
 async fn connect(root: &Path, mode: Option<Mode>) -> DuplexClient {
     let mut config = SessionConfig::new(root);
     config.mode = mode;
+    config.max_tool_errors = 0;
     let session = Session::start(config).expect("session starts");
     let (client_end, server_end) = tokio::io::duplex(1 << 16);
     let (server_read, server_write) = tokio::io::split(server_end);
@@ -534,6 +536,13 @@ async fn binary_serves_on_stdio_and_exits_0_when_the_client_leaves() {
     assert_eq!(init["serverInfo"]["name"], "agentcore");
     let tools = result_of(client.request("tools/list", json!({})).await);
     assert_eq!(tools["tools"].as_array().map(Vec::len), Some(7));
+    // No breaker: failures in a row do not disable the tool.
+    for _ in 0..4 {
+        let missing = client
+            .call("read", json!({"file_path": "missing.txt"}))
+            .await;
+        assert_eq!(missing["isError"], true, "{missing}");
+    }
     let result = client.call("read", json!({"file_path": "notes.txt"})).await;
     assert_eq!(result["isError"], false, "{result}");
     let result = client

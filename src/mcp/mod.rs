@@ -65,7 +65,8 @@ pub enum ServeError {
 /// closes it. Calls still running then are aborted and awaited (a few
 /// seconds at most).
 ///
-/// A client that disconnects before `initialize` is a normal end.
+/// A client that disconnects before `initialize` is a normal end. The
+/// session's breaker applies as configured; [`serve_stdio`] turns it off.
 pub async fn serve<R, W>(session: Session, reader: R, writer: W) -> Result<(), ServeError>
 where
     R: AsyncRead + Send + Unpin + 'static,
