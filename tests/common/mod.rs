@@ -12,10 +12,13 @@ use agentcore::{
 use serde_json::{Value, json};
 use tokio::time::Instant;
 
+/// One execution: call id, start, end (once it ended).
+pub type Span = (String, Instant, Option<Instant>);
+
 /// When each execution started and ended, by call id.
 #[derive(Clone, Default)]
 pub struct Log {
-    pub spans: Arc<Mutex<Vec<(String, Instant, Option<Instant>)>>>,
+    pub spans: Arc<Mutex<Vec<Span>>>,
 }
 
 impl Log {
