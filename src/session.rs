@@ -114,13 +114,13 @@ impl Session {
         if let Some(mode) = config.mode {
             approval = approval.with_mode(mode);
         }
+        // Files a read-deny rule covers are left out of glob, grep and ls.
+        let filter = approval.read_filter();
+        if !filter.is_empty() {
+            workspace = workspace.with_exclusions(Arc::new(move |path| filter.is_denied(path)));
+        }
         let read_state = FileReadState::new();
-        let registry = Arc::new(builtin_registry(
-            &workspace,
-            &read_state,
-            &output_dir,
-            &approval,
-        ));
+        let registry = Arc::new(builtin_registry(&workspace, &read_state, &output_dir));
         let pipeline = Pipeline::builder()
             .registry(registry.clone())
             .gate(Arc::new(approval.clone()))
@@ -193,9 +193,7 @@ pub fn builtin_registry(
     workspace: &Workspace,
     read_state: &FileReadState,
     output_dir: &Arc<OutputDir>,
-    approval: &ApprovalEngine,
 ) -> ToolRegistry {
-    let _ = approval;
     let tools: Vec<Arc<dyn Tool>> = vec![
         with_permissions(ReadTool::new(workspace.clone(), read_state.clone())),
         with_permissions(GlobTool::new(workspace.clone())),

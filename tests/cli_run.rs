@@ -186,6 +186,43 @@ fn a_policy_file_allows_what_it_says() {
 }
 
 #[test]
+fn a_read_deny_rule_binds_glob_grep_and_ls() {
+    let dir = workspace();
+    std::fs::create_dir(dir.path().join("secrets")).unwrap();
+    std::fs::write(dir.path().join("secrets/key.txt"), "alpha secret\n").unwrap();
+    let policy = dir.path().join("policy.toml");
+    std::fs::write(&policy, "deny = [\"read(./secrets/**)\"]\n").unwrap();
+    let input = concat!(
+        r#"{"turn": [{"id": "g", "name": "glob", "args": {"pattern": "**/*.txt"}},"#,
+        r#" {"id": "s", "name": "grep", "args": {"pattern": "alpha"}},"#,
+        r#" {"id": "l", "name": "ls", "args": {"path": "."}},"#,
+        r#" {"id": "d", "name": "grep", "args": {"pattern": "alpha", "path": "secrets"}},"#,
+        r#" {"id": "r", "name": "read", "args": {"file_path": "secrets/key.txt"}}]}"#,
+        "\n"
+    );
+    let (events, _) = run(dir.path(), &["--policy", policy.to_str().unwrap()], input);
+    let end = |id: &str| {
+        of_type(&events, "tool_exec_end")
+            .into_iter()
+            .find(|e| e["tool_id"] == id)
+            .unwrap()
+            .clone()
+    };
+    for id in ["g", "s", "l"] {
+        let e = end(id);
+        assert_eq!(e["outcome"], "success", "{e}");
+        let text = e["content"][0]["text"].as_str().unwrap();
+        assert!(text.contains("a.txt"), "{id}: {text}");
+        assert!(
+            !text.contains("key.txt"),
+            "{id} shows a denied file: {text}"
+        );
+    }
+    assert_eq!(end("d")["outcome"], "denied");
+    assert_eq!(end("r")["outcome"], "denied");
+}
+
+#[test]
 fn steering_skips_what_has_not_started_and_abort_cancels() {
     let dir = workspace();
     let input = concat!(

@@ -134,33 +134,37 @@ fn glob(
         .map_err(|e| ToolError::new(format!("Invalid glob pattern \"{}\": {e}", args.pattern)))?;
 
     let found: Mutex<Vec<(SystemTime, PathBuf)>> = Mutex::new(Vec::new());
-    walker(&dir).overrides(overrides).build_parallel().run(|| {
-        let found = &found;
-        Box::new(move |entry| {
-            if token.is_cancelled() {
-                return WalkState::Quit;
-            }
-            let Ok(entry) = entry else {
-                return WalkState::Continue;
-            };
-            let Some(kind) = entry.file_type() else {
-                return WalkState::Continue;
-            };
-            let is_file = kind.is_file()
-                || (kind.is_symlink() && symlink_inside(workspace, entry.path()) == Some(false));
-            if is_file {
-                // Symlinks sort by their target's mtime.
-                let mtime = std::fs::metadata(entry.path())
-                    .and_then(|m| m.modified())
-                    .unwrap_or(SystemTime::UNIX_EPOCH);
-                found
-                    .lock()
-                    .unwrap_or_else(|p| p.into_inner())
-                    .push((mtime, entry.into_path()));
-            }
-            WalkState::Continue
-        })
-    });
+    walker(workspace, &dir)
+        .overrides(overrides)
+        .build_parallel()
+        .run(|| {
+            let found = &found;
+            Box::new(move |entry| {
+                if token.is_cancelled() {
+                    return WalkState::Quit;
+                }
+                let Ok(entry) = entry else {
+                    return WalkState::Continue;
+                };
+                let Some(kind) = entry.file_type() else {
+                    return WalkState::Continue;
+                };
+                let is_file = kind.is_file()
+                    || (kind.is_symlink()
+                        && symlink_inside(workspace, entry.path()) == Some(false));
+                if is_file {
+                    // Symlinks sort by their target's mtime.
+                    let mtime = std::fs::metadata(entry.path())
+                        .and_then(|m| m.modified())
+                        .unwrap_or(SystemTime::UNIX_EPOCH);
+                    found
+                        .lock()
+                        .unwrap_or_else(|p| p.into_inner())
+                        .push((mtime, entry.into_path()));
+                }
+                WalkState::Continue
+            })
+        });
     if token.is_cancelled() {
         return Err(ToolError::cancelled(vec![agentcore_stages::Content::text(
             "Search cancelled.",

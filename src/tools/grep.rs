@@ -311,7 +311,7 @@ fn grep(
         .after_context(after)
         .binary_detection(BinaryDetection::quit(b'\x00'));
 
-    let mut walk = walker(&start);
+    let mut walk = walker(workspace, &start);
     if let Some(glob) = &args.glob {
         let overrides = OverrideBuilder::new(&start)
             .add(glob)

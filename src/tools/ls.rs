@@ -185,7 +185,7 @@ fn ls(
     let mut tree = Tree::default();
     let mut count = 0usize;
     let mut stopped = false;
-    for entry in walker(&dir).overrides(overrides).build() {
+    for entry in walker(workspace, &dir).overrides(overrides).build() {
         if token.is_cancelled() {
             return Err(ToolError::cancelled(vec![Content::text(
                 "Listing cancelled.",

@@ -16,9 +16,10 @@ const VCS_DIRS: [&str; 4] = [".git", ".hg", ".svn", ".jj"];
 /// repositories), `.ignore` and `.rgignore` files, skips the user's global
 /// gitignore and VCS directories, includes hidden files, and does not
 /// follow symlinks (the caller decides about symlink entries with
-/// [`symlink_inside`]).
-pub(crate) fn walker(start: &Path) -> WalkBuilder {
+/// [`symlink_inside`]). Paths the workspace excludes are left out.
+pub(crate) fn walker(workspace: &Workspace, start: &Path) -> WalkBuilder {
     let mut builder = WalkBuilder::new(start);
+    let workspace = workspace.clone();
     builder
         .hidden(false)
         .parents(true)
@@ -28,7 +29,9 @@ pub(crate) fn walker(start: &Path) -> WalkBuilder {
         .git_global(false)
         .require_git(false)
         .follow_links(false)
-        .filter_entry(|entry| !is_vcs_dir(entry.file_name()));
+        .filter_entry(move |entry| {
+            !is_vcs_dir(entry.file_name()) && !workspace.is_excluded(entry.path())
+        });
     builder.add_custom_ignore_filename(".rgignore");
     builder
 }

@@ -68,9 +68,24 @@ pub enum PathError {
 /// The directories the tools may touch: a primary root (where relative paths
 /// start and against which results are written) and any extra roots, such
 /// as the bash tool's session output folder. Cheap to clone.
-#[derive(Clone, Debug)]
+#[derive(Clone)]
 pub struct Workspace {
     roots: Arc<Vec<PathBuf>>,
+    exclusions: Option<Exclusions>,
+}
+
+/// Decides which paths walks (glob, grep, ls) leave out of their results,
+/// e.g. the files a read-deny rule of the approval engine covers. Given
+/// absolute paths.
+pub type Exclusions = Arc<dyn Fn(&Path) -> bool + Send + Sync>;
+
+impl std::fmt::Debug for Workspace {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Workspace")
+            .field("roots", &self.roots)
+            .field("exclusions", &self.exclusions.is_some())
+            .finish()
+    }
 }
 
 impl Workspace {
@@ -79,6 +94,7 @@ impl Workspace {
     pub fn new(root: impl AsRef<Path>) -> io::Result<Self> {
         Ok(Self {
             roots: Arc::new(vec![canonical_dir(root.as_ref())?]),
+            exclusions: None,
         })
     }
 
@@ -96,6 +112,20 @@ impl Workspace {
             Arc::make_mut(&mut self.roots).push(root);
         }
         Ok(())
+    }
+
+    /// This workspace with paths that walks leave out (glob, grep and ls
+    /// skip them and do not descend into excluded directories).
+    pub fn with_exclusions(mut self, exclusions: Exclusions) -> Self {
+        self.exclusions = Some(exclusions);
+        self
+    }
+
+    /// Whether walks leave `path` out.
+    pub fn is_excluded(&self, path: &Path) -> bool {
+        self.exclusions
+            .as_ref()
+            .is_some_and(|excluded| excluded(path))
     }
 
     /// The primary root, canonical.
