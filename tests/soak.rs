@@ -278,7 +278,6 @@ async fn tasks_settled(target: usize) -> usize {
 /// Runs `turns` turns of 10 calls in one session and returns its figures.
 /// Panics when the pairing breaks or a call ends in a way it may not.
 pub async fn soak(turns: usize, seed: u64) -> SoakReport {
-    let metrics = tokio::runtime::Handle::current().metrics();
     let fds_before = open_fds();
     let tasks_before = tasks_settled(0).await;
     let warm_up_turns = (turns / 10).clamp(1, 500);
@@ -382,7 +381,6 @@ pub async fn soak(turns: usize, seed: u64) -> SoakReport {
     drop(scheduler);
     drop(pipeline);
     let tasks_after = tasks_settled(tasks_before).await;
-    let _ = metrics;
     SoakReport {
         turns,
         warm_up_turns,
