@@ -41,10 +41,7 @@ pub fn main() -> ExitCode {
             Command::Run(args) => run::run(args).await,
             Command::Demo => demo::demo().await,
             Command::Tools(args) => tools::print(args),
-            Command::Mcp(_args) => {
-                eprintln!("agentcore mcp: not available in this build");
-                ExitCode::from(2)
-            }
+            Command::Mcp(args) => crate::mcp::serve_stdio(args).await,
         }
     })
 }
