@@ -169,7 +169,8 @@ impl BashTool {
                     self.root.display()
                 ))
             })?;
-        let (file, file_error) = match self.output_dir.create("bash") {
+        let stem = format!("bash-{}", cx.call_id());
+        let (file, file_error) = match self.output_dir.create(&stem) {
             Ok(file) => (Some(Spool::start(file)), None),
             Err(e) => (None, Some(e.to_string())),
         };
