@@ -39,3 +39,95 @@ pub fn classify(registry: &ToolRegistry, tool: &str, args: &RawArgs) -> Admissio
     }))
     .unwrap_or(Admission::UNSAFE)
 }
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use agentcore_stages::{BoxFuture, CallContext, GatedArgs, Tool, ToolError, ToolOutput};
+    use serde_json::{Value, json};
+
+    use super::*;
+
+    /// Read-only unless `panics`, in which case its capability methods panic.
+    struct Probe {
+        panics: bool,
+        schema: Value,
+    }
+
+    impl Tool for Probe {
+        fn name(&self) -> &str {
+            if self.panics { "panicky" } else { "probe" }
+        }
+        fn description(&self) -> &str {
+            "probe"
+        }
+        fn schema(&self) -> &Value {
+            &self.schema
+        }
+        fn read_only(&self, _args: &Value) -> bool {
+            assert!(!self.panics, "capability method panicked");
+            true
+        }
+        fn interrupt_behavior(&self, _args: &Value) -> InterruptBehavior {
+            InterruptBehavior::Cancel
+        }
+        fn execute<'a>(
+            &'a self,
+            _args: GatedArgs,
+            _cx: &'a CallContext,
+        ) -> BoxFuture<'a, Result<ToolOutput, ToolError>> {
+            Box::pin(async { Ok(ToolOutput::text("ok")) })
+        }
+    }
+
+    fn registry() -> ToolRegistry {
+        let schema = json!({"type": "object", "properties": {"n": {"type": "integer"}}});
+        ToolRegistry::new()
+            .with(Arc::new(Probe {
+                panics: false,
+                schema: schema.clone(),
+            }))
+            .and_then(|r| {
+                r.with(Arc::new(Probe {
+                    panics: true,
+                    schema,
+                }))
+            })
+            .expect("register")
+    }
+
+    #[test]
+    fn safe_tools_are_classified_from_their_coerced_args() {
+        let admission = classify(&registry(), "probe", &RawArgs::Text(r#"{"n": "3"}"#.into()));
+        assert_eq!(
+            admission,
+            Admission {
+                safe: true,
+                interrupt: InterruptBehavior::Cancel
+            }
+        );
+    }
+
+    #[test]
+    fn unknown_tools_bad_args_and_panicking_capabilities_fail_closed() {
+        let registry = registry();
+        let hook = std::panic::take_hook();
+        std::panic::set_hook(Box::new(|_| {}));
+        let panicky = classify(&registry, "panicky", &RawArgs::Text("{}".into()));
+        std::panic::set_hook(hook);
+        assert_eq!(panicky, Admission::UNSAFE);
+        assert_eq!(
+            classify(&registry, "ghost", &RawArgs::Text("{}".into())),
+            Admission::UNSAFE
+        );
+        assert_eq!(
+            classify(&registry, "probe", &RawArgs::Text("{".into())),
+            Admission::UNSAFE
+        );
+        assert_eq!(
+            classify(&registry, "probe", &RawArgs::Text("[1]".into())),
+            Admission::UNSAFE
+        );
+    }
+}
