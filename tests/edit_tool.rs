@@ -3,21 +3,21 @@
 //! recheck, line endings and encodings, and what the filesystem keeps.
 
 use std::fs;
-use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
-use agentcore::gate::{Gate, GateDecision, gate_fn};
+use agentcore::gate::{GateDecision, gate_fn};
 use agentcore::message::ToolCall;
 use agentcore::scheduler::{Scheduler, SchedulerConfig};
 use agentcore::tools::edit::EditTool;
-use agentcore::tools::read::ReadTool;
-use agentcore::tools::read_state::{FileReadState, Freshness};
+use agentcore::tools::read_state::Freshness;
 use agentcore::tools::workspace::Workspace;
-use agentcore::tools::write::WriteTool;
 use agentcore::turn::Turn;
-use agentcore::{Call, EventSink, Outcome, Pipeline, Tool, ToolRegistry, ToolResult};
-use serde_json::{Value, json};
-use tower::ServiceExt;
+use agentcore::{EventSink, Outcome, Pipeline, Tool, ToolResult};
+use serde_json::json;
+
+#[path = "support/files.rs"]
+mod files;
+use files::Env;
 
 const NOT_READ: &str = "File has not been read yet. Read it first before writing to it.";
 const MODIFIED: &str = "File has been modified since read, either by the user or by a linter. Read it again before attempting to write it.";
@@ -25,85 +25,6 @@ const UNEXPECTED: &str =
     "File has been unexpectedly modified. Read it again before attempting to write it.";
 const NOT_TEXT: &str =
     "File is not valid UTF-8 or UTF-16 text; refusing to edit it so that nothing is corrupted.";
-
-struct Env {
-    dir: tempfile::TempDir,
-    state: FileReadState,
-}
-
-impl Env {
-    fn new() -> Self {
-        Self {
-            dir: tempfile::tempdir().unwrap(),
-            state: FileReadState::new(),
-        }
-    }
-
-    fn root(&self) -> &Path {
-        self.dir.path()
-    }
-
-    fn path(&self, name: &str) -> PathBuf {
-        self.root().join(name)
-    }
-
-    fn put(&self, name: &str, bytes: impl AsRef<[u8]>) {
-        let path = self.path(name);
-        fs::create_dir_all(path.parent().unwrap()).unwrap();
-        fs::write(path, bytes).unwrap();
-    }
-
-    fn bytes(&self, name: &str) -> Vec<u8> {
-        fs::read(self.path(name)).unwrap()
-    }
-
-    fn registry(&self) -> Arc<ToolRegistry> {
-        let ws = Workspace::new(self.root()).unwrap();
-        Arc::new(
-            ToolRegistry::new()
-                .with(Arc::new(ReadTool::new(ws.clone(), self.state.clone())))
-                .unwrap()
-                .with(Arc::new(EditTool::new(ws.clone(), self.state.clone())))
-                .unwrap()
-                .with(Arc::new(WriteTool::new(ws, self.state.clone())))
-                .unwrap(),
-        )
-    }
-
-    async fn call(&self, tool: &str, args: Value) -> ToolResult {
-        Pipeline::builder()
-            .registry(self.registry())
-            .build()
-            .service()
-            .oneshot(Call::new("c1", tool, args))
-            .await
-            .unwrap()
-    }
-
-    async fn call_gated(&self, tool: &str, args: Value, gate: Arc<dyn Gate>) -> ToolResult {
-        Pipeline::builder()
-            .registry(self.registry())
-            .gate(gate)
-            .build()
-            .service()
-            .oneshot(Call::new("c1", tool, args))
-            .await
-            .unwrap()
-    }
-
-    async fn read(&self, name: &str) {
-        let r = self.call("read", json!({"file_path": name})).await;
-        assert_eq!(r.outcome, Outcome::Success, "{}", r.text());
-    }
-
-    async fn edit(&self, name: &str, old: &str, new: &str) -> ToolResult {
-        self.call(
-            "edit",
-            json!({"file_path": name, "old_string": old, "new_string": new}),
-        )
-        .await
-    }
-}
 
 fn ok(r: &ToolResult) -> String {
     assert_eq!(r.outcome, Outcome::Success, "{}", r.text());

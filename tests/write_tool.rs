@@ -3,101 +3,26 @@
 //! what the filesystem keeps, and a writer killed mid-write.
 
 use std::fs;
-use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use agentcore::gate::{GateDecision, gate_fn};
-use agentcore::tools::edit::EditTool;
-use agentcore::tools::read::ReadTool;
 use agentcore::tools::read_state::FileReadState;
 use agentcore::tools::workspace::Workspace;
 use agentcore::tools::write::WriteTool;
-use agentcore::{Call, Gate, Outcome, Pipeline, Tool, ToolRegistry, ToolResult};
+use agentcore::{Call, Outcome, Pipeline, Tool, ToolRegistry, ToolResult};
 use serde_json::{Value, json};
 use tower::ServiceExt;
+
+#[path = "support/files.rs"]
+mod files;
+use files::Env;
 
 const NOT_READ: &str = "File has not been read yet. Read it first before writing to it.";
 const MODIFIED: &str = "File has been modified since read, either by the user or by a linter. Read it again before attempting to write it.";
 const UNEXPECTED: &str =
     "File has been unexpectedly modified. Read it again before attempting to write it.";
-
-struct Env {
-    dir: tempfile::TempDir,
-    state: FileReadState,
-}
-
-impl Env {
-    fn new() -> Self {
-        Self::at(tempfile::tempdir().unwrap())
-    }
-
-    fn at(dir: tempfile::TempDir) -> Self {
-        Self {
-            dir,
-            state: FileReadState::new(),
-        }
-    }
-
-    fn root(&self) -> &Path {
-        self.dir.path()
-    }
-
-    fn path(&self, name: &str) -> PathBuf {
-        self.root().join(name)
-    }
-
-    fn put(&self, name: &str, bytes: impl AsRef<[u8]>) {
-        let path = self.path(name);
-        fs::create_dir_all(path.parent().unwrap()).unwrap();
-        fs::write(path, bytes).unwrap();
-    }
-
-    fn bytes(&self, name: &str) -> Vec<u8> {
-        fs::read(self.path(name)).unwrap()
-    }
-
-    fn pipeline(&self, gate: Option<Arc<dyn Gate>>) -> Pipeline {
-        let ws = Workspace::new(self.root()).unwrap();
-        let registry = ToolRegistry::new()
-            .with(Arc::new(ReadTool::new(ws.clone(), self.state.clone())))
-            .unwrap()
-            .with(Arc::new(EditTool::new(ws.clone(), self.state.clone())))
-            .unwrap()
-            .with(Arc::new(WriteTool::new(ws, self.state.clone())))
-            .unwrap();
-        match gate {
-            Some(gate) => Pipeline::builder()
-                .registry(Arc::new(registry))
-                .gate(gate)
-                .build(),
-            None => Pipeline::builder().registry(Arc::new(registry)).build(),
-        }
-    }
-
-    async fn call_with(&self, tool: &str, args: Value, gate: Option<Arc<dyn Gate>>) -> ToolResult {
-        self.pipeline(gate)
-            .service()
-            .oneshot(Call::new("c1", tool, args))
-            .await
-            .unwrap()
-    }
-
-    async fn call(&self, tool: &str, args: Value) -> ToolResult {
-        self.call_with(tool, args, None).await
-    }
-
-    async fn read(&self, name: &str) {
-        let r = self.call("read", json!({"file_path": name})).await;
-        assert_eq!(r.outcome, Outcome::Success, "{}", r.text());
-    }
-
-    async fn write(&self, name: &str, content: &str) -> ToolResult {
-        self.call("write", json!({"file_path": name, "content": content}))
-            .await
-    }
-}
 
 fn ok(r: &ToolResult) -> String {
     assert_eq!(r.outcome, Outcome::Success, "{}", r.text());

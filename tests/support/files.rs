@@ -1,0 +1,115 @@
+//! A scratch workspace with the read, edit and write tools over one ledger,
+//! shared by the write and edit behaviour tests.
+#![allow(dead_code)]
+
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use agentcore::tools::edit::EditTool;
+use agentcore::tools::read::ReadTool;
+use agentcore::tools::read_state::FileReadState;
+use agentcore::tools::workspace::Workspace;
+use agentcore::tools::write::WriteTool;
+use agentcore::{Call, Gate, Outcome, Pipeline, ToolRegistry, ToolResult};
+use serde_json::{Value, json};
+use tower::ServiceExt;
+
+/// A temporary workspace and the session's ledger.
+pub struct Env {
+    pub dir: tempfile::TempDir,
+    pub state: FileReadState,
+}
+
+impl Env {
+    pub fn new() -> Self {
+        Self::at(tempfile::tempdir().unwrap())
+    }
+
+    pub fn at(dir: tempfile::TempDir) -> Self {
+        Self {
+            dir,
+            state: FileReadState::new(),
+        }
+    }
+
+    pub fn root(&self) -> &Path {
+        self.dir.path()
+    }
+
+    pub fn path(&self, name: &str) -> PathBuf {
+        self.root().join(name)
+    }
+
+    pub fn put(&self, name: &str, bytes: impl AsRef<[u8]>) {
+        let path = self.path(name);
+        fs::create_dir_all(path.parent().unwrap()).unwrap();
+        fs::write(path, bytes).unwrap();
+    }
+
+    pub fn bytes(&self, name: &str) -> Vec<u8> {
+        fs::read(self.path(name)).unwrap()
+    }
+
+    pub fn registry(&self) -> Arc<ToolRegistry> {
+        let ws = Workspace::new(self.root()).unwrap();
+        Arc::new(
+            ToolRegistry::new()
+                .with(Arc::new(ReadTool::new(ws.clone(), self.state.clone())))
+                .unwrap()
+                .with(Arc::new(EditTool::new(ws.clone(), self.state.clone())))
+                .unwrap()
+                .with(Arc::new(WriteTool::new(ws, self.state.clone())))
+                .unwrap(),
+        )
+    }
+
+    pub fn pipeline(&self, gate: Option<Arc<dyn Gate>>) -> Pipeline {
+        match gate {
+            Some(gate) => Pipeline::builder()
+                .registry(self.registry())
+                .gate(gate)
+                .build(),
+            None => Pipeline::builder().registry(self.registry()).build(),
+        }
+    }
+
+    pub async fn call_with(
+        &self,
+        tool: &str,
+        args: Value,
+        gate: Option<Arc<dyn Gate>>,
+    ) -> ToolResult {
+        self.pipeline(gate)
+            .service()
+            .oneshot(Call::new("c1", tool, args))
+            .await
+            .unwrap()
+    }
+
+    pub async fn call(&self, tool: &str, args: Value) -> ToolResult {
+        self.call_with(tool, args, None).await
+    }
+
+    pub async fn call_gated(&self, tool: &str, args: Value, gate: Arc<dyn Gate>) -> ToolResult {
+        self.call_with(tool, args, Some(gate)).await
+    }
+
+    pub async fn read(&self, name: &str) {
+        let r = self.call("read", json!({"file_path": name})).await;
+        assert_eq!(r.outcome, Outcome::Success, "{}", r.text());
+    }
+
+    pub async fn edit(&self, name: &str, old: &str, new: &str) -> ToolResult {
+        self.call(
+            "edit",
+            json!({"file_path": name, "old_string": old, "new_string": new}),
+        )
+        .await
+    }
+
+    pub async fn write(&self, name: &str, content: &str) -> ToolResult {
+        self.call("write", json!({"file_path": name, "content": content}))
+            .await
+    }
+}
