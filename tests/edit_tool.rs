@@ -228,20 +228,12 @@ async fn a_change_while_the_gate_waits_gives_the_execute_time_message() {
     let env = Env::new();
     env.put("a.txt", "original\n");
     env.read("a.txt").await;
-    let path = env.path("a.txt");
-    let gate = gate_fn(move |_req| {
-        let path = path.clone();
-        async move {
-            // A person takes their time; meanwhile a linter rewrites the file.
-            fs::write(&path, "rewritten by someone else\n").unwrap();
-            Ok(GateDecision::Allow)
-        }
-    });
+    let gate = env.gate_that_writes("a.txt", "rewritten by someone else\n");
     let r = env
         .call_gated(
             "edit",
             json!({"file_path": "a.txt", "old_string": "original", "new_string": "mine"}),
-            Arc::new(gate),
+            gate,
         )
         .await;
     assert_eq!(r.outcome, Outcome::Failed);

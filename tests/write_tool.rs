@@ -102,19 +102,12 @@ async fn a_change_while_the_gate_waits_gives_the_execute_time_message() {
     let env = Env::new();
     env.put("a.txt", "original\n");
     env.read("a.txt").await;
-    let path = env.path("a.txt");
-    let gate = gate_fn(move |_req| {
-        let path = path.clone();
-        async move {
-            fs::write(&path, "edited in the editor meanwhile\n").unwrap();
-            Ok(GateDecision::Allow)
-        }
-    });
+    let gate = env.gate_that_writes("a.txt", "edited in the editor meanwhile\n");
     let r = env
         .call_with(
             "write",
             json!({"file_path": "a.txt", "content": "mine\n"}),
-            Some(Arc::new(gate)),
+            Some(gate),
         )
         .await;
     assert_eq!(r.outcome, Outcome::Failed);
@@ -125,19 +118,12 @@ async fn a_change_while_the_gate_waits_gives_the_execute_time_message() {
 #[tokio::test]
 async fn a_file_created_while_the_gate_waits_is_not_overwritten() {
     let env = Env::new();
-    let path = env.path("late.txt");
-    let gate = gate_fn(move |_req| {
-        let path = path.clone();
-        async move {
-            fs::write(&path, "someone else's\n").unwrap();
-            Ok(GateDecision::Allow)
-        }
-    });
+    let gate = env.gate_that_writes("late.txt", "someone else's\n");
     let r = env
         .call_with(
             "write",
             json!({"file_path": "late.txt", "content": "mine\n"}),
-            Some(Arc::new(gate)),
+            Some(gate),
         )
         .await;
     assert_eq!(r.text(), UNEXPECTED);

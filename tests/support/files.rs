@@ -6,6 +6,7 @@ use std::fs;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+use agentcore::gate::{GateDecision, gate_fn};
 use agentcore::tools::edit::EditTool;
 use agentcore::tools::read::ReadTool;
 use agentcore::tools::read_state::FileReadState;
@@ -111,5 +112,18 @@ impl Env {
     pub async fn write(&self, name: &str, content: &str) -> ToolResult {
         self.call("write", json!({"file_path": name, "content": content}))
             .await
+    }
+
+    /// A gate that allows the call, but only after writing `text` to `name`
+    /// itself: someone changes the file while a person decides.
+    pub fn gate_that_writes(&self, name: &str, text: &'static str) -> Arc<dyn Gate> {
+        let path = self.path(name);
+        Arc::new(gate_fn(move |_req| {
+            let path = path.clone();
+            async move {
+                fs::write(&path, text).unwrap();
+                Ok(GateDecision::Allow)
+            }
+        }))
     }
 }
