@@ -233,27 +233,74 @@ enum Instance {
     Object(Vec<(Key, Instance)>),
 }
 
+/// Bounds on what one input may build, so that every input is cheap to run
+/// and within what `parse_args` accepts. Without them `Text::Json`, which
+/// nests JSON text inside JSON text, doubles its backslashes at every level
+/// and a 4 KB input grows into gigabytes before `coerce` is reached.
+struct Budget {
+    /// Bytes of string content still allowed in the whole instance.
+    bytes: usize,
+}
+
+/// Total string bytes one instance may hold (far below `MAX_ARGS_BYTES`).
+const MAX_INSTANCE_BYTES: usize = 64 * 1024;
+/// Levels of arrays and objects, counted across embedded JSON text too,
+/// kept below `MAX_DEPTH` (128).
+const MAX_INSTANCE_DEPTH: usize = 64;
+/// Levels of JSON text embedded in strings.
+const MAX_TEXT_NESTING: usize = 4;
+
 impl Instance {
     fn to_json(&self) -> Value {
+        self.bounded(
+            &mut Budget {
+                bytes: MAX_INSTANCE_BYTES,
+            },
+            0,
+            0,
+        )
+    }
+
+    /// The instance as JSON, leaving out (as `null`) whatever would exceed
+    /// the budget, the depth or the text nesting.
+    fn bounded(&self, budget: &mut Budget, depth: usize, nesting: usize) -> Value {
+        if depth >= MAX_INSTANCE_DEPTH {
+            return Value::Null;
+        }
         match self {
             Instance::Null => Value::Null,
             Instance::Bool(b) => json!(b),
             Instance::Int(i) => json!(i),
             Instance::Float(f) => json!(f),
-            Instance::Str(text) => Value::String(match text {
-                Text::Int(i) => i.to_string(),
-                Text::Padded(i) => format!(" {i}\n"),
-                Text::Float(f) => f.to_string(),
-                Text::Bool(b) => b.to_string(),
-                Text::Null => "null".into(),
-                Text::Json(inner) => inner.to_json().to_string(),
-                Text::Raw(s) => s.clone(),
-            }),
-            Instance::Array(items) => Value::Array(items.iter().map(Instance::to_json).collect()),
+            Instance::Str(text) => {
+                let s = match text {
+                    Text::Int(i) => i.to_string(),
+                    Text::Padded(i) => format!(" {i}\n"),
+                    Text::Float(f) => f.to_string(),
+                    Text::Bool(b) => b.to_string(),
+                    Text::Null => "null".into(),
+                    Text::Json(_) if nesting >= MAX_TEXT_NESTING => return Value::Null,
+                    Text::Json(inner) => inner.bounded(budget, depth + 1, nesting + 1).to_string(),
+                    Text::Raw(s) => s.clone(),
+                };
+                match budget.bytes.checked_sub(s.len()) {
+                    Some(left) => {
+                        budget.bytes = left;
+                        Value::String(s)
+                    }
+                    None => Value::Null,
+                }
+            }
+            Instance::Array(items) => Value::Array(
+                items
+                    .iter()
+                    .map(|item| item.bounded(budget, depth + 1, nesting))
+                    .collect(),
+            ),
             Instance::Object(members) => Value::Object(
                 members
                     .iter()
-                    .map(|(k, v)| (k.name().to_owned(), v.to_json()))
+                    .map(|(k, v)| (k.name().to_owned(), v.bounded(budget, depth + 1, nesting)))
                     .collect(),
             ),
         }
