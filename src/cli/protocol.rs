@@ -40,6 +40,7 @@ pub fn parse_line(line: &str) -> Result<Option<Input>, String> {
     let Value::Object(object) = value else {
         return Err(shape_error());
     };
+    check_one_shape(&object)?;
     if let Some(user) = object.get("user") {
         return match user {
             Value::String(text) => Ok(Some(Input::User(text.clone()))),
@@ -70,6 +71,29 @@ pub fn parse_line(line: &str) -> Result<Option<Input>, String> {
 fn shape_error() -> String {
     "expected {\"user\": …}, {\"turn\": […]} or an assistant message ({\"role\": \"assistant\", …})"
         .to_owned()
+}
+
+/// A line is one thing: a user prompt, a turn, or an assistant message.
+/// Holding two of them would leave one unanswered, so it is refused.
+fn check_one_shape(object: &Map<String, Value>) -> Result<(), String> {
+    let present: Vec<&str> = ["user", "turn", "role"]
+        .into_iter()
+        .filter(|key| object.contains_key(*key))
+        .collect();
+    match present.as_slice() {
+        ["user", "turn", ..] => Err(
+            "the line holds both \"user\" and \"turn\": a user prompt starts a new run and a \
+             turn runs tool calls, so send them as separate lines, \
+             {\"user\": …} first and then {\"turn\": […]}"
+                .to_owned(),
+        ),
+        [first, second, ..] => Err(format!(
+            "the line holds both {first:?} and {second:?}: send each as its own line \
+             ({{\"user\": …}} for a prompt, {{\"turn\": […]}} or an assistant message \
+             with \"role\" for tool calls)"
+        )),
+        _ => Ok(()),
+    }
 }
 
 fn parse_turn(turn: &Value) -> Result<Vec<ToolCall>, String> {
@@ -204,5 +228,22 @@ mod tests {
             parse_line(r#"{"turn": [{"id": "a", "name": "ls", "args": 3}]}"#),
             Err("turn[0].args must be an object or JSON text".into())
         );
+    }
+
+    #[test]
+    fn a_line_holding_two_shapes_is_refused_not_half_run() {
+        let both = parse_line(r#"{"user": "hi", "turn": [{"id": "c1", "name": "ls"}]}"#)
+            .unwrap_err();
+        assert!(both.contains("both \"user\" and \"turn\""), "{both}");
+        assert!(both.contains("separate lines"), "{both}");
+        for line in [
+            r#"{"turn": [], "user": "hi"}"#,
+            r#"{"user": "hi", "role": "assistant", "content": []}"#,
+            r#"{"turn": [], "role": "assistant", "content": []}"#,
+            r#"{"user": 3, "turn": "x"}"#,
+        ] {
+            let message = parse_line(line).unwrap_err();
+            assert!(message.starts_with("the line holds both"), "{line}: {message}");
+        }
     }
 }
