@@ -8,8 +8,9 @@
 //! only well-formed messages through to rmcp; it answers the rest with the
 //! JSON-RPC error for them:
 //!
-//! - not UTF-8, not JSON, or nested deeper than 128 levels: parse error
-//!   `-32700` with `"id": null`;
+//! - not UTF-8 or not JSON: parse error `-32700` with `"id": null`;
+//! - nested deeper than 128 levels (serde_json's recursion limit): `-32700`
+//!   with the request's id when its top level named one;
 //! - a line over [`MAX_LINE_BYTES`]: invalid request `-32600`, dropped up to
 //!   its newline without being kept, with the request's id when its top
 //!   level named one (found by a scan that keeps a few bytes);
@@ -318,11 +319,17 @@ fn judge(line: &[u8], ids: &Mutex<Ids>) -> Verdict {
     let value: Value = match serde_json::from_str(text) {
         Ok(value) => value,
         Err(err) if err.to_string().starts_with("recursion limit exceeded") => {
-            return parse_error(
+            // Well-formed as far as it was read, so the top level's id can
+            // be trusted: answer the request the client is waiting on.
+            let mut scan = IdScan::default();
+            scan.feed(line);
+            return Verdict::Reply(error_reply(
+                scan.take().as_ref(),
+                PARSE_ERROR,
                 "Parse error: the message nests arrays and objects more than 128 levels deep. \
                  Send a message with less nesting."
                     .to_owned(),
-            );
+            ));
         }
         Err(err) => {
             return parse_error(format!(
