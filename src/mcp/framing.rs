@@ -573,12 +573,23 @@ impl IdScan {
     const KEY: usize = 8;
     const VALUE: usize = 256;
 
-    fn feed(&mut self, bytes: &[u8]) {
-        for &byte in bytes {
+    fn feed(&mut self, mut bytes: &[u8]) {
+        while let Some((&byte, rest)) = bytes.split_first() {
             if self.done {
                 return;
             }
+            if self.in_string && !self.escaped && self.key.is_none() && self.value.is_none() {
+                // Inside a string nobody keeps (a file's content, say):
+                // only a quote or a backslash can change anything.
+                let Some(at) = memchr::memchr2(b'"', b'\\', bytes) else {
+                    return;
+                };
+                self.step(bytes[at]);
+                bytes = &bytes[at + 1..];
+                continue;
+            }
             self.step(byte);
+            bytes = rest;
         }
     }
 
@@ -642,7 +653,10 @@ impl IdScan {
             }
             b':' if self.depth == 1 => match self.last_key.as_slice() {
                 b"id" => self.value = Some(Vec::new()),
-                b"method" => self.has_method = true,
+                b"method" => {
+                    self.has_method = true;
+                    self.check_found();
+                }
                 _ => {}
             },
             b',' if self.depth == 1 => {
@@ -667,6 +681,14 @@ impl IdScan {
     fn end_value(&mut self) {
         if let Some(value) = self.value.take() {
             self.id = Some(value);
+        }
+        self.check_found();
+    }
+
+    /// Stops once both the id and the method are known.
+    fn check_found(&mut self) {
+        if self.id.is_some() && self.has_method {
+            self.done = true;
         }
     }
 
@@ -725,6 +747,30 @@ mod tests {
         }
         let huge_id = format!(r#"{{"method":"x","id":"{}"}}"#, "9".repeat(1000));
         assert_eq!(scan(&[&huge_id]), None);
+    }
+
+    #[test]
+    fn the_scan_answers_the_same_whatever_the_pieces() {
+        let inputs = [
+            r#"{"jsonrpc":"2.0","params":{"x":"a\"b\\","id":3},"id":"q\"1","method":"m"}"#,
+            r#"{"params":{"content":"\\\"id\":1,"},"method":"m","id":-12}"#,
+            r#"{"method":"m","note":"\\","id":7}"#,
+            r#"{"method":"m","id":[1],"x":"id"}"#,
+        ];
+        for input in inputs {
+            let whole = scan(&[input]);
+            for size in 1..8 {
+                let mut scanner = IdScan::default();
+                for piece in input.as_bytes().chunks(size) {
+                    scanner.feed(piece);
+                }
+                assert_eq!(scanner.take(), whole, "{input} in pieces of {size}");
+            }
+        }
+        assert_eq!(scan(&[inputs[0]]), Some(NumberOrString::String("q\"1".into())));
+        assert_eq!(scan(&[inputs[1]]), Some(NumberOrString::Number(-12)));
+        assert_eq!(scan(&[inputs[2]]), Some(NumberOrString::Number(7)));
+        assert_eq!(scan(&[inputs[3]]), None);
     }
 
     fn reply_of(verdict: Verdict) -> Value {
