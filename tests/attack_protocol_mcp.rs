@@ -157,7 +157,10 @@ async fn unparsable_lines_get_parse_error_with_id_null_and_the_connection_goes_o
         ("invalid JSON", b"this is not json".to_vec()),
         ("cut-off JSON", br#"{"jsonrpc":"2.0","id":"#.to_vec()),
         ("binary garbage", garbage),
-        ("invalid UTF-8 in a string", b"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"\xff\xfe\"}".to_vec()),
+        (
+            "invalid UTF-8 in a string",
+            b"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"\xff\xfe\"}".to_vec(),
+        ),
         ("100,000 deep", deep(100_000).into_bytes()),
         ("a NUL byte", b"\0".to_vec()),
     ];
@@ -198,14 +201,29 @@ async fn json_that_is_not_a_json_rpc_message_gets_invalid_request() {
     let mut server = Server::spawn("default");
     server.initialize().await;
     for (n, (line, id)) in [
-        (json!([{"jsonrpc": "2.0", "id": 9, "method": "ping"}]), Value::Null),
+        (
+            json!([{"jsonrpc": "2.0", "id": 9, "method": "ping"}]),
+            Value::Null,
+        ),
         (json!([]), Value::Null),
         (json!(17), Value::Null),
         (json!("tools/list"), Value::Null),
-        (json!({"jsonrpc": "2.0", "id": null, "method": "ping"}), Value::Null),
-        (json!({"jsonrpc": "2.0", "id": {"a": 1}, "method": "ping"}), Value::Null),
-        (json!({"jsonrpc": "2.0", "id": 1.5, "method": "ping"}), Value::Null),
-        (json!({"jsonrpc": "1.0", "id": 11, "method": "ping"}), json!(11)),
+        (
+            json!({"jsonrpc": "2.0", "id": null, "method": "ping"}),
+            Value::Null,
+        ),
+        (
+            json!({"jsonrpc": "2.0", "id": {"a": 1}, "method": "ping"}),
+            Value::Null,
+        ),
+        (
+            json!({"jsonrpc": "2.0", "id": 1.5, "method": "ping"}),
+            Value::Null,
+        ),
+        (
+            json!({"jsonrpc": "1.0", "id": 11, "method": "ping"}),
+            json!(11),
+        ),
         (json!({"id": 12, "method": "ping"}), json!(12)),
         (json!({"jsonrpc": "2.0", "id": 13, "method": 5}), json!(13)),
         (json!({"jsonrpc": "2.0", "id": 14}), json!(14)),

@@ -38,7 +38,10 @@ fn input() -> String {
         {"id": "\u{1b}[31mid", "name": "\u{1b}]0;tool\u{7}", "args": {}},
         {"id": "g1", "name": "grep", "args": {"pattern": "\u{1b}\\[2J", "output_mode": "content"}}
     ]});
-    format!("{}\n{turn}\n", serde_json::json!({"user": "look \u{1b}[2J here"}))
+    format!(
+        "{}\n{turn}\n",
+        serde_json::json!({"user": "look \u{1b}[2J here"})
+    )
 }
 
 #[test]
@@ -82,7 +85,9 @@ fn jsonl_output_keeps_the_exact_text() {
         .expect("the read ended");
     let text = read_end["content"][0]["text"].as_str().unwrap();
     assert!(
-        text.contains("\u{1b}]0;pwned\u{7}\u{1b}[2J\u{1b}[Hall good\rFAILED \u{9b}31m x\u{202e}txt.exe"),
+        text.contains(
+            "\u{1b}]0;pwned\u{7}\u{1b}[2J\u{1b}[Hall good\rFAILED \u{9b}31m x\u{202e}txt.exe"
+        ),
         "{text:?}"
     );
     let bash_end = events
@@ -90,7 +95,9 @@ fn jsonl_output_keeps_the_exact_text() {
         .find(|e| e["type"] == "tool_exec_end" && e["tool_id"] == "b1")
         .expect("the command ended");
     assert!(
-        bash_end["content"].to_string().contains(r"\u001b]2;title\u0007ok\rEVIL"),
+        bash_end["content"]
+            .to_string()
+            .contains(r"\u001b]2;title\u0007ok\rEVIL"),
         "{bash_end}"
     );
 }

@@ -51,7 +51,8 @@ fn of_type<'a>(events: &'a [Value], kind: &str) -> Vec<&'a Value> {
     events.iter().filter(|e| e["type"] == kind).collect()
 }
 
-const READ_TURN: &str = r#"{"turn": [{"id": "c1", "name": "read", "args": {"file_path": "a.txt"}}]}"#;
+const READ_TURN: &str =
+    r#"{"turn": [{"id": "c1", "name": "read", "args": {"file_path": "a.txt"}}]}"#;
 
 #[test]
 fn a_line_over_16_mib_gets_an_input_error_and_the_run_goes_on() {
@@ -73,7 +74,10 @@ fn a_line_over_16_mib_gets_an_input_error_and_the_run_goes_on() {
     assert_eq!(errors[0]["line"], 2);
     assert_eq!(errors[1]["line"], 4);
     let message = errors[0]["message"].as_str().unwrap();
-    assert!(message.contains(&format!("{} bytes long", LIMIT + 1)), "{message}");
+    assert!(
+        message.contains(&format!("{} bytes long", LIMIT + 1)),
+        "{message}"
+    );
     assert!(message.contains("16 MiB"), "{message}");
     assert!(
         errors[1]["message"]

@@ -120,13 +120,21 @@ mod tests {
 
     /// Every line of `input` read through a reader buffering `chunk` bytes
     /// at a time, as owned values, with what the observer saw.
-    async fn read_all(input: &[u8], max: usize, chunk: usize) -> (Vec<Result<Vec<u8>, u64>>, Vec<u8>) {
+    async fn read_all(
+        input: &[u8],
+        max: usize,
+        chunk: usize,
+    ) -> (Vec<Result<Vec<u8>, u64>>, Vec<u8>) {
         let reader = tokio::io::BufReader::with_capacity(chunk, input);
         let mut lines = LineReader::new(reader, max);
         let mut out = Vec::new();
         let mut seen = Vec::new();
         loop {
-            match lines.next(&mut |bytes| seen.extend_from_slice(bytes)).await.unwrap() {
+            match lines
+                .next(&mut |bytes| seen.extend_from_slice(bytes))
+                .await
+                .unwrap()
+            {
                 Line::Text(text) => out.push(Ok(text.to_vec())),
                 Line::TooLong { len } => out.push(Err(len)),
                 Line::End => return (out, seen),

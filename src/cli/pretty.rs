@@ -369,10 +369,16 @@ mod tests {
             ("a\r\nb", "a\\r\nb"),
             // 8-bit CSI and OSC (C1), DEL, NUL, backspace, other C0.
             ("\u{9b}2J\u{9d}0;x\u{9c}", "\\u{9b}2J\\u{9d}0;x\\u{9c}"),
-            ("a\u{7f}\0\u{8}\u{b}\u{c}z", "a\\u{7f}\\u{0}\\u{8}\\u{b}\\u{c}z"),
+            (
+                "a\u{7f}\0\u{8}\u{b}\u{c}z",
+                "a\\u{7f}\\u{0}\\u{8}\\u{b}\\u{c}z",
+            ),
             // Bidirectional overrides, isolates and marks (Trojan Source).
             ("x\u{202e}gnp.exe", "x\\u{202e}gnp.exe"),
-            ("\u{2066}a\u{2069}\u{200f}\u{61c}", "\\u{2066}a\\u{2069}\\u{200f}\\u{61c}"),
+            (
+                "\u{2066}a\u{2069}\u{200f}\u{61c}",
+                "\\u{2066}a\\u{2069}\\u{200f}\\u{61c}",
+            ),
             // Line and paragraph separators.
             ("a\u{2028}b\u{2029}", "a\\u{2028}b\\u{2029}"),
             // Newlines and tabs are kept.
@@ -389,7 +395,10 @@ mod tests {
 
     #[test]
     fn every_control_character_is_escaped() {
-        for c in (0u32..=0x9f).chain(0x2000..=0x206f).filter_map(char::from_u32) {
+        for c in (0u32..=0x9f)
+            .chain(0x2000..=0x206f)
+            .filter_map(char::from_u32)
+        {
             let escaped = escape_controls(&c.to_string()).into_owned();
             let kept = c == '\n' || c == '\t' || !(c.is_control() || shown_escaped(c));
             if kept {

@@ -232,8 +232,8 @@ mod tests {
 
     #[test]
     fn a_line_holding_two_shapes_is_refused_not_half_run() {
-        let both = parse_line(r#"{"user": "hi", "turn": [{"id": "c1", "name": "ls"}]}"#)
-            .unwrap_err();
+        let both =
+            parse_line(r#"{"user": "hi", "turn": [{"id": "c1", "name": "ls"}]}"#).unwrap_err();
         assert!(both.contains("both \"user\" and \"turn\""), "{both}");
         assert!(both.contains("separate lines"), "{both}");
         for line in [
@@ -243,7 +243,10 @@ mod tests {
             r#"{"user": 3, "turn": "x"}"#,
         ] {
             let message = parse_line(line).unwrap_err();
-            assert!(message.starts_with("the line holds both"), "{line}: {message}");
+            assert!(
+                message.starts_with("the line holds both"),
+                "{line}: {message}"
+            );
         }
     }
 }

@@ -161,7 +161,9 @@ where
         // by `flush_replies`, which loses nothing when dropped.
         loop {
             if let Err(err) = self.flush_replies().await {
-                eprintln!("agentcore mcp: cannot write to the client ({err}); closing the connection");
+                eprintln!(
+                    "agentcore mcp: cannot write to the client ({err}); closing the connection"
+                );
                 return None;
             }
             let scan = &mut self.scan;
@@ -446,7 +448,9 @@ fn judge_request(
     match &mut request.request {
         // A standard method that did not parse as itself fell through to
         // the catch-all for custom methods.
-        ClientRequest::CustomRequest(custom) if STANDARD_REQUESTS.contains(&custom.method.as_str()) => {
+        ClientRequest::CustomRequest(custom)
+            if STANDARD_REQUESTS.contains(&custom.method.as_str()) =>
+        {
             return invalid_params(format!(
                 "the params of {method} do not have the shape the MCP specification gives them."
             ));
@@ -722,11 +726,18 @@ mod tests {
             Some(NumberOrString::Number(42))
         );
         assert_eq!(
-            scan(&[r#"{"params": {"id": 1, "x": "\"id\": 9"}, "me"#, r#"thod": "x", "i"#, r#"d" : "a\"b" }"#]),
+            scan(&[
+                r#"{"params": {"id": 1, "x": "\"id\": 9"}, "me"#,
+                r#"thod": "x", "i"#,
+                r#"d" : "a\"b" }"#
+            ]),
             Some(NumberOrString::String("a\"b".into()))
         );
         // The id after a long value still counts.
-        let long = format!(r#"{{"method":"tools/call","params":{{"arguments":{{"content":"{}"}}}},"id":"late"}}"#, "x".repeat(10_000));
+        let long = format!(
+            r#"{{"method":"tools/call","params":{{"arguments":{{"content":"{}"}}}},"id":"late"}}"#,
+            "x".repeat(10_000)
+        );
         assert_eq!(scan(&[&long]), Some(NumberOrString::String("late".into())));
     }
 
@@ -767,7 +778,10 @@ mod tests {
                 assert_eq!(scanner.take(), whole, "{input} in pieces of {size}");
             }
         }
-        assert_eq!(scan(&[inputs[0]]), Some(NumberOrString::String("q\"1".into())));
+        assert_eq!(
+            scan(&[inputs[0]]),
+            Some(NumberOrString::String("q\"1".into()))
+        );
         assert_eq!(scan(&[inputs[1]]), Some(NumberOrString::Number(-12)));
         assert_eq!(scan(&[inputs[2]]), Some(NumberOrString::Number(7)));
         assert_eq!(scan(&[inputs[3]]), None);
@@ -848,14 +862,18 @@ mod tests {
         assert_ne!(second.id, first.id, "rmcp never sees an id twice");
 
         // A cancel frees it as well, and the late response is not sent.
-        let cancel = br#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"a"}}"#;
+        let cancel =
+            br#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"a"}}"#;
         let Verdict::Forward(_) = judge(cancel, &ids) else {
             panic!("the cancel goes to rmcp")
         };
         let late: TxJsonRpcMessage<RoleServer> =
             JsonRpcMessage::error(rmcp::ErrorData::internal_error("x", None), Some(second.id));
         assert!(outgoing(&ids, late).is_none());
-        assert!(matches!(judge(cancel, &ids), Verdict::Skip), "nothing left to cancel");
+        assert!(
+            matches!(judge(cancel, &ids), Verdict::Skip),
+            "nothing left to cancel"
+        );
         assert!(matches!(judge(request, &ids), Verdict::Forward(_)));
     }
 }

@@ -82,8 +82,10 @@ where
     W: AsyncWrite + Send + Unpin + 'static,
 {
     let server = McpServer::new(session);
-    let transport =
-        arrival::InArrivalOrder::new(framing::Framed::new(reader, writer), server.arrivals().clone());
+    let transport = arrival::InArrivalOrder::new(
+        framing::Framed::new(reader, writer),
+        server.arrivals().clone(),
+    );
     let outcome = match rmcp::serve_server(server.clone(), transport).await {
         Ok(running) => running.waiting().await.map(drop).map_err(ServeError::from),
         Err(ServerInitializeError::ConnectionClosed(_)) => Ok(()),

@@ -11,8 +11,9 @@ use agentcore_stages::{
 };
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
-    InitializeRequestParams, InitializeResult, ListToolsResult, NumberOrString, PaginatedRequestParams, ProgressNotificationParam,
-    ProgressToken, RequestId, ServerCapabilities, ServerConfig, Tool,
+    InitializeRequestParams, InitializeResult, ListToolsResult, NumberOrString,
+    PaginatedRequestParams, ProgressNotificationParam, ProgressToken, RequestId,
+    ServerCapabilities, ServerConfig, Tool,
 };
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData, Peer, RoleServer, ServerHandler};
@@ -21,8 +22,8 @@ use tokio::sync::mpsc;
 use tower::{Service, ServiceExt};
 
 use super::arrival::{Arrivals, Ticket};
-use super::framing::ClientRequestId;
 use super::definitions::tool_definitions;
+use super::framing::ClientRequestId;
 use crate::scheduler::{ResponseFuture, Scheduler, SchedulerError};
 use crate::session::Session;
 
