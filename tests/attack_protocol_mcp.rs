@@ -439,3 +439,22 @@ async fn a_notification_instead_of_initialize_closes_the_connection_with_a_messa
     assert!(!status.success(), "{status}");
     assert!(stderr.contains("agentcore mcp:"), "{stderr}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn responses_from_the_client_get_no_reply_even_when_broken() {
+    // A peer echoing our error replies back must not start an endless
+    // exchange of errors: the next message is the answer to the read.
+    let mut server = Server::spawn("default");
+    server.initialize().await;
+    server.send_bytes(b"not json").await;
+    let error = server.reply().await;
+    assert_error(&error, -32700, Value::Null);
+    server.send(error).await;
+    server
+        .send(json!({"jsonrpc": "2.0", "id": [1], "error": {"code": 1, "message": "x"}}))
+        .await;
+    server
+        .send(json!({"jsonrpc": "2.0", "id": 424242, "result": {}}))
+        .await;
+    server.still_serves(1).await;
+}

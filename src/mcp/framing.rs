@@ -357,6 +357,22 @@ fn judge(line: &[u8], ids: &Mutex<Ids>) -> Verdict {
         }
         _ => return invalid(None, "a JSON-RPC message is a JSON object."),
     };
+    if !object.contains_key("method")
+        && (object.contains_key("result") || object.contains_key("error"))
+    {
+        // A response never gets a reply, whatever is wrong with it: a peer
+        // answering our error replies with errors of its own would
+        // otherwise keep both sides busy forever. A usable one is a
+        // response to a request of ours, which rmcp matches.
+        return match serde_json::from_value(Value::Object(object)) {
+            Ok(message @ JsonRpcMessage::Response(_)) => Verdict::Forward(Box::new(message)),
+            Ok(JsonRpcMessage::Error(error)) if error.id.is_some() => {
+                Verdict::Forward(Box::new(JsonRpcMessage::Error(error)))
+            }
+            // No id: nothing to match it to.
+            _ => Verdict::Skip,
+        };
+    }
     let id = match object.get("id") {
         None => None,
         Some(id) => match serde_json::from_value::<RequestId>(id.clone()) {
@@ -375,15 +391,6 @@ fn judge(line: &[u8], ids: &Mutex<Ids>) -> Verdict {
     match (method, id) {
         (Some(method), Some(id)) => judge_request(object, &method, id, ids),
         (Some(method), None) => judge_notification(object, &method, ids),
-        (None, Some(_)) if object.contains_key("result") || object.contains_key("error") => {
-            // A response to a request of ours: rmcp matches it.
-            match serde_json::from_value(Value::Object(object)) {
-                Ok(message) => Verdict::Forward(Box::new(message)),
-                Err(_) => Verdict::Skip,
-            }
-        }
-        // An error response without an id: nothing to match it to.
-        (None, None) if object.contains_key("error") => Verdict::Skip,
         (None, id) => invalid(
             id.as_ref(),
             "a message needs a \"method\" (a request or a notification), or a \"result\" or \
@@ -827,6 +834,27 @@ mod tests {
             assert!(reply.as_object().unwrap().contains_key("id"), "{reply}");
         }
         assert!(lock(&ids).by_client.is_empty());
+    }
+
+    #[test]
+    fn responses_never_get_a_reply_so_two_peers_cannot_trade_errors_forever() {
+        let ids = Mutex::new(Ids::default());
+        // Our own error reply, echoed back, and broken responses.
+        let echoed = error_reply(None, PARSE_ERROR, "Parse error: x".to_owned());
+        for line in [
+            echoed,
+            br#"{"jsonrpc":"2.0","id":{"x":1},"error":{"code":1,"message":"m"}}"#.to_vec(),
+            br#"{"jsonrpc":"1.0","id":1,"result":{}}"#.to_vec(),
+            br#"{"id":1,"error":"not an error object"}"#.to_vec(),
+        ] {
+            assert!(
+                matches!(judge(&line, &ids), Verdict::Skip),
+                "{}",
+                String::from_utf8_lossy(&line)
+            );
+        }
+        let response = br#"{"jsonrpc":"2.0","id":3,"result":{}}"#;
+        assert!(matches!(judge(response, &ids), Verdict::Forward(_)));
     }
 
     #[test]
