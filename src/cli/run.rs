@@ -140,6 +140,10 @@ pub async fn run(args: RunArgs) -> ExitCode {
 }
 
 /// Reads every line of `input` and runs it; returns at the end of input.
+///
+/// A line longer than [`MAX_LINE_BYTES`] (16 MiB, newline excluded) is read
+/// on to its newline without being kept and answered with an
+/// `input_error`; the run goes on with the next line.
 pub(crate) async fn run_lines(
     session: &Session,
     input: impl AsyncRead + Unpin,
