@@ -276,6 +276,23 @@ async fn a_request_over_16_mib_is_answered_under_its_id_without_being_kept() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_request_of_millions_of_small_values_is_refused_under_its_id() {
+    // Under 16 MiB, but each value costs hundreds of bytes to parse.
+    let mut server = Server::spawn("default");
+    server.initialize().await;
+    let zeros = vec!["0"; 4_000_000].join(",");
+    let line = format!(
+        r#"{{"jsonrpc":"2.0","id":"many","method":"tools/call","params":{{"name":"read","arguments":{{"file_path":"notes.txt","x":[{zeros}]}}}}}}"#
+    );
+    assert!(line.len() < LIMIT);
+    server.send_bytes(line.as_bytes()).await;
+    let reply = server.reply().await;
+    assert_error(&reply, -32600, json!("many"));
+    assert!(reply.to_string().contains("100000 JSON values"), "{reply}");
+    server.still_serves(1).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_endless_line_at_the_end_of_input_is_answered_before_the_server_exits() {
     let mut server = Server::spawn("default");
     server.initialize().await;

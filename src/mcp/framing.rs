@@ -14,6 +14,8 @@
 //! - a line over [`MAX_LINE_BYTES`]: invalid request `-32600`, dropped up to
 //!   its newline without being kept, with the request's id when its top
 //!   level named one (found by a scan that keeps a few bytes);
+//! - more than 100,000 JSON values (a 16 MiB line of `[0,0,…]` cost 1.6 GB
+//!   to parse): `-32600`, with the request's id;
 //! - JSON that is not a JSON-RPC 2.0 message (a batch array, a non-object,
 //!   a bad `jsonrpc`, `id` or `method`): `-32600`;
 //! - a request whose id is already in use by a request in flight: `-32600`
@@ -318,21 +320,35 @@ fn judge(line: &[u8], ids: &Mutex<Ids>) -> Verdict {
                 .to_owned(),
         );
     };
-    let value: Value = match serde_json::from_str(text) {
-        Ok(value) => value,
-        Err(err) if err.to_string().starts_with("recursion limit exceeded") => {
-            // Well-formed as far as it was read, so the top level's id can
-            // be trusted: answer the request the client is waiting on.
-            let mut scan = IdScan::default();
-            scan.feed(line);
+    // Well-formed JSON refused for its structure: the top level's id can be
+    // trusted, so the request the client waits on is answered.
+    let too_deep = || {
+        Verdict::Reply(error_reply(
+            scanned_id(line).as_ref(),
+            PARSE_ERROR,
+            format!(
+                "Parse error: the message nests arrays and objects more than {MAX_DEPTH} levels \
+                 deep. Send a message with less nesting."
+            ),
+        ))
+    };
+    match structure(line) {
+        Structure::TooDeep => return too_deep(),
+        Structure::TooManyValues => {
             return Verdict::Reply(error_reply(
-                scan.take().as_ref(),
-                PARSE_ERROR,
-                "Parse error: the message nests arrays and objects more than 128 levels deep. \
-                 Send a message with less nesting."
-                    .to_owned(),
+                scanned_id(line).as_ref(),
+                INVALID_REQUEST,
+                format!(
+                    "Invalid Request: the message holds more than {MAX_VALUES} JSON values. \
+                     Send fewer values (a tool's arguments need a handful)."
+                ),
             ));
         }
+        Structure::Fine => {}
+    }
+    let value: Value = match serde_json::from_str(text) {
+        Ok(value) => value,
+        Err(err) if err.to_string().starts_with("recursion limit exceeded") => return too_deep(),
         Err(err) => {
             return parse_error(format!(
                 "Parse error: the message is not valid JSON ({err}). Send each JSON-RPC \
@@ -553,6 +569,71 @@ fn judge_notification(mut object: Map<String, Value>, method: &str, ids: &Mutex<
         Ok(message) => Verdict::Forward(Box::new(message)),
         Err(_) => Verdict::Skip,
     }
+}
+
+/// The deepest nesting of arrays and objects let through: serde_json's
+/// recursion limit.
+const MAX_DEPTH: usize = 128;
+
+/// The most JSON values (roughly: elements, members and containers) a
+/// message may hold. Parsing costs a few hundred bytes a value (rmcp's
+/// typed parse buffers the message more than once), so a 16 MiB line of
+/// `[0,0,0,…]` took 1.6 GB; this bounds that to tens of MB, far above
+/// what any request needs.
+const MAX_VALUES: usize = 100_000;
+
+/// What a look at a line's structure found.
+#[derive(Debug, PartialEq, Eq)]
+enum Structure {
+    Fine,
+    TooDeep,
+    TooManyValues,
+}
+
+/// Counts the nesting and the values of a JSON text without parsing it
+/// (string contents skipped), stopping at the first limit passed. Not a
+/// validator: the parser judges the syntax after it.
+fn structure(line: &[u8]) -> Structure {
+    let (mut depth, mut values) = (0usize, 1usize);
+    let mut rest = line;
+    while let Some((&byte, tail)) = rest.split_first() {
+        rest = tail;
+        match byte {
+            b'"' => loop {
+                let Some(at) = memchr::memchr2(b'"', b'\\', rest) else {
+                    return Structure::Fine;
+                };
+                let hit = rest[at];
+                rest = &rest[at + 1..];
+                if hit == b'"' {
+                    break;
+                }
+                // A backslash: the byte after it is escaped.
+                rest = rest.get(1..).unwrap_or_default();
+            },
+            b'[' | b'{' => {
+                depth += 1;
+                values += 1;
+                if depth > MAX_DEPTH {
+                    return Structure::TooDeep;
+                }
+            }
+            b']' | b'}' => depth = depth.saturating_sub(1),
+            b',' => values += 1,
+            _ => {}
+        }
+        if values > MAX_VALUES {
+            return Structure::TooManyValues;
+        }
+    }
+    Structure::Fine
+}
+
+/// The top-level id of the request in `line`, if it names one.
+fn scanned_id(line: &[u8]) -> Option<RequestId> {
+    let mut scan = IdScan::default();
+    scan.feed(line);
+    scan.take()
 }
 
 /// Finds the top-level `"id"` of a JSON object seen in pieces, and whether
@@ -834,6 +915,32 @@ mod tests {
             assert!(reply.as_object().unwrap().contains_key("id"), "{reply}");
         }
         assert!(lock(&ids).by_client.is_empty());
+    }
+
+    #[test]
+    fn structure_counts_nesting_and_values_outside_strings() {
+        assert_eq!(
+            structure(br#"{"a":[1,2,{"b":"[[[,,,\"[{"}]}"#),
+            Structure::Fine
+        );
+        let nested = |n: usize| format!("{}{}", "[".repeat(n), "]".repeat(n));
+        assert_eq!(structure(nested(MAX_DEPTH).as_bytes()), Structure::Fine);
+        assert_eq!(
+            structure(nested(MAX_DEPTH + 1).as_bytes()),
+            Structure::TooDeep
+        );
+        // Brackets in strings, escaped quotes included, are not structure.
+        let in_string = format!(r#"{{"s":"\"{}"}}"#, "[".repeat(1000));
+        assert_eq!(structure(in_string.as_bytes()), Structure::Fine);
+        let many = |n: usize| format!("[{}]", vec!["0"; n].join(","));
+        assert_eq!(structure(many(MAX_VALUES - 1).as_bytes()), Structure::Fine);
+        assert_eq!(
+            structure(many(MAX_VALUES + 1).as_bytes()),
+            Structure::TooManyValues
+        );
+        // A large string is one value.
+        let big = format!(r#"{{"content":"{}"}}"#, "x,".repeat(1 << 20));
+        assert_eq!(structure(big.as_bytes()), Structure::Fine);
     }
 
     #[test]
