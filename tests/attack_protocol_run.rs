@@ -193,3 +193,27 @@ fn a_line_with_both_user_and_turn_is_refused_and_its_turn_does_not_run() {
     assert_eq!(of_type(&events, "run_start").len(), 1);
     assert_eq!(of_type(&events, "tool_exec_end")[0]["outcome"], "success");
 }
+
+#[test]
+fn a_line_of_millions_of_small_values_gets_an_input_error_and_the_run_goes_on() {
+    // Under 16 MiB, but parsing it cost 570 MB.
+    let dir = workspace();
+    let zeros = vec!["0"; 4_000_000].join(",");
+    let input = format!(
+        "{{\"turn\": [{{\"id\": \"c0\", \"name\": \"read\", \"args\": {{\"file_path\": \"a.txt\", \"x\": [{zeros}]}}}}]}}\n{READ_TURN}\n"
+    );
+    let events = run(dir.path(), input.into_bytes());
+    let errors = of_type(&events, "input_error");
+    assert_eq!(errors.len(), 1, "{errors:?}");
+    assert_eq!(errors[0]["line"], 1);
+    assert!(
+        errors[0]["message"]
+            .as_str()
+            .unwrap()
+            .contains("more than 100000 JSON values"),
+        "{errors:?}"
+    );
+    let started = of_type(&events, "tool_exec_start");
+    assert_eq!(started.len(), 1);
+    assert_eq!(started[0]["tool_id"], "c1");
+}

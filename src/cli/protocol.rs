@@ -4,6 +4,7 @@ use std::collections::HashSet;
 
 use serde_json::{Map, Value};
 
+use super::lines::{MAX_VALUES, Structure, structure};
 use crate::message::{ToolCall, anthropic, openai};
 
 /// The protocol version in the hello line.
@@ -34,6 +35,13 @@ pub struct TurnInput {
 pub fn parse_line(line: &str) -> Result<Option<Input>, String> {
     if line.trim().is_empty() {
         return Ok(None);
+    }
+    if structure(line.as_bytes()) == Structure::TooManyValues {
+        // Parsing costs hundreds of bytes a value: refused before it.
+        return Err(format!(
+            "the line holds more than {MAX_VALUES} JSON values; send fewer (a turn's calls \
+             need a handful each)"
+        ));
     }
     let value: Value =
         serde_json::from_str(line).map_err(|e| format!("the line is not valid JSON: {e}"))?;
@@ -228,6 +236,20 @@ mod tests {
             parse_line(r#"{"turn": [{"id": "a", "name": "ls", "args": 3}]}"#),
             Err("turn[0].args must be an object or JSON text".into())
         );
+    }
+
+    #[test]
+    fn a_line_of_too_many_values_is_refused_before_it_is_parsed() {
+        let zeros = vec!["0"; MAX_VALUES + 1].join(",");
+        let line =
+            format!(r#"{{"turn": [{{"id": "c1", "name": "ls", "args": {{"x": [{zeros}]}}}}]}}"#);
+        let message = parse_line(&line).unwrap_err();
+        assert!(
+            message.contains("more than 100000 JSON values"),
+            "{message}"
+        );
+        let deep = format!("{}{}", "[".repeat(200), "]".repeat(200));
+        assert!(parse_line(&deep).unwrap_err().contains("recursion limit"));
     }
 
     #[test]

@@ -43,7 +43,9 @@ use rmcp::transport::Transport;
 use serde_json::{Map, Value, json};
 use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
 
-use crate::cli::lines::{Line, LineReader, MAX_LINE_BYTES};
+use crate::cli::lines::{
+    Line, LineReader, MAX_DEPTH, MAX_LINE_BYTES, MAX_VALUES, Structure, structure,
+};
 
 /// JSON-RPC's parse error.
 const PARSE_ERROR: i32 = -32700;
@@ -571,64 +573,6 @@ fn judge_notification(mut object: Map<String, Value>, method: &str, ids: &Mutex<
     }
 }
 
-/// The deepest nesting of arrays and objects let through: serde_json's
-/// recursion limit.
-const MAX_DEPTH: usize = 128;
-
-/// The most JSON values (roughly: elements, members and containers) a
-/// message may hold. Parsing costs a few hundred bytes a value (rmcp's
-/// typed parse buffers the message more than once), so a 16 MiB line of
-/// `[0,0,0,…]` took 1.6 GB; this bounds that to tens of MB, far above
-/// what any request needs.
-const MAX_VALUES: usize = 100_000;
-
-/// What a look at a line's structure found.
-#[derive(Debug, PartialEq, Eq)]
-enum Structure {
-    Fine,
-    TooDeep,
-    TooManyValues,
-}
-
-/// Counts the nesting and the values of a JSON text without parsing it
-/// (string contents skipped), stopping at the first limit passed. Not a
-/// validator: the parser judges the syntax after it.
-fn structure(line: &[u8]) -> Structure {
-    let (mut depth, mut values) = (0usize, 1usize);
-    let mut rest = line;
-    while let Some((&byte, tail)) = rest.split_first() {
-        rest = tail;
-        match byte {
-            b'"' => loop {
-                let Some(at) = memchr::memchr2(b'"', b'\\', rest) else {
-                    return Structure::Fine;
-                };
-                let hit = rest[at];
-                rest = &rest[at + 1..];
-                if hit == b'"' {
-                    break;
-                }
-                // A backslash: the byte after it is escaped.
-                rest = rest.get(1..).unwrap_or_default();
-            },
-            b'[' | b'{' => {
-                depth += 1;
-                values += 1;
-                if depth > MAX_DEPTH {
-                    return Structure::TooDeep;
-                }
-            }
-            b']' | b'}' => depth = depth.saturating_sub(1),
-            b',' => values += 1,
-            _ => {}
-        }
-        if values > MAX_VALUES {
-            return Structure::TooManyValues;
-        }
-    }
-    Structure::Fine
-}
-
 /// The top-level id of the request in `line`, if it names one.
 fn scanned_id(line: &[u8]) -> Option<RequestId> {
     let mut scan = IdScan::default();
@@ -915,32 +859,6 @@ mod tests {
             assert!(reply.as_object().unwrap().contains_key("id"), "{reply}");
         }
         assert!(lock(&ids).by_client.is_empty());
-    }
-
-    #[test]
-    fn structure_counts_nesting_and_values_outside_strings() {
-        assert_eq!(
-            structure(br#"{"a":[1,2,{"b":"[[[,,,\"[{"}]}"#),
-            Structure::Fine
-        );
-        let nested = |n: usize| format!("{}{}", "[".repeat(n), "]".repeat(n));
-        assert_eq!(structure(nested(MAX_DEPTH).as_bytes()), Structure::Fine);
-        assert_eq!(
-            structure(nested(MAX_DEPTH + 1).as_bytes()),
-            Structure::TooDeep
-        );
-        // Brackets in strings, escaped quotes included, are not structure.
-        let in_string = format!(r#"{{"s":"\"{}"}}"#, "[".repeat(1000));
-        assert_eq!(structure(in_string.as_bytes()), Structure::Fine);
-        let many = |n: usize| format!("[{}]", vec!["0"; n].join(","));
-        assert_eq!(structure(many(MAX_VALUES - 1).as_bytes()), Structure::Fine);
-        assert_eq!(
-            structure(many(MAX_VALUES + 1).as_bytes()),
-            Structure::TooManyValues
-        );
-        // A large string is one value.
-        let big = format!(r#"{{"content":"{}"}}"#, "x,".repeat(1 << 20));
-        assert_eq!(structure(big.as_bytes()), Structure::Fine);
     }
 
     #[test]
