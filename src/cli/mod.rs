@@ -4,6 +4,7 @@
 
 mod args;
 pub mod demo;
+pub(crate) mod lines;
 pub mod pretty;
 pub mod protocol;
 pub mod run;

@@ -1,7 +1,15 @@
 //! `--format pretty`: a line per call with label, activity, outcome and
 //! duration, coloured diffs, and a spinner while a call runs.
+//!
+//! Everything shown that came from outside (file contents, command output,
+//! arguments, tool names and ids, the user's text, paths) passes through
+//! [`escape_controls`] first, so terminal control sequences in it are shown,
+//! not obeyed. Only this output for people is escaped; `--format jsonl`
+//! carries the exact text.
 
+use std::borrow::Cow;
 use std::collections::HashMap;
+use std::fmt::Write as _;
 use std::io::IsTerminal;
 use std::sync::Arc;
 use std::time::Duration;
@@ -59,7 +67,7 @@ impl Pretty {
             "{} {} · workspace {} · mode {}",
             style("agentcore").bold(),
             env!("CARGO_PKG_VERSION"),
-            session.workspace().root().display(),
+            escape_controls(&session.workspace().root().display().to_string()),
             session.approval().mode(),
         ));
     }
@@ -69,19 +77,23 @@ impl Pretty {
         self.println(format!(
             "{} {}",
             style("›").cyan().bold(),
-            style(text).bold()
+            style(escape_controls(text)).bold()
         ));
     }
 
     pub(crate) fn note(&mut self, text: &str) {
         self.println("");
-        self.println(format!("{}", style(format!("# {text}")).dim().italic()));
+        self.println(format!(
+            "{}",
+            style(format!("# {}", escape_controls(text))).dim().italic()
+        ));
     }
 
     pub(crate) fn input_error(&mut self, line: u64, message: &str) {
         self.println(format!(
-            "{} line {line}: {message}",
-            style("input error").red().bold()
+            "{} line {line}: {}",
+            style("input error").red().bold(),
+            escape_controls(message)
         ));
     }
 
@@ -102,7 +114,7 @@ impl Pretty {
                 self.println(format!("  {} {title}", style("diff").dim()));
                 if let Some(diff) = payload.as_str() {
                     for line in diff.lines() {
-                        self.println(format!("    {}", diff_line(line)));
+                        self.println(format!("    {}", diff_line(&escape_controls(line))));
                     }
                 }
             }
@@ -141,9 +153,9 @@ impl Pretty {
                     self.println(format!(
                         "      {} {} {} → {}",
                         style("coerced").magenta(),
-                        c.path,
-                        c.from,
-                        c.to
+                        escape_controls(&c.path),
+                        escape_controls(&c.from),
+                        escape_controls(&c.to)
                     ));
                 }
                 let text = content_text(content);
@@ -152,7 +164,7 @@ impl Pretty {
                     .take(if outcome.is_error() { 4 } else { 2 })
                     .collect();
                 for line in shown {
-                    let line = cut(line, 110);
+                    let line = escape_controls(&cut(line, 110)).into_owned();
                     let styled = if outcome.is_error() {
                         style(line).yellow()
                     } else {
@@ -176,7 +188,7 @@ impl Pretty {
     }
 
     fn start(&mut self, tool_id: &str, tool: &str, label: Option<&str>, args: &Value) {
-        let name = label.unwrap_or(tool);
+        let name = escape_controls(label.unwrap_or(tool));
         let parsed = match args {
             Value::String(text) => serde_json::from_str(text).unwrap_or(Value::Null),
             other => other.clone(),
@@ -185,7 +197,7 @@ impl Pretty {
             .registry
             .get(tool)
             .and_then(|t| t.tool().activity(&parsed))
-            .map(|a| cut(&a, 70))
+            .map(|a| escape_controls(&cut(&a, 70)).into_owned())
             .unwrap_or_default();
         let title = if activity.is_empty() {
             format!("{}", style(name).bold())
@@ -210,7 +222,7 @@ impl Pretty {
         self.running
             .get(tool_id)
             .map(|r| r.title.clone())
-            .unwrap_or_else(|| tool_id.to_owned())
+            .unwrap_or_else(|| escape_controls(tool_id).into_owned())
     }
 }
 
@@ -275,7 +287,51 @@ fn progress_text(payload: &Value) -> String {
         .rev()
         .find(|l| !l.trim().is_empty())
         .unwrap_or("");
-    cut(last, 60)
+    escape_controls(&cut(last, 60)).into_owned()
+}
+
+/// `text` made safe to print on a terminal: control characters are shown
+/// as escapes instead of being sent for the terminal to obey, so file
+/// contents, command output and arguments cannot set the window title
+/// (OSC), clear the screen (CSI), overwrite a line with a carriage return,
+/// or reorder what is shown with bidirectional overrides.
+///
+/// Newlines and tabs are kept. ESC is shown as `\e`, CR as `\r`, and every
+/// other C0 control, DEL, C1 control (U+0080–U+009F), bidirectional
+/// embedding, override, isolate or mark, and the Unicode line and paragraph
+/// separators as `\u{…}` with the code point in hex (`\u{9b}`, `\u{202e}`).
+/// Text with none of them is returned as it is.
+pub fn escape_controls(text: &str) -> Cow<'_, str> {
+    if !text.chars().any(shown_escaped) {
+        return Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len() + 16);
+    for c in text.chars() {
+        match c {
+            '\u{1b}' => out.push_str("\\e"),
+            '\r' => out.push_str("\\r"),
+            c if shown_escaped(c) => {
+                let _ = write!(out, "\\u{{{:x}}}", u32::from(c));
+            }
+            c => out.push(c),
+        }
+    }
+    Cow::Owned(out)
+}
+
+/// Whether [`escape_controls`] shows `c` as an escape.
+fn shown_escaped(c: char) -> bool {
+    matches!(
+        c,
+        '\0'..='\u{8}'
+            | '\u{b}'..='\u{1f}'
+            | '\u{7f}'..='\u{9f}'
+            | '\u{61c}'
+            | '\u{200e}'
+            | '\u{200f}'
+            | '\u{2028}'..='\u{202e}'
+            | '\u{2066}'..='\u{2069}'
+    )
 }
 
 /// At most `max` characters, with an ellipsis when cut.
@@ -286,5 +342,77 @@ fn cut(text: &str, max: usize) -> String {
         format!("{head}…")
     } else {
         head
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn plain_text_newlines_and_tabs_pass_unchanged_and_unallocated() {
+        let text = "fn main() {\n\tprintln!(\"héllo → 世界 \\e\");\n}\n";
+        assert!(matches!(escape_controls(text), Cow::Borrowed(t) if t == text));
+    }
+
+    #[test]
+    fn terminal_control_sequences_are_shown_not_obeyed() {
+        for (raw, shown) in [
+            // Window title (OSC 0, ended by BEL and by ST).
+            ("\u{1b}]0;pwned\u{7}", "\\e]0;pwned\\u{7}"),
+            ("\u{1b}]2;t\u{1b}\\", "\\e]2;t\\e\\"),
+            // Clear screen and home the cursor (CSI).
+            ("\u{1b}[2J\u{1b}[H", "\\e[2J\\e[H"),
+            // A carriage return that would overwrite the line.
+            ("ok: tests passed\rFAILED", "ok: tests passed\\rFAILED"),
+            // CRLF line ends keep their newline; the CR is shown.
+            ("a\r\nb", "a\\r\nb"),
+            // 8-bit CSI and OSC (C1), DEL, NUL, backspace, other C0.
+            ("\u{9b}2J\u{9d}0;x\u{9c}", "\\u{9b}2J\\u{9d}0;x\\u{9c}"),
+            (
+                "a\u{7f}\0\u{8}\u{b}\u{c}z",
+                "a\\u{7f}\\u{0}\\u{8}\\u{b}\\u{c}z",
+            ),
+            // Bidirectional overrides, isolates and marks (Trojan Source).
+            ("x\u{202e}gnp.exe", "x\\u{202e}gnp.exe"),
+            (
+                "\u{2066}a\u{2069}\u{200f}\u{61c}",
+                "\\u{2066}a\\u{2069}\\u{200f}\\u{61c}",
+            ),
+            // Line and paragraph separators.
+            ("a\u{2028}b\u{2029}", "a\\u{2028}b\\u{2029}"),
+            // Newlines and tabs are kept.
+            ("\tkeep\nthis\u{1b}[31m", "\tkeep\nthis\\e[31m"),
+        ] {
+            let escaped = escape_controls(raw);
+            assert_eq!(escaped, shown, "{raw:?}");
+            assert!(
+                !escaped.chars().any(shown_escaped),
+                "{escaped:?} still holds a control character"
+            );
+        }
+    }
+
+    #[test]
+    fn every_control_character_is_escaped() {
+        for c in (0u32..=0x9f)
+            .chain(0x2000..=0x206f)
+            .filter_map(char::from_u32)
+        {
+            let escaped = escape_controls(&c.to_string()).into_owned();
+            let kept = c == '\n' || c == '\t' || !(c.is_control() || shown_escaped(c));
+            if kept {
+                assert_eq!(escaped, c.to_string(), "{c:?}");
+            } else {
+                assert!(escaped.starts_with('\\'), "{c:?} shown as {escaped:?}");
+                assert!(escaped.chars().all(|e| !e.is_control()), "{c:?}");
+            }
+        }
+    }
+
+    #[test]
+    fn progress_text_is_escaped_after_it_is_cut() {
+        let payload = serde_json::json!({"output": "step 1\nstep 2\u{1b}]0;x\u{7}"});
+        assert_eq!(progress_text(&payload), "step 2\\e]0;x\\u{7}");
     }
 }

@@ -4,6 +4,7 @@ use std::collections::HashSet;
 
 use serde_json::{Map, Value};
 
+use super::lines::{MAX_VALUES, Structure, structure};
 use crate::message::{ToolCall, anthropic, openai};
 
 /// The protocol version in the hello line.
@@ -35,11 +36,19 @@ pub fn parse_line(line: &str) -> Result<Option<Input>, String> {
     if line.trim().is_empty() {
         return Ok(None);
     }
+    if structure(line.as_bytes()) == Structure::TooManyValues {
+        // Parsing costs hundreds of bytes a value: refused before it.
+        return Err(format!(
+            "the line holds more than {MAX_VALUES} JSON values; send fewer (a turn's calls \
+             need a handful each)"
+        ));
+    }
     let value: Value =
         serde_json::from_str(line).map_err(|e| format!("the line is not valid JSON: {e}"))?;
     let Value::Object(object) = value else {
         return Err(shape_error());
     };
+    check_one_shape(&object)?;
     if let Some(user) = object.get("user") {
         return match user {
             Value::String(text) => Ok(Some(Input::User(text.clone()))),
@@ -70,6 +79,29 @@ pub fn parse_line(line: &str) -> Result<Option<Input>, String> {
 fn shape_error() -> String {
     "expected {\"user\": …}, {\"turn\": […]} or an assistant message ({\"role\": \"assistant\", …})"
         .to_owned()
+}
+
+/// A line is one thing: a user prompt, a turn, or an assistant message.
+/// Holding two of them would leave one unanswered, so it is refused.
+fn check_one_shape(object: &Map<String, Value>) -> Result<(), String> {
+    let present: Vec<&str> = ["user", "turn", "role"]
+        .into_iter()
+        .filter(|key| object.contains_key(*key))
+        .collect();
+    match present.as_slice() {
+        ["user", "turn", ..] => Err(
+            "the line holds both \"user\" and \"turn\": a user prompt starts a new run and a \
+             turn runs tool calls, so send them as separate lines, \
+             {\"user\": …} first and then {\"turn\": […]}"
+                .to_owned(),
+        ),
+        [first, second, ..] => Err(format!(
+            "the line holds both {first:?} and {second:?}: send each as its own line \
+             ({{\"user\": …}} for a prompt, {{\"turn\": […]}} or an assistant message \
+             with \"role\" for tool calls)"
+        )),
+        _ => Ok(()),
+    }
 }
 
 fn parse_turn(turn: &Value) -> Result<Vec<ToolCall>, String> {
@@ -204,5 +236,39 @@ mod tests {
             parse_line(r#"{"turn": [{"id": "a", "name": "ls", "args": 3}]}"#),
             Err("turn[0].args must be an object or JSON text".into())
         );
+    }
+
+    #[test]
+    fn a_line_of_too_many_values_is_refused_before_it_is_parsed() {
+        let zeros = vec!["0"; MAX_VALUES + 1].join(",");
+        let line =
+            format!(r#"{{"turn": [{{"id": "c1", "name": "ls", "args": {{"x": [{zeros}]}}}}]}}"#);
+        let message = parse_line(&line).unwrap_err();
+        assert!(
+            message.contains("more than 100000 JSON values"),
+            "{message}"
+        );
+        let deep = format!("{}{}", "[".repeat(200), "]".repeat(200));
+        assert!(parse_line(&deep).unwrap_err().contains("recursion limit"));
+    }
+
+    #[test]
+    fn a_line_holding_two_shapes_is_refused_not_half_run() {
+        let both =
+            parse_line(r#"{"user": "hi", "turn": [{"id": "c1", "name": "ls"}]}"#).unwrap_err();
+        assert!(both.contains("both \"user\" and \"turn\""), "{both}");
+        assert!(both.contains("separate lines"), "{both}");
+        for line in [
+            r#"{"turn": [], "user": "hi"}"#,
+            r#"{"user": "hi", "role": "assistant", "content": []}"#,
+            r#"{"turn": [], "role": "assistant", "content": []}"#,
+            r#"{"user": 3, "turn": "x"}"#,
+        ] {
+            let message = parse_line(line).unwrap_err();
+            assert!(
+                message.starts_with("the line holds both"),
+                "{line}: {message}"
+            );
+        }
     }
 }

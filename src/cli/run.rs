@@ -7,9 +7,10 @@ use std::time::Duration;
 
 use agentcore_stages::{Event, EventSink};
 use serde_json::json;
-use tokio::io::{AsyncBufReadExt, AsyncRead, BufReader};
+use tokio::io::{AsyncRead, BufReader};
 
 use super::args::{Format, RunArgs, SessionArgs};
+use super::lines::{Line, LineReader, MAX_LINE_BYTES};
 use super::pretty::Pretty;
 use super::protocol::{Input, PROTOCOL, TurnInput, parse_line};
 use crate::approval::Policy;
@@ -139,22 +140,30 @@ pub async fn run(args: RunArgs) -> ExitCode {
 }
 
 /// Reads every line of `input` and runs it; returns at the end of input.
+///
+/// A line longer than [`MAX_LINE_BYTES`] (16 MiB, newline excluded) is read
+/// on to its newline without being kept and answered with an
+/// `input_error`; the run goes on with the next line.
 pub(crate) async fn run_lines(
     session: &Session,
     input: impl AsyncRead + Unpin,
     output: &mut Output,
 ) -> std::io::Result<()> {
     output.hello(session);
-    let mut reader = BufReader::new(input);
-    let mut buf = Vec::new();
+    let mut lines = LineReader::new(BufReader::new(input), MAX_LINE_BYTES);
     let mut line_no = 0u64;
     loop {
-        buf.clear();
-        if reader.read_until(b'\n', &mut buf).await? == 0 {
-            return Ok(());
-        }
+        let bytes = match lines.next(&mut |_| {}).await? {
+            Line::End => return Ok(()),
+            Line::Text(bytes) => bytes,
+            Line::TooLong { len } => {
+                line_no += 1;
+                output.input_error(line_no, &too_long(len));
+                continue;
+            }
+        };
         line_no += 1;
-        let Ok(line) = std::str::from_utf8(&buf) else {
+        let Ok(line) = std::str::from_utf8(bytes) else {
             output.input_error(line_no, "the line is not valid UTF-8");
             continue;
         };
@@ -168,6 +177,14 @@ pub(crate) async fn run_lines(
             Err(message) => output.input_error(line_no, &message),
         }
     }
+}
+
+/// The `input_error` message of a line over [`MAX_LINE_BYTES`].
+fn too_long(len: u64) -> String {
+    format!(
+        "the line is {len} bytes long, over the limit of {MAX_LINE_BYTES} bytes (16 MiB); \
+         it was skipped. Send each input as one line of at most 16 MiB"
+    )
 }
 
 /// Runs one turn, writing its events as they happen.

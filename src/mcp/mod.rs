@@ -31,13 +31,13 @@
 
 mod arrival;
 mod definitions;
+mod framing;
 mod server;
 
 use std::process::ExitCode;
 use std::time::Duration;
 
 use rmcp::service::ServerInitializeError;
-use rmcp::transport::async_rw::AsyncRwTransport;
 use tokio::io::{AsyncRead, AsyncWrite};
 
 pub use definitions::tool_definitions;
@@ -65,6 +65,15 @@ pub enum ServeError {
 /// closes it. Calls still running then are aborted and awaited (a few
 /// seconds at most).
 ///
+/// Every message gets an answer: a line that is not UTF-8, not JSON, nested
+/// more than 128 levels deep, longer than 16 MiB or not a JSON-RPC 2.0
+/// message gets the JSON-RPC error for it (`-32700` parse error with
+/// `"id": null`, `-32600` invalid request), and the connection goes on. A
+/// request reusing the id of a request in flight, and a second
+/// `initialize`, get `-32600`; a standard method with params of the wrong
+/// shape (`tools/call` without `params`, or with `arguments` that are not
+/// an object) gets `-32602`.
+///
 /// A client that disconnects before `initialize` is a normal end. The
 /// session's breaker applies as configured; [`serve_stdio`] turns it off.
 pub async fn serve<R, W>(session: Session, reader: R, writer: W) -> Result<(), ServeError>
@@ -74,7 +83,7 @@ where
 {
     let server = McpServer::new(session);
     let transport = arrival::InArrivalOrder::new(
-        AsyncRwTransport::new_server(reader, writer),
+        framing::Framed::new(reader, writer),
         server.arrivals().clone(),
     );
     let outcome = match rmcp::serve_server(server.clone(), transport).await {

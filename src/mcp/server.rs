@@ -3,7 +3,7 @@
 
 use std::pin::pin;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::Duration;
 
 use agentcore_stages::{
@@ -11,8 +11,9 @@ use agentcore_stages::{
 };
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
-    ListToolsResult, NumberOrString, PaginatedRequestParams, ProgressNotificationParam,
-    ProgressToken, RequestId, ServerCapabilities, ServerConfig, Tool,
+    InitializeRequestParams, InitializeResult, ListToolsResult, NumberOrString,
+    PaginatedRequestParams, ProgressNotificationParam, ProgressToken, RequestId,
+    ServerCapabilities, ServerConfig, Tool,
 };
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData, Peer, RoleServer, ServerHandler};
@@ -22,6 +23,7 @@ use tower::{Service, ServiceExt};
 
 use super::arrival::{Arrivals, Ticket};
 use super::definitions::tool_definitions;
+use super::framing::ClientRequestId;
 use crate::scheduler::{ResponseFuture, Scheduler, SchedulerError};
 use crate::session::Session;
 
@@ -43,6 +45,8 @@ struct Inner {
     arrivals: Arc<Arrivals>,
     /// `tools/call` handlers running now.
     in_flight: AtomicUsize,
+    /// `initialize` has been answered once.
+    initialized: AtomicBool,
 }
 
 /// Counts one running handler for as long as it lives.
@@ -81,6 +85,7 @@ impl McpServer {
                 tools,
                 arrivals: Arrivals::new(),
                 in_flight: AtomicUsize::new(0),
+                initialized: AtomicBool::new(false),
             }),
         }
     }
@@ -156,7 +161,12 @@ impl McpServer {
         let args = request
             .arguments
             .map_or_else(|| Value::Object(Map::new()), Value::Object);
-        let call = Call::new(call_id(&context.id), request.name.into_owned(), args)
+        // The id the client gave, not the transport's own (framing.rs).
+        let id = match context.extensions.remove::<ClientRequestId>() {
+            Some(ClientRequestId(id)) => id,
+            None => context.id.clone(),
+        };
+        let call = Call::new(call_id(&id), request.name.into_owned(), args)
             .with_sink(sink)
             .with_cancellation(cancellation.clone());
 
@@ -199,6 +209,26 @@ impl ServerHandler for McpServer {
         let mut info = ServerConfig::new(ServerCapabilities::builder().enable_tools().build());
         info.server_info = Implementation::new("agentcore", env!("CARGO_PKG_VERSION"));
         info
+    }
+
+    /// Answers the first `initialize` (negotiating the protocol version
+    /// as rmcp does) and refuses any later one: a connection is initialized
+    /// once, and a second handshake would replace what the client declared
+    /// in the first.
+    async fn initialize(
+        &self,
+        request: InitializeRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<InitializeResult, ErrorData> {
+        if self.inner.initialized.swap(true, Ordering::AcqRel) {
+            return Err(ErrorData::invalid_request(
+                "Invalid Request: the connection is already initialized. Send initialize once, \
+                 as the first request of a connection; open a new connection to start over.",
+                None,
+            ));
+        }
+        context.peer.set_peer_info(request.clone());
+        self.negotiate_initialize(&request)
     }
 
     async fn list_tools(
