@@ -168,6 +168,10 @@ fn the_git_file_attack_through_agentcore_run_is_stopped() {
             !dir.path().join(git_file).exists(),
             "{git_file} was written"
         );
+        // git itself was allowed to run (the policy allows it): the payload
+        // did not run because nothing pointed to it, not because git was
+        // stopped.
+        assert_ne!(end(&events, "git")["outcome"], "denied", "{git_file}");
         assert!(
             !dir.path().join("PWNED").exists() && !dir.path().join("sub/PWNED").exists(),
             "{git_file}: the payload ran"

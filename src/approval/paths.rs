@@ -198,6 +198,12 @@ impl PathResolver {
                 }
                 targets
             } else if meta.is_dir() {
+                // A symlink named `.git` makes its target the git directory.
+                if fs::symlink_metadata(&dot_git).is_ok_and(|m| m.file_type().is_symlink())
+                    && let Ok(target) = fs::canonicalize(&dot_git)
+                {
+                    pointers.push(pointer(&dot_git, target));
+                }
                 vec![dot_git.clone()]
             } else {
                 Vec::new()
@@ -342,6 +348,21 @@ mod tests {
         let pointers = resolver.git_pointers(&[PathBuf::from("/tmp/x")]);
         assert!(pointers.iter().any(|p| p.covers(&root.join("evil/config"))));
         assert!(!pointers.iter().any(|p| p.target == root.join("other")));
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_symlink_named_git_points_to_its_target() {
+        let ws = tempfile::tempdir().unwrap();
+        let root = fs::canonicalize(ws.path()).unwrap();
+        fs::create_dir_all(root.join("real/refs")).unwrap();
+        std::os::unix::fs::symlink("real", root.join(".git")).unwrap();
+        let resolver = PathResolver::new(&root);
+        let pointers = resolver.git_pointers(&[root.join("real/config")]);
+        assert!(
+            pointers.iter().any(|p| p.covers(&root.join("real/config"))),
+            "{pointers:?}"
+        );
     }
 
     #[cfg(unix)]
