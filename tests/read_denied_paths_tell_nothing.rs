@@ -68,6 +68,8 @@ fn calls() -> Vec<Value> {
         "src/../secrets/x",
         "secrets/x/y",
         "innocent/x",
+        "innocent/x/y",
+        "innocent/x/y/z",
     ] {
         calls.push(json!({"name": "edit", "args": {"file_path": path, "old_string": "API_KEY", "new_string": "K"}}));
         calls.push(json!({"name": "edit", "args": {"file_path": path, "old_string": "", "new_string": "K"}}));

@@ -20,7 +20,7 @@ use std::fmt::Write as _;
 use std::fs;
 use std::io::{self, Read};
 use std::ops::Range;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use agentcore_stages::{
     BoxFuture, CallContext, GatedArgs, InterruptBehavior, Tool, ToolError, ToolOutput,
@@ -423,10 +423,22 @@ pub(crate) fn refuse_read_denied(
     if workspace.is_excluded(&workspace.root().join(given)) {
         return Err(denied());
     }
-    if let Ok(resolved) = workspace.resolve_new(given)
-        && workspace.is_excluded(&resolved)
-    {
-        return Err(denied());
+    // The longest prefix that resolves: a path that cannot be resolved
+    // (`link/x/y` with `x` a file) is judged by where its resolvable part
+    // leads, so the resolution error cannot tell what is there either.
+    for prefix in Path::new(given).ancestors() {
+        if prefix.as_os_str().is_empty() {
+            break;
+        }
+        let Some(prefix) = prefix.to_str() else {
+            break;
+        };
+        if let Ok(resolved) = workspace.resolve_new(prefix) {
+            if workspace.is_excluded(&resolved) {
+                return Err(denied());
+            }
+            break;
+        }
     }
     Ok(())
 }
