@@ -16,8 +16,8 @@
 //!   Deny, then ask, then allow, then the mode.
 //! - **protected paths** ([`PROTECTED_PATHS`]): `.git` (file or
 //!   directory) and what is under it, `.env*`, `**/.ssh/**`, and a git
-//!   directory that a `.git` file points to, ask even where a rule or the mode allows, except in
-//!   bypass.
+//!   directory that a `.git` file points to, ask even where a rule or the
+//!   mode allows, except in bypass.
 //! - **commands by their parts** ([`CommandAnalysis`]): each part of
 //!   `a; b && c | d $(e)` must be allowed on its own, and a redirection
 //!   makes the call ask.
