@@ -61,7 +61,12 @@ async fn a_partial_read_is_not_enough_to_overwrite() {
         .call("read", json!({"file_path": "a.txt", "limit": 1}))
         .await;
     ok(&r);
-    refused(&env.write("a.txt", "new\n").await, 2, NOT_READ);
+    // Code 2 with its own text (issue 13, item 16), not the never-read one.
+    refused(
+        &env.write("a.txt", "new\n").await,
+        2,
+        "File has only been read in part (lines 1\u{2013}1 of 3). Read all of it before overwriting it, or change it with edit.",
+    );
     // ...while edit accepts it.
     let r = env
         .call(

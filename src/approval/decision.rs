@@ -30,7 +30,8 @@ pub enum DecisionSource {
     },
     /// The session's mode (no rule decided).
     Mode(Mode),
-    /// A protected path (`.git/**`, `.env*`, `**/.ssh/**`).
+    /// A protected path (`.git` and what is under it, `.env*`,
+    /// `**/.ssh/**`, or a git directory that a `.git` file points to).
     ProtectedPath(String),
     /// A write into a root the policy added read-only.
     ReadOnlyRoot(PathBuf),

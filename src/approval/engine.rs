@@ -12,15 +12,19 @@ use super::approver::{ApprovalAnswer, ApprovalRequest, Approver};
 use super::command::{CommandAnalysis, CommandPart};
 use super::decision::{Decision, DecisionSource, Verdict};
 use super::mode::Mode;
-use super::paths::PathResolver;
+use super::paths::{GitPointer, PathResolver};
 use super::permissions::{Access, Capability, Permissions};
 use super::policy::{Policy, RootAccess};
 use super::read_filter::ReadFilter;
 use super::rule::{PathKeys, PathPattern, Rule, RuleKind};
 use crate::{Gate, GateDecision, GateRequest, Tool};
 
-/// Paths that ask even where a rule or the mode allows (not in bypass).
-pub const PROTECTED_PATHS: [&str; 3] = [".git/**", ".env*", "**/.ssh/**"];
+/// Paths that ask even where a rule or the mode allows (not in bypass),
+/// each matched at any depth: the name `.git` (a directory or a file) and
+/// everything under it, `.env` files, `.ssh` folders. Besides these, a git
+/// directory that a `.git` file points to (`gitdir: …`) is protected too:
+/// see [`ApprovalEngine`], step 8.
+pub const PROTECTED_PATHS: [&str; 4] = [".git", ".git/**", ".env*", "**/.ssh/**"];
 
 /// The policy engine: an ordinary [`Gate`].
 ///
@@ -34,7 +38,12 @@ pub const PROTECTED_PATHS: [&str; 3] = [".git/**", ".env*", "**/.ssh/**"];
 ///    redirection or other hazard): allow, then 8;
 /// 7. the mode: reads allow; writes allow in accept-edits, else ask;
 ///    commands ask;
-/// 8. an allow that touches a protected path asks instead.
+/// 8. an allow that touches a protected path asks instead: one of
+///    [`PROTECTED_PATHS`], or a directory that a `.git` file (`gitdir: X`)
+///    or a git directory's `commondir` file names, and what is under it,
+///    where that file lies in the path's ancestors or the root's (git
+///    reads its configuration from there, and its configuration can name
+///    commands that git runs).
 ///
 /// "Ask" goes to the [`Approver`]; with none it is a deny whose reason
 /// starts `approval required: `.
@@ -432,13 +441,27 @@ impl<'a> Evaluation<'a> {
             None => self.by_mode(hazard_note),
         };
         if decision.verdict == Verdict::Allow
-            && let Some(path) = self.protected()
+            && let Some((path, pointer)) = self.protected()
         {
+            let why = match pointer {
+                None => String::new(),
+                Some(pointer) => {
+                    let shown = |p: &Path| match p.strip_prefix(self.engine.inner.resolver.root()) {
+                        Ok(rel) if !rel.as_os_str().is_empty() => rel.display().to_string(),
+                        _ => p.display().to_string(),
+                    };
+                    format!(
+                        "it is in {}, the git directory that {} points to; ",
+                        shown(&pointer.target),
+                        shown(&pointer.file),
+                    )
+                }
+            };
             return Decision::new(
                 Verdict::Ask,
                 DecisionSource::ProtectedPath(path.clone()),
                 format!(
-                    "{path:?} is a protected path (.git, .env files and .ssh folders always need the user's approval), and this call {}.",
+                    "{path:?} is a protected path ({why}.git, .env files and .ssh folders always need the user's approval), and this call {}.",
                     self.what(),
                 ),
             );
@@ -640,27 +663,51 @@ impl<'a> Evaluation<'a> {
         (first_source, None)
     }
 
-    /// The first protected path the call names.
-    fn protected(&self) -> Option<String> {
+    /// The first protected path the call names, with the `.git` file that
+    /// makes it protected when it is not one of [`PROTECTED_PATHS`].
+    fn protected(&self) -> Option<(String, Option<GitPointer>)> {
         for (given, keys) in &self.paths {
-            for (_, relative, absolute) in &self.engine.inner.protected {
-                if relative.matches(keys) || absolute.matches(keys) {
-                    return Some(given.clone());
-                }
+            if let Some(found) = self.engine.protection(keys) {
+                return Some((given.clone(), found));
             }
         }
         // Redirection targets of a command.
         for hazard in self.analysis.iter().flat_map(|a| &a.hazards) {
             if let super::command::Hazard::Redirection(target) = hazard {
                 let keys = self.engine.inner.resolver.keys(Path::new(target), true);
-                for (_, relative, absolute) in &self.engine.inner.protected {
-                    if relative.matches(&keys) || absolute.matches(&keys) {
-                        return Some(target.clone());
-                    }
+                if let Some(found) = self.engine.protection(&keys) {
+                    return Some((target.clone(), found));
                 }
             }
         }
         None
+    }
+}
+
+impl ApprovalEngine {
+    /// Whether the path with these keys is protected: `Some(None)` for one
+    /// of [`PROTECTED_PATHS`], `Some(Some(pointer))` for a git directory a
+    /// `.git` or `commondir` file points to, `None` if not protected.
+    fn protection(&self, keys: &PathKeys) -> Option<Option<GitPointer>> {
+        let inner = &self.inner;
+        if inner
+            .protected
+            .iter()
+            .any(|(_, relative, absolute)| relative.matches(keys) || absolute.matches(keys))
+        {
+            return Some(None);
+        }
+        let forms: Vec<PathBuf> = keys
+            .absolute
+            .iter()
+            .map(|a| Path::new("/").join(a))
+            .collect();
+        inner
+            .resolver
+            .git_pointers(&forms)
+            .into_iter()
+            .find(|pointer| forms.iter().any(|form| pointer.covers(form)))
+            .map(Some)
     }
 }
 

@@ -14,9 +14,10 @@
 //! - **[`Rule`]s** allow / ask / deny written `tool(specifier)`:
 //!   `bash(cargo test *)`, `write(src/**)`, `read(./secrets/**)`, `grep`.
 //!   Deny, then ask, then allow, then the mode.
-//! - **protected paths** ([`PROTECTED_PATHS`]): `.git/**`, `.env*`,
-//!   `**/.ssh/**` ask even where a rule or the mode allows, except in
-//!   bypass.
+//! - **protected paths** ([`PROTECTED_PATHS`]): `.git` (file or
+//!   directory) and what is under it, `.env*`, `**/.ssh/**`, and a git
+//!   directory that a `.git` file points to, ask even where a rule or the
+//!   mode allows, except in bypass.
 //! - **commands by their parts** ([`CommandAnalysis`]): each part of
 //!   `a; b && c | d $(e)` must be allowed on its own, and a redirection
 //!   makes the call ask.

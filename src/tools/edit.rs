@@ -20,7 +20,7 @@ use std::fmt::Write as _;
 use std::fs;
 use std::io::{self, Read};
 use std::ops::Range;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use agentcore_stages::{
     BoxFuture, CallContext, GatedArgs, InterruptBehavior, Tool, ToolError, ToolOutput,
@@ -401,12 +401,56 @@ pub(crate) fn read_bytes(path: &std::path::Path) -> io::Result<Vec<u8>> {
     Ok(bytes)
 }
 
-/// validate: codes 6, 1, 8, 7, 2, 3, 4, 5 in that order. Read-only.
+/// Refuses a path that a read-deny rule covers (the workspace's
+/// exclusions, fed from the approval engine's read filter), before
+/// anything about the file is looked at: the tools' own checks run before
+/// the gate, and their answers (not read yet, does not exist, is a
+/// directory, …) would tell what is there. One answer, whatever is there.
+/// Judged on the path as given, then on the path with symlinks resolved.
+pub(crate) fn refuse_read_denied(
+    workspace: &Workspace,
+    given: &str,
+    verb: &str,
+) -> Result<(), ValidationFailure> {
+    let denied = || {
+        ValidationFailure::new(
+            PATH_ERROR_CODE,
+            format!(
+                "denied by a policy rule that denies reading {given}: this call {verb} {given}. The user does not allow it; do not retry it or work around it with another tool, and choose a different approach."
+            ),
+        )
+    };
+    if workspace.is_excluded(&workspace.root().join(given)) {
+        return Err(denied());
+    }
+    // The longest prefix that resolves: a path that cannot be resolved
+    // (`link/x/y` with `x` a file) is judged by where its resolvable part
+    // leads, so the resolution error cannot tell what is there either.
+    for prefix in Path::new(given).ancestors() {
+        if prefix.as_os_str().is_empty() {
+            break;
+        }
+        let Some(prefix) = prefix.to_str() else {
+            break;
+        };
+        if let Ok(resolved) = workspace.resolve_new(prefix) {
+            if workspace.is_excluded(&resolved) {
+                return Err(denied());
+            }
+            break;
+        }
+    }
+    Ok(())
+}
+
+/// validate: a read-denied path, then codes 6, 1, 8, 7, 2, 3, 4, 5 in that
+/// order. Read-only.
 fn check(
     workspace: &Workspace,
     state: &FileReadState,
     args: &EditArgs,
 ) -> Result<(), ValidationFailure> {
+    refuse_read_denied(workspace, &args.file_path, "edits")?;
     if args.old_string == args.new_string {
         return Err(edit_failure(EditError::NoChange));
     }

@@ -22,7 +22,7 @@ use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
 use super::blocking::{bad_args, run_blocking};
-use super::read_state::{FileReadState, ReadStamp, StreamHasher, hash_bytes};
+use super::read_state::{FileReadState, ReadStamp, ShownLines, StreamHasher, hash_bytes};
 use super::workspace::{Workspace, open_no_follow};
 
 /// Lines shown when the model gives no `limit`.
@@ -210,7 +210,6 @@ fn read(
         return Err(ToolError::new(format!("Cannot read binary file {shown}")));
     }
 
-    let explicit = args.offset.is_some() || args.limit.is_some();
     let offset = args.offset.unwrap_or(1).max(1);
     let limit = args.limit.unwrap_or(DEFAULT_LIMIT).max(1);
     let mut lines = LineCollector::new(offset, limit);
@@ -238,18 +237,22 @@ fn read(
     let report = lines.finish();
     let (hash, _) = hasher.finish();
 
-    let record = |partial: bool| {
-        state.record(&path, ReadStamp::new(&meta, hash, partial, read_at));
+    // The stamp records which lines were shown in full; reads of the same
+    // content add up in the ledger, so a read with offset/limit that shows
+    // everything, or two reads of two halves, make a full stamp.
+    let record = || {
+        let shown = shown_lines(offset, &report);
+        state.record(&path, ReadStamp::of_lines(&meta, hash, shown, read_at));
     };
 
     if report.total_lines == 0 {
-        record(false);
+        record();
         return Ok(ToolOutput::text(
             "<system-reminder>Warning: the file exists but the contents are empty.</system-reminder>",
         ));
     }
     if offset > report.total_lines {
-        record(true);
+        record();
         return Ok(ToolOutput::text(format!(
             "<system-reminder>Warning: the file exists but is shorter than the provided offset ({offset}). The file has {} lines.</system-reminder>",
             report.total_lines
@@ -277,7 +280,7 @@ fn read(
             out_len.div_ceil(1024)
         )));
     }
-    record(explicit || more.is_some() || report.any_cut);
+    record();
 
     let mut out = String::with_capacity(out_len);
     if let Some(note) = note {
@@ -290,6 +293,27 @@ fn read(
         out.push_str(&more);
     }
     Ok(ToolOutput::text(out))
+}
+
+/// The lines a read starting at `offset` showed in full: the shown range
+/// without the lines cut at [`MAX_LINE_CHARS`].
+fn shown_lines(offset: u64, report: &LineReport) -> ShownLines {
+    let mut shown = ShownLines::new(report.total_lines);
+    if report.shown == 0 {
+        return shown;
+    }
+    let last = offset + report.shown - 1;
+    let mut start = offset;
+    for &cut in &report.cut {
+        if cut > start {
+            shown.add(start, cut - 1);
+        }
+        start = cut + 1;
+    }
+    if start <= last {
+        shown.add(start, last);
+    }
+    shown
 }
 
 /// The first line of a file that is not valid text.
@@ -450,6 +474,8 @@ struct LineReport {
     shown: u64,
     total_lines: u64,
     any_cut: bool,
+    /// The numbers of the shown lines that were cut, ascending.
+    cut: Vec<u64>,
 }
 
 /// Splits decoded bytes into lines, keeping only lines `offset ..
@@ -486,6 +512,7 @@ impl LineCollector {
                 shown: 0,
                 total_lines: 0,
                 any_cut: false,
+                cut: Vec::new(),
             },
         }
     }
@@ -573,6 +600,7 @@ impl LineCollector {
         let mut line = String::new();
         if chars > MAX_LINE_CHARS {
             r.any_cut = true;
+            r.cut.push(line_no);
             let cut: String = text.chars().take(MAX_LINE_CHARS).collect();
             line.push_str(&cut);
             line.push_str(&format!(" [… {} more characters]", chars - MAX_LINE_CHARS));
@@ -712,6 +740,22 @@ mod tests {
         }
         check_utf8(&mut carry, &[], true, &mut valid);
         assert!(valid);
+    }
+
+    #[test]
+    fn shown_lines_leave_out_cut_lines() {
+        let wide = "x".repeat(MAX_LINE_CHARS + 1);
+        let text = format!("a\n{wide}\nb\n{wide}\nc\n");
+        let r = collect(&[text.as_bytes()], 1, 10);
+        assert_eq!(r.cut, [2, 4]);
+        assert_eq!(shown_lines(1, &r).ranges(), &[(1, 1), (3, 3), (5, 5)]);
+        let r = collect(&[text.as_bytes()], 2, 2);
+        assert_eq!(shown_lines(2, &r).ranges(), &[(3, 3)]);
+        let r = collect(&[text.as_bytes()], 9, 2);
+        assert!(shown_lines(9, &r).ranges().is_empty());
+        let r = collect(&[b"1\n2\n3\n"], 2, 5);
+        let shown = shown_lines(2, &r);
+        assert_eq!((shown.ranges(), shown.total()), (&[(2, 3)][..], 3));
     }
 
     #[test]

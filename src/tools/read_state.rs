@@ -49,9 +49,14 @@ pub struct ReadStamp {
     pub file_id: (u64, u64),
     /// XXH3-128 of the whole file's bytes.
     pub hash: u128,
-    /// True when the model saw only part of the file (it gave offset or
-    /// limit, or the output was cut).
+    /// True when some line of this content has not been shown to the model
+    /// in full (a range was left out, or a line was cut at 2,000
+    /// characters), counting every read of the same content.
     pub partial: bool,
+    /// For a text read: which lines were shown in full. `None` for stamps
+    /// that are not about lines (an image, the tool's own write), where
+    /// `partial` alone decides.
+    pub shown: Option<ShownLines>,
 }
 
 impl ReadStamp {
@@ -66,7 +71,21 @@ impl ReadStamp {
             file_id: file_id(meta),
             hash,
             partial,
+            shown: None,
         }
+    }
+
+    /// A stamp for a text read that showed the lines in `shown` in full:
+    /// partial unless they are every line of the file.
+    pub fn of_lines(meta: &Metadata, hash: u128, shown: ShownLines, read_at: SystemTime) -> Self {
+        let mut stamp = Self::new(meta, hash, !shown.is_complete(), read_at);
+        stamp.shown = Some(shown);
+        stamp
+    }
+
+    /// Whether this stamp and `other` were taken of the same bytes.
+    fn same_content(&self, other: &ReadStamp) -> bool {
+        self.hash == other.hash && self.size == other.size
     }
 
     /// True when `meta` alone proves the file unchanged: same identity,
@@ -83,6 +102,98 @@ impl ReadStamp {
             && then
                 .checked_add(MTIME_GRANULARITY)
                 .is_some_and(|t| t < self.read_at)
+    }
+}
+
+/// Which lines of a text file the model was shown in full: sorted,
+/// disjoint, non-adjacent 1-based inclusive ranges, and the file's line
+/// count. Reads of the same content add up with [`ShownLines::merge`].
+///
+/// ```
+/// use agentcore::tools::read_state::ShownLines;
+///
+/// let mut shown = ShownLines::new(10);
+/// shown.add(1, 4);
+/// shown.add(8, 10);
+/// assert_eq!(shown.describe(), "1–4, 8–10");
+/// assert!(!shown.is_complete());
+/// shown.add(5, 7);
+/// assert!(shown.is_complete());
+/// ```
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ShownLines {
+    ranges: Vec<(u64, u64)>,
+    total: u64,
+}
+
+impl ShownLines {
+    /// Nothing shown yet of a file of `total` lines.
+    pub fn new(total: u64) -> Self {
+        Self {
+            ranges: Vec::new(),
+            total,
+        }
+    }
+
+    /// Marks lines `first..=last` as shown (clamped to the file; an empty
+    /// or inverted range adds nothing).
+    pub fn add(&mut self, first: u64, last: u64) {
+        let first = first.max(1);
+        let last = last.min(self.total);
+        if first > last {
+            return;
+        }
+        let (mut lo, mut hi) = (first, last);
+        let mut kept = Vec::with_capacity(self.ranges.len() + 1);
+        for &(a, b) in &self.ranges {
+            // Overlapping or adjacent ranges join the new one.
+            if b.saturating_add(1) < lo || hi.saturating_add(1) < a {
+                kept.push((a, b));
+            } else {
+                lo = lo.min(a);
+                hi = hi.max(b);
+            }
+        }
+        kept.push((lo, hi));
+        kept.sort_unstable();
+        self.ranges = kept;
+    }
+
+    /// Adds what `other` showed; `false` (and nothing added) when it is
+    /// about a file with another line count.
+    pub fn merge(&mut self, other: &ShownLines) -> bool {
+        if other.total != self.total {
+            return false;
+        }
+        for &(a, b) in &other.ranges {
+            self.add(a, b);
+        }
+        true
+    }
+
+    /// True when every line was shown (an empty file always is).
+    pub fn is_complete(&self) -> bool {
+        self.total == 0 || self.ranges == [(1, self.total)]
+    }
+
+    /// The shown ranges, sorted.
+    pub fn ranges(&self) -> &[(u64, u64)] {
+        &self.ranges
+    }
+
+    /// The file's line count.
+    pub fn total(&self) -> u64 {
+        self.total
+    }
+
+    /// The shown ranges as `A–B, C–D` (en dashes; a single line is
+    /// `A–A`), empty when nothing was shown in full.
+    pub fn describe(&self) -> String {
+        self.ranges
+            .iter()
+            .map(|(a, b)| format!("{a}\u{2013}{b}"))
+            .collect::<Vec<_>>()
+            .join(", ")
     }
 }
 
@@ -124,9 +235,31 @@ impl FileReadState {
         self.inner.stamps.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    /// Records `stamp` for `path` (canonical), replacing any earlier one.
-    pub fn record(&self, path: impl Into<PathBuf>, stamp: ReadStamp) {
-        self.stamps().insert(path.into(), stamp);
+    /// Records `stamp` for `path` (canonical), replacing any earlier one,
+    /// except that reads of the same content (same hash and size) add up:
+    /// a partial stamp after a full one stays full, and partial stamps
+    /// whose shown lines together cover the file become full.
+    pub fn record(&self, path: impl Into<PathBuf>, mut stamp: ReadStamp) {
+        let path = path.into();
+        let mut stamps = self.stamps();
+        if stamp.partial
+            && let Some(old) = stamps.get(&path)
+            && old.same_content(&stamp)
+        {
+            if !old.partial {
+                // Everything of this content was seen before.
+                stamp.partial = false;
+                if let Some(shown) = stamp.shown.as_mut() {
+                    let total = shown.total();
+                    shown.add(1, total);
+                }
+            } else if let (Some(new), Some(before)) = (stamp.shown.as_mut(), old.shown.as_ref())
+                && new.merge(before)
+            {
+                stamp.partial = !new.is_complete();
+            }
+        }
+        stamps.insert(path, stamp);
     }
 
     /// The stamp for `path` (canonical), if any.
@@ -311,12 +444,20 @@ mod tests {
     }
 
     #[test]
-    fn not_read_then_full_then_partial() {
+    fn not_read_then_partial_then_full() {
         let (_d, path) = file("a\nb\n");
         let state = FileReadState::new();
         assert_eq!(state.freshness(&path).unwrap(), Freshness::NotRead);
+        state.record(&path, stamp_now(&path, true, SystemTime::now()));
+        assert_eq!(state.freshness(&path).unwrap(), Freshness::Partial);
         state.record(&path, stamp_now(&path, false, SystemTime::now()));
         assert_eq!(state.freshness(&path).unwrap(), Freshness::Unchanged);
+        // tools.md: reads of the same content add up, so a partial read
+        // after a full one of the same bytes leaves the stamp full.
+        state.record(&path, stamp_now(&path, true, SystemTime::now()));
+        assert_eq!(state.freshness(&path).unwrap(), Freshness::Unchanged);
+        // A partial stamp of other bytes replaces it.
+        fs::write(&path, "a\nc\n").unwrap();
         state.record(&path, stamp_now(&path, true, SystemTime::now()));
         assert_eq!(state.freshness(&path).unwrap(), Freshness::Partial);
     }
@@ -392,6 +533,7 @@ mod tests {
             file_id: (0, 0),
             hash: hash_bytes(b""),
             partial: false,
+            shown: None,
         }
     }
 
@@ -404,6 +546,68 @@ mod tests {
         assert!(!stamp.partial);
         assert_eq!(stamp.size, 12);
         assert_eq!(state.freshness(&path).unwrap(), Freshness::Unchanged);
+    }
+
+    fn lines(total: u64, ranges: &[(u64, u64)]) -> ShownLines {
+        let mut shown = ShownLines::new(total);
+        for &(a, b) in ranges {
+            shown.add(a, b);
+        }
+        shown
+    }
+
+    fn text_stamp(path: &Path, shown: ShownLines) -> ReadStamp {
+        let meta = fs::metadata(path).unwrap();
+        ReadStamp::of_lines(&meta, hash_file(path).unwrap().0, shown, SystemTime::now())
+    }
+
+    #[test]
+    fn shown_lines_join_overlapping_and_adjacent_ranges() {
+        let shown = lines(100, &[(10, 20), (30, 40), (21, 25), (35, 60), (1, 1)]);
+        assert_eq!(shown.ranges(), &[(1, 1), (10, 25), (30, 60)]);
+        assert_eq!(shown.describe(), "1\u{2013}1, 10\u{2013}25, 30\u{2013}60");
+        // Clamped to the file; empty and inverted ranges add nothing.
+        let shown = lines(5, &[(4, 9), (3, 2), (0, 0)]);
+        assert_eq!(shown.ranges(), &[(4, 5)]);
+        assert!(lines(0, &[]).is_complete());
+        assert!(lines(3, &[(1, 2), (3, 3)]).is_complete());
+        assert!(!lines(3, &[(1, 1), (3, 3)]).is_complete());
+        assert_eq!(lines(3, &[]).describe(), "");
+    }
+
+    #[test]
+    fn reads_of_the_same_content_add_up_to_a_full_stamp() {
+        let (_d, path) = file("1\n2\n3\n4\n");
+        let state = FileReadState::new();
+        state.record(&path, text_stamp(&path, lines(4, &[(1, 2)])));
+        assert_eq!(state.freshness(&path).unwrap(), Freshness::Partial);
+        state.record(&path, text_stamp(&path, lines(4, &[(4, 4)])));
+        assert_eq!(state.freshness(&path).unwrap(), Freshness::Partial);
+        assert_eq!(
+            state.get(&path).unwrap().shown.unwrap().ranges(),
+            &[(1, 2), (4, 4)]
+        );
+        state.record(&path, text_stamp(&path, lines(4, &[(3, 3)])));
+        assert_eq!(state.freshness(&path).unwrap(), Freshness::Unchanged);
+        // A partial read after a full one leaves it full.
+        state.record(&path, text_stamp(&path, lines(4, &[(2, 2)])));
+        assert_eq!(state.freshness(&path).unwrap(), Freshness::Unchanged);
+    }
+
+    #[test]
+    fn reads_of_different_content_do_not_add_up() {
+        let (_d, path) = file("1\n2\n");
+        let state = FileReadState::new();
+        state.record(&path, text_stamp(&path, lines(2, &[(1, 1)])));
+        fs::write(&path, "one\n2\n").unwrap();
+        state.record(&path, text_stamp(&path, lines(2, &[(2, 2)])));
+        assert_eq!(state.freshness(&path).unwrap(), Freshness::Partial);
+        assert_eq!(state.get(&path).unwrap().shown.unwrap().ranges(), &[(2, 2)]);
+        // Nor does a full stamp of older content make a new partial one full.
+        state.record(&path, text_stamp(&path, lines(2, &[(1, 2)])));
+        fs::write(&path, "uno\n2\n").unwrap();
+        state.record(&path, text_stamp(&path, lines(2, &[(2, 2)])));
+        assert_eq!(state.freshness(&path).unwrap(), Freshness::Partial);
     }
 
     #[tokio::test]

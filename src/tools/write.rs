@@ -21,10 +21,10 @@ use super::blocking::{bad_args, run_blocking};
 use super::diff::unified_diff;
 use super::edit::{
     MODIFIED_BEFORE_WRITE, MODIFIED_SINCE_READ, NOT_READ, PATH_ERROR_CODE, blocking_check,
-    read_bytes,
+    read_bytes, refuse_read_denied,
 };
 use super::read::shown_arg;
-use super::read_state::{FileReadState, Freshness};
+use super::read_state::{FileReadState, Freshness, ShownLines};
 use super::text;
 use super::workspace::Workspace;
 
@@ -173,12 +173,15 @@ impl Tool for WriteTool {
     }
 }
 
-/// validate: path (1), then for an existing file a full, fresh read (2, 3).
+/// validate: a read-denied path, the path (1), then for an existing file a
+/// full, fresh read (2, 3).
 fn check(
     workspace: &Workspace,
     state: &FileReadState,
     args: &WriteArgs,
 ) -> Result<(), ValidationFailure> {
+    // Whether a file is there is part of what a read-deny rule hides.
+    refuse_read_denied(workspace, &args.file_path, "writes")?;
     let path = workspace
         .resolve_new(&args.file_path)
         .map_err(|e| ValidationFailure::new(PATH_ERROR_CODE, e.to_string()))?;
@@ -198,15 +201,33 @@ fn check(
     }
     match state.freshness(&path).map_err(cannot)? {
         Freshness::Unchanged => Ok(()),
+        Freshness::NotRead => Err(ValidationFailure::new(NOT_READ.0, NOT_READ.1)),
         // Overwriting what was never fully seen.
-        Freshness::NotRead | Freshness::Partial => {
-            Err(ValidationFailure::new(NOT_READ.0, NOT_READ.1))
-        }
+        Freshness::Partial => Err(ValidationFailure::new(
+            NOT_READ.0,
+            read_in_part(state.get(&path).and_then(|stamp| stamp.shown)),
+        )),
         Freshness::Changed => Err(ValidationFailure::new(
             MODIFIED_SINCE_READ.0,
             MODIFIED_SINCE_READ.1,
         )),
     }
+}
+
+/// Code 2's text for a file read only in part: the lines shown in full
+/// (every range, e.g. `1–2000, 2101–2300`) and the file's line count.
+fn read_in_part(shown: Option<ShownLines>) -> String {
+    let lines = match shown {
+        Some(shown) if shown.ranges().is_empty() => {
+            format!("none of lines 1\u{2013}{}", shown.total())
+        }
+        Some(shown) => format!("lines {} of {}", shown.describe(), shown.total()),
+        // Not a text read (no stamp of this kind comes out partial today).
+        None => "not every line".to_owned(),
+    };
+    format!(
+        "File has only been read in part ({lines}). Read all of it before overwriting it, or change it with edit."
+    )
 }
 
 fn preview(workspace: &Workspace, args: &WriteArgs) -> Result<String, ToolError> {
