@@ -5,10 +5,38 @@
 //! through. [`CommandAnalysis::parse`] splits a command into the simple
 //! commands it runs — across `;`, `&&`, `||`, `|`, `&`, newlines, subshells,
 //! brace groups, `if` / `for` / `while` / `case` bodies, and into `$(…)` and
-//! backtick substitutions — and records every construct whose effect a
-//! command prefix cannot describe (a redirection to a file, a function
-//! definition, a process substitution, a coprocess, or a command that
-//! does not parse) as a [`Hazard`].
+//! backtick substitutions — and records as a [`Hazard`] every construct
+//! whose effect a command prefix cannot describe.
+//!
+//! # Only what is fully understood can be allowed
+//!
+//! The analysis is inverted: a command is covered by allow rules only when
+//! it is *fully understood* — simple commands whose every word reduces to
+//! literal text, or to expansions that cannot evaluate anything (`$X`,
+//! `${X:-literal}`, `${X#pattern}`, a command substitution whose own parts
+//! are analysed). Bash evaluates the *contents* of variables as code in
+//! arithmetic, `[[ ]]`, array subscripts and `@P` expansions, so
+//! `X='a[$(rm f)]'; (( X ))` runs `rm f` although no word shows it. Every
+//! construct whose evaluation can run code the analysis cannot see is a
+//! hazard that no allow rule covers ([`Hazard::hides_commands`]):
+//! arithmetic of any kind, `[[ ]]`, `test -v`, array subscripts, evaluated
+//! offsets and indices in parameter expansions, `${!X}`, `@P`/`@E`,
+//! `printf -v`, `read -a`, `mapfile`, `eval`, `source`, `trap`, `alias`,
+//! `exec`, `let`, `declare -i`/`-n`, shells and interpreters given inline
+//! code or reading their program from standard input, a command word that
+//! is not literal text, and anything the parser cannot parse.
+//!
+//! # Wrappers
+//!
+//! Commands that run another command — `env`, `command`, `builtin`,
+//! `exec`, `nice`, `nohup`, `timeout`, `time`, `sudo`, `doas`, `setsid`,
+//! `stdbuf`, `xargs`, `find -exec/-execdir/-ok/-okdir` — are unwrapped
+//! (with their options): the inner command is one more part, which deny
+//! rules see and allow rules must cover too. `find … -delete` removes
+//! files, so it adds the part `rm <find's starting points>`: a deny rule on
+//! `rm *` catches it. Shell code inside `bash -c`, `eval`, `trap` and
+//! `git -c alias.x='!…'` is parsed for more parts as well, but stays
+//! opaque: the analysis never vouches for it.
 //!
 //! # Why brush-parser
 //!
@@ -24,19 +52,27 @@
 //! handle becomes a hazard (the call asks) rather than a panic or a stack
 //! overflow.
 
+mod wrappers;
+
 use std::panic::{AssertUnwindSafe, catch_unwind};
 
 use brush_parser::ast::{
-    self, Command, CommandPrefixOrSuffixItem, CompoundCommand, CompoundList, ExtendedTestExpr,
-    IoFileRedirectKind, IoFileRedirectTarget, IoRedirect,
+    self, AssignmentName, AssignmentValue, Command, CommandPrefixOrSuffixItem, CompoundCommand,
+    CompoundList, IoFileRedirectKind, IoFileRedirectTarget, IoRedirect,
 };
-use brush_parser::word::{self, WordPiece, WordPieceWithSource};
+use brush_parser::word::{self, Parameter, ParameterExpr, ParameterTransformOp, WordPiece, WordPieceWithSource};
 use brush_parser::{ParserOptions, parse_tokens, tokenize_str};
 
 /// Commands longer than this are not parsed: they ask.
 const MAX_COMMAND_BYTES: usize = 64 * 1024;
-/// Bracket nesting deeper than this is not parsed: they ask.
+/// Bracket nesting (and substitutions, inline code and wrappers inside one
+/// another) deeper than this is not parsed: they ask.
 const MAX_NESTING: usize = 32;
+
+/// Why arithmetic is opaque, shared by every arithmetic construct.
+const ARITHMETIC: &str = "arithmetic evaluates the contents of variables as expressions, and an array subscript inside them can run any command, which the analysis cannot see";
+/// Why array subscripts are opaque.
+const SUBSCRIPT: &str = "an array subscript is evaluated as arithmetic, which can run any command hidden in a variable's value, and the analysis cannot see it";
 
 /// One simple command of a larger command line: its words after quote
 /// removal, expansions left as written.
@@ -83,6 +119,17 @@ pub enum Hazard {
     NestedExpansion(String),
     /// The command could not be parsed.
     Unparsable(String),
+    /// A construct whose evaluation can run code the analysis cannot see:
+    /// arithmetic, `[[ ]]`, array subscripts, `eval`, `bash -c`, …
+    Opaque {
+        /// The construct as written (or its name), e.g. `(( X ))`.
+        construct: String,
+        /// Why it is opaque, as a clause: "arithmetic evaluates …".
+        why: String,
+    },
+    /// A command word that is not literal text (`$X`, `$(echo rm)`, a
+    /// glob): which program runs is unknown until it runs.
+    UnknownCommand(String),
 }
 
 impl Hazard {
@@ -96,7 +143,33 @@ impl Hazard {
             Hazard::NestedExpansion(text) => {
                 format!("hides a command inside the expansion {text}")
             }
-            Hazard::Unparsable(message) => format!("could not be parsed ({message})"),
+            Hazard::Unparsable(message) => format!(
+                "could not be parsed ({message}), so what it runs is unknown"
+            ),
+            Hazard::Opaque { construct, why } => format!("uses `{construct}`: {why}"),
+            Hazard::UnknownCommand(word) => format!(
+                "runs a command named by `{word}`, which is not literal text, so which program runs is unknown until it runs"
+            ),
+        }
+    }
+
+    /// Whether the construct can run commands the analysis cannot see.
+    /// Such a command is never covered by allow rules, and where a `bash`
+    /// deny rule exists it is never allowed without a person.
+    pub fn hides_commands(&self) -> bool {
+        matches!(
+            self,
+            Hazard::Opaque { .. }
+                | Hazard::UnknownCommand(_)
+                | Hazard::Unparsable(_)
+                | Hazard::NestedExpansion(_)
+        )
+    }
+
+    fn opaque(construct: impl Into<String>, why: impl Into<String>) -> Self {
+        Hazard::Opaque {
+            construct: construct.into(),
+            why: why.into(),
         }
     }
 }
@@ -104,11 +177,35 @@ impl Hazard {
 /// A command line split into its parts.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct CommandAnalysis {
-    /// Every simple command it runs, outermost first, substitutions after
-    /// the command they appear in.
+    /// Every simple command it runs, outermost first: after each command
+    /// the commands it wraps (`timeout 5 rm x` → `rm x`), then the
+    /// substitutions in its words.
     pub parts: Vec<CommandPart>,
     /// Constructs no prefix rule can vouch for.
     pub hazards: Vec<Hazard>,
+}
+
+/// One word as the analysis sees it.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub(crate) struct Word {
+    /// After quote removal, expansions as written.
+    pub(crate) text: String,
+    /// Whether the word is exactly `text` when bash runs it: no expansion,
+    /// substitution, unquoted glob or brace expansion.
+    pub(crate) literal: bool,
+    /// As written.
+    pub(crate) source: String,
+}
+
+impl Word {
+    /// A literal word made by the analysis (`rm` for `find -delete`).
+    pub(crate) fn literal(text: &str) -> Self {
+        Self {
+            text: text.to_owned(),
+            literal: true,
+            source: text.to_owned(),
+        }
+    }
 }
 
 impl CommandAnalysis {
@@ -119,7 +216,18 @@ impl CommandAnalysis {
         analysis
     }
 
-    fn program(&mut self, source: &str, depth: usize) {
+    /// Whether allow rules may vouch for the command at all: no construct
+    /// in it can run code the analysis cannot see.
+    pub fn fully_understood(&self) -> bool {
+        !self.hazards.iter().any(Hazard::hides_commands)
+    }
+
+    /// The hazards that hide commands.
+    pub fn opaque_hazards(&self) -> impl Iterator<Item = &Hazard> {
+        self.hazards.iter().filter(|h| h.hides_commands())
+    }
+
+    pub(crate) fn program(&mut self, source: &str, depth: usize) {
         if let Err(why) = precheck(source, depth) {
             self.hazards.push(Hazard::Unparsable(why));
             return;
@@ -176,6 +284,10 @@ impl CommandAnalysis {
                 self.compound(&def.body.0, depth);
             }
             Command::ExtendedTest(test, redirects) => {
+                self.hazards.push(Hazard::opaque(
+                    "[[ … ]]",
+                    "[[ ]] evaluates the contents of variables as arithmetic in comparisons such as -eq, and an array subscript inside them can run any command, which the analysis cannot see",
+                ));
                 self.extended_test(&test.expr, depth);
                 if let Some(list) = redirects {
                     for r in &list.0 {
@@ -188,19 +300,31 @@ impl CommandAnalysis {
 
     fn compound(&mut self, compound: &CompoundCommand, depth: usize) {
         match compound {
-            CompoundCommand::Arithmetic(a) => self.arithmetic(&a.expr.value),
+            CompoundCommand::Arithmetic(a) => {
+                self.hazards
+                    .push(Hazard::opaque(format!("(( {} ))", a.expr.value.trim()), ARITHMETIC));
+                self.arithmetic_text(&a.expr.value, depth);
+            }
             CompoundCommand::ArithmeticForClause(f) => {
+                self.hazards.push(Hazard::opaque(
+                    "for (( … ))",
+                    format!("a C-style for loop is arithmetic: {ARITHMETIC}"),
+                ));
                 for e in [&f.initializer, &f.condition, &f.updater]
                     .into_iter()
                     .flatten()
                 {
-                    self.arithmetic(&e.value);
+                    self.arithmetic_text(&e.value, depth);
                 }
                 self.compound_list(&f.body.list, depth);
             }
             CompoundCommand::BraceGroup(g) => self.compound_list(&g.list, depth),
             CompoundCommand::Subshell(s) => self.compound_list(&s.list, depth),
             CompoundCommand::ForClause(f) => {
+                if !is_name(&f.variable_name) {
+                    self.hazards
+                        .push(Hazard::opaque(format!("for {}", f.variable_name), SUBSCRIPT));
+                }
                 for w in f.values.iter().flatten() {
                     self.word(&w.value, depth);
                 }
@@ -238,19 +362,18 @@ impl CommandAnalysis {
         }
     }
 
-    fn extended_test(&mut self, expr: &ExtendedTestExpr, depth: usize) {
+    fn extended_test(&mut self, expr: &ast::ExtendedTestExpr, depth: usize) {
+        use ast::ExtendedTestExpr as E;
         match expr {
-            ExtendedTestExpr::And(a, b) | ExtendedTestExpr::Or(a, b) => {
+            E::And(a, b) | E::Or(a, b) => {
                 self.extended_test(a, depth);
                 self.extended_test(b, depth);
             }
-            ExtendedTestExpr::Not(a) | ExtendedTestExpr::Parenthesized(a) => {
-                self.extended_test(a, depth);
-            }
-            ExtendedTestExpr::UnaryTest(_, w) => {
+            E::Not(a) | E::Parenthesized(a) => self.extended_test(a, depth),
+            E::UnaryTest(_, w) => {
                 self.word(&w.value, depth);
             }
-            ExtendedTestExpr::BinaryTest(_, a, b) => {
+            E::BinaryTest(_, a, b) => {
                 self.word(&a.value, depth);
                 self.word(&b.value, depth);
             }
@@ -258,17 +381,18 @@ impl CommandAnalysis {
     }
 
     fn simple(&mut self, simple: &ast::SimpleCommand, depth: usize) {
-        // The part is pushed before the substitutions in its words, so the
-        // outer command comes first; collect them aside.
-        let mut words = Vec::new();
+        // The part is pushed before the commands it wraps and the
+        // substitutions in its words, so the outer command comes first;
+        // collect them aside.
+        let mut words: Vec<Word> = Vec::new();
+        let mut leading_assignments = 0;
         let mut nested = CommandAnalysis::default();
-        let items = simple
-            .prefix
-            .iter()
-            .flat_map(|p| p.0.iter())
+        let prefix = simple.prefix.iter().flat_map(|p| p.0.iter()).map(|i| (true, i));
+        let suffix = simple.suffix.iter().flat_map(|s| s.0.iter()).map(|i| (false, i));
+        let items = prefix
             .map(Some)
             .chain(std::iter::once(None))
-            .chain(simple.suffix.iter().flat_map(|s| s.0.iter()).map(Some));
+            .chain(suffix.map(Some));
         for item in items {
             match item {
                 None => {
@@ -276,31 +400,65 @@ impl CommandAnalysis {
                         words.push(nested.word(&w.value, depth));
                     }
                 }
-                Some(CommandPrefixOrSuffixItem::Word(w)) => {
+                Some((_, CommandPrefixOrSuffixItem::Word(w))) => {
                     words.push(nested.word(&w.value, depth));
                 }
-                Some(CommandPrefixOrSuffixItem::AssignmentWord(_, w)) => {
+                Some((in_prefix, CommandPrefixOrSuffixItem::AssignmentWord(a, w))) => {
+                    nested.assignment(a, &w.value);
                     words.push(nested.word(&w.value, depth));
+                    if in_prefix {
+                        leading_assignments += 1;
+                    }
                 }
-                Some(CommandPrefixOrSuffixItem::IoRedirect(r)) => nested.redirect(r, depth),
-                Some(CommandPrefixOrSuffixItem::ProcessSubstitution(_, sub)) => {
+                Some((_, CommandPrefixOrSuffixItem::IoRedirect(r))) => nested.redirect(r, depth),
+                Some((_, CommandPrefixOrSuffixItem::ProcessSubstitution(_, sub))) => {
                     nested.hazards.push(Hazard::ProcessSubstitution);
                     nested.compound_list(&sub.list, depth + 1);
                 }
             }
         }
-        if !words.is_empty() {
-            self.parts.push(CommandPart { words });
+        if words.is_empty() {
+            self.absorb(nested);
+            return;
         }
-        self.parts.append(&mut nested.parts);
-        self.hazards.append(&mut nested.hazards);
+        self.parts.push(CommandPart {
+            words: words.iter().map(|w| w.text.clone()).collect(),
+        });
+        let command = words.split_off(leading_assignments.min(words.len()));
+        self.judge(command, depth);
+        self.absorb(nested);
+    }
+
+    fn absorb(&mut self, mut other: CommandAnalysis) {
+        self.parts.append(&mut other.parts);
+        self.hazards.append(&mut other.hazards);
+    }
+
+    fn assignment(&mut self, assignment: &ast::Assignment, raw: &str) {
+        match &assignment.name {
+            AssignmentName::ArrayElementName(..) => {
+                self.hazards.push(Hazard::opaque(raw, SUBSCRIPT));
+                return;
+            }
+            AssignmentName::VariableName(name) => {
+                if let Some(why) = wrappers::code_variable(name) {
+                    self.hazards.push(Hazard::opaque(raw, why));
+                }
+            }
+        }
+        if let AssignmentValue::Array(_) = &assignment.value {
+            self.hazards.push(Hazard::opaque(
+                raw,
+                "an array assignment evaluates its subscripts as arithmetic, which can run any command hidden in a variable's value",
+            ));
+        }
     }
 
     fn redirect(&mut self, redirect: &IoRedirect, depth: usize) {
         match redirect {
             IoRedirect::File(_, kind, target) => match target {
                 IoFileRedirectTarget::Filename(w) => {
-                    let target = self.word(&w.value, depth);
+                    let target = self.word(&w.value, depth).text;
                     let duplicate = matches!(
                         kind,
                         IoFileRedirectKind::DuplicateInput | IoFileRedirectKind::DuplicateOutput
@@ -311,7 +469,7 @@ impl CommandAnalysis {
                 }
                 IoFileRedirectTarget::Fd(_) => {}
                 IoFileRedirectTarget::Duplicate(w) => {
-                    let target = self.word(&w.value, depth);
+                    let target = self.word(&w.value, depth).text;
                     if !is_fd_word(&target) {
                         self.hazards.push(Hazard::Redirection(target));
                     }
@@ -331,7 +489,7 @@ impl CommandAnalysis {
                 self.word(&w.value, depth);
             }
             IoRedirect::OutputAndError(w, _) => {
-                let target = self.word(&w.value, depth);
+                let target = self.word(&w.value, depth).text;
                 if target != "/dev/null" {
                     self.hazards.push(Hazard::Redirection(target));
                 }
@@ -339,31 +497,49 @@ impl CommandAnalysis {
         }
     }
 
-    fn arithmetic(&mut self, text: &str) {
+    /// The text of an arithmetic expression: the substitutions written in
+    /// it are parts too (the expression itself is already opaque).
+    fn arithmetic_text(&mut self, text: &str, depth: usize) {
         if hides_command(text) {
             self.hazards.push(Hazard::NestedExpansion(text.to_owned()));
+            self.word(&format!("\"{}\"", text.replace('"', "")), depth);
         }
     }
 
-    /// Parses one word: records the substitutions in it as parts and
-    /// returns its text after quote removal (expansions as written).
-    fn word(&mut self, raw: &str, depth: usize) -> String {
+    /// Parses one word: records the substitutions in it as parts and the
+    /// opaque expansions as hazards.
+    pub(crate) fn word(&mut self, raw: &str, depth: usize) -> Word {
+        if depth > MAX_NESTING {
+            self.hazards
+                .push(Hazard::Unparsable("words nested too deeply".to_owned()));
+            return Word {
+                text: raw.to_owned(),
+                literal: false,
+                source: raw.to_owned(),
+            };
+        }
+        let mut out = Word {
+            text: String::new(),
+            literal: true,
+            source: raw.to_owned(),
+        };
         match catch_unwind(|| word::parse(raw, &ParserOptions::default())) {
             Ok(Ok(pieces)) => {
-                let mut out = String::new();
-                self.pieces(raw, &pieces, depth, &mut out);
-                out
+                self.pieces(raw, &pieces, depth, false, &mut out);
             }
             Ok(Err(e)) => {
                 self.hazards.push(Hazard::Unparsable(e.to_string()));
-                raw.to_owned()
+                out.text = raw.to_owned();
+                out.literal = false;
             }
             Err(_) => {
                 self.hazards
                     .push(Hazard::Unparsable("the word parser failed".to_owned()));
-                raw.to_owned()
+                out.text = raw.to_owned();
+                out.literal = false;
             }
         }
+        out
     }
 
     fn pieces(
@@ -371,33 +547,207 @@ impl CommandAnalysis {
         raw: &str,
         pieces: &[WordPieceWithSource],
         depth: usize,
-        out: &mut String,
+        quoted: bool,
+        out: &mut Word,
     ) {
         for p in pieces {
             let source = raw.get(p.start_index..p.end_index).unwrap_or_default();
             match &p.piece {
-                WordPiece::Text(t)
-                | WordPiece::SingleQuotedText(t)
-                | WordPiece::AnsiCQuotedText(t) => out.push_str(t),
+                WordPiece::Text(t) => {
+                    if t.contains("$[") {
+                        self.hazards.push(Hazard::opaque(
+                            "$[ … ]",
+                            format!("$[ ] is the old form of arithmetic expansion: {ARITHMETIC}"),
+                        ));
+                        out.literal = false;
+                    }
+                    if !quoted && expands_unquoted(t) {
+                        out.literal = false;
+                    }
+                    out.text.push_str(t);
+                }
+                WordPiece::SingleQuotedText(t) => out.text.push_str(t),
+                WordPiece::AnsiCQuotedText(t) => match decode_ansi_c(t) {
+                    Some(decoded) => out.text.push_str(&decoded),
+                    None => {
+                        out.literal = false;
+                        out.text.push_str(t);
+                    }
+                },
                 WordPiece::DoubleQuotedSequence(inner)
                 | WordPiece::GettextDoubleQuotedSequence(inner) => {
-                    self.pieces(raw, inner, depth, out);
+                    self.pieces(raw, inner, depth, true, out);
                 }
-                WordPiece::EscapeSequence(s) => out.push_str(s.strip_prefix('\\').unwrap_or(s)),
-                WordPiece::TildeExpansion(_) => out.push_str(source),
-                WordPiece::ParameterExpansion(_) | WordPiece::ArithmeticExpression(_) => {
+                WordPiece::EscapeSequence(s) => {
+                    out.text.push_str(s.strip_prefix('\\').unwrap_or(s))
+                }
+                WordPiece::TildeExpansion(_) => out.text.push_str(source),
+                WordPiece::ParameterExpansion(expr) => {
                     if hides_command(source) {
                         self.hazards
                             .push(Hazard::NestedExpansion(source.to_owned()));
                     }
-                    out.push_str(source);
+                    self.parameter(expr, source, depth);
+                    out.literal = false;
+                    out.text.push_str(source);
+                }
+                WordPiece::ArithmeticExpression(e) => {
+                    self.hazards.push(Hazard::opaque(
+                        source,
+                        format!("arithmetic expansion: {ARITHMETIC}"),
+                    ));
+                    self.arithmetic_text(&e.value, depth + 1);
+                    out.literal = false;
+                    out.text.push_str(source);
                 }
                 WordPiece::CommandSubstitution(inner)
                 | WordPiece::BackquotedCommandSubstitution(inner) => {
                     self.program(inner, depth + 1);
-                    out.push_str(source);
+                    out.literal = false;
+                    out.text.push_str(source);
                 }
             }
+        }
+    }
+
+    /// A parameter expansion: plain ones (`$X`, `${X:-word}`, `${X#pat}`)
+    /// only substitute text; the words inside are parsed like any word.
+    fn parameter(&mut self, expr: &ParameterExpr, source: &str, depth: usize) {
+        use ParameterExpr as P;
+        let mut inner_words: Vec<&str> = Vec::new();
+        let (parameter, indirect) = match expr {
+            P::Parameter { parameter, indirect } | P::ParameterLength { parameter, indirect } => {
+                (parameter, *indirect)
+            }
+            P::UseDefaultValues {
+                parameter,
+                indirect,
+                default_value: value,
+                ..
+            }
+            | P::AssignDefaultValues {
+                parameter,
+                indirect,
+                default_value: value,
+                ..
+            }
+            | P::IndicateErrorIfNullOrUnset {
+                parameter,
+                indirect,
+                error_message: value,
+                ..
+            }
+            | P::UseAlternativeValue {
+                parameter,
+                indirect,
+                alternative_value: value,
+                ..
+            }
+            | P::RemoveSmallestSuffixPattern {
+                parameter,
+                indirect,
+                pattern: value,
+            }
+            | P::RemoveLargestSuffixPattern {
+                parameter,
+                indirect,
+                pattern: value,
+            }
+            | P::RemoveSmallestPrefixPattern {
+                parameter,
+                indirect,
+                pattern: value,
+            }
+            | P::RemoveLargestPrefixPattern {
+                parameter,
+                indirect,
+                pattern: value,
+            }
+            | P::UppercaseFirstChar {
+                parameter,
+                indirect,
+                pattern: value,
+            }
+            | P::UppercasePattern {
+                parameter,
+                indirect,
+                pattern: value,
+            }
+            | P::LowercaseFirstChar {
+                parameter,
+                indirect,
+                pattern: value,
+            }
+            | P::LowercasePattern {
+                parameter,
+                indirect,
+                pattern: value,
+            } => {
+                inner_words.extend(value.as_deref());
+                (parameter, *indirect)
+            }
+            P::ReplaceSubstring {
+                parameter,
+                indirect,
+                pattern,
+                replacement,
+                ..
+            } => {
+                inner_words.push(pattern);
+                inner_words.extend(replacement.as_deref());
+                (parameter, *indirect)
+            }
+            P::Substring {
+                offset, length, ..
+            } => {
+                self.hazards.push(Hazard::opaque(
+                    source,
+                    format!("the offset and length of ${{X:offset:length}} are arithmetic: {ARITHMETIC}"),
+                ));
+                self.arithmetic_text(&offset.value, depth + 1);
+                if let Some(l) = length {
+                    self.arithmetic_text(&l.value, depth + 1);
+                }
+                return;
+            }
+            P::Transform {
+                parameter,
+                indirect,
+                op,
+            } => {
+                if matches!(
+                    op,
+                    ParameterTransformOp::PromptExpand | ParameterTransformOp::ExpandEscapeSequences
+                ) {
+                    self.hazards.push(Hazard::opaque(
+                        source,
+                        "the @P and @E transformations expand the variable's value again, and prompt expansion runs the command substitutions in it, which the analysis cannot see",
+                    ));
+                }
+                (parameter, *indirect)
+            }
+            P::VariableNames { .. } | P::MemberKeys { .. } => {
+                self.hazards.push(Hazard::opaque(
+                    source,
+                    "it expands names chosen at run time (an indirect expansion), which the analysis cannot see",
+                ));
+                return;
+            }
+        };
+        if indirect {
+            self.hazards.push(Hazard::opaque(
+                source,
+                "${!X} expands the variable whose name is X's value, which may be an array element whose subscript runs any command",
+            ));
+        }
+        if matches!(
+            parameter,
+            Parameter::NamedWithIndex { .. } | Parameter::NamedWithAllIndices { .. }
+        ) {
+            self.hazards.push(Hazard::opaque(source, SUBSCRIPT));
+        }
+        for w in inner_words {
+            self.word(w, depth + 1);
         }
     }
 }
@@ -429,8 +779,97 @@ fn hides_command(text: &str) -> bool {
     text.contains("$(") || text.contains('`') || text.contains("<(") || text.contains(">(")
 }
 
+/// Whether unquoted text is changed by pathname or brace expansion.
+fn expands_unquoted(text: &str) -> bool {
+    if text.contains(['*', '?']) {
+        return true;
+    }
+    if let (Some(open), Some(close)) = (text.find('['), text.rfind(']'))
+        && open < close
+    {
+        return true;
+    }
+    match (text.find('{'), text.rfind('}')) {
+        (Some(open), Some(close)) if open < close => {
+            let inside = &text[open..close];
+            inside.contains(',') || inside.contains("..")
+        }
+        _ => false,
+    }
+}
+
+/// The text of `$'…'` after bash decodes its escapes; `None` for an
+/// escape this decoder does not know (the word is then not literal).
+fn decode_ansi_c(raw: &str) -> Option<String> {
+    /// Up to `max` digits of `radix`: their value and how many were read.
+    fn digits(chars: &mut std::iter::Peekable<std::str::Chars<'_>>, radix: u32, max: usize) -> (u32, usize) {
+        let mut value = 0u32;
+        let mut n = 0;
+        while n < max {
+            match chars.peek().and_then(|c| c.to_digit(radix)) {
+                Some(d) => {
+                    value = value * radix + d;
+                    chars.next();
+                    n += 1;
+                }
+                None => break,
+            }
+        }
+        (value, n)
+    }
+    let mut out = String::with_capacity(raw.len());
+    let mut chars = raw.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c != '\\' {
+            out.push(c);
+            continue;
+        }
+        let e = chars.next()?;
+        let decoded = match e {
+            'a' => '\u{7}',
+            'b' => '\u{8}',
+            'e' | 'E' => '\u{1b}',
+            'f' => '\u{c}',
+            'n' => '\n',
+            'r' => '\r',
+            't' => '\t',
+            'v' => '\u{b}',
+            '\\' | '\'' | '"' | '?' => e,
+            'x' | 'u' | 'U' => {
+                let max = match e {
+                    'x' => 2,
+                    'u' => 4,
+                    _ => 8,
+                };
+                let (value, n) = digits(&mut chars, 16, max);
+                if n == 0 {
+                    return None;
+                }
+                char::from_u32(value)?
+            }
+            '0'..='7' => {
+                let (rest, n) = digits(&mut chars, 8, 2);
+                let first = e.to_digit(8)?;
+                char::from_u32((first * 8u32.pow(n as u32) + rest) & 0xff)?
+            }
+            _ => return None,
+        };
+        out.push(decoded);
+    }
+    Some(out)
+}
+
 fn is_fd_word(word: &str) -> bool {
     word == "-" || (!word.is_empty() && word.bytes().all(|b| b.is_ascii_digit()))
+}
+
+/// A shell variable name.
+fn is_name(word: &str) -> bool {
+    !word.is_empty()
+        && word
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'_')
+        && !word.starts_with(|c: char| c.is_ascii_digit())
 }
 
 fn is_assignment(word: &str) -> bool {
@@ -541,5 +980,18 @@ mod tests {
         let a = CommandAnalysis::parse("FOO=1 make all");
         assert_eq!(a.parts[0].text(), "FOO=1 make all");
         assert_eq!(a.parts[0].without_assignments(), ["make", "all"]);
+    }
+}
+
+#[cfg(test)]
+mod probe {
+    #[test]
+    #[ignore]
+    fn probe() {
+        let input = std::env::var("PROBE").unwrap_or_default();
+        for line in input.lines() {
+            let a = super::CommandAnalysis::parse(line);
+            println!("== {line}\n   parts: {:?}\n   hazards: {:?}", a.parts.iter().map(|p| p.text()).collect::<Vec<_>>(), a.hazards);
+        }
     }
 }

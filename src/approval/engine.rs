@@ -265,6 +265,17 @@ impl ApprovalEngine {
                 return decision;
             }
             let Some(approver) = engine.inner.approver.clone() else {
+                let opaque = access
+                    .command
+                    .as_deref()
+                    .is_some_and(|c| !CommandAnalysis::parse(c).fully_understood());
+                if opaque {
+                    let reason = format!(
+                        "approval required: {} No one can approve it in this session, so it was not run. No policy rule can allow this command as written: do what you need with plain commands instead.",
+                        decision.reason,
+                    );
+                    return Decision::new(Verdict::Deny, decision.source, reason);
+                }
                 let reason = format!(
                     "approval required: {} No one can approve it in this session, so it was not run. Do what you can without it, or tell the user which rule would allow it in the policy file (for example allow = [\"{}\"]).",
                     decision.reason,
@@ -401,6 +412,9 @@ impl<'a> Evaluation<'a> {
                 ),
             );
         }
+        if let Some(d) = self.unknown_under_deny() {
+            return d;
+        }
         if self.mode == Mode::Bypass {
             return Decision::new(
                 Verdict::Allow,
@@ -444,6 +458,36 @@ impl<'a> Evaluation<'a> {
             );
         }
         decision
+    }
+
+    /// A command with a part the analysis cannot see, where a deny rule
+    /// on commands exists: whether the rule matches is unknown, and deny
+    /// rules hold in every mode, so it asks (a deny when no one can be
+    /// asked) rather than being allowed by bypass mode or an allow rule.
+    fn unknown_under_deny(&self) -> Option<Decision> {
+        let command = self.access.command.as_deref()?;
+        let analysis = self.analysis.as_ref()?;
+        if analysis.fully_understood() {
+            return None;
+        }
+        let rule = self
+            .engine
+            .inner
+            .deny
+            .iter()
+            .find(|r| r.binds(self.tool, self.access))?;
+        Some(Decision::new(
+            Verdict::Ask,
+            DecisionSource::Rule {
+                kind: RuleKind::Deny,
+                rule: rule.to_string(),
+            },
+            format!(
+                "the command `{command}` {}, so whether the policy rule deny {:?} forbids it cannot be checked. Deny rules hold in every mode, so it needs the user's approval. Write the commands you mean as plain words (no eval, inline code, arithmetic, [[ ]] or command names built from variables) so the rule can be checked.",
+                describe_opaque(analysis),
+                rule.as_str(),
+            ),
+        ))
     }
 
     fn by_mode(&self, hazard_note: Option<String>) -> Decision {
@@ -600,6 +644,17 @@ impl<'a> Evaluation<'a> {
             if uncovered.is_empty() && hazards.is_empty() {
                 return (first_source, None);
             }
+            if let Some(analysis) = &self.analysis
+                && !analysis.fully_understood()
+            {
+                return (
+                    None,
+                    Some(format!(
+                        "No allow rule can cover it: the command {}. Run the allowed commands on their own, as plain words.",
+                        describe_opaque(analysis)
+                    )),
+                );
+            }
             if first_source.is_none() {
                 return (None, None);
             }
@@ -662,6 +717,18 @@ impl<'a> Evaluation<'a> {
         }
         None
     }
+}
+
+/// The constructs of a command that hide what it runs, as one clause.
+fn describe_opaque(analysis: &CommandAnalysis) -> String {
+    let mut seen: Vec<String> = Vec::new();
+    for h in analysis.opaque_hazards() {
+        let d = h.describe();
+        if !seen.contains(&d) {
+            seen.push(d);
+        }
+    }
+    seen.join("; it also ")
 }
 
 /// A rule that would allow the call, for "approval required" reasons.
