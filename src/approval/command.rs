@@ -752,6 +752,52 @@ impl CommandAnalysis {
     }
 }
 
+/// The words of a rule's command pattern (`cargo test *`): exactly one
+/// simple command with no operators, substitutions or redirections, and
+/// nothing the analysis would call a hazard; `None` otherwise. Wrappers
+/// are not unwrapped: a rule names the command as written.
+pub(crate) fn pattern_words(spec: &str) -> Option<Vec<String>> {
+    precheck(spec, 0).ok()?;
+    let program = catch_unwind(AssertUnwindSafe(|| {
+        let tokens = tokenize_str(spec).ok()?;
+        parse_tokens(&tokens, &ParserOptions::default()).ok()
+    }))
+    .ok()??;
+    let [complete] = program.complete_commands.as_slice() else {
+        return None;
+    };
+    let [item] = complete.0.as_slice() else {
+        return None;
+    };
+    if !item.0.additional.is_empty() {
+        return None;
+    }
+    let [Command::Simple(simple)] = item.0.first.seq.as_slice() else {
+        return None;
+    };
+    let mut raw = Vec::new();
+    for i in simple.prefix.iter().flat_map(|p| p.0.iter()) {
+        match i {
+            CommandPrefixOrSuffixItem::AssignmentWord(_, w) | CommandPrefixOrSuffixItem::Word(w) => {
+                raw.push(w.value.clone())
+            }
+            _ => return None,
+        }
+    }
+    raw.extend(simple.word_or_name.iter().map(|w| w.value.clone()));
+    for i in simple.suffix.iter().flat_map(|s| s.0.iter()) {
+        match i {
+            CommandPrefixOrSuffixItem::AssignmentWord(_, w) | CommandPrefixOrSuffixItem::Word(w) => {
+                raw.push(w.value.clone())
+            }
+            _ => return None,
+        }
+    }
+    let mut analysis = CommandAnalysis::default();
+    let words: Vec<String> = raw.iter().map(|w| analysis.word(w, 0).text).collect();
+    (analysis.parts.is_empty() && analysis.hazards.is_empty() && !words.is_empty()).then_some(words)
+}
+
 fn precheck(source: &str, depth: usize) -> Result<(), String> {
     if source.len() > MAX_COMMAND_BYTES {
         return Err(format!("longer than {MAX_COMMAND_BYTES} bytes"));

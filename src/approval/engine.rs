@@ -28,13 +28,19 @@ pub const PROTECTED_PATHS: [&str; 3] = [".git/**", ".env*", "**/.ssh/**"];
 /// 1. a write into a read-only root: deny;
 /// 2. a deny rule: deny (in every mode);
 /// 3. plan mode, for a write or a command: deny;
-/// 4. bypass mode: allow;
+/// 4. bypass mode: allow, then 9;
 /// 5. an ask rule: ask;
-/// 6. an allow rule or a session grant (for a command: every part, and no
-///    redirection or other hazard): allow, then 8;
+/// 6. an allow rule or a session grant (for a command: every part,
+///    including the commands it wraps, and no redirection or other
+///    hazard; a command with a construct that can run code the analysis
+///    cannot see is covered only by a bare `bash` rule or a grant of that
+///    exact command): allow, then 8;
 /// 7. the mode: reads allow; writes allow in accept-edits, else ask;
 ///    commands ask;
-/// 8. an allow that touches a protected path asks instead.
+/// 8. an allow that touches a protected path asks instead;
+/// 9. an allowed command with such a construct, while a deny rule binds
+///    the tool, asks instead: whether the deny rule matches is unknown,
+///    and deny rules hold in every mode (see [`CommandAnalysis`]).
 ///
 /// "Ask" goes to the [`Approver`]; with none it is a deny whose reason
 /// starts `approval required: `.
@@ -412,10 +418,10 @@ impl<'a> Evaluation<'a> {
                 ),
             );
         }
-        if let Some(d) = self.unknown_under_deny() {
-            return d;
-        }
         if self.mode == Mode::Bypass {
+            if let Some(d) = self.unknown_under_deny() {
+                return d;
+            }
             return Decision::new(
                 Verdict::Allow,
                 DecisionSource::Mode(Mode::Bypass),
@@ -445,6 +451,11 @@ impl<'a> Evaluation<'a> {
             ),
             None => self.by_mode(hazard_note),
         };
+        if decision.verdict == Verdict::Allow
+            && let Some(d) = self.unknown_under_deny()
+        {
+            return d;
+        }
         if decision.verdict == Verdict::Allow
             && let Some(path) = self.protected()
         {
@@ -622,6 +633,17 @@ impl<'a> Evaluation<'a> {
             {
                 return (Some(source), None);
             }
+            if let Some(analysis) = &self.analysis
+                && !analysis.fully_understood()
+            {
+                return (
+                    None,
+                    Some(format!(
+                        "No allow rule can cover it: the command {}. Run the allowed commands on their own, as plain words.",
+                        describe_opaque(analysis)
+                    )),
+                );
+            }
             let parts = self.parts();
             if parts.is_empty() {
                 return (None, None);
@@ -643,17 +665,6 @@ impl<'a> Evaluation<'a> {
                 .collect();
             if uncovered.is_empty() && hazards.is_empty() {
                 return (first_source, None);
-            }
-            if let Some(analysis) = &self.analysis
-                && !analysis.fully_understood()
-            {
-                return (
-                    None,
-                    Some(format!(
-                        "No allow rule can cover it: the command {}. Run the allowed commands on their own, as plain words.",
-                        describe_opaque(analysis)
-                    )),
-                );
             }
             if first_source.is_none() {
                 return (None, None);
