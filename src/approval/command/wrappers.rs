@@ -625,7 +625,8 @@ impl CommandAnalysis {
                 return;
             }
             if let Some(letters) = cluster(t) {
-                for (k, c) in letters.char_indices() {
+                let mut chars = letters.char_indices().peekable();
+                while let Some((k, c)) = chars.next() {
                     if inline.contains(c) {
                         self.opaque(
                             format!("{name} {t}"),
@@ -642,8 +643,25 @@ impl CommandAnalysis {
                         }
                         break;
                     }
-                    if matches!(name, "perl" | "perl5" | "ruby" | "jruby") && "MmIdDxCil0FTWKr".contains(c) {
-                        // The rest of the cluster is the option's value.
+                    let perlish = matches!(name, "perl" | "perl5" | "ruby" | "jruby");
+                    if perlish && (c == 'l' || c == '0') {
+                        // Optional digits follow: the record separator.
+                        if c == '0' && chars.next_if(|(_, d)| *d == 'x').is_some() {
+                            while chars.next_if(|(_, d)| d.is_ascii_hexdigit()).is_some() {}
+                        }
+                        while chars.next_if(|(_, d)| ('0'..='7').contains(d)).is_some() {}
+                        continue;
+                    }
+                    if perlish && "MmIdDxCiFTWKr".contains(c) {
+                        // The rest of the cluster is the option's value;
+                        // a bare one may take the next word.
+                        let at_end = k + c.len_utf8() == letters.len();
+                        if at_end
+                            && "MmIr".contains(c)
+                            && args.get(i + 1).is_some_and(|n| !n.text.starts_with('-'))
+                        {
+                            i += 1;
+                        }
                         break;
                     }
                 }
