@@ -90,6 +90,12 @@ fn wrapped_rm_is_denied_in_bypass_mode() {
         "flock lock -c 'rm x'",
         "chroot / rm x",
         "git -c alias.x='!rm y' x",
+        "git config alias.x '!rm y'",
+        "strace -f -o log rm x",
+        "taskset 1 rm x",
+        "unshare -r rm x",
+        "script -qc 'rm x' /dev/null",
+        "su -c 'rm x'",
         "timeout 5 env -i nice -n 1 xargs rm",
         "if true; then (cd a && env rm x); fi",
         "echo $(timeout 1 rm x)",
@@ -141,6 +147,9 @@ fn a_command_whose_program_is_unknown_is_never_allowed_under_a_deny_rule() {
         "BASH_ENV=./evil bash script.sh",
         "hash -p /bin/rm ls; ls y",
         "ls 'unterminated",
+        "env 'BASH_FUNC_ls%%=() { rm y; }' bash script.sh",
+        "git config core.fsmonitor 'touch x'",
+        "parallel echo ::: a",
     ] {
         let d = e.evaluate_access("bash", &Access::command(command));
         assert_eq!(d.verdict, Verdict::Ask, "{command:?}: {}", d.reason);
@@ -176,6 +185,8 @@ fn plain_commands_stay_allowed_in_bypass_mode() {
         "ls rm",
         "awk '{print $1}' f",
         "for f in a b; do echo $f; done",
+        "git config user.name x",
+        "git rm --cached x",
     ] {
         let d = e.evaluate_access("bash", &Access::command(command));
         assert_eq!(d.verdict, Verdict::Allow, "{command:?}: {}", d.reason);

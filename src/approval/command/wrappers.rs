@@ -325,6 +325,47 @@ impl CommandAnalysis {
                 }
                 return;
             }
+            "strace" => after_options(args, "abeEIoOpPsSuUX", &[]),
+            "ltrace" => after_options(args, "aAeEnopsuwxXlL", &[]),
+            "valgrind" | "unbuffer" | "fakeroot" | "firejail" | "chronic" | "catchsegv"
+            | "xvfb-run" | "torsocks" | "proxychains" | "proxychains4" | "setpriv"
+            | "systemd-run" | "dbus-run-session" | "unshare" => after_options(args, "", &[]),
+            "nsenter" => after_options(args, "tSGw", &[]),
+            "prlimit" => after_options(args, "p", &[]),
+            "taskset" | "chrt" => after_options(args, "p", &[])
+                .map(|rest| rest.get(1..).unwrap_or_default()),
+            "script" | "su" | "runuser" | "sg" => {
+                let code = args
+                    .iter()
+                    .position(|w| {
+                        w.text == "--command" || cluster(&w.text).is_some_and(|c| c.ends_with('c'))
+                    })
+                    .and_then(|i| args.get(i + 1))
+                    .or_else(|| {
+                        // sg GROUP COMMAND
+                        (name == "sg").then(|| args.get(1)).flatten()
+                    });
+                if let Some(code) = code {
+                    self.opaque(whole, format!("{name} runs its command through a shell"));
+                    self.inline_shell(code, depth);
+                }
+                return;
+            }
+            "parallel" => {
+                self.opaque(
+                    name,
+                    "parallel builds commands from its arguments and input, which the analysis cannot see",
+                );
+                if let Ok(rest) = after_options(args, "jSa", &[]) {
+                    let command: Vec<Word> = rest
+                        .iter()
+                        .take_while(|w| !w.text.starts_with(":::"))
+                        .cloned()
+                        .collect();
+                    self.derived(command, depth);
+                }
+                return;
+            }
             "xargs" => after_options(
                 args,
                 "adEILnPs",
@@ -416,7 +457,7 @@ impl CommandAnalysis {
             break;
         }
         while let Some(w) = args.get(i) {
-            if !super::is_assignment(&w.text) {
+            if !w.text.contains('=') || w.text.starts_with('=') {
                 break;
             }
             let name = w.text.split('=').next().unwrap_or_default();
@@ -514,7 +555,48 @@ impl CommandAnalysis {
                 i += 1;
                 continue;
             }
+            if t == "config" {
+                self.git_config(&args[i + 1..], depth);
+            }
             return;
+        }
+    }
+
+    /// `git config KEY VALUE` for a key whose value names a command.
+    fn git_config(&mut self, args: &[Word], depth: usize) {
+        const RUNS: [&str; 16] = [
+            "alias.",
+            "core.fsmonitor",
+            "core.pager",
+            "core.sshcommand",
+            "core.editor",
+            "core.hookspath",
+            "core.gitproxy",
+            "credential.",
+            "diff.",
+            "merge.",
+            "filter.",
+            "pager.",
+            "sequence.editor",
+            "gpg.",
+            "include",
+            "uploadpack.",
+        ];
+        let operands: Vec<&Word> = args.iter().filter(|w| !w.text.starts_with('-')).collect();
+        let [key, value, ..] = operands.as_slice() else {
+            return;
+        };
+        let lower = key.text.to_ascii_lowercase();
+        if !key.literal || RUNS.iter().any(|r| lower.starts_with(r)) {
+            self.opaque(
+                format!("git config {} {}", key.text, value.text),
+                "this git setting names a command that later git commands run, which the analysis cannot see",
+            );
+            if lower.starts_with("alias.")
+                && let Some(code) = value.text.strip_prefix('!')
+            {
+                self.program(code, depth + 1);
+            }
         }
     }
 
