@@ -1021,6 +1021,180 @@ mod tests {
         );
     }
 
+    fn opaque(command: &str) -> bool {
+        !CommandAnalysis::parse(command).fully_understood()
+    }
+
+    #[test]
+    fn plain_commands_are_fully_understood() {
+        for ok in [
+            "ls -la",
+            "git status --short 2>&1",
+            "ls \"$HOME\" ~/x *.rs $1 $@ $#",
+            "for f in a b; do ls $f; done",
+            "echo ${X:-a} ${X#*.} ${X%.rs} ${#X} ${X/a/b} ${X^^}",
+            "echo $(ls) `ls`",
+            "X=1 make",
+            "[ -f x ] && test -d y",
+            "read -r line",
+            "command -v rm",
+            "bash script.sh",
+            "python3 script.py",
+            "python3 -m pytest",
+            "awk '{print $1}' f",
+            "cat <<'EOF'\n$((X))\nEOF",
+        ] {
+            let a = CommandAnalysis::parse(ok);
+            assert!(a.fully_understood(), "{ok:?}: {:?}", a.hazards);
+        }
+    }
+
+    #[test]
+    fn constructs_that_evaluate_variable_contents_are_opaque() {
+        for bad in [
+            "(( X ))",
+            "((X))",
+            "echo $((X))",
+            "echo \"$((X))\"",
+            "echo $[X]",
+            "let X",
+            "declare -i X",
+            "local -n r=X",
+            "for ((i=0;i<X;i++)); do :; done",
+            "[[ X -eq 1 ]]",
+            "test -v X",
+            "[ -v X ]",
+            "echo ${a[0]}",
+            "echo ${a[@]}",
+            "echo ${#a[0]}",
+            "a[0]=1",
+            "a=(1 2)",
+            "declare 'a[$(x)]=1'",
+            "echo ${X:1}",
+            "echo ${X:1:2}",
+            "echo ${!X}",
+            "echo ${!X*}",
+            "echo ${X@P}",
+            "echo ${X@E}",
+            "echo ${Y:-${X:1}}",
+            "printf -v X %s 1",
+            "read -a X",
+            "read 'a[1]'",
+            "mapfile X",
+            "readarray X",
+            "eval ls",
+            "source x",
+            ". x",
+            "trap ls EXIT",
+            "alias a=ls",
+            "exec ls",
+            "bash -c ls",
+            "sh -ec ls",
+            "bash",
+            "echo ls | sh",
+            "bash <<< ls",
+            "python3 -c 1",
+            "python3",
+            "python3 - <<< 1",
+            "perl -e 1",
+            "perl -wle 1",
+            "ruby -e 1",
+            "node -e 1",
+            "node --eval=1",
+            "php -r 1",
+            "$X",
+            "\"$X\" a",
+            "$(echo ls)",
+            "/bin/l?",
+            "{ls,a}",
+            "git -c core.pager=x log",
+            "PS4='$(x)' ls",
+            "cat <<EOF\n$((X))\nEOF",
+            "ls 'unterminated",
+        ] {
+            assert!(opaque(bad), "{bad:?} must be opaque");
+        }
+    }
+
+    #[test]
+    fn nested_constructs_are_found() {
+        for wrap in [
+            "if true; then {}; fi",
+            "while true; do {}; done",
+            "until false; do {}; done",
+            "case a in a) {};; esac",
+            "( {} )",
+            "{ {}; }",
+            "ls | {}",
+            "ls && {}",
+            "echo $({})",
+            "echo `{}`",
+            "for x in a; do {}; done",
+            "f() { {}; }",
+            "diff <({}) x",
+        ] {
+            let command = wrap.replace("{}", "(( X ))");
+            assert!(opaque(&command), "{command:?} must be opaque");
+        }
+    }
+
+    #[test]
+    fn wrappers_are_unwrapped_into_parts() {
+        for (command, inner) in [
+            ("env -i A=1 rm x", "rm x"),
+            ("command rm x", "rm x"),
+            ("builtin command rm x", "rm x"),
+            ("exec -a n rm x", "rm x"),
+            ("timeout -s KILL 5 rm x", "rm x"),
+            ("timeout --kill-after=1 5s rm x", "rm x"),
+            ("nice -n 5 rm x", "rm x"),
+            ("nice -n5 rm x", "rm x"),
+            ("nohup rm x", "rm x"),
+            ("time rm x", "rm x"),
+            ("sudo -u root -- rm x", "rm x"),
+            ("xargs -0 -n1 rm", "rm"),
+            ("xargs -I {} rm {}", "rm {}"),
+            ("find . -exec rm {} ;", "rm {}"),
+            ("find a b -delete", "rm a b"),
+            ("find -delete", "rm ."),
+            ("bash -c 'rm x'", "rm x"),
+            ("eval 'rm x'", "rm x"),
+            ("git -c alias.x='!rm x' x", "rm x"),
+            ("env -S 'rm x'", "rm x"),
+            ("r\\m x", "rm x"),
+            ("$'\\x72\\155' x", "rm x"),
+        ] {
+            let found = parts(command);
+            assert!(found.iter().any(|p| p == inner), "{command:?}: {found:?}");
+        }
+        assert_eq!(parts("command -v rm"), ["command -v rm"]);
+    }
+
+    #[test]
+    fn ansi_c_quotes_are_decoded() {
+        assert_eq!(decode_ansi_c(r"r\x6d").as_deref(), Some("rm"));
+        assert_eq!(decode_ansi_c(r"\162\155").as_deref(), Some("rm"));
+        assert_eq!(decode_ansi_c(r"a\tb\u0041").as_deref(), Some("a\tbA"));
+        assert_eq!(decode_ansi_c(r"\q"), None);
+        assert!(!opaque("$'ls' -la"));
+        assert!(opaque("$'\\q'"));
+    }
+
+    #[test]
+    fn rule_patterns_are_one_simple_command() {
+        assert_eq!(
+            pattern_words("git status *"),
+            Some(vec!["git".into(), "status".into(), "*".into()])
+        );
+        assert_eq!(
+            pattern_words("timeout *"),
+            Some(vec!["timeout".into(), "*".into()])
+        );
+        for bad in ["a; b", "a && b", "a | b", "a > f", "a $(b)", "(( x ))", ""] {
+            assert_eq!(pattern_words(bad), None, "{bad:?}");
+        }
+    }
+
     #[test]
     fn assignments_are_words() {
         let a = CommandAnalysis::parse("FOO=1 make all");
@@ -1029,15 +1203,3 @@ mod tests {
     }
 }
 
-#[cfg(test)]
-mod probe {
-    #[test]
-    #[ignore]
-    fn probe() {
-        let input = std::env::var("PROBE").unwrap_or_default();
-        for line in input.lines() {
-            let a = super::CommandAnalysis::parse(line);
-            println!("== {line}\n   parts: {:?}\n   hazards: {:?}", a.parts.iter().map(|p| p.text()).collect::<Vec<_>>(), a.hazards);
-        }
-    }
-}

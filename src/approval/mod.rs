@@ -57,9 +57,16 @@
 //! # Limits
 //!
 //! Command rules trust the program they name: `bash(git *)` allows
-//! whatever git can be told to run, and a deny rule `bash(rm *)` does not
-//! see `find -delete` or `xargs rm`. Read-deny rules bind the file tools;
-//! `bash(cat secrets/x)` is judged as a command, not as a read.
+//! whatever git can be told to run (and a program the model can write to,
+//! or configure, runs what the model wrote). Allow rules cover only
+//! commands the analysis fully understood ([`CommandAnalysis`]); deny
+//! rules see through the common wrappers (`env`, `timeout`, `xargs`,
+//! `find -exec`, `find -delete` as `rm`, `bash -c`, …) and make a command
+//! they cannot see through ask, but they are a guard against mistakes, not
+//! a sandbox: a program not known as a wrapper, a script file, or a
+//! configuration file can still run a denied command. Read-deny rules
+//! bind the file tools; `bash(cat secrets/x)` is judged as a command, not
+//! as a read.
 
 mod approver;
 pub mod builtin;
