@@ -60,7 +60,11 @@ fn the_issue_attack_and_its_variants_are_never_allowed_in_any_mode() {
         let e = engine(ws.path(), mode);
         for attack in ATTACKS {
             let (v, reason) = verdict(&e, attack);
-            assert_ne!(v, Verdict::Allow, "{mode}: {attack:?} was allowed: {reason}");
+            assert_ne!(
+                v,
+                Verdict::Allow,
+                "{mode}: {attack:?} was allowed: {reason}"
+            );
         }
     }
 }
@@ -158,10 +162,7 @@ async fn without_an_approver_the_reason_says_no_rule_can_allow_it() {
         reason.contains("arithmetic evaluates the contents of variables"),
         "{reason}"
     );
-    assert!(
-        reason.contains("No allow rule can cover it"),
-        "{reason}"
-    );
+    assert!(reason.contains("No allow rule can cover it"), "{reason}");
 }
 
 // ---- end to end: the command really is not run ----
@@ -275,9 +276,11 @@ fn agentcore_mcp_does_not_run_the_attack() {
             return message;
         }
     };
-    send(json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+    send(
+        json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
         "protocolVersion": "2025-06-18", "capabilities": {},
-        "clientInfo": {"name": "attack", "version": "0"}}}));
+        "clientInfo": {"name": "attack", "version": "0"}}}),
+    );
     response(1);
     send(json!({"jsonrpc": "2.0", "method": "notifications/initialized", "params": {}}));
     for (i, attack) in ATTACKS.iter().enumerate() {
@@ -292,7 +295,6 @@ fn agentcore_mcp_does_not_run_the_attack() {
             "{attack:?} deleted the victim over MCP"
         );
     }
-    drop(send);
     drop(stdin);
     let _ = child.wait();
 }

@@ -19,7 +19,9 @@ use std::io::Write;
 use std::path::Path;
 use std::process::{Command, Stdio};
 
-use agentcore::approval::{Access, ApprovalEngine, DecisionSource, Mode, Policy, RuleKind, Verdict};
+use agentcore::approval::{
+    Access, ApprovalEngine, DecisionSource, Mode, Policy, RuleKind, Verdict,
+};
 use serde_json::{Value, json};
 
 fn engine(root: &Path, mode: Mode, policy: &str) -> ApprovalEngine {

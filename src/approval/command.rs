@@ -60,7 +60,9 @@ use brush_parser::ast::{
     self, AssignmentName, AssignmentValue, Command, CommandPrefixOrSuffixItem, CompoundCommand,
     CompoundList, IoFileRedirectKind, IoFileRedirectTarget, IoRedirect,
 };
-use brush_parser::word::{self, Parameter, ParameterExpr, ParameterTransformOp, WordPiece, WordPieceWithSource};
+use brush_parser::word::{
+    self, Parameter, ParameterExpr, ParameterTransformOp, WordPiece, WordPieceWithSource,
+};
 use brush_parser::{ParserOptions, parse_tokens, tokenize_str};
 
 /// Commands longer than this are not parsed: they ask.
@@ -143,9 +145,9 @@ impl Hazard {
             Hazard::NestedExpansion(text) => {
                 format!("hides a command inside the expansion {text}")
             }
-            Hazard::Unparsable(message) => format!(
-                "could not be parsed ({message}), so what it runs is unknown"
-            ),
+            Hazard::Unparsable(message) => {
+                format!("could not be parsed ({message}), so what it runs is unknown")
+            }
             Hazard::Opaque { construct, why } => format!("uses `{construct}`: {why}"),
             Hazard::UnknownCommand(word) => format!(
                 "runs a command named by `{word}`, which is not literal text, so which program runs is unknown until it runs"
@@ -301,8 +303,10 @@ impl CommandAnalysis {
     fn compound(&mut self, compound: &CompoundCommand, depth: usize) {
         match compound {
             CompoundCommand::Arithmetic(a) => {
-                self.hazards
-                    .push(Hazard::opaque(format!("(( {} ))", a.expr.value.trim()), ARITHMETIC));
+                self.hazards.push(Hazard::opaque(
+                    format!("(( {} ))", a.expr.value.trim()),
+                    ARITHMETIC,
+                ));
                 self.arithmetic_text(&a.expr.value, depth);
             }
             CompoundCommand::ArithmeticForClause(f) => {
@@ -322,8 +326,10 @@ impl CommandAnalysis {
             CompoundCommand::Subshell(s) => self.compound_list(&s.list, depth),
             CompoundCommand::ForClause(f) => {
                 if !is_name(&f.variable_name) {
-                    self.hazards
-                        .push(Hazard::opaque(format!("for {}", f.variable_name), SUBSCRIPT));
+                    self.hazards.push(Hazard::opaque(
+                        format!("for {}", f.variable_name),
+                        SUBSCRIPT,
+                    ));
                 }
                 for w in f.values.iter().flatten() {
                     self.word(&w.value, depth);
@@ -387,8 +393,16 @@ impl CommandAnalysis {
         let mut words: Vec<Word> = Vec::new();
         let mut leading_assignments = 0;
         let mut nested = CommandAnalysis::default();
-        let prefix = simple.prefix.iter().flat_map(|p| p.0.iter()).map(|i| (true, i));
-        let suffix = simple.suffix.iter().flat_map(|s| s.0.iter()).map(|i| (false, i));
+        let prefix = simple
+            .prefix
+            .iter()
+            .flat_map(|p| p.0.iter())
+            .map(|i| (true, i));
+        let suffix = simple
+            .suffix
+            .iter()
+            .flat_map(|s| s.0.iter())
+            .map(|i| (false, i));
         let items = prefix
             .map(Some)
             .chain(std::iter::once(None))
@@ -616,9 +630,14 @@ impl CommandAnalysis {
         use ParameterExpr as P;
         let mut inner_words: Vec<&str> = Vec::new();
         let (parameter, indirect) = match expr {
-            P::Parameter { parameter, indirect } | P::ParameterLength { parameter, indirect } => {
-                (parameter, *indirect)
+            P::Parameter {
+                parameter,
+                indirect,
             }
+            | P::ParameterLength {
+                parameter,
+                indirect,
+            } => (parameter, *indirect),
             P::UseDefaultValues {
                 parameter,
                 indirect,
@@ -697,12 +716,12 @@ impl CommandAnalysis {
                 inner_words.extend(replacement.as_deref());
                 (parameter, *indirect)
             }
-            P::Substring {
-                offset, length, ..
-            } => {
+            P::Substring { offset, length, .. } => {
                 self.hazards.push(Hazard::opaque(
                     source,
-                    format!("the offset and length of ${{X:offset:length}} are arithmetic: {ARITHMETIC}"),
+                    format!(
+                        "the offset and length of ${{X:offset:length}} are arithmetic: {ARITHMETIC}"
+                    ),
                 ));
                 self.arithmetic_text(&offset.value, depth + 1);
                 if let Some(l) = length {
@@ -717,7 +736,8 @@ impl CommandAnalysis {
             } => {
                 if matches!(
                     op,
-                    ParameterTransformOp::PromptExpand | ParameterTransformOp::ExpandEscapeSequences
+                    ParameterTransformOp::PromptExpand
+                        | ParameterTransformOp::ExpandEscapeSequences
                 ) {
                     self.hazards.push(Hazard::opaque(
                         source,
@@ -778,18 +798,16 @@ pub(crate) fn pattern_words(spec: &str) -> Option<Vec<String>> {
     let mut raw = Vec::new();
     for i in simple.prefix.iter().flat_map(|p| p.0.iter()) {
         match i {
-            CommandPrefixOrSuffixItem::AssignmentWord(_, w) | CommandPrefixOrSuffixItem::Word(w) => {
-                raw.push(w.value.clone())
-            }
+            CommandPrefixOrSuffixItem::AssignmentWord(_, w)
+            | CommandPrefixOrSuffixItem::Word(w) => raw.push(w.value.clone()),
             _ => return None,
         }
     }
     raw.extend(simple.word_or_name.iter().map(|w| w.value.clone()));
     for i in simple.suffix.iter().flat_map(|s| s.0.iter()) {
         match i {
-            CommandPrefixOrSuffixItem::AssignmentWord(_, w) | CommandPrefixOrSuffixItem::Word(w) => {
-                raw.push(w.value.clone())
-            }
+            CommandPrefixOrSuffixItem::AssignmentWord(_, w)
+            | CommandPrefixOrSuffixItem::Word(w) => raw.push(w.value.clone()),
             _ => return None,
         }
     }
@@ -848,7 +866,11 @@ fn expands_unquoted(text: &str) -> bool {
 /// escape this decoder does not know (the word is then not literal).
 fn decode_ansi_c(raw: &str) -> Option<String> {
     /// Up to `max` digits of `radix`: their value and how many were read.
-    fn digits(chars: &mut std::iter::Peekable<std::str::Chars<'_>>, radix: u32, max: usize) -> (u32, usize) {
+    fn digits(
+        chars: &mut std::iter::Peekable<std::str::Chars<'_>>,
+        radix: u32,
+        max: usize,
+    ) -> (u32, usize) {
         let mut value = 0u32;
         let mut n = 0;
         while n < max {
@@ -912,9 +934,7 @@ fn is_fd_word(word: &str) -> bool {
 /// A shell variable name.
 fn is_name(word: &str) -> bool {
     !word.is_empty()
-        && word
-            .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || b == b'_')
+        && word.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_')
         && !word.starts_with(|c: char| c.is_ascii_digit())
 }
 
@@ -1202,4 +1222,3 @@ mod tests {
         assert_eq!(a.parts[0].without_assignments(), ["make", "all"]);
     }
 }
-

@@ -153,7 +153,8 @@ impl CommandAnalysis {
         }
         let Some(first) = words.first() else { return };
         if !first.literal {
-            self.hazards.push(Hazard::UnknownCommand(first.source.clone()));
+            self.hazards
+                .push(Hazard::UnknownCommand(first.source.clone()));
             return;
         }
         let name = program(&first.text);
@@ -201,7 +202,11 @@ impl CommandAnalysis {
                 return;
             }
             "printf" => {
-                if args.iter().take_while(|w| w.text != "--").any(|w| cluster(&w.text).is_some_and(|c| c.starts_with('v'))) {
+                if args
+                    .iter()
+                    .take_while(|w| w.text != "--")
+                    .any(|w| cluster(&w.text).is_some_and(|c| c.starts_with('v')))
+                {
                     self.opaque(
                         whole,
                         "printf -v assigns to a variable name that may be an array element, whose subscript is evaluated as arithmetic and can run any command",
@@ -217,7 +222,11 @@ impl CommandAnalysis {
                         self.opaque(whole.clone(), "read -a assigns array elements, whose subscripts are evaluated as arithmetic");
                         return;
                     }
-                    i += if c.ends_with(['d', 'i', 'n', 'N', 'p', 't', 'u']) && c.len() == 1 { 2 } else { 1 };
+                    i += if c.ends_with(['d', 'i', 'n', 'N', 'p', 't', 'u']) && c.len() == 1 {
+                        2
+                    } else {
+                        1
+                    };
                 }
                 if args.iter().any(|w| w.text.contains('[') || !w.literal) {
                     self.opaque(whole, SUBSCRIPT);
@@ -293,11 +302,25 @@ impl CommandAnalysis {
                 let rest = after_options(
                     args,
                     "ugCDprtTUR",
-                    &["user", "group", "close-from", "chdir", "prompt", "role", "type", "command-timeout", "other-user", "chroot", "host"],
+                    &[
+                        "user",
+                        "group",
+                        "close-from",
+                        "chdir",
+                        "prompt",
+                        "role",
+                        "type",
+                        "command-timeout",
+                        "other-user",
+                        "chroot",
+                        "host",
+                    ],
                 );
                 if shell {
                     self.opaque(whole, "sudo -s and -i run the command through a shell");
-                    if let Ok(rest) = rest && rest.iter().all(|w| w.literal) {
+                    if let Ok(rest) = rest
+                        && rest.iter().all(|w| w.literal)
+                    {
                         self.program(&texts(rest).join(" "), depth + 1);
                     }
                     return;
@@ -320,7 +343,9 @@ impl CommandAnalysis {
             },
             "watch" => {
                 self.opaque(name, "watch runs its arguments as shell code");
-                if let Ok(rest) = after_options(args, "nd", &["interval", "differences"]) && rest.iter().all(|w| w.literal) {
+                if let Ok(rest) = after_options(args, "nd", &["interval", "differences"])
+                    && rest.iter().all(|w| w.literal)
+                {
                     self.program(&texts(rest).join(" "), depth + 1);
                 }
                 return;
@@ -332,8 +357,9 @@ impl CommandAnalysis {
             | "systemd-run" | "dbus-run-session" | "unshare" => after_options(args, "", &[]),
             "nsenter" => after_options(args, "tSGw", &[]),
             "prlimit" => after_options(args, "p", &[]),
-            "taskset" | "chrt" => after_options(args, "p", &[])
-                .map(|rest| rest.get(1..).unwrap_or_default()),
+            "taskset" | "chrt" => {
+                after_options(args, "p", &[]).map(|rest| rest.get(1..).unwrap_or_default())
+            }
             "script" | "su" | "runuser" | "sg" => {
                 let code = args
                     .iter()
@@ -369,7 +395,14 @@ impl CommandAnalysis {
             "xargs" => after_options(
                 args,
                 "adEILnPs",
-                &["arg-file", "delimiter", "max-args", "max-procs", "max-chars", "process-slot-var"],
+                &[
+                    "arg-file",
+                    "delimiter",
+                    "max-args",
+                    "max-procs",
+                    "max-chars",
+                    "process-slot-var",
+                ],
             ),
             "find" => {
                 self.find(args, depth);
@@ -403,7 +436,10 @@ impl CommandAnalysis {
             }
             if let Some(c) = cluster(&w.text) {
                 if c.contains('i') {
-                    self.opaque(whole.clone(), format!("declare -i makes every assignment arithmetic: {ARITHMETIC}"));
+                    self.opaque(
+                        whole.clone(),
+                        format!("declare -i makes every assignment arithmetic: {ARITHMETIC}"),
+                    );
                     return;
                 }
                 if c.contains('n') {
@@ -424,7 +460,12 @@ impl CommandAnalysis {
         }
     }
 
-    fn env(&mut self, args: &[Word], whole: &str, depth: usize) -> Result<&'static [Word], &'static Word> {
+    fn env(
+        &mut self,
+        args: &[Word],
+        whole: &str,
+        depth: usize,
+    ) -> Result<&'static [Word], &'static Word> {
         // Options, then NAME=VALUE words, then the command.
         let mut i = 0;
         while let Some(w) = args.get(i) {
@@ -433,10 +474,18 @@ impl CommandAnalysis {
                 return Ok(&[]);
             }
             let t = w.text.as_str();
-            if t == "-S" || t.starts_with("--split-string") || cluster(t).is_some_and(|c| c.starts_with('S') || c.contains("S")) {
+            if t == "-S"
+                || t.starts_with("--split-string")
+                || cluster(t).is_some_and(|c| c.starts_with('S') || c.contains("S"))
+            {
                 self.opaque(whole.to_owned(), "env -S splits a string into a command line, which the analysis does not vouch for");
-                let code = match t.strip_prefix("--split-string=").or_else(|| t.strip_prefix("-S").filter(|s| !s.is_empty())) {
-                    Some(inline) => std::iter::once(inline.to_owned()).chain(args[i + 1..].iter().map(|w| w.text.clone())).collect::<Vec<_>>(),
+                let code = match t
+                    .strip_prefix("--split-string=")
+                    .or_else(|| t.strip_prefix("-S").filter(|s| !s.is_empty()))
+                {
+                    Some(inline) => std::iter::once(inline.to_owned())
+                        .chain(args[i + 1..].iter().map(|w| w.text.clone()))
+                        .collect::<Vec<_>>(),
                     None => texts(args.get(i + 1..).unwrap_or_default()),
                 };
                 self.program(&code.join(" "), depth + 1);
@@ -447,11 +496,19 @@ impl CommandAnalysis {
                 break;
             }
             if let Some(long) = t.strip_prefix("--") {
-                i += if !long.contains('=') && ["unset", "chdir"].contains(&long) { 2 } else { 1 };
+                i += if !long.contains('=') && ["unset", "chdir"].contains(&long) {
+                    2
+                } else {
+                    1
+                };
                 continue;
             }
             if let Some(c) = cluster(t) {
-                i += if c.len() == 1 && (c == "u" || c == "C") { 2 } else { 1 };
+                i += if c.len() == 1 && (c == "u" || c == "C") {
+                    2
+                } else {
+                    1
+                };
                 continue;
             }
             break;
@@ -526,7 +583,11 @@ impl CommandAnalysis {
                 return;
             }
             if t == "-c" || t == "--config-env" || t.starts_with("--config-env=") {
-                let value = if t == "--config-env" || t == "-c" { args.get(i + 1) } else { Some(w) };
+                let value = if t == "--config-env" || t == "-c" {
+                    args.get(i + 1)
+                } else {
+                    Some(w)
+                };
                 let shown = value.map_or(t.to_owned(), |v| format!("{t} {}", v.text));
                 self.opaque(
                     format!("git {shown}"),
@@ -543,11 +604,22 @@ impl CommandAnalysis {
                 continue;
             }
             if t.starts_with("--exec-path=") {
-                self.opaque(t.to_owned(), "git --exec-path= runs git's commands from another directory");
+                self.opaque(
+                    t.to_owned(),
+                    "git --exec-path= runs git's commands from another directory",
+                );
                 i += 1;
                 continue;
             }
-            if ["-C", "--git-dir", "--work-tree", "--namespace", "--super-prefix"].contains(&t) {
+            if [
+                "-C",
+                "--git-dir",
+                "--work-tree",
+                "--namespace",
+                "--super-prefix",
+            ]
+            .contains(&t)
+            {
                 i += 2;
                 continue;
             }
@@ -617,7 +689,11 @@ impl CommandAnalysis {
                 break;
             }
             if t.starts_with("--") {
-                i += if ["--rcfile", "--init-file"].contains(&t) { 2 } else { 1 };
+                i += if ["--rcfile", "--init-file"].contains(&t) {
+                    2
+                } else {
+                    1
+                };
                 continue;
             }
             if t.len() > 1 && (t.starts_with('-') || t.starts_with('+')) {
@@ -676,7 +752,10 @@ impl CommandAnalysis {
         };
         if name == "deno" {
             if args.iter().any(|w| w.text == "eval" || w.text == "repl") || args.is_empty() {
-                self.opaque("deno eval", "deno eval runs code given inline, which the analysis does not vouch for");
+                self.opaque(
+                    "deno eval",
+                    "deno eval runs code given inline, which the analysis does not vouch for",
+                );
             }
             return;
         }
@@ -685,7 +764,12 @@ impl CommandAnalysis {
         while let Some(w) = args.get(i) {
             let t = w.text.as_str();
             if !w.literal {
-                self.opaque(w.source.clone(), format!("{name} is given an argument that is not literal text, which may be code"));
+                self.opaque(
+                    w.source.clone(),
+                    format!(
+                        "{name} is given an argument that is not literal text, which may be code"
+                    ),
+                );
                 return;
             }
             if ["--version", "-V", "--help", "-h", "-v"].contains(&t) && operand.is_none() {
@@ -696,11 +780,19 @@ impl CommandAnalysis {
                 break;
             }
             let lower = t.to_ascii_lowercase();
-            let long = long_inline
-                .iter()
-                .any(|l| lower == *l || lower == format!("-{l}") || lower.starts_with(&format!("{l}=")) || lower.starts_with(&format!("-{l}=")));
+            let long = long_inline.iter().any(|l| {
+                lower == *l
+                    || lower == format!("-{l}")
+                    || lower.starts_with(&format!("{l}="))
+                    || lower.starts_with(&format!("-{l}="))
+            });
             if long {
-                self.opaque(format!("{name} {t}"), format!("{name} {t} runs code given inline, which the analysis does not vouch for"));
+                self.opaque(
+                    format!("{name} {t}"),
+                    format!(
+                        "{name} {t} runs code given inline, which the analysis does not vouch for"
+                    ),
+                );
                 return;
             }
             if t == "-m" && is_python(name) {
@@ -778,7 +870,11 @@ impl CommandAnalysis {
                 return;
             }
             if let Some(c) = cluster(t) {
-                i += if c.len() == 1 && "vFE".contains(c) { 2 } else { 1 };
+                i += if c.len() == 1 && "vFE".contains(c) {
+                    2
+                } else {
+                    1
+                };
                 continue;
             }
             if t.starts_with("--") {
