@@ -18,8 +18,12 @@
 //!   `**/.ssh/**` ask even where a rule or the mode allows, except in
 //!   bypass.
 //! - **commands by their parts** ([`CommandAnalysis`]): each part of
-//!   `a; b && c | d $(e)` must be allowed on its own, and a redirection
-//!   makes the call ask.
+//!   `a; b && c | d $(e)` must be allowed on its own (and so must the
+//!   command a wrapper such as `timeout 5 e` runs), a redirection makes the
+//!   call ask, and a construct that can run code the analysis cannot see
+//!   (arithmetic, `[[ ]]`, array subscripts, `eval`, `bash -c`, a command
+//!   name in a variable, …) is never covered by an allow rule; where a
+//!   deny rule binds `bash`, such a command asks even in bypass mode.
 //! - **session grants**: an [`Approver`] answering
 //!   [`ApprovalAnswer::AllowSession`] (or
 //!   [`ApprovalEngine::grant_session`]) allows the same tool and
