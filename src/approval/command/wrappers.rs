@@ -449,7 +449,8 @@ impl CommandAnalysis {
                 continue;
             }
             let name = w.text.split('=').next().unwrap_or_default();
-            if name.contains('[') || w.text.contains("=(") {
+            if !super::is_name(name.trim_end_matches('+')) || w.text.contains("=(") {
+                // `declare "$X=1"` with X='a[$(…)]' evaluates the subscript.
                 self.opaque(whole.clone(), SUBSCRIPT);
                 return;
             }
