@@ -277,7 +277,7 @@ impl ApprovalEngine {
                     .is_some_and(|c| !CommandAnalysis::parse(c).fully_understood());
                 if opaque {
                     let reason = format!(
-                        "approval required: {} No one can approve it in this session, so it was not run. No policy rule can allow this command as written: do what you need with plain commands instead.",
+                        "approval required: {} No one can approve it in this session, so it was not run, and no policy rule can allow it as written.",
                         decision.reason,
                     );
                     return Decision::new(Verdict::Deny, decision.source, reason);
@@ -494,9 +494,9 @@ impl<'a> Evaluation<'a> {
                 rule: rule.to_string(),
             },
             format!(
-                "the command `{command}` {}, so whether the policy rule deny {:?} forbids it cannot be checked. Deny rules hold in every mode, so it needs the user's approval. Write the commands you mean as plain words (no eval, inline code, arithmetic, [[ ]] or command names built from variables) so the rule can be checked.",
-                describe_opaque(analysis),
+                "the policy rule deny {:?} cannot be checked against `{command}`: the command {}. Deny rules hold in every mode, so this call needs the user's approval. Write the commands you mean as plain words (no eval, inline code, arithmetic, [[ ]] or command names built from variables) so the rule can be checked.",
                 rule.as_str(),
+                describe_opaque(analysis),
             ),
         ))
     }
