@@ -361,3 +361,68 @@ proptest! {
         prop_assert_ne!(v, Verdict::Allow, "{} {:?}: {}", mode, command, reason);
     }
 }
+
+/// The analysis against bash itself: every command it calls fully
+/// understood leaves a variable's contents unevaluated, and the constructs
+/// the issue names do evaluate them (so the test could fail).
+#[test]
+fn what_the_analysis_understands_bash_does_not_evaluate() {
+    let understood = [
+        "ls \"$X\" ~/x *.rs $1 $@ $#",
+        "for f in $X; do ls $f; done",
+        "echo ${X:-a} ${X#*.} ${X%.rs} ${#X} ${X/a/b} ${X^^} ${X,,} ${X@Q} ${X@U}",
+        "echo $(echo $X) `echo $X`",
+        "[ -f $X ] && test -d $X",
+        "[ \"$X\" -eq 1 ]",
+        "read -r line <<< $X",
+        "command -v $X",
+        "export PATH=$PATH:$X A=\"$X\"",
+        "case $X in $X) ;; esac",
+        "echo ${X:=$X} ${Y:-$X} ${X-$X} ${X+$X} ${X#$X} ${X/$X/$X}",
+        "ls $X $X[1] \"${X}\"",
+        "cat <<E\n$X\nE",
+        "echo \"${X}\"[1]",
+    ];
+    let evaluated = [
+        "(( X ))",
+        "[[ X -eq 1 ]]",
+        "echo ${a[X]}",
+        "echo ${!X}",
+        "echo ${X@P}",
+        "test -v \"$X\"",
+        "printf -v \"$X\" 1",
+        "declare \"$X=1\"",
+        "unset \"$X\"",
+        "let X",
+    ];
+    let dir = tempfile::tempdir().expect("tempdir");
+    let marker = dir.path().join("P");
+    let runs = |command: &str| {
+        let _ = std::fs::remove_file(&marker);
+        let script = format!("a=(1); X='a[$(touch P)]'; Y=; {command}");
+        let _ = Command::new("bash")
+            .arg("-c")
+            .arg(&script)
+            .current_dir(dir.path())
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status()
+            .expect("bash runs");
+        marker.exists()
+    };
+    for command in understood {
+        let analysis = agentcore::approval::CommandAnalysis::parse(command);
+        assert!(
+            analysis.fully_understood(),
+            "{command:?}: {:?}",
+            analysis.hazards
+        );
+        assert!(!runs(command), "bash evaluated X in {command:?}");
+    }
+    for command in evaluated {
+        let analysis = agentcore::approval::CommandAnalysis::parse(command);
+        assert!(!analysis.fully_understood(), "{command:?}");
+        assert!(runs(command), "bash did not evaluate X in {command:?}");
+    }
+}
