@@ -32,10 +32,13 @@ pub const PROTECTED_PATHS: [&str; 4] = [".git", ".git/**", ".env*", "**/.ssh/**"
 /// 1. a write into a read-only root: deny;
 /// 2. a deny rule: deny (in every mode);
 /// 3. plan mode, for a write or a command: deny;
-/// 4. bypass mode: allow;
+/// 4. bypass mode: allow, then 9;
 /// 5. an ask rule: ask;
-/// 6. an allow rule or a session grant (for a command: every part, and no
-///    redirection or other hazard): allow, then 8;
+/// 6. an allow rule or a session grant (for a command: every part,
+///    including the commands it wraps, and no redirection or other
+///    hazard; a command with a construct that can run code the analysis
+///    cannot see is covered only by a bare `bash` rule or a grant of that
+///    exact command): allow, then 8;
 /// 7. the mode: reads allow; writes allow in accept-edits, else ask;
 ///    commands ask;
 /// 8. an allow that touches a protected path asks instead: one of
@@ -44,6 +47,9 @@ pub const PROTECTED_PATHS: [&str; 4] = [".git", ".git/**", ".env*", "**/.ssh/**"
 ///    where that file lies in the path's ancestors or the root's (git
 ///    reads its configuration from there, and its configuration can name
 ///    commands that git runs).
+/// 9. an allowed command with such a construct, while a deny rule binds
+///    the tool, asks instead: whether the deny rule matches is unknown,
+///    and deny rules hold in every mode (see [`CommandAnalysis`]).
 ///
 /// "Ask" goes to the [`Approver`]; with none it is a deny whose reason
 /// starts `approval required: `.
@@ -274,6 +280,17 @@ impl ApprovalEngine {
                 return decision;
             }
             let Some(approver) = engine.inner.approver.clone() else {
+                let opaque = access
+                    .command
+                    .as_deref()
+                    .is_some_and(|c| !CommandAnalysis::parse(c).fully_understood());
+                if opaque {
+                    let reason = format!(
+                        "approval required: {} No one can approve it in this session, so it was not run, and no policy rule can allow it as written.",
+                        decision.reason,
+                    );
+                    return Decision::new(Verdict::Deny, decision.source, reason);
+                }
                 let reason = format!(
                     "approval required: {} No one can approve it in this session, so it was not run. Do what you can without it, or tell the user which rule would allow it in the policy file (for example allow = [\"{}\"]).",
                     decision.reason,
@@ -411,6 +428,9 @@ impl<'a> Evaluation<'a> {
             );
         }
         if self.mode == Mode::Bypass {
+            if let Some(d) = self.unknown_under_deny() {
+                return d;
+            }
             return Decision::new(
                 Verdict::Allow,
                 DecisionSource::Mode(Mode::Bypass),
@@ -441,6 +461,11 @@ impl<'a> Evaluation<'a> {
             None => self.by_mode(hazard_note),
         };
         if decision.verdict == Verdict::Allow
+            && let Some(d) = self.unknown_under_deny()
+        {
+            return d;
+        }
+        if decision.verdict == Verdict::Allow
             && let Some((path, pointer)) = self.protected()
         {
             let why = match pointer {
@@ -467,6 +492,36 @@ impl<'a> Evaluation<'a> {
             );
         }
         decision
+    }
+
+    /// A command with a part the analysis cannot see, where a deny rule
+    /// on commands exists: whether the rule matches is unknown, and deny
+    /// rules hold in every mode, so it asks (a deny when no one can be
+    /// asked) rather than being allowed by bypass mode or an allow rule.
+    fn unknown_under_deny(&self) -> Option<Decision> {
+        let command = self.access.command.as_deref()?;
+        let analysis = self.analysis.as_ref()?;
+        if analysis.fully_understood() {
+            return None;
+        }
+        let rule = self
+            .engine
+            .inner
+            .deny
+            .iter()
+            .find(|r| r.binds(self.tool, self.access))?;
+        Some(Decision::new(
+            Verdict::Ask,
+            DecisionSource::Rule {
+                kind: RuleKind::Deny,
+                rule: rule.to_string(),
+            },
+            format!(
+                "the policy rule deny {:?} cannot be checked against `{command}`: the command {}. Deny rules hold in every mode, so this call needs the user's approval. Write the commands you mean as plain words (no eval, inline code, arithmetic, [[ ]] or command names built from variables) so the rule can be checked.",
+                rule.as_str(),
+                describe_opaque(analysis),
+            ),
+        ))
     }
 
     fn by_mode(&self, hazard_note: Option<String>) -> Decision {
@@ -601,6 +656,17 @@ impl<'a> Evaluation<'a> {
             {
                 return (Some(source), None);
             }
+            if let Some(analysis) = &self.analysis
+                && !analysis.fully_understood()
+            {
+                return (
+                    None,
+                    Some(format!(
+                        "No allow rule can cover it: the command {}. Run the allowed commands on their own, as plain words.",
+                        describe_opaque(analysis)
+                    )),
+                );
+            }
             let parts = self.parts();
             if parts.is_empty() {
                 return (None, None);
@@ -709,6 +775,18 @@ impl ApprovalEngine {
             .find(|pointer| forms.iter().any(|form| pointer.covers(form)))
             .map(Some)
     }
+}
+
+/// The constructs of a command that hide what it runs, as one clause.
+fn describe_opaque(analysis: &CommandAnalysis) -> String {
+    let mut seen: Vec<String> = Vec::new();
+    for h in analysis.opaque_hazards() {
+        let d = h.describe();
+        if !seen.contains(&d) {
+            seen.push(d);
+        }
+    }
+    seen.join("; it also ")
 }
 
 /// A rule that would allow the call, for "approval required" reasons.

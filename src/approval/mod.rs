@@ -19,8 +19,12 @@
 //!   directory that a `.git` file points to, ask even where a rule or the
 //!   mode allows, except in bypass.
 //! - **commands by their parts** ([`CommandAnalysis`]): each part of
-//!   `a; b && c | d $(e)` must be allowed on its own, and a redirection
-//!   makes the call ask.
+//!   `a; b && c | d $(e)` must be allowed on its own (and so must the
+//!   command a wrapper such as `timeout 5 e` runs), a redirection makes the
+//!   call ask, and a construct that can run code the analysis cannot see
+//!   (arithmetic, `[[ ]]`, array subscripts, `eval`, `bash -c`, a command
+//!   name in a variable, …) is never covered by an allow rule; where a
+//!   deny rule binds `bash`, such a command asks even in bypass mode.
 //! - **session grants**: an [`Approver`] answering
 //!   [`ApprovalAnswer::AllowSession`] (or
 //!   [`ApprovalEngine::grant_session`]) allows the same tool and
@@ -58,9 +62,16 @@
 //! # Limits
 //!
 //! Command rules trust the program they name: `bash(git *)` allows
-//! whatever git can be told to run, and a deny rule `bash(rm *)` does not
-//! see `find -delete` or `xargs rm`. Read-deny rules bind the file tools;
-//! `bash(cat secrets/x)` is judged as a command, not as a read.
+//! whatever git can be told to run (and a program the model can write to,
+//! or configure, runs what the model wrote). Allow rules cover only
+//! commands the analysis fully understood ([`CommandAnalysis`]); deny
+//! rules see through the common wrappers (`env`, `timeout`, `xargs`,
+//! `find -exec`, `find -delete` as `rm`, `bash -c`, …) and make a command
+//! they cannot see through ask, but they are a guard against mistakes, not
+//! a sandbox: a program not known as a wrapper, a script file, or a
+//! configuration file can still run a denied command. Read-deny rules
+//! bind the file tools; `bash(cat secrets/x)` is judged as a command, not
+//! as a read.
 
 mod approver;
 pub mod builtin;

@@ -334,15 +334,13 @@ impl CommandPattern {
         };
         // Parse with the same parser as commands, so a rule and a command
         // are normalized alike (quotes removed, spaces collapsed).
-        let analysis = super::command::CommandAnalysis::parse(&spec);
-        if !analysis.hazards.is_empty() || analysis.parts.len() != 1 {
+        let Some(pattern_words) = super::command::pattern_words(&spec) else {
             return Err(
                 "a command rule names one simple command with no `;`, `&&`, `|`, substitutions or redirections; write one rule per command, e.g. `bash(cargo test *)`"
                     .to_owned(),
             );
-        }
-        let mut words: Vec<WordPattern> = analysis.parts[0]
-            .words
+        };
+        let mut words: Vec<WordPattern> = pattern_words
             .iter()
             .map(|w| {
                 if w.contains('*') {
