@@ -3,6 +3,7 @@
 //! read-before-write ledger [`FileReadState`](read_state::FileReadState).
 
 mod atomic;
+pub(crate) mod beneath;
 pub mod bash;
 mod blocking;
 mod diff;
