@@ -275,12 +275,35 @@ impl Workspace {
     /// typed before opening (FIFOs, sockets and devices are refused), and
     /// link-checked ([`Workspace::check_links`]). Returns the handle and its
     /// metadata.
-    pub(crate) fn open_file(&self, canonical: &Path) -> Result<(File, Metadata), FileError> {
+    pub(crate) fn open_file(&self, canonical: &Path) -> Result<OpenFile, FileError> {
         let (dir, name) = self.open_parent(canonical)?;
         let file = beneath::open_file_at(dir.as_fd(), &name, Access::Read)?;
         let meta = file.metadata()?;
         self.check_links(canonical, &meta)?;
-        Ok((file, meta))
+        Ok(OpenFile {
+            dir,
+            name,
+            file,
+            meta,
+        })
+    }
+
+    /// Opens what `canonical` names for the read tool: a directory (to
+    /// list) or a regular file (as [`Workspace::open_file`]); anything else
+    /// is refused before it is opened.
+    pub(crate) fn open_for_read(&self, canonical: &Path) -> Result<Opened, FileError> {
+        let (dir, name) = match self.open_parent(canonical) {
+            Err(FileError::IsDirectory) => return self.open_dir(canonical).map(Opened::Dir),
+            other => other?,
+        };
+        let st = beneath::stat_at(dir.as_fd(), &name)?.ok_or(FileError::NotFound)?;
+        if st.st_mode & libc::S_IFMT == libc::S_IFDIR {
+            return beneath::open_subdir_at(dir.as_fd(), &name).map(Opened::Dir);
+        }
+        let file = beneath::open_file_at(dir.as_fd(), &name, Access::Read)?;
+        let meta = file.metadata()?;
+        self.check_links(canonical, &meta)?;
+        Ok(Opened::File(file, meta))
     }
 
     /// The hard-link rule: a file with one name passes; a file with more is
@@ -311,6 +334,29 @@ impl Workspace {
         }
         Ok(())
     }
+}
+
+/// A regular file opened by [`Workspace::open_file`], with the handle of
+/// its directory and its name there (for the write that may follow).
+#[derive(Debug)]
+pub(crate) struct OpenFile {
+    /// The directory holding the file, opened beneath the root.
+    pub(crate) dir: OwnedFd,
+    /// The file's name in `dir`.
+    pub(crate) name: OsString,
+    /// The file, opened for reading.
+    pub(crate) file: File,
+    /// Its metadata, through the handle.
+    pub(crate) meta: Metadata,
+}
+
+/// What [`Workspace::open_for_read`] opened.
+#[derive(Debug)]
+pub(crate) enum Opened {
+    /// A directory handle.
+    Dir(OwnedFd),
+    /// A regular file and its metadata.
+    File(File, Metadata),
 }
 
 /// Opens a resolved path for reading without following a symlink in its
