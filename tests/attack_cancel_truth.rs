@@ -11,7 +11,7 @@ use std::path::Path;
 use std::time::{Duration, Instant, SystemTime};
 
 use agentcore::tools::read_state::{FileReadState, Freshness, ReadStamp, hash_bytes, hash_file};
-use agentcore::{CancelReason, Call, Cancellation, Outcome, ToolResult};
+use agentcore::{Call, CancelReason, Cancellation, Outcome, ToolResult};
 use serde_json::{Value, json};
 use tower::ServiceExt;
 
@@ -62,7 +62,12 @@ fn stamp(state: &FileReadState, path: &Path) {
 /// Runs the call, cancelling it after `delay` (None: never), from one
 /// canceller thread shared by all runs (so a busy machine's thread limit
 /// is not hit).
-async fn call_cancelled_after(env: &Env, tool: &str, args: Value, delay: Option<Duration>) -> ToolResult {
+async fn call_cancelled_after(
+    env: &Env,
+    tool: &str,
+    args: Value,
+    delay: Option<Duration>,
+) -> ToolResult {
     use std::sync::mpsc;
     use std::sync::{Mutex, OnceLock};
     type Job = (Cancellation, Duration, mpsc::Sender<()>);
@@ -161,12 +166,18 @@ async fn a_cancelled_write_is_unchanged_and_cancelled_or_changed_and_successful(
         match r.outcome {
             Outcome::Cancelled => {
                 cancelled += 1;
-                assert!(env.bytes("big.txt") == old, "cancelled but changed (run {i})");
+                assert!(
+                    env.bytes("big.txt") == old,
+                    "cancelled but changed (run {i})"
+                );
             }
             Outcome::Success => {
                 succeeded += 1;
                 assert_eq!(r.text(), "The file big.txt has been updated successfully.");
-                assert!(env.bytes("big.txt") == new.as_bytes(), "success but not written (run {i})");
+                assert!(
+                    env.bytes("big.txt") == new.as_bytes(),
+                    "success but not written (run {i})"
+                );
             }
             other => panic!("run {i}: {other:?}: {}", r.text()),
         }
@@ -204,17 +215,24 @@ async fn a_cancelled_edit_is_unchanged_and_cancelled_or_changed_and_successful()
         match r.outcome {
             Outcome::Cancelled => {
                 cancelled += 1;
-                assert!(env.bytes("big.txt") == old, "cancelled but changed (run {i})");
+                assert!(
+                    env.bytes("big.txt") == old,
+                    "cancelled but changed (run {i})"
+                );
             }
             Outcome::Success => {
                 succeeded += 1;
                 n += 1;
                 assert!(
-                    r.text().starts_with("The file big.txt has been updated successfully.\n"),
+                    r.text()
+                        .starts_with("The file big.txt has been updated successfully.\n"),
                     "{}",
                     r.text()
                 );
-                assert!(env.bytes("big.txt").starts_with(format!("MARK-{n}\n").as_bytes()));
+                assert!(
+                    env.bytes("big.txt")
+                        .starts_with(format!("MARK-{n}\n").as_bytes())
+                );
             }
             other => panic!("run {i}: {other:?}: {}", r.text()),
         }
@@ -278,7 +296,11 @@ async fn a_dropped_write_leaves_a_whole_file_and_a_matching_stamp() {
     for i in 0..50u32 {
         let old = env.bytes("big.txt");
         let new = content(&format!("v{}", i + 1));
-        let call = Call::new("c", "write", json!({"file_path": "big.txt", "content": new}));
+        let call = Call::new(
+            "c",
+            "write",
+            json!({"file_path": "big.txt", "content": new}),
+        );
         let service = env.pipeline(None).service();
         let handle = tokio::spawn(service.oneshot(call));
         std::thread::sleep(Duration::from_micros(

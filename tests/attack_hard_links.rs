@@ -134,7 +134,10 @@ async fn a_hard_link_to_a_denied_file_is_not_read() {
         .call("write", json!({"file_path": "notes.txt", "content": "x"}))
         .await;
     assert_eq!(r.outcome, Outcome::Failed, "{}", r.text());
-    assert_eq!(fs::read_to_string(ws.path("secrets/x")).unwrap(), "API_KEY=123\n");
+    assert_eq!(
+        fs::read_to_string(ws.path("secrets/x")).unwrap(),
+        "API_KEY=123\n"
+    );
 }
 
 #[tokio::test]

@@ -21,7 +21,6 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use agentcore::Outcome;
-use serde_json::json;
 
 #[path = "support/files.rs"]
 mod files;

@@ -33,7 +33,8 @@ use tower::ServiceExt;
 
 /// Where the root part tells the unprivileged child its scene is.
 const SCENE: &str = "AGENTCORE_TEST_PERMISSIONS_SCENE";
-const UNPRIVILEGED_TEST: &str = "an_unprivileged_process_neither_writes_what_it_may_not_nor_gives_files_away";
+const UNPRIVILEGED_TEST: &str =
+    "an_unprivileged_process_neither_writes_what_it_may_not_nor_gives_files_away";
 
 struct Ws {
     root: PathBuf,
@@ -103,7 +104,9 @@ fn not_writable(r: &ToolResult, name: &str, mode: &str, uid: u32) {
     let start = format!("{name} is not writable by this process (mode {mode}, owner uid {uid}: ");
     assert!(r.text().starts_with(&start), "{}", r.text());
     assert!(
-        r.text().ends_with("); nothing was changed. Leave it as it is, or ask the user to change its permissions."),
+        r.text().ends_with(
+            "); nothing was changed. Leave it as it is, or ask the user to change its permissions."
+        ),
         "{}",
         r.text()
     );
@@ -125,10 +128,17 @@ async fn as_root_the_owner_is_kept_and_set_id_bits_are_not_restored() {
     let r = ws.edit("edited.sh", "echo old", "echo new").await;
     assert_eq!(r.outcome, Outcome::Success, "{}", r.text());
     let r = ws.write("written.sh", "#!/bin/sh\necho new\n").await;
-    assert_eq!(r.text(), "The file written.sh has been updated successfully.");
+    assert_eq!(
+        r.text(),
+        "The file written.sh has been updated successfully."
+    );
     for name in ["edited.sh", "written.sh"] {
         let meta = fs::metadata(ws.path(name)).unwrap();
-        assert_eq!((meta.uid(), meta.gid()), (65534, 65534), "{name}: owner changed");
+        assert_eq!(
+            (meta.uid(), meta.gid()),
+            (65534, 65534),
+            "{name}: owner changed"
+        );
         assert_eq!(meta.mode() & 0o7777, 0o755, "{name}: set-id bits restored");
         assert_eq!(
             fs::read_to_string(ws.path(name)).unwrap(),
@@ -152,19 +162,39 @@ async fn an_unprivileged_process_neither_writes_what_it_may_not_nor_gives_files_
     // A read-only file of our own.
     put(&ws.path("ro.txt"), "read only\n", 0o444);
     ws.read("ro.txt").await;
-    not_writable(&ws.edit("ro.txt", "read only", "changed").await, "ro.txt", "0444", me);
+    not_writable(
+        &ws.edit("ro.txt", "read only", "changed").await,
+        "ro.txt",
+        "0444",
+        me,
+    );
     not_writable(&ws.write("ro.txt", "changed\n").await, "ro.txt", "0444", me);
-    assert_eq!(fs::read_to_string(ws.path("ro.txt")).unwrap(), "read only\n");
+    assert_eq!(
+        fs::read_to_string(ws.path("ro.txt")).unwrap(),
+        "read only\n"
+    );
 
     if scene.is_none() {
-        println!("skipped the root-owned files: run as root, this test prepares them and re-runs as nobody");
+        println!(
+            "skipped the root-owned files: run as root, this test prepares them and re-runs as nobody"
+        );
         return;
     }
     // Root's 0644 file in a directory this user may write: a rename would
     // replace it with a file of ours.
     ws.read("root644.txt").await;
-    not_writable(&ws.edit("root644.txt", "root", "mine").await, "root644.txt", "0644", 0);
-    not_writable(&ws.write("root644.txt", "mine\n").await, "root644.txt", "0644", 0);
+    not_writable(
+        &ws.edit("root644.txt", "root", "mine").await,
+        "root644.txt",
+        "0644",
+        0,
+    );
+    not_writable(
+        &ws.write("root644.txt", "mine\n").await,
+        "root644.txt",
+        "0644",
+        0,
+    );
     // Root's 0666 file: writable, but not ours to give away: in place.
     ws.read("root666.txt").await;
     let r = ws.edit("root666.txt", "root", "shared").await;
@@ -197,7 +227,12 @@ async fn run_as_nobody() {
     let out = tokio::process::Command::new(setpriv)
         .args(["--reuid", "nobody", "--regid", "nogroup", "--clear-groups"])
         .arg(&exe)
-        .args(["--exact", UNPRIVILEGED_TEST, "--nocapture", "--test-threads=1"])
+        .args([
+            "--exact",
+            UNPRIVILEGED_TEST,
+            "--nocapture",
+            "--test-threads=1",
+        ])
         .env(SCENE, dir.path())
         .output()
         .await

@@ -57,7 +57,12 @@ async fn read_write_and_edit_refuse_a_fifo_without_hanging() {
     );
     // Still a FIFO: nothing replaced it.
     use std::os::unix::fs::FileTypeExt;
-    assert!(fs::symlink_metadata(env.path("fifo")).unwrap().file_type().is_fifo());
+    assert!(
+        fs::symlink_metadata(env.path("fifo"))
+            .unwrap()
+            .file_type()
+            .is_fifo()
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

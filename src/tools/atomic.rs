@@ -158,7 +158,15 @@ fn commit_inner(
         return Err(CommitError::Moved);
     }
     if base.meta.nlink() > 1 {
-        return in_place(dir, name, base, &writable, bytes, token, How::InPlaceForLinks);
+        return in_place(
+            dir,
+            name,
+            base,
+            &writable,
+            bytes,
+            token,
+            How::InPlaceForLinks,
+        );
     }
     match replace(dir, name, Some(base), bytes, token) {
         Err(CommitError::File(FileError::NotWritable { .. })) => {
@@ -189,6 +197,8 @@ fn recheck(
         (None, Some(_)) | (Some(_), None) => Err(CommitError::Moved),
         (Some(base), Some(st)) => {
             let m = base.meta;
+            // The stat fields' widths differ between architectures.
+            #[allow(clippy::unnecessary_cast)]
             let same = (st.st_dev as u64, st.st_ino as u64) == (m.dev(), m.ino())
                 && st.st_size as u64 == m.len()
                 && (st.st_mtime, st.st_mtime_nsec) == (m.mtime(), m.mtime_nsec())
@@ -199,8 +209,7 @@ fn recheck(
             }
             // Equal times can hide a same-size write in the same clock
             // tick: while the change time is that recent, compare bytes.
-            if is_recent(st.st_ctime, st.st_ctime_nsec)
-                && hash_open_file(base.file)?.0 != base.hash
+            if is_recent(st.st_ctime, st.st_ctime_nsec) && hash_open_file(base.file)?.0 != base.hash
             {
                 return Err(CommitError::Moved);
             }
@@ -269,7 +278,13 @@ fn replace(
     let renamed = match base {
         Some(_) => renameat(dir, temp.as_os_str(), dir, name),
         // A file created since the recheck is not clobbered.
-        None => match renameat2(dir, temp.as_os_str(), dir, name, RenameFlags::RENAME_NOREPLACE) {
+        None => match renameat2(
+            dir,
+            temp.as_os_str(),
+            dir,
+            name,
+            RenameFlags::RENAME_NOREPLACE,
+        ) {
             Err(Errno::EINVAL) => renameat(dir, temp.as_os_str(), dir, name),
             other => other,
         },
@@ -300,15 +315,9 @@ fn create_temp(dir: &OwnedFd, name: &OsStr, mode: u32) -> io::Result<(File, OsSt
         .collect();
     loop {
         let n = COUNTER.fetch_add(1, Ordering::Relaxed);
-        let temp = OsString::from(format!(
-            ".{stem}.{}.{n}.agentcore.tmp",
-            std::process::id()
-        ));
-        let flags = OFlag::O_WRONLY
-            | OFlag::O_CREAT
-            | OFlag::O_EXCL
-            | OFlag::O_NOFOLLOW
-            | OFlag::O_CLOEXEC;
+        let temp = OsString::from(format!(".{stem}.{}.{n}.agentcore.tmp", std::process::id()));
+        let flags =
+            OFlag::O_WRONLY | OFlag::O_CREAT | OFlag::O_EXCL | OFlag::O_NOFOLLOW | OFlag::O_CLOEXEC;
         match openat(dir, temp.as_os_str(), flags, Mode::from_bits_truncate(mode)) {
             Ok(fd) => return Ok((File::from(fd), temp)),
             Err(Errno::EEXIST) => continue,
@@ -323,18 +332,18 @@ fn create_temp(dir: &OwnedFd, name: &OsStr, mode: u32) -> io::Result<(File, OsSt
 /// without set-user-ID and set-group-ID bits.
 fn keep_owner_and_mode(file: &File, meta: &Metadata) -> Result<(), CommitError> {
     let now = file.metadata()?;
-    if now.uid() != meta.uid() || now.gid() != meta.gid() {
-        if let Err(e) = fchown(
+    if (now.uid() != meta.uid() || now.gid() != meta.gid())
+        && let Err(e) = fchown(
             file,
             Some(Uid::from_raw(meta.uid())),
             Some(Gid::from_raw(meta.gid())),
-        ) {
-            return Err(CommitError::File(FileError::NotWritable {
-                mode: meta.permissions().mode() & 0o7777,
-                uid: meta.uid(),
-                reason: e.into(),
-            }));
-        }
+        )
+    {
+        return Err(CommitError::File(FileError::NotWritable {
+            mode: meta.permissions().mode() & 0o7777,
+            uid: meta.uid(),
+            reason: e.into(),
+        }));
     }
     // After chown (which clears set-id bits), and without the umask.
     let mode = meta.permissions().mode() & 0o1777;
@@ -392,7 +401,14 @@ mod tests {
         let token = CancellationToken::new();
         let existing = beneath::stat_at(dir.as_fd(), OsStr::new(name)).unwrap();
         if existing.is_none() {
-            return commit(dir, OsStr::new(name), None, bytes, &token, CreatedDirs::default());
+            return commit(
+                dir,
+                OsStr::new(name),
+                None,
+                bytes,
+                &token,
+                CreatedDirs::default(),
+            );
         }
         let (file, meta, hash) = base_of(dir, name);
         let base = Base {
@@ -400,7 +416,14 @@ mod tests {
             meta: &meta,
             hash,
         };
-        commit(dir, OsStr::new(name), Some(base), bytes, &token, CreatedDirs::default())
+        commit(
+            dir,
+            OsStr::new(name),
+            Some(base),
+            bytes,
+            &token,
+            CreatedDirs::default(),
+        )
     }
 
     #[test]
@@ -445,11 +468,25 @@ mod tests {
             hash,
         };
         let token = CancellationToken::new();
-        let got = commit(&dir, OsStr::new("f"), Some(base), b"x", &token, CreatedDirs::default());
+        let got = commit(
+            &dir,
+            OsStr::new("f"),
+            Some(base),
+            b"x",
+            &token,
+            CreatedDirs::default(),
+        );
         assert!(matches!(got, Err(CommitError::Moved)), "{got:?}");
         assert_eq!(fs::read(tmp.path().join("f")).unwrap(), b"v1 and more");
         // Appeared meanwhile: the new-file write does not replace it.
-        let got = commit(&dir, OsStr::new("f"), None, b"x", &token, CreatedDirs::default());
+        let got = commit(
+            &dir,
+            OsStr::new("f"),
+            None,
+            b"x",
+            &token,
+            CreatedDirs::default(),
+        );
         assert!(matches!(got, Err(CommitError::Moved)), "{got:?}");
         assert_eq!(fs::read_dir(tmp.path()).unwrap().count(), 1);
     }

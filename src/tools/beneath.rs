@@ -151,9 +151,11 @@ pub(crate) fn open_root(path: &Path) -> io::Result<OwnedFd> {
         Ok(fd) => Ok(fd),
         // A root that may be searched but not listed still works as a
         // base for openat.
-        Err(Errno::EACCES) => {
-            Ok(nix::fcntl::open(path, OFlag::O_PATH | flags, Mode::empty())?)
-        }
+        Err(Errno::EACCES) => Ok(nix::fcntl::open(
+            path,
+            OFlag::O_PATH | flags,
+            Mode::empty(),
+        )?),
         Err(e) => Err(e.into()),
     }
 }
@@ -324,7 +326,9 @@ pub(crate) fn require_regular(mode: u32) -> Result<(), FileError> {
         libc::S_IFDIR => Err(FileError::IsDirectory),
         // The canonical path named no link: one appeared meanwhile.
         libc::S_IFLNK => Err(FileError::Changed),
-        _ => Err(FileError::NotRegular(kind_name(mode).unwrap_or("special file"))),
+        _ => Err(FileError::NotRegular(
+            kind_name(mode).unwrap_or("special file"),
+        )),
     }
 }
 
@@ -503,7 +507,10 @@ mod tests {
             assert!(open_dir_with(root.as_fd(), Path::new(""), resolver).is_ok());
             for link in ["a/out", "a/in", "a/out/etc"] {
                 let got = open_dir_with(root.as_fd(), Path::new(link), resolver);
-                assert!(matches!(got, Err(FileError::Changed)), "{resolver:?} {link}");
+                assert!(
+                    matches!(got, Err(FileError::Changed)),
+                    "{resolver:?} {link}"
+                );
             }
             let got = open_dir_with(root.as_fd(), Path::new("a/none"), resolver);
             assert!(matches!(got, Err(FileError::NotFound)), "{resolver:?}");

@@ -3,8 +3,8 @@
 //! read-before-write ledger [`FileReadState`](read_state::FileReadState).
 
 mod atomic;
-pub(crate) mod beneath;
 pub mod bash;
+pub(crate) mod beneath;
 mod blocking;
 mod diff;
 pub mod edit;

@@ -8,8 +8,8 @@
 //! deep the offset.
 
 use std::fs::File;
-use std::os::fd::OwnedFd;
 use std::io::{self, Read};
+use std::os::fd::OwnedFd;
 use std::path::Path;
 use std::time::SystemTime;
 
@@ -22,9 +22,9 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
+use super::beneath::list_dir;
 use super::blocking::{bad_args, run_blocking};
 use super::read_state::{FileReadState, ReadStamp, StreamHasher, hash_bytes};
-use super::beneath::list_dir;
 use super::workspace::{Opened, Workspace};
 
 /// Lines shown when the model gives no `limit`.
