@@ -86,6 +86,11 @@ async fn call_cancelled_after(
     let cancellation = Cancellation::new();
     let call = Call::new("c", tool, args).with_cancellation(cancellation.clone());
     let service = env.pipeline(None).service();
+    if delay == Some(Duration::ZERO) {
+        // Cancelled before it starts: certainly Cancelled.
+        cancellation.cancel(CancelReason::Abort);
+        return service.oneshot(call).await.unwrap();
+    }
     let done = delay.map(|d| {
         let (tx, rx) = mpsc::channel();
         canceller
