@@ -191,6 +191,19 @@ fn recheck(
     if token.is_cancelled() {
         return Err(CommitError::Cancelled);
     }
+    // Equal times can hide a same-size write in the same clock tick: while
+    // the base's change time is that recent, compare its bytes. Done first,
+    // so that the metadata comparison below is the last step before the
+    // rename and the window left is as short as it can be.
+    if let Some(base) = base
+        && is_recent(base.meta.ctime(), base.meta.ctime_nsec())
+        && hash_open_file(base.file)?.0 != base.hash
+    {
+        return Err(CommitError::Moved);
+    }
+    if token.is_cancelled() {
+        return Err(CommitError::Cancelled);
+    }
     let now = beneath::stat_at(dir.as_fd(), name)?;
     match (base, now) {
         (None, None) => Ok(()),
@@ -204,16 +217,11 @@ fn recheck(
                 && (st.st_mtime, st.st_mtime_nsec) == (m.mtime(), m.mtime_nsec())
                 && (st.st_ctime, st.st_ctime_nsec) == (m.ctime(), m.ctime_nsec())
                 && st.st_nlink as u64 == m.nlink();
-            if !same {
-                return Err(CommitError::Moved);
+            if same {
+                Ok(())
+            } else {
+                Err(CommitError::Moved)
             }
-            // Equal times can hide a same-size write in the same clock
-            // tick: while the change time is that recent, compare bytes.
-            if is_recent(st.st_ctime, st.st_ctime_nsec) && hash_open_file(base.file)?.0 != base.hash
-            {
-                return Err(CommitError::Moved);
-            }
-            Ok(())
         }
     }
 }
