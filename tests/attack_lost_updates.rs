@@ -70,6 +70,20 @@ async fn read_edit_cycles_against_an_appender_lose_no_edit_and_report_the_rest()
     }
     stop.store(true, Ordering::Relaxed);
     let appended = appender.join().unwrap();
+    // How many cycles fit between two appends depends on the machine's
+    // speed and load (a loaded debug build may get none through); once the
+    // neighbour is quiet, a cycle must succeed.
+    env.read("log.txt").await;
+    let r = env
+        .edit(
+            "log.txt",
+            &format!("counter {succeeded}\n"),
+            &format!("counter {}\n", succeeded + 1),
+        )
+        .await;
+    assert_eq!(r.outcome, Outcome::Success, "{}", r.text());
+    let during = succeeded;
+    succeeded += 1;
 
     let text = String::from_utf8(env.bytes("log.txt")).unwrap();
     let mut lines = text.lines();
@@ -85,7 +99,6 @@ async fn read_edit_cycles_against_an_appender_lose_no_edit_and_report_the_rest()
     }
     let lost = appended as usize - present.len();
     println!(
-        "cycles succeeded {succeeded}/400 (refused {refused}); lines appended {appended}, lost {lost}"
+        "cycles succeeded {during}/400 (refused {refused}); lines appended {appended}, lost {lost}"
     );
-    assert!(succeeded > 0, "no edit ever got through");
 }
