@@ -96,6 +96,10 @@ pub(crate) enum How {
     },
 }
 
+/// Added to a success when another program wrote to the old file between
+/// the last check and the rename.
+pub(crate) const RACED_NOTE: &str = "Warning: another program wrote to the file while it was being replaced; that write is not in the new content. Read the file again to see what it holds now.";
+
 /// What [`commit`] did.
 #[derive(Debug)]
 pub(crate) struct Written {
@@ -104,16 +108,25 @@ pub(crate) struct Written {
     pub(crate) meta: Metadata,
     /// How it was written.
     pub(crate) how: How,
+    /// True when the replaced file was written to by someone else after
+    /// the last check (a writer that had it open): that write is not in
+    /// the new content.
+    pub(crate) raced: bool,
 }
 
 impl Written {
     /// A sentence to add to the success text, when the write was unusual.
     pub(crate) fn note(&self) -> Option<String> {
-        match self.how {
+        let how = match self.how {
             How::InPlaceForOwner { uid, gid } => Some(format!(
                 "(Written in place, not atomically, to keep its owner uid {uid} and group gid {gid}: this process cannot give a new file that owner.)"
             )),
             How::Replaced | How::InPlaceForLinks => None,
+        };
+        let raced = self.raced.then_some(RACED_NOTE.to_owned());
+        match (how, raced) {
+            (Some(a), Some(b)) => Some(format!("{a} {b}")),
+            (a, b) => a.or(b),
         }
     }
 }
@@ -256,6 +269,7 @@ fn in_place(
     Ok(Written {
         meta: writable.metadata()?,
         how,
+        raced: false,
     })
 }
 
@@ -306,9 +320,19 @@ fn replace(
     }
     // Make the rename itself durable; not every filesystem allows it.
     let _ = nix::unistd::fsync(dir);
+    // A writer that had the old file open may have written to it after the
+    // recheck: too late to refuse, but not too late to say so. (Its change
+    // time moves with the unlink itself; size and mtime only with writes.)
+    let raced = base.is_some_and(|b| {
+        b.file.metadata().is_ok_and(|old| {
+            old.len() != b.meta.len()
+                || (old.mtime(), old.mtime_nsec()) != (b.meta.mtime(), b.meta.mtime_nsec())
+        })
+    });
     Ok(Written {
         meta,
         how: How::Replaced,
+        raced,
     })
 }
 
