@@ -16,8 +16,10 @@
 //! that moved is not overwritten ([`CommitError::Moved`]). What remains is
 //! the window between that recheck and the rename (microseconds): no
 //! advisory lock binds other programs, so a neighbour's write landing in
-//! it is lost. A new file is renamed in with `RENAME_NOREPLACE`, so a file
-//! created meanwhile is never clobbered.
+//! it is lost. After the rename the old inode is looked at once more: if it
+//! grew or was modified, the success carries a warning saying that a write
+//! by another program is not in the new content. A new file is renamed in
+//! with `RENAME_NOREPLACE`, so a file created meanwhile is never clobbered.
 //!
 //! An existing file must be writable by the process (it is opened for
 //! writing first; refused otherwise). It is written in place instead of
