@@ -17,10 +17,11 @@
 
 use std::borrow::Cow;
 use std::fmt::Write as _;
-use std::fs;
+use std::fs::File;
 use std::io::{self, Read};
 use std::ops::Range;
 use std::path::{Path, PathBuf};
+use std::time::SystemTime;
 
 use agentcore_stages::{
     BoxFuture, CallContext, GatedArgs, InterruptBehavior, Tool, ToolError, ToolOutput,
@@ -29,13 +30,14 @@ use agentcore_stages::{
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use super::atomic::write_file;
+use super::atomic::{Base, CommitError, Written, commit};
+use super::beneath::{CreatedDirs, FileError};
 use super::blocking::{bad_args, run_blocking};
 use super::diff::unified_diff;
 use super::read::shown_arg;
-use super::read_state::{FileReadState, Freshness, hash_bytes};
+use super::read_state::{FileReadState, Freshness, ReadStamp, hash_bytes};
 use super::text::{self, Format};
-use super::workspace::{Workspace, open_no_follow};
+use super::workspace::{OpenFile, Workspace};
 
 /// Code and message when the file is not in the ledger (tools.md code 2).
 pub const NOT_READ: (i64, &str) = (
@@ -306,6 +308,13 @@ impl Tool for EditTool {
         InterruptBehavior::Block
     }
 
+    /// Edit watches cancellation itself, so the result it reports is what
+    /// happened: Cancelled before the rename (nothing changed), Success
+    /// after it.
+    fn observes_cancellation(&self) -> bool {
+        true
+    }
+
     fn activity(&self, args: &Value) -> Option<String> {
         let path = args.get("file_path")?.as_str()?;
         Some(format!("Editing {}", shown_arg(&self.workspace, path)))
@@ -351,14 +360,15 @@ impl Tool for EditTool {
                 .workspace
                 .resolve_new(&args.file_path)
                 .map_err(|e| ToolError::new(e.to_string()))?;
-            let lock = self.state.path_lock(&path).lock_owned().await;
+            let shown = self.workspace.display(&path);
+            let lock = lock_or_cancel(&self.state, &path, cx, &shown).await?;
             let workspace = self.workspace.clone();
             let state = self.state.clone();
-            run_blocking(cx, move |_token| {
+            run_blocking(cx, move |token| {
                 // Held until the write is done and stamped, even if the
                 // call's future is dropped meanwhile.
                 let _lock = lock;
-                execute(&workspace, &state, path, &args)
+                execute(&workspace, &state, path, &args, &token)
             })
             .await
         })
@@ -393,10 +403,48 @@ fn edit_failure(e: EditError) -> ValidationFailure {
     ValidationFailure::new(e.code(), e.to_string())
 }
 
-/// Reads a whole file without following a symlink swapped in at the end.
-pub(crate) fn read_bytes(path: &std::path::Path) -> io::Result<Vec<u8>> {
-    let mut file = open_no_follow(path)?;
-    let mut bytes = Vec::with_capacity(file.metadata().map_or(0, |m| m.len() as usize));
+/// Waits for the path lock of `path`, or for the call's cancellation
+/// (then nothing was done: Cancelled).
+pub(crate) async fn lock_or_cancel(
+    state: &FileReadState,
+    path: &Path,
+    cx: &CallContext,
+    shown: &str,
+) -> Result<tokio::sync::OwnedMutexGuard<()>, ToolError> {
+    let lock = state.path_lock(path);
+    tokio::select! {
+        biased;
+        () = cx.cancellation().cancelled() => Err(cancelled(shown)),
+        guard = lock.lock_owned() => Ok(guard),
+    }
+}
+
+/// The result of a write or edit cancelled before its point of no return.
+pub(crate) fn cancelled(shown: &str) -> ToolError {
+    ToolError::cancelled(vec![agentcore_stages::Content::text(format!(
+        "Cancelled before anything was written; {shown} is unchanged."
+    ))])
+}
+
+/// The failure for a [`CommitError`]: the call did not change the file.
+pub(crate) fn commit_failure(e: CommitError, shown: &str, verb: &str) -> ToolError {
+    match e {
+        CommitError::Cancelled => cancelled(shown),
+        CommitError::Moved => ToolError::new(MODIFIED_BEFORE_WRITE),
+        CommitError::File(e) => ToolError::new(e.message(shown, verb)),
+    }
+}
+
+/// Records the ledger stamp of the tool's own write, from the metadata of
+/// the handle the bytes went through, so it matches the file as written.
+pub(crate) fn stamp_written(state: &FileReadState, path: &Path, written: &Written, bytes: &[u8]) {
+    let stamp = ReadStamp::new(&written.meta, hash_bytes(bytes), false, SystemTime::now());
+    state.record(path, stamp);
+}
+
+/// Reads a whole open file.
+pub(crate) fn read_all(mut file: &File, len: u64) -> io::Result<Vec<u8>> {
+    let mut bytes = Vec::with_capacity(usize::try_from(len).unwrap_or(0));
     file.read_to_end(&mut bytes)?;
     Ok(bytes)
 }
@@ -443,6 +491,19 @@ pub(crate) fn refuse_read_denied(
     Ok(())
 }
 
+/// Reads a whole file through the workspace (beneath its root, no link
+/// followed, regular files only); `Ok(None)` when there is none.
+pub(crate) fn read_existing(
+    workspace: &Workspace,
+    path: &Path,
+) -> Result<Option<Vec<u8>>, FileError> {
+    match workspace.open_file(path) {
+        Ok(open) => Ok(Some(read_all(&open.file, open.meta.len())?)),
+        Err(FileError::NotFound) => Ok(None),
+        Err(e) => Err(e),
+    }
+}
+
 /// validate: a read-denied path, then codes 6, 1, 8, 7, 2, 3, 4, 5 in that
 /// order. Read-only.
 fn check(
@@ -458,9 +519,9 @@ fn check(
         .resolve_new(&args.file_path)
         .map_err(path_failure)?;
     let shown = workspace.display(&path);
-    let meta = match fs::metadata(&path) {
-        Ok(meta) => meta,
-        Err(e) if e.kind() == io::ErrorKind::NotFound => {
+    let open = match workspace.open_file(&path) {
+        Ok(open) => open,
+        Err(FileError::NotFound) => {
             return if args.old_string.is_empty() {
                 // Creating a new file needs no read.
                 Ok(())
@@ -470,20 +531,16 @@ fn check(
                 )))
             };
         }
-        Err(e) => return Err(path_failure(format!("Cannot read {shown}: {e}"))),
+        Err(e) => return Err(path_failure(e.message(&shown, "edit"))),
     };
-    if meta.is_dir() {
-        return Err(path_failure(format!(
-            "{shown} is a directory; give the path of a file to edit."
-        )));
-    }
-    let bytes = read_bytes(&path).map_err(|e| path_failure(format!("Cannot read {shown}: {e}")))?;
+    let bytes = read_all(&open.file, open.meta.len())
+        .map_err(|e| path_failure(format!("Cannot read {shown}: {e}")))?;
     let decoded = text::decode(&bytes).ok_or_else(|| edit_failure(EditError::NotText))?;
     if args.old_string.is_empty() && !decoded.text.is_empty() {
         return Err(edit_failure(EditError::FileExists));
     }
     match state
-        .freshness(&path)
+        .freshness_of(&path, &open.file, &open.meta)
         .map_err(|e| path_failure(format!("Cannot read {shown}: {e}")))?
     {
         Freshness::NotRead => return Err(ValidationFailure::new(NOT_READ.0, NOT_READ.1)),
@@ -524,11 +581,9 @@ fn preview(workspace: &Workspace, args: &EditArgs) -> Result<String, ToolError> 
         .resolve_new(&args.file_path)
         .map_err(|e| ToolError::new(e.to_string()))?;
     let shown = workspace.display(&path);
-    let bytes = match read_bytes(&path) {
-        Ok(bytes) => bytes,
-        Err(e) if e.kind() == io::ErrorKind::NotFound => Vec::new(),
-        Err(e) => return Err(ToolError::new(format!("Cannot read {shown}: {e}"))),
-    };
+    let bytes = read_existing(workspace, &path)
+        .map_err(|e| ToolError::new(e.message(&shown, "edit")))?
+        .unwrap_or_default();
     let edited = edit_decoded(&bytes, &args.old_string, &args.new_string, args.replace_all)
         .map_err(|e| ToolError::new(e.to_string()))?;
     Ok(unified_diff(&shown, &edited.old_text, &edited.applied.text))
@@ -539,49 +594,97 @@ fn execute(
     state: &FileReadState,
     path: PathBuf,
     args: &EditArgs,
+    token: &tokio_util::sync::CancellationToken,
 ) -> Result<ToolOutput, ToolError> {
     let shown = workspace.display(&path);
     let modified = || ToolError::new(MODIFIED_BEFORE_WRITE);
-    let bytes = match fs::metadata(&path) {
-        Err(e) if e.kind() == io::ErrorKind::NotFound => {
-            if !args.old_string.is_empty() {
-                // It existed when validated and is gone now.
-                return Err(modified());
-            }
-            Vec::new()
+    let describe = |e: FileError| ToolError::new(e.message(&shown, "edit"));
+    let existing = match workspace.open_file(&path) {
+        Ok(open) => Some(open),
+        Err(FileError::NotFound) => None,
+        Err(e) => return Err(describe(e)),
+    };
+    let (bytes, hash) = match &existing {
+        None if !args.old_string.is_empty() => {
+            // It existed when validated and is gone now.
+            return Err(modified());
         }
-        Err(e) => return Err(ToolError::new(format!("Cannot read {shown}: {e}"))),
-        Ok(_) => {
+        None => (Vec::new(), hash_bytes(b"")),
+        Some(open) => {
             // The last check, under the path lock, right before the write.
-            match state.freshness(&path) {
+            match state.freshness_of(&path, &open.file, &open.meta) {
                 Ok(Freshness::Partial | Freshness::Unchanged) => {}
                 Ok(Freshness::NotRead | Freshness::Changed) => return Err(modified()),
                 Err(e) => return Err(ToolError::new(format!("Cannot read {shown}: {e}"))),
             }
-            let bytes = read_bytes(&path)
+            let bytes = read_all(&open.file, open.meta.len())
                 .map_err(|e| ToolError::new(format!("Cannot read {shown}: {e}")))?;
             // The bytes edited must be the bytes the model saw.
+            let hash = hash_bytes(&bytes);
             match state.get(&path) {
-                Some(stamp) if stamp.hash == hash_bytes(&bytes) => bytes,
+                Some(stamp) if stamp.hash == hash => (bytes, hash),
                 _ => return Err(modified()),
             }
         }
     };
+    if token.is_cancelled() {
+        return Err(cancelled(&shown));
+    }
     let edited = edit_decoded(&bytes, &args.old_string, &args.new_string, args.replace_all)
         .map_err(|e| ToolError::new(e.to_string()))?;
     let new_bytes = text::encode(&edited.applied.text, edited.format);
-    write_file(&path, &new_bytes)
-        .map_err(|e| ToolError::new(format!("Cannot write {shown}: {e}")))?;
-    state
-        .record_after_write(&path, &new_bytes)
-        .map_err(|e| ToolError::new(format!("Wrote {shown} but cannot stat it: {e}")))?;
+    let written = write_through(workspace, &path, existing.as_ref(), hash, &new_bytes, token)
+        .map_err(|e| commit_failure(e, &shown, "edit"))?;
+    // Past the point of no return: the call reports what happened.
+    stamp_written(state, &path, &written, &new_bytes);
     let mut out = format!("The file {shown} has been updated successfully.");
+    if let Some(note) = written.note() {
+        out.push(' ');
+        out.push_str(&note);
+    }
     let snippet = snippet(&edited.applied.text, &edited.applied.spans);
     if !snippet.is_empty() {
         out.push('\n');
         out.push_str(&snippet);
     }
     Ok(ToolOutput::text(out))
+}
+
+/// Commits `bytes` to `path`: over `existing` (the file as opened and
+/// checked, whose bytes hash to `hash`), or as a new file, creating its
+/// missing parent directories beneath the root.
+pub(crate) fn write_through(
+    workspace: &Workspace,
+    path: &Path,
+    existing: Option<&OpenFile>,
+    hash: u128,
+    bytes: &[u8],
+    token: &tokio_util::sync::CancellationToken,
+) -> Result<Written, CommitError> {
+    match existing {
+        Some(open) => {
+            let base = Base {
+                file: &open.file,
+                meta: &open.meta,
+                hash,
+            };
+            commit(
+                &open.dir,
+                &open.name,
+                Some(base),
+                bytes,
+                token,
+                CreatedDirs::default(),
+            )
+        }
+        None => {
+            if token.is_cancelled() {
+                return Err(CommitError::Cancelled);
+            }
+            let (dir, name, created) = workspace.create_parent(path)?;
+            commit(&dir, &name, None, bytes, token, created)
+        }
+    }
 }
 
 /// The changed lines of `text` with [`RESULT_CONTEXT`] lines around them,

@@ -4,6 +4,7 @@
 
 mod atomic;
 pub mod bash;
+pub(crate) mod beneath;
 mod blocking;
 mod diff;
 pub mod edit;

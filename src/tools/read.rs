@@ -7,8 +7,9 @@
 //! ones are kept. Memory is bounded by the output, not by the file, however
 //! deep the offset.
 
-use std::fs::{self, File};
+use std::fs::File;
 use std::io::{self, Read};
+use std::os::fd::OwnedFd;
 use std::path::Path;
 use std::time::SystemTime;
 
@@ -21,9 +22,10 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
+use super::beneath::list_dir;
 use super::blocking::{bad_args, run_blocking};
 use super::read_state::{FileReadState, ReadStamp, ShownLines, StreamHasher, hash_bytes};
-use super::workspace::{Workspace, open_no_follow};
+use super::workspace::{Opened, Workspace};
 
 /// Lines shown when the model gives no `limit`.
 pub const DEFAULT_LIMIT: u64 = 2000;
@@ -175,19 +177,15 @@ fn read(
         .map_err(|e| ToolError::new(e.to_string()))?;
     let shown = workspace.display(&path);
     let cannot = |e: io::Error| ToolError::new(format!("Cannot read {shown}: {e}"));
-    let meta = fs::metadata(&path).map_err(cannot)?;
-    if meta.is_dir() {
-        return list_directory(&path, &shown).map(ToolOutput::text);
-    }
     // Taken before opening: a write racing the read must look racy.
     let read_at = SystemTime::now();
-    let mut file = open_no_follow(&path).map_err(cannot)?;
-    let meta = file.metadata().map_err(cannot)?;
-    if !meta.is_file() {
-        return Err(ToolError::new(format!(
-            "Cannot read {shown}: not a regular file"
-        )));
-    }
+    // Opened beneath the root's handle, typed first (a FIFO or device is
+    // refused, never opened blocking), link-checked.
+    let (mut file, meta) = match workspace.open_for_read(&path) {
+        Ok(Opened::Dir(dir)) => return list_directory(&dir, &shown).map(ToolOutput::text),
+        Ok(Opened::File(file, meta)) => (file, meta),
+        Err(e) => return Err(ToolError::new(e.message(&shown, "read"))),
+    };
     let head = read_head(&mut file, SNIFF_BYTES).map_err(cannot)?;
 
     if let Some(media_type) = image_type(&head) {
@@ -633,13 +631,11 @@ impl LineCollector {
     }
 }
 
-fn list_directory(path: &Path, shown: &str) -> Result<String, ToolError> {
+fn list_directory(dir: &OwnedFd, shown: &str) -> Result<String, ToolError> {
     let cannot = |e: io::Error| ToolError::new(format!("Cannot read directory {shown}: {e}"));
     let mut entries = Vec::new();
-    for entry in fs::read_dir(path).map_err(cannot)? {
-        let entry = entry.map_err(cannot)?;
-        let is_dir = entry.file_type().map(|t| t.is_dir()).unwrap_or(false);
-        let mut name = entry.file_name().to_string_lossy().into_owned();
+    for (name, is_dir) in list_dir(dir).map_err(cannot)? {
+        let mut name = name.to_string_lossy().into_owned();
         if is_dir {
             name.push('/');
         }

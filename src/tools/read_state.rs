@@ -301,13 +301,33 @@ impl FileReadState {
         let Some(stamp) = self.get(path) else {
             return Ok(Freshness::NotRead);
         };
-        let meta = match fs::metadata(path) {
+        let meta = match fs::symlink_metadata(path) {
             Ok(meta) => meta,
             Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Freshness::Changed),
             Err(e) => return Err(e),
         };
+        if !meta.is_file() {
+            return Ok(Freshness::Changed);
+        }
         let unchanged = stamp.metadata_proves_unchanged(&meta)
             || (meta.len() == stamp.size && hash_file(path)?.0 == stamp.hash);
+        Ok(match (unchanged, stamp.partial) {
+            (false, _) => Freshness::Changed,
+            (true, true) => Freshness::Partial,
+            (true, false) => Freshness::Unchanged,
+        })
+    }
+
+    /// [`FileReadState::freshness`] of `path` judged through `file`, a
+    /// handle to it already opened safely (beneath the workspace root, no
+    /// link followed), with `meta` its metadata: nothing is looked up by
+    /// path again. Blocking (it may hash the file).
+    pub fn freshness_of(&self, path: &Path, file: &File, meta: &Metadata) -> io::Result<Freshness> {
+        let Some(stamp) = self.get(path) else {
+            return Ok(Freshness::NotRead);
+        };
+        let unchanged = stamp.metadata_proves_unchanged(meta)
+            || (meta.len() == stamp.size && hash_open_file(file)?.0 == stamp.hash);
         Ok(match (unchanged, stamp.partial) {
             (false, _) => Freshness::Changed,
             (true, true) => Freshness::Partial,
@@ -340,9 +360,43 @@ pub fn hash_bytes(bytes: &[u8]) -> u128 {
 }
 
 /// Streams the file at `path` through XXH3-128; returns the hash and the
-/// number of bytes read. Memory is bounded by a 64 KiB buffer.
+/// number of bytes read. Memory is bounded by a 64 KiB buffer. Only a
+/// regular file is hashed: the last component is not followed and the
+/// open does not block, so a FIFO or device is an error, never a hang.
 pub fn hash_file(path: &Path) -> io::Result<(u128, u64)> {
-    hash_reader(File::open(path)?)
+    use std::os::unix::fs::OpenOptionsExt;
+    let file = File::options()
+        .read(true)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_NOCTTY)
+        .open(path)?;
+    if !file.metadata()?.is_file() {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            "not a regular file",
+        ));
+    }
+    hash_reader(file)
+}
+
+/// Streams an open file through XXH3-128 from its first byte, whatever its
+/// offset (positional reads; the offset is left as it was).
+pub fn hash_open_file(file: &File) -> io::Result<(u128, u64)> {
+    use std::os::unix::fs::FileExt;
+    let mut hasher = StreamHasher::new();
+    let mut buf = vec![0u8; 64 * 1024];
+    let mut at = 0u64;
+    loop {
+        match file.read_at(&mut buf, at) {
+            Ok(0) => break,
+            Ok(n) => {
+                hasher.update(&buf[..n]);
+                at += n as u64;
+            }
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(hasher.finish())
 }
 
 /// Streams `reader` through XXH3-128; returns the hash and the byte count.

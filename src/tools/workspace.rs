@@ -7,6 +7,13 @@
 //! (`/ws` vs `/ws-evil`) and lexical `..` handling are the classic holes this
 //! avoids.
 //!
+//! That decides *which* file a path names. The file is then reached by
+//! walking that canonical path again beneath an open handle of its root,
+//! with no symbolic link followed (see `beneath.rs`): a directory swapped
+//! for a link by a neighbour between the check and the open makes the
+//! operation fail ("changed while it was being opened"), never land
+//! outside. The workspace holds the roots' handles, opened at construction.
+//!
 //! ```
 //! use agentcore::tools::workspace::Workspace;
 //!
@@ -17,10 +24,14 @@
 //! ```
 
 use std::ffi::OsString;
-use std::fs::{self, File};
+use std::fs::{self, File, Metadata};
 use std::io;
+use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
+use std::os::unix::fs::MetadataExt;
 use std::path::{Component, Path, PathBuf};
 use std::sync::Arc;
+
+use super::beneath::{self, Access, CreatedDirs, FileError};
 
 /// The longest path, in bytes, a model may give (Linux's `PATH_MAX`).
 pub const MAX_PATH_BYTES: usize = 4096;
@@ -71,6 +82,8 @@ pub enum PathError {
 #[derive(Clone)]
 pub struct Workspace {
     roots: Arc<Vec<PathBuf>>,
+    /// An open directory handle per root, in the order of `roots`.
+    handles: Arc<Vec<Arc<OwnedFd>>>,
     exclusions: Option<Exclusions>,
 }
 
@@ -92,8 +105,11 @@ impl Workspace {
     /// A workspace rooted at `root`, canonicalized now. A root given through
     /// a symlink accepts paths written through either form.
     pub fn new(root: impl AsRef<Path>) -> io::Result<Self> {
+        let root = canonical_dir(root.as_ref())?;
+        let handle = beneath::open_root(&root)?;
         Ok(Self {
-            roots: Arc::new(vec![canonical_dir(root.as_ref())?]),
+            roots: Arc::new(vec![root]),
+            handles: Arc::new(vec![Arc::new(handle)]),
             exclusions: None,
         })
     }
@@ -109,7 +125,9 @@ impl Workspace {
     pub fn add_root(&mut self, root: impl AsRef<Path>) -> io::Result<()> {
         let root = canonical_dir(root.as_ref())?;
         if !self.roots.contains(&root) {
+            let handle = beneath::open_root(&root)?;
             Arc::make_mut(&mut self.roots).push(root);
+            Arc::make_mut(&mut self.handles).push(Arc::new(handle));
         }
         Ok(())
     }
@@ -187,6 +205,158 @@ impl Workspace {
             Err(_) => path.to_string_lossy().into_owned(),
         }
     }
+
+    /// The root holding `canonical` (the deepest one when roots nest):
+    /// its path and handle, and the path below it; `None` outside every
+    /// root.
+    pub(crate) fn locate<'a>(
+        &'a self,
+        canonical: &'a Path,
+    ) -> Option<(&'a Path, BorrowedFd<'a>, &'a Path)> {
+        self.roots
+            .iter()
+            .zip(self.handles.iter())
+            .filter_map(|(root, handle)| {
+                canonical
+                    .strip_prefix(root)
+                    .ok()
+                    .map(|rel| (root.as_path(), handle.as_fd(), rel))
+            })
+            .max_by_key(|(root, _, _)| root.as_os_str().len())
+    }
+
+    fn locate_or_refuse<'a>(
+        &'a self,
+        canonical: &'a Path,
+    ) -> Result<(&'a Path, BorrowedFd<'a>, &'a Path), FileError> {
+        // Only canonical paths inside a root get here; fail closed anyway.
+        self.locate(canonical).ok_or_else(|| {
+            FileError::Io(io::Error::new(
+                io::ErrorKind::PermissionDenied,
+                "the path is outside the workspace",
+            ))
+        })
+    }
+
+    /// Opens the directory `canonical` beneath its root, following no
+    /// symbolic link.
+    pub(crate) fn open_dir(&self, canonical: &Path) -> Result<OwnedFd, FileError> {
+        let (_, root, rel) = self.locate_or_refuse(canonical)?;
+        beneath::open_dir(root, rel)
+    }
+
+    /// Opens the parent directory of `canonical` beneath its root and gives
+    /// the last name. A root itself has no parent inside the workspace:
+    /// [`FileError::IsDirectory`].
+    pub(crate) fn open_parent(&self, canonical: &Path) -> Result<(OwnedFd, OsString), FileError> {
+        let (_, root, rel) = self.locate_or_refuse(canonical)?;
+        let (Some(parent), Some(name)) = (rel.parent(), rel.file_name()) else {
+            return Err(FileError::IsDirectory);
+        };
+        Ok((beneath::open_dir(root, parent)?, name.to_owned()))
+    }
+
+    /// [`Workspace::open_parent`], creating missing directories on the way
+    /// (with `mkdirat`, beneath the root); the created ones are returned so
+    /// a write that does not happen can remove them again.
+    pub(crate) fn create_parent(
+        &self,
+        canonical: &Path,
+    ) -> Result<(OwnedFd, OsString, CreatedDirs), FileError> {
+        let (_, root, rel) = self.locate_or_refuse(canonical)?;
+        let (Some(parent), Some(name)) = (rel.parent(), rel.file_name()) else {
+            return Err(FileError::IsDirectory);
+        };
+        let (dir, created) = beneath::create_dirs(root, parent)?;
+        Ok((dir, name.to_owned(), created))
+    }
+
+    /// Opens the regular file `canonical` for reading: beneath its root,
+    /// typed before opening (FIFOs, sockets and devices are refused), and
+    /// link-checked ([`Workspace::check_links`]). Returns the handle and its
+    /// metadata.
+    pub(crate) fn open_file(&self, canonical: &Path) -> Result<OpenFile, FileError> {
+        let (dir, name) = self.open_parent(canonical)?;
+        let file = beneath::open_file_at(dir.as_fd(), &name, Access::Read)?;
+        let meta = file.metadata()?;
+        self.check_links(canonical, &meta)?;
+        Ok(OpenFile {
+            dir,
+            name,
+            file,
+            meta,
+        })
+    }
+
+    /// Opens what `canonical` names for the read tool: a directory (to
+    /// list) or a regular file (as [`Workspace::open_file`]); anything else
+    /// is refused before it is opened.
+    pub(crate) fn open_for_read(&self, canonical: &Path) -> Result<Opened, FileError> {
+        let (dir, name) = match self.open_parent(canonical) {
+            Err(FileError::IsDirectory) => return self.open_dir(canonical).map(Opened::Dir),
+            other => other?,
+        };
+        let st = beneath::stat_at(dir.as_fd(), &name)?.ok_or(FileError::NotFound)?;
+        if st.st_mode & libc::S_IFMT == libc::S_IFDIR {
+            return beneath::open_subdir_at(dir.as_fd(), &name).map(Opened::Dir);
+        }
+        let file = beneath::open_file_at(dir.as_fd(), &name, Access::Read)?;
+        let meta = file.metadata()?;
+        self.check_links(canonical, &meta)?;
+        Ok(Opened::File(file, meta))
+    }
+
+    /// The hard-link rule: a file with one name passes; a file with more is
+    /// read or written only when a bounded scan of its root finds all of
+    /// its names there and none of them is a path walks leave out
+    /// (read-denied). Otherwise one of its names may be outside the
+    /// workspace (reading would leak that file, writing in place would
+    /// change it) or be a denied path, and it is refused.
+    pub(crate) fn check_links(&self, canonical: &Path, meta: &Metadata) -> Result<(), FileError> {
+        let links = meta.nlink();
+        if links <= 1 {
+            return Ok(());
+        }
+        let (root_path, root, _) = self.locate_or_refuse(canonical)?;
+        let scan = beneath::find_links(root, meta.dev(), meta.ino(), links)?;
+        if !scan.complete || (scan.names.len() as u64) < links {
+            return Err(FileError::LinksUnproven {
+                links,
+                found: if scan.complete { scan.names.len() } else { 0 },
+            });
+        }
+        if scan
+            .names
+            .iter()
+            .any(|name| self.is_excluded(&root_path.join(name)))
+        {
+            return Err(FileError::LinkDenied);
+        }
+        Ok(())
+    }
+}
+
+/// A regular file opened by [`Workspace::open_file`], with the handle of
+/// its directory and its name there (for the write that may follow).
+#[derive(Debug)]
+pub(crate) struct OpenFile {
+    /// The directory holding the file, opened beneath the root.
+    pub(crate) dir: OwnedFd,
+    /// The file's name in `dir`.
+    pub(crate) name: OsString,
+    /// The file, opened for reading.
+    pub(crate) file: File,
+    /// Its metadata, through the handle.
+    pub(crate) meta: Metadata,
+}
+
+/// What [`Workspace::open_for_read`] opened.
+#[derive(Debug)]
+pub(crate) enum Opened {
+    /// A directory handle.
+    Dir(OwnedFd),
+    /// A regular file and its metadata.
+    File(File, Metadata),
 }
 
 /// Opens a resolved path for reading without following a symlink in its

@@ -5,7 +5,6 @@
 //! it never saw). The write is atomic, keeps mode and owner, and writes
 //! hard-linked files in place.
 
-use std::fs;
 use std::io;
 use std::path::PathBuf;
 
@@ -16,12 +15,13 @@ use agentcore_stages::{
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use super::atomic::write_file;
+use super::beneath::FileError;
 use super::blocking::{bad_args, run_blocking};
 use super::diff::unified_diff;
 use super::edit::{
     MODIFIED_BEFORE_WRITE, MODIFIED_SINCE_READ, NOT_READ, PATH_ERROR_CODE, blocking_check,
-    read_bytes, refuse_read_denied,
+    cancelled, commit_failure, lock_or_cancel, read_existing, refuse_read_denied, stamp_written,
+    write_through,
 };
 use super::read::shown_arg;
 use super::read_state::{FileReadState, Freshness, ShownLines};
@@ -114,6 +114,13 @@ impl Tool for WriteTool {
         InterruptBehavior::Block
     }
 
+    /// Write watches cancellation itself, so the result it reports is what
+    /// happened: Cancelled before the rename (nothing changed), Success
+    /// after it.
+    fn observes_cancellation(&self) -> bool {
+        true
+    }
+
     fn activity(&self, args: &Value) -> Option<String> {
         let path = args.get("file_path")?.as_str()?;
         Some(format!("Writing {}", shown_arg(&self.workspace, path)))
@@ -161,12 +168,13 @@ impl Tool for WriteTool {
                 .workspace
                 .resolve_new(&args.file_path)
                 .map_err(|e| ToolError::new(e.to_string()))?;
-            let lock = self.state.path_lock(&path).lock_owned().await;
+            let shown = self.workspace.display(&path);
+            let lock = lock_or_cancel(&self.state, &path, cx, &shown).await?;
             let workspace = self.workspace.clone();
             let state = self.state.clone();
-            run_blocking(cx, move |_token| {
+            run_blocking(cx, move |token| {
                 let _lock = lock;
-                execute(&workspace, &state, path, &args)
+                execute(&workspace, &state, path, &args, &token)
             })
             .await
         })
@@ -188,18 +196,20 @@ fn check(
     let shown = workspace.display(&path);
     let cannot =
         |e: io::Error| ValidationFailure::new(PATH_ERROR_CODE, format!("Cannot read {shown}: {e}"));
-    match fs::metadata(&path) {
-        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(()),
-        Err(e) => return Err(cannot(e)),
-        Ok(meta) if meta.is_dir() => {
+    let open = match workspace.open_file(&path) {
+        Err(FileError::NotFound) => return Ok(()),
+        Err(e) => {
             return Err(ValidationFailure::new(
                 PATH_ERROR_CODE,
-                format!("{shown} is a directory; give the path of a file to write."),
+                e.message(&shown, "write"),
             ));
         }
-        Ok(_) => {}
-    }
-    match state.freshness(&path).map_err(cannot)? {
+        Ok(open) => open,
+    };
+    match state
+        .freshness_of(&path, &open.file, &open.meta)
+        .map_err(cannot)?
+    {
         Freshness::Unchanged => Ok(()),
         Freshness::NotRead => Err(ValidationFailure::new(NOT_READ.0, NOT_READ.1)),
         // Overwriting what was never fully seen.
@@ -235,11 +245,9 @@ fn preview(workspace: &Workspace, args: &WriteArgs) -> Result<String, ToolError>
         .resolve_new(&args.file_path)
         .map_err(|e| ToolError::new(e.to_string()))?;
     let shown = workspace.display(&path);
-    let old = match read_bytes(&path) {
-        Ok(bytes) => bytes,
-        Err(e) if e.kind() == io::ErrorKind::NotFound => Vec::new(),
-        Err(e) => return Err(ToolError::new(format!("Cannot read {shown}: {e}"))),
-    };
+    let old = read_existing(workspace, &path)
+        .map_err(|e| ToolError::new(e.message(&shown, "write")))?
+        .unwrap_or_default();
     Ok(unified_diff(
         &shown,
         &text::for_display(&old),
@@ -252,31 +260,45 @@ fn execute(
     state: &FileReadState,
     path: PathBuf,
     args: &WriteArgs,
+    token: &tokio_util::sync::CancellationToken,
 ) -> Result<ToolOutput, ToolError> {
     let shown = workspace.display(&path);
-    let exists = match fs::metadata(&path) {
-        Ok(_) => true,
-        Err(e) if e.kind() == io::ErrorKind::NotFound => false,
-        Err(e) => return Err(ToolError::new(format!("Cannot read {shown}: {e}"))),
+    let existing = match workspace.open_file(&path) {
+        Ok(open) => Some(open),
+        Err(FileError::NotFound) => None,
+        Err(e) => return Err(ToolError::new(e.message(&shown, "write"))),
     };
-    if exists {
+    let mut hash = 0;
+    if let Some(open) = &existing {
         // The last check, under the path lock, right before the write: a
         // file created or changed while the call waited at the gate is not
         // overwritten.
-        match state.freshness(&path) {
+        match state.freshness_of(&path, &open.file, &open.meta) {
             Ok(Freshness::Unchanged) => {}
             Ok(_) => return Err(ToolError::new(MODIFIED_BEFORE_WRITE)),
             Err(e) => return Err(ToolError::new(format!("Cannot read {shown}: {e}"))),
         }
+        match state.get(&path) {
+            Some(stamp) => hash = stamp.hash,
+            None => return Err(ToolError::new(MODIFIED_BEFORE_WRITE)),
+        }
+    }
+    if token.is_cancelled() {
+        return Err(cancelled(&shown));
     }
     let bytes = args.content.as_bytes();
-    write_file(&path, bytes).map_err(|e| ToolError::new(format!("Cannot write {shown}: {e}")))?;
-    state
-        .record_after_write(&path, bytes)
-        .map_err(|e| ToolError::new(format!("Wrote {shown} but cannot stat it: {e}")))?;
-    Ok(ToolOutput::text(if exists {
+    let written = write_through(workspace, &path, existing.as_ref(), hash, bytes, token)
+        .map_err(|e| commit_failure(e, &shown, "write"))?;
+    // Past the point of no return: the call reports what happened.
+    stamp_written(state, &path, &written, bytes);
+    let mut out = if existing.is_some() {
         format!("The file {shown} has been updated successfully.")
     } else {
         format!("File created successfully at: {shown}")
-    }))
+    };
+    if let Some(note) = written.note() {
+        out.push(' ');
+        out.push_str(&note);
+    }
+    Ok(ToolOutput::text(out))
 }
