@@ -36,9 +36,9 @@ use nix::sys::signal::{Signal, kill, killpg};
 use nix::sys::wait::{WaitPidFlag, waitpid};
 use nix::unistd::Pid;
 
-/// How long a round of KILL may go on finding new processes (a command
-/// that forks as fast as it is killed) before giving up.
-const KILL_ROUNDS: usize = 50;
+/// How many rounds of STOP (then KILL) may go on finding new processes (a
+/// command that forks as fast as it is stopped) before giving up.
+const KILL_ROUNDS: usize = 200;
 
 /// After KILL, how long a dropped call's helper thread waits for the killed
 /// processes to die.
@@ -210,10 +210,12 @@ fn scan(since: u64) -> Vec<Stat> {
         .collect()
 }
 
-fn environ_has(pid: i32, needle: &[u8]) -> bool {
+/// Whether the process's environment holds `needle`; `None` when it could
+/// not be read.
+fn environ_has(pid: i32, needle: &[u8]) -> Option<bool> {
     std::fs::read(format!("/proc/{pid}/environ"))
+        .ok()
         .map(|env| env.split(|b| *b == 0).any(|var| var == needle))
-        .unwrap_or(false)
 }
 
 fn own_pid() -> i32 {
@@ -233,6 +235,10 @@ pub(crate) struct CallProcesses {
     shell_start: Option<u64>,
     /// Every process seen as the call's: pid → start time.
     known: Mutex<HashMap<i32, u64>>,
+    /// Processes whose environment was read and had no marker: a process
+    /// gets its environment when it is forked or execs, so one that had no
+    /// marker and is not a descendant never becomes the call's by it.
+    strangers: Mutex<HashSet<(i32, u64)>>,
     grace: Duration,
     armed: bool,
 }
@@ -260,6 +266,7 @@ impl CallProcesses {
             shell,
             shell_start,
             known: Mutex::new(known),
+            strangers: Mutex::new(HashSet::new()),
             grace,
             armed: true,
         }
@@ -284,18 +291,33 @@ impl CallProcesses {
             .iter()
             .any(|p| p.pid == self.shell && p.start != since);
         let mut known = self.known();
+        let mut strangers = self.strangers.lock().unwrap_or_else(|e| e.into_inner());
         let mut found: HashMap<i32, Stat> = HashMap::new();
         for p in &procs {
             if p.pid == me {
                 continue;
             }
+            let mut marked = || {
+                if p.dead || strangers.contains(&(p.pid, p.start)) {
+                    return false;
+                }
+                match environ_has(p.pid, &self.marker) {
+                    Some(true) => true,
+                    Some(false) => {
+                        strangers.insert((p.pid, p.start));
+                        false
+                    }
+                    None => false,
+                }
+            };
             let ours = known.get(&p.pid) == Some(&p.start)
                 || (!reused && (p.session == self.shell || p.pgrp == self.shell))
-                || (!p.dead && environ_has(p.pid, &self.marker));
+                || marked();
             if ours {
                 found.insert(p.pid, *p);
             }
         }
+        drop(strangers);
         // Orphans adopted by this process that no rule above claimed.
         if SCOPE.load(Ordering::SeqCst) >= 2 {
             let (others, shells) = with_registry(|r| {
@@ -364,17 +386,20 @@ impl CallProcesses {
         self.signal_all(Signal::SIGTERM);
     }
 
-    /// Sends KILL to every process of the call, again while new ones turn
-    /// up (a command forking as it is killed), without waiting for them to
-    /// die.
+    /// Sends KILL to every process of the call, without waiting for them
+    /// to die. First every process is stopped (a stopped process cannot
+    /// fork), again while new ones turn up, so that a command that starts a
+    /// new process as fast as the last one is found cannot outrun it.
     pub(crate) fn kill(&self) {
-        let mut killed: HashSet<(i32, u64)> = HashSet::new();
-        for _ in 0..KILL_ROUNDS {
-            let now = self.signal_all(Signal::SIGKILL);
-            if now.is_subset(&killed) {
-                return;
+        for sig in [Signal::SIGSTOP, Signal::SIGKILL] {
+            let mut done: HashSet<(i32, u64)> = HashSet::new();
+            for _ in 0..KILL_ROUNDS {
+                let now = self.signal_all(sig);
+                if now.is_subset(&done) {
+                    break;
+                }
+                done.extend(now);
             }
-            killed.extend(now);
         }
     }
 
@@ -470,6 +495,7 @@ impl Drop for CallProcesses {
             shell: self.shell,
             shell_start: self.shell_start,
             known: Mutex::new(std::mem::take(&mut *self.known())),
+            strangers: Mutex::new(HashSet::new()),
             grace: self.grace,
             armed: false,
         };
