@@ -283,7 +283,12 @@ impl CallProcesses {
         let Some(since) = self.shell_start else {
             return Vec::new();
         };
-        let procs = scan(since);
+        self.classify(&scan(since), since)
+    }
+
+    /// The call's processes among `procs` (all started at or after `since`,
+    /// the shell's start time); remembers them.
+    fn classify(&self, procs: &[Stat], since: u64) -> Vec<Stat> {
         let me = own_pid();
         // The shell's pid names our session and group only while no other
         // process holds that pid (it cannot be reused while they exist).
@@ -293,7 +298,7 @@ impl CallProcesses {
         let mut known = self.known();
         let mut strangers = self.strangers.lock().unwrap_or_else(|e| e.into_inner());
         let mut found: HashMap<i32, Stat> = HashMap::new();
-        for p in &procs {
+        for p in procs {
             if p.pid == me {
                 continue;
             }
@@ -329,7 +334,7 @@ impl CallProcesses {
                     .collect();
                 (others, r.shells.clone())
             });
-            for p in &procs {
+            for p in procs {
                 if p.ppid == me
                     && !p.dead
                     && !shells.contains(&p.pid)
@@ -343,7 +348,7 @@ impl CallProcesses {
         // Descendants of what was found.
         loop {
             let before = found.len();
-            for p in &procs {
+            for p in procs {
                 if !found.contains_key(&p.pid) && found.contains_key(&p.ppid) && p.ppid != me {
                     found.insert(p.pid, *p);
                 }
@@ -389,16 +394,50 @@ impl CallProcesses {
     /// Sends KILL to every process of the call, without waiting for them
     /// to die. First every process is stopped (a stopped process cannot
     /// fork), again while new ones turn up, so that a command that starts a
-    /// new process as fast as the last one is found cannot outrun it.
+    /// new process as fast as the last one is found cannot outrun it: after
+    /// the first round, a round reads only the `/proc` entries of pids not
+    /// seen before, so it stays faster than a fork and an exec.
     pub(crate) fn kill(&self) {
-        for sig in [Signal::SIGSTOP, Signal::SIGKILL] {
-            let mut done: HashSet<(i32, u64)> = HashSet::new();
-            for _ in 0..KILL_ROUNDS {
-                let now = self.signal_all(sig);
-                if now.is_subset(&done) {
-                    break;
+        let _ = killpg(Pid::from_raw(self.shell), Signal::SIGSTOP);
+        let Some(since) = self.shell_start else {
+            let _ = killpg(Pid::from_raw(self.shell), Signal::SIGKILL);
+            return;
+        };
+        // Every process seen in this kill, by pid (pids of processes that
+        // are stopped cannot be reused meanwhile).
+        let mut seen: HashMap<i32, Option<Stat>> = HashMap::new();
+        let mut stopped: HashSet<i32> = HashSet::new();
+        for _ in 0..KILL_ROUNDS {
+            let Ok(dir) = std::fs::read_dir("/proc") else {
+                break;
+            };
+            let mut fresh = false;
+            for pid in dir
+                .flatten()
+                .filter_map(|e| e.file_name().to_str().and_then(|s| s.parse::<i32>().ok()))
+            {
+                seen.entry(pid).or_insert_with(|| {
+                    fresh = true;
+                    read_stat(pid).filter(|s| s.start >= since)
+                });
+            }
+            if !fresh && !stopped.is_empty() {
+                break;
+            }
+            let procs: Vec<Stat> = seen.values().flatten().copied().collect();
+            for p in self.classify(&procs, since) {
+                if !p.dead && stopped.insert(p.pid) {
+                    let _ = kill(Pid::from_raw(p.pid), Signal::SIGSTOP);
                 }
-                done.extend(now);
+            }
+            if !fresh {
+                break;
+            }
+        }
+        // Nothing of the call can fork now: KILL all, found afresh.
+        for _ in 0..3 {
+            if self.signal_all(Signal::SIGKILL).is_empty() {
+                break;
             }
         }
     }
