@@ -20,9 +20,8 @@ fn main() -> ExitCode {
 #[cfg(target_os = "linux")]
 fn harden() -> Result<(), String> {
     use agentcore::tools::bash::{OrphanScope, adopt_orphans, make_undumpable};
-    make_undumpable().map_err(|e| {
-        format!("could not make the process non-dumpable (PR_SET_DUMPABLE): {e}")
-    })?;
+    make_undumpable()
+        .map_err(|e| format!("could not make the process non-dumpable (PR_SET_DUMPABLE): {e}"))?;
     adopt_orphans(OrphanScope::Process)
         .map_err(|e| format!("could not become a child subreaper (PR_SET_CHILD_SUBREAPER): {e}"))
 }
@@ -81,7 +80,10 @@ fn wipe_initial_environment() {
     if end <= start || end - start > 16 * 1024 * 1024 {
         return;
     }
-    let Ok(mut mem) = std::fs::OpenOptions::new().write(true).open("/proc/self/mem") else {
+    let Ok(mut mem) = std::fs::OpenOptions::new()
+        .write(true)
+        .open("/proc/self/mem")
+    else {
         return;
     };
     let zeros = vec![0u8; usize::try_from(end - start).unwrap_or(0)];

@@ -76,7 +76,10 @@ async fn git_status_in_a_planted_bare_repository_does_not_run_its_fsmonitor() {
             .env_remove("GIT_CONFIG_COUNT")
             .output()
             .unwrap();
-        assert!(pwned(ws.path()), "the planted repository did not fire without protection");
+        assert!(
+            pwned(ws.path()),
+            "the planted repository did not fire without protection"
+        );
         let _ = std::fs::remove_file(ws.path().join("PWNED"));
         let _ = std::fs::remove_file(ws.path().join("evil/PWNED"));
     }
@@ -88,7 +91,11 @@ async fn git_status_in_a_planted_bare_repository_does_not_run_its_fsmonitor() {
     let tool = BashTool::new(ws.path().to_owned(), output_dir).base_env(env);
     let registry = ToolRegistry::new().with(Arc::new(tool)).unwrap();
     let pipeline = Pipeline::builder().registry(Arc::new(registry)).build();
-    for command in ["cd evil && git status", "git -C evil status", "cd evil && git log"] {
+    for command in [
+        "cd evil && git status",
+        "git -C evil status",
+        "cd evil && git log",
+    ] {
         let result = pipeline
             .service()
             .oneshot(Call::new("t", "bash", json!({"command": command})))
@@ -114,7 +121,10 @@ async fn the_users_own_git_config_from_the_environment_is_kept() {
     env.extend([
         ("GIT_CONFIG_COUNT".to_owned(), "1".to_owned()),
         ("GIT_CONFIG_KEY_0".to_owned(), "user.name".to_owned()),
-        ("GIT_CONFIG_VALUE_0".to_owned(), "From The Harness".to_owned()),
+        (
+            "GIT_CONFIG_VALUE_0".to_owned(),
+            "From The Harness".to_owned(),
+        ),
     ]);
     let output_dir = Arc::new(OutputDir::new().unwrap());
     let tool = BashTool::new(ws.path().to_owned(), output_dir).base_env(env);

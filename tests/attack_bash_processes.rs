@@ -80,11 +80,7 @@ impl Fixture {
     }
 
     async fn run(&self, command: &str, timeout: u64, cancel: Option<Cancellation>) -> ToolResult {
-        let mut call = Call::new(
-            "t",
-            "bash",
-            json!({"command": command, "timeout": timeout}),
-        );
+        let mut call = Call::new("t", "bash", json!({"command": command, "timeout": timeout}));
         if let Some(cancel) = cancel {
             call = call.with_cancellation(cancel);
         }
@@ -179,7 +175,12 @@ async fn escapes_are_killed_when_the_command_exits_at_once() {
     for (what, template) in ESCAPES {
         let (command, n) = escape(template);
         let result = fx.run(&command, 60_000, None).await;
-        assert_eq!(result.outcome, Outcome::Success, "{what}: {}", result.text());
+        assert_eq!(
+            result.outcome,
+            Outcome::Success,
+            "{what}: {}",
+            result.text()
+        );
         assert_gone(&n, what).await;
     }
     assert_eq!(zombie_children(), Vec::<u32>::new());
@@ -192,9 +193,20 @@ async fn escapes_are_killed_when_the_command_exits_later() {
     for (what, template) in ESCAPES {
         let (command, n) = escape(template);
         let started = Instant::now();
-        let result = fx.run(&format!("{command}\nsleep 0.5; echo done"), 60_000, None).await;
-        assert_eq!(result.outcome, Outcome::Success, "{what}: {}", result.text());
-        assert!(result.text().ends_with("done\n"), "{what}: {}", result.text());
+        let result = fx
+            .run(&format!("{command}\nsleep 0.5; echo done"), 60_000, None)
+            .await;
+        assert_eq!(
+            result.outcome,
+            Outcome::Success,
+            "{what}: {}",
+            result.text()
+        );
+        assert!(
+            result.text().ends_with("done\n"),
+            "{what}: {}",
+            result.text()
+        );
         assert!(started.elapsed() < Duration::from_secs(10), "{what}");
         assert_gone(&n, what).await;
     }
@@ -209,7 +221,10 @@ async fn escapes_are_killed_on_timeout() {
         let (command, n) = escape(template);
         let result = fx.run(&format!("{command}\nsleep 30"), 1_000, None).await;
         assert_eq!(result.outcome, Outcome::Failed, "{what}: {}", result.text());
-        assert!(result.text().starts_with("Timed out after 1000 ms"), "{what}");
+        assert!(
+            result.text().starts_with("Timed out after 1000 ms"),
+            "{what}"
+        );
         assert_gone(&n, what).await;
     }
     assert_eq!(zombie_children(), Vec::<u32>::new());
@@ -231,7 +246,12 @@ async fn escapes_are_killed_on_cancel() {
         wait_until_alive(&n).await;
         cancel.cancel(CancelReason::Abort);
         let result = running.await.unwrap();
-        assert_eq!(result.outcome, Outcome::Cancelled, "{what}: {}", result.text());
+        assert_eq!(
+            result.outcome,
+            Outcome::Cancelled,
+            "{what}: {}",
+            result.text()
+        );
         assert_gone(&n, what).await;
     }
     assert_eq!(zombie_children(), Vec::<u32>::new());
@@ -276,7 +296,9 @@ async fn a_fork_loop_is_killed() {
     let loops: Vec<_> = alive_with_arg("loop.sh")
         .into_iter()
         .filter(|(pid, _)| {
-            std::fs::read_link(format!("/proc/{pid}/cwd")).ok().as_deref()
+            std::fs::read_link(format!("/proc/{pid}/cwd"))
+                .ok()
+                .as_deref()
                 == Some(fx.root.path())
         })
         .collect();
@@ -292,7 +314,8 @@ async fn concurrent_calls_do_not_kill_each_others_processes() {
     let b = {
         let fx = fx.clone();
         let cancel = cancel_b.clone();
-        let command = format!("setsid -f env -i sleep {b_scrubbed}; set -m; sleep {b_job} & sleep 30");
+        let command =
+            format!("setsid -f env -i sleep {b_scrubbed}; set -m; sleep {b_job} & sleep 30");
         tokio::spawn(async move { fx.run(&command, 60_000, Some(cancel)).await })
     };
     wait_until_alive(&b_scrubbed).await;
@@ -313,7 +336,11 @@ async fn concurrent_calls_do_not_kill_each_others_processes() {
     assert_eq!(result.outcome, Outcome::Success, "{}", result.text());
     assert_gone(&a_scrubbed, "A's scrubbed orphan").await;
     assert_gone(&a_session, "A's new session").await;
-    assert_eq!(alive_with_arg(&b_scrubbed).len(), 1, "B's orphan was killed by A");
+    assert_eq!(
+        alive_with_arg(&b_scrubbed).len(),
+        1,
+        "B's orphan was killed by A"
+    );
     assert_eq!(alive_with_arg(&b_job).len(), 1, "B's job was killed by A");
 
     // An orphan that left at the very moment A's shell exited, while B
@@ -324,7 +351,11 @@ async fn concurrent_calls_do_not_kill_each_others_processes() {
         .run(&format!("setsid -f env -i sleep {a_late}"), 60_000, None)
         .await;
     assert_eq!(result.outcome, Outcome::Success, "{}", result.text());
-    assert_eq!(alive_with_arg(&b_scrubbed).len(), 1, "B's orphan was killed by A");
+    assert_eq!(
+        alive_with_arg(&b_scrubbed).len(),
+        1,
+        "B's orphan was killed by A"
+    );
 
     cancel_b.cancel(CancelReason::Abort);
     let result = b.await.unwrap();
@@ -352,7 +383,11 @@ async fn an_orphan_adopted_before_the_call_is_not_touched() {
     // Start times have a 10 ms resolution: let the clock move on.
     tokio::time::sleep(Duration::from_millis(50)).await;
     let result = fx
-        .run(&format!("kill -0 {bystander} && echo visible"), 60_000, None)
+        .run(
+            &format!("kill -0 {bystander} && echo visible"),
+            60_000,
+            None,
+        )
         .await;
     assert_eq!(result.text(), "Exit code: 0\nvisible\n");
     assert_eq!(alive_with_arg(&n).len(), 1, "a bystander was killed");

@@ -106,7 +106,10 @@ fn add_git_config(env: &mut Vec<(OsString, OsString)>) {
     let mut ours: Vec<(OsString, OsString)> = Vec::new();
     for (i, (key, value)) in GIT_CONFIG.iter().enumerate() {
         ours.push((format!("GIT_CONFIG_KEY_{}", first + i).into(), key.into()));
-        ours.push((format!("GIT_CONFIG_VALUE_{}", first + i).into(), value.into()));
+        ours.push((
+            format!("GIT_CONFIG_VALUE_{}", first + i).into(),
+            value.into(),
+        ));
     }
     ours.push((
         "GIT_CONFIG_COUNT".into(),
@@ -325,7 +328,13 @@ mod tests {
 
     #[test]
     fn the_allow_by_name_escape_covers_every_pattern() {
-        let names = ["GITHUB_PAT", "DB_PWD", "SENTRY_DSN", "SESSION_ID", "DATABASE_URL"];
+        let names = [
+            "GITHUB_PAT",
+            "DB_PWD",
+            "SENTRY_DSN",
+            "SESSION_ID",
+            "DATABASE_URL",
+        ];
         let mut base = vars(&[("DATABASE_URL", "postgres://a:b@h/db")]);
         base.extend(vars(&[
             ("GITHUB_PAT", "p"),
@@ -359,7 +368,10 @@ mod tests {
         }
         .build();
         assert_eq!(get(&env, "GIT_CONFIG_COUNT").unwrap(), "1");
-        assert_eq!(get(&env, "GIT_CONFIG_KEY_0").unwrap(), "safe.bareRepository");
+        assert_eq!(
+            get(&env, "GIT_CONFIG_KEY_0").unwrap(),
+            "safe.bareRepository"
+        );
         assert_eq!(get(&env, "GIT_CONFIG_VALUE_0").unwrap(), "explicit");
 
         let env = EnvPolicy {
@@ -375,9 +387,15 @@ mod tests {
         .build();
         assert_eq!(get(&env, "GIT_CONFIG_COUNT").unwrap(), "3");
         assert_eq!(get(&env, "GIT_CONFIG_KEY_1").unwrap(), "user.email");
-        assert_eq!(get(&env, "GIT_CONFIG_KEY_2").unwrap(), "safe.bareRepository");
+        assert_eq!(
+            get(&env, "GIT_CONFIG_KEY_2").unwrap(),
+            "safe.bareRepository"
+        );
         assert_eq!(get(&env, "GIT_CONFIG_VALUE_2").unwrap(), "explicit");
-        assert_eq!(env.iter().filter(|(n, _)| n == "GIT_CONFIG_COUNT").count(), 1);
+        assert_eq!(
+            env.iter().filter(|(n, _)| n == "GIT_CONFIG_COUNT").count(),
+            1
+        );
 
         // A stale pair at our index is overwritten, not doubled.
         let env = EnvPolicy {
@@ -390,7 +408,12 @@ mod tests {
         }
         .build();
         assert_eq!(get(&env, "GIT_CONFIG_VALUE_0").unwrap(), "explicit");
-        assert_eq!(env.iter().filter(|(n, _)| n == "GIT_CONFIG_VALUE_0").count(), 1);
+        assert_eq!(
+            env.iter()
+                .filter(|(n, _)| n == "GIT_CONFIG_VALUE_0")
+                .count(),
+            1
+        );
 
         // A count git would refuse is replaced.
         let env = EnvPolicy {
@@ -403,7 +426,10 @@ mod tests {
         }
         .build();
         assert_eq!(get(&env, "GIT_CONFIG_COUNT").unwrap(), "1");
-        assert_eq!(get(&env, "GIT_CONFIG_KEY_0").unwrap(), "safe.bareRepository");
+        assert_eq!(
+            get(&env, "GIT_CONFIG_KEY_0").unwrap(),
+            "safe.bareRepository"
+        );
     }
 
     #[test]

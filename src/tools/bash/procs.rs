@@ -246,13 +246,7 @@ pub(crate) struct CallProcesses {
 impl CallProcesses {
     /// Starts watching the call whose shell is `shell` and whose processes
     /// carry `marker_var=token`.
-    pub(crate) fn new(
-        id: u64,
-        marker_var: &str,
-        token: &str,
-        shell: i32,
-        grace: Duration,
-    ) -> Self {
+    pub(crate) fn new(id: u64, marker_var: &str, token: &str, shell: i32, grace: Duration) -> Self {
         let shell_start = read_stat(shell).map(|s| s.start);
         if let Some(start) = shell_start {
             with_registry(|r| r.calls.insert(id, (shell, start)));

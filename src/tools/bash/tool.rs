@@ -453,6 +453,15 @@ mod tests {
     }
 
     #[test]
+    fn description_promises_that_every_process_is_killed() {
+        // Kept true by `procs` (tests/attack_bash_processes.rs).
+        assert!(
+            DESCRIPTION.contains("Every process the command starts is killed when the call ends")
+        );
+        assert!(DESCRIPTION.contains("`setsid`"));
+    }
+
+    #[test]
     fn description_warns_about_cd_and_input() {
         assert!(DESCRIPTION.contains("`cd`"));
         assert!(DESCRIPTION.contains("do not persist"));
