@@ -447,11 +447,14 @@ impl CallProcesses {
 
     /// Ends the call: KILL whatever is left (without waiting), reap the
     /// dead that were re-parented to this process, and forget the call.
-    /// Call it once the shell has been awaited and [`Self::is_empty`] held,
+    /// Call it once the shell has been awaited and [`Self::is_empty`] held
+    /// (`seen_empty`: then nothing is left that could have started more),
     /// or the wait for it is over.
-    pub(crate) fn finish(&mut self) {
+    pub(crate) fn finish(&mut self, seen_empty: bool) {
         self.armed = false;
-        self.kill();
+        if !seen_empty {
+            self.kill();
+        }
         reap(self);
         with_registry(|r| r.calls.remove(&self.id));
     }
@@ -505,10 +508,18 @@ fn reap(call: &CallProcesses) {
         }
     }
     if SCOPE.load(Ordering::SeqCst) >= 2 {
-        for stat in scan(0) {
+        for stat in own_zombies(me) {
             reap_one(stat);
         }
     }
+}
+
+/// Zombie children of this process.
+fn own_zombies(me: i32) -> Vec<Stat> {
+    scan(0)
+        .into_iter()
+        .filter(|s| s.dead && s.ppid == me)
+        .collect()
 }
 
 /// The shell has been awaited by `tokio`: it may be reaped no longer.

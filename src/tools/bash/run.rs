@@ -103,6 +103,9 @@ pub(crate) async fn run(
     let mut pipe_open = true;
     let mut pipe_deadline: Option<Instant> = None;
     let mut group_gone = false;
+    // Whether `group_gone` was seen (every process dead), not assumed after
+    // the wait for it ran out.
+    let mut seen_empty = false;
     let mut next_group_check = started;
     let mut next_track = started + TRACK_EVERY;
     let far = started + Duration::from_secs(60 * 60 * 24 * 365);
@@ -142,6 +145,7 @@ pub(crate) async fn run(
                 // What the shell left behind goes too, wherever it went.
                 if spawned.procs.is_empty() {
                     group_gone = true;
+                    seen_empty = true;
                 } else {
                     spawned.procs.terminate();
                     if kill_at.is_none() && killed_at.is_none() {
@@ -154,8 +158,10 @@ pub(crate) async fn run(
             }
             _ = sleep_until(next_group_check), if group_check => {
                 let vanish_over = killed_at.is_some_and(|t| t.elapsed() >= VANISH_GRACE);
-                if spawned.procs.is_empty() || vanish_over {
+                let empty = spawned.procs.is_empty();
+                if empty || vanish_over {
                     group_gone = true;
+                    seen_empty = empty;
                     kill_at = None;
                 }
                 next_group_check = Instant::now() + GROUP_POLL;
@@ -177,7 +183,7 @@ pub(crate) async fn run(
             }
         }
     }
-    spawned.procs.finish();
+    spawned.procs.finish(seen_empty);
 
     match (stop, status.flatten()) {
         (Some(Stop::TimedOut), _) => Ending::TimedOut(timeout_ms),
