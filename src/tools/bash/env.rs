@@ -15,8 +15,39 @@ pub(crate) const NON_INTERACTIVE: &[(&str, &str)] = &[
 ];
 
 /// Parts of a variable's name (compared case-insensitively) that mark it as
-/// a secret.
-const SECRET_MARKERS: &[&str] = &["KEY", "TOKEN", "SECRET", "PASSWORD"];
+/// a secret wherever they appear. `AUTH` is one too, except as part of
+/// `AUTHOR` (`GIT_AUTHOR_NAME` is not a secret): see [`looks_secret`].
+const SECRET_MARKERS: &[&str] = &[
+    "KEY",
+    "TOKEN",
+    "SECRET",
+    "PASSWORD",
+    "PASSWD",
+    "CREDENTIAL",
+    "PRIVATE",
+    "COOKIE",
+    "SESSION",
+];
+
+/// Endings of a variable's name (compared case-insensitively) that mark it
+/// as a secret: a personal access token (`GITHUB_PAT`), a password
+/// (`DB_PWD`, but not the shell's `PWD` and `OLDPWD`), a data source name
+/// (`SENTRY_DSN`).
+const SECRET_SUFFIXES: &[&str] = &["PAT", "PWD", "DSN"];
+
+/// Names that end like a secret but are not one.
+const NOT_SECRETS: &[&str] = &["PWD", "OLDPWD"];
+
+/// The variable that marks every process of one call, inherited by all it
+/// starts; agentcore finds the call's processes by it (see `procs`).
+pub(crate) const CALL_MARKER: &str = "AGENTCORE_CALL_ID";
+
+/// Git configuration every command gets through the environment, after any
+/// the base environment already sets: protected settings that a file in the
+/// workspace cannot override. `safe.bareRepository=explicit` keeps git from
+/// using a bare repository it merely finds in the working directory (a
+/// model could write one, with `core.fsmonitor` set to run anything).
+pub(crate) const GIT_CONFIG: &[(&str, &str)] = &[("safe.bareRepository", "explicit")];
 
 /// Where a command's environment starts, and which secrets may pass.
 #[derive(Clone, Debug, Default)]
@@ -36,22 +67,123 @@ impl EnvPolicy {
         };
         let mut env: Vec<(OsString, OsString)> = base
             .into_iter()
-            .filter(|(name, _)| self.allowed.contains(name) || !looks_secret(name))
+            .filter(|(name, value)| self.allowed.contains(name) || !is_secret(name, value))
             .filter(|(name, _)| !NON_INTERACTIVE.iter().any(|(n, _)| name == n))
+            .filter(|(name, _)| name != CALL_MARKER)
             .collect();
         env.extend(
             NON_INTERACTIVE
                 .iter()
                 .map(|(n, v)| (OsString::from(n), OsString::from(v))),
         );
+        add_git_config(&mut env);
         env
     }
 }
 
-/// Whether a variable's name says it holds a secret.
+/// Appends [`GIT_CONFIG`] as `GIT_CONFIG_KEY_n` / `GIT_CONFIG_VALUE_n` after
+/// the pairs already counted by `GIT_CONFIG_COUNT`, and raises the count.
+/// A count git would refuse (not a number) is replaced, with the pairs it
+/// claimed: git would have stopped on it anyway, and ours must hold.
+fn add_git_config(env: &mut Vec<(OsString, OsString)>) {
+    let count = env
+        .iter()
+        .find(|(n, _)| n == "GIT_CONFIG_COUNT")
+        .map(|(_, v)| v.to_str().and_then(|v| v.trim().parse::<usize>().ok()));
+    let first = match count {
+        None => 0,
+        Some(Some(n)) => n,
+        Some(None) => {
+            env.retain(|(n, _)| {
+                let n = n.to_string_lossy();
+                n != "GIT_CONFIG_COUNT"
+                    && !n.starts_with("GIT_CONFIG_KEY_")
+                    && !n.starts_with("GIT_CONFIG_VALUE_")
+            });
+            0
+        }
+    };
+    let mut ours: Vec<(OsString, OsString)> = Vec::new();
+    for (i, (key, value)) in GIT_CONFIG.iter().enumerate() {
+        ours.push((format!("GIT_CONFIG_KEY_{}", first + i).into(), key.into()));
+        ours.push((
+            format!("GIT_CONFIG_VALUE_{}", first + i).into(),
+            value.into(),
+        ));
+    }
+    ours.push((
+        "GIT_CONFIG_COUNT".into(),
+        (first + GIT_CONFIG.len()).to_string().into(),
+    ));
+    env.retain(|(n, _)| !ours.iter().any(|(o, _)| o == n));
+    env.extend(ours);
+}
+
+/// Whether a variable's name says it holds a secret (`GIT_CONFIG_KEY_<n>`
+/// never does): its name contains `KEY`, `TOKEN`, `SECRET`, `PASSWORD`, `PASSWD`, `CREDENTIAL`, `PRIVATE`,
+/// `COOKIE`, `SESSION` or `AUTH` (not as part of `AUTHOR`), or ends with
+/// `PAT`, `PWD` (except `PWD` and `OLDPWD` themselves) or `DSN`; case is
+/// ignored.
 pub(crate) fn looks_secret(name: &OsStr) -> bool {
     let upper = name.to_string_lossy().to_ascii_uppercase();
-    SECRET_MARKERS.iter().any(|m| upper.contains(m))
+    if is_git_config_key(&upper) {
+        return false;
+    }
+    if SECRET_MARKERS.iter().any(|m| upper.contains(m)) {
+        return true;
+    }
+    // `AUTH` anywhere, but `AUTHOR` (`GIT_AUTHOR_NAME`) is not a secret;
+    // `AUTHORIZATION` and `AUTHORITY` count as one.
+    if upper
+        .match_indices("AUTH")
+        .any(|(i, _)| !upper[i..].starts_with("AUTHOR") || upper[i..].starts_with("AUTHORI"))
+    {
+        return true;
+    }
+    !NOT_SECRETS.contains(&upper.as_str()) && SECRET_SUFFIXES.iter().any(|s| upper.ends_with(s))
+}
+
+/// `GIT_CONFIG_KEY_<n>` holds the name of a git setting, not a secret
+/// (`KEY` is part of the protocol's name); dropping it would leave
+/// `GIT_CONFIG_COUNT` pointing at a missing key, which git refuses.
+fn is_git_config_key(upper: &str) -> bool {
+    upper
+        .strip_prefix("GIT_CONFIG_KEY_")
+        .is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
+}
+
+/// Whether a variable holds a secret: its name says so ([`looks_secret`]),
+/// or its value is a URL carrying a password (`scheme://user:pass@host`),
+/// whatever its name (`DATABASE_URL`, `HTTPS_PROXY`).
+pub(crate) fn is_secret(name: &OsStr, value: &OsStr) -> bool {
+    looks_secret(name) || has_url_credentials(&value.to_string_lossy())
+}
+
+/// Whether `value` holds `scheme://user:password@` anywhere: a userinfo
+/// part (before the first `/`, `?` or `#` of the authority) that holds a
+/// `:`.
+fn has_url_credentials(value: &str) -> bool {
+    let mut rest = value;
+    while let Some(at) = rest.find("://") {
+        let scheme = &rest[..at];
+        let scheme_ok = scheme
+            .chars()
+            .next_back()
+            .is_some_and(|c| c.is_ascii_alphanumeric() || "+-.".contains(c));
+        let after = &rest[at + 3..];
+        let authority_end = after
+            .find(|c: char| "/?#".contains(c) || c.is_whitespace())
+            .unwrap_or(after.len());
+        let authority = &after[..authority_end];
+        if scheme_ok
+            && let Some(userinfo_end) = authority.rfind('@')
+            && authority[..userinfo_end].contains(':')
+        {
+            return true;
+        }
+        rest = after;
+    }
+    false
 }
 
 #[cfg(test)]
@@ -109,5 +241,204 @@ mod tests {
             assert_eq!(found.len(), 1);
             assert_eq!(found[0].1, *value);
         }
+    }
+    #[test]
+    fn each_secret_pattern_is_scrubbed() {
+        let secrets = [
+            "OPENAI_API_KEY",
+            "GITHUB_TOKEN",
+            "CLIENT_SECRET",
+            "DB_PASSWORD",
+            "GITHUB_PAT",
+            "gitlab_pat",
+            "AUTH_HEADER",
+            "HTTP_AUTHORIZATION",
+            "CERT_AUTHORITY",
+            "GIT_CONFIG_KEYS",
+            "BASIC_AUTH",
+            "OAUTH_STATE",
+            "DB_PWD",
+            "mysql_pwd",
+            "SMTP_PASSWD",
+            "PASSWD_FILE",
+            "AWS_CREDENTIALS",
+            "GOOGLE_APPLICATION_CREDENTIAL_JSON",
+            "SSH_PRIVATE",
+            "PRIVATE_REGISTRY",
+            "SENTRY_DSN",
+            "dsn",
+            "BROWSER_COOKIE",
+            "COOKIE_JAR",
+            "DBUS_SESSION_BUS_ADDRESS",
+            "SESSION",
+        ];
+        for name in secrets {
+            assert!(looks_secret(OsStr::new(name)), "{name} not scrubbed");
+        }
+    }
+
+    #[test]
+    fn look_alikes_that_are_not_secrets_pass() {
+        for name in [
+            "PATH",
+            "PWD",
+            "OLDPWD",
+            "pwd",
+            "HOME",
+            "GIT_AUTHOR_NAME",
+            "GIT_AUTHOR_EMAIL",
+            "CARGO_PKG_AUTHORS",
+            "PATCH_LEVEL",
+            "DSN_COUNT",
+            "LANG",
+            "DATABASE_URL",
+            "GIT_CONFIG_KEY_0",
+            "GIT_CONFIG_KEY_12",
+        ] {
+            assert!(!looks_secret(OsStr::new(name)), "{name} scrubbed");
+        }
+    }
+
+    #[test]
+    fn urls_carrying_a_password_are_scrubbed_whatever_the_name() {
+        for (name, value) in [
+            ("DATABASE_URL", "postgres://app:hunter2@db:5432/app"),
+            ("REDIS_URL", "redis://:pw@localhost:6379"),
+            ("HTTPS_PROXY", "http://user:pass@proxy:3128"),
+            ("MIRRORS", "https://a.example https://u:p@b.example/x"),
+        ] {
+            assert!(
+                is_secret(OsStr::new(name), OsStr::new(value)),
+                "{name}={value} not scrubbed"
+            );
+        }
+        for (name, value) in [
+            ("DATABASE_URL", "postgres://db:5432/app"),
+            ("REPO_URL", "ssh://git@github.com/a/b.git"),
+            ("DOCS_URL", "https://example.com/a:b@c"),
+            ("NOTE", "see http://a.example and ask x:y@z"),
+            ("PLAIN", "no url here: a@b"),
+        ] {
+            assert!(
+                !is_secret(OsStr::new(name), OsStr::new(value)),
+                "{name}={value} scrubbed"
+            );
+        }
+    }
+
+    #[test]
+    fn the_allow_by_name_escape_covers_every_pattern() {
+        let names = [
+            "GITHUB_PAT",
+            "DB_PWD",
+            "SENTRY_DSN",
+            "SESSION_ID",
+            "DATABASE_URL",
+        ];
+        let mut base = vars(&[("DATABASE_URL", "postgres://a:b@h/db")]);
+        base.extend(vars(&[
+            ("GITHUB_PAT", "p"),
+            ("DB_PWD", "p"),
+            ("SENTRY_DSN", "d"),
+            ("SESSION_ID", "s"),
+        ]));
+        let policy = EnvPolicy {
+            base: Some(base.clone()),
+            allowed: names.iter().map(OsString::from).collect(),
+        };
+        let env = policy.build();
+        for name in names {
+            assert!(get(&env, name).is_some(), "{name} was not let through");
+        }
+        let scrubbed = EnvPolicy {
+            base: Some(base),
+            allowed: BTreeSet::new(),
+        }
+        .build();
+        for name in names {
+            assert!(get(&scrubbed, name).is_none(), "{name} leaked");
+        }
+    }
+
+    #[test]
+    fn git_config_is_added_after_the_users_own() {
+        let env = EnvPolicy {
+            base: Some(vars(&[("PATH", "/bin")])),
+            allowed: BTreeSet::new(),
+        }
+        .build();
+        assert_eq!(get(&env, "GIT_CONFIG_COUNT").unwrap(), "1");
+        assert_eq!(
+            get(&env, "GIT_CONFIG_KEY_0").unwrap(),
+            "safe.bareRepository"
+        );
+        assert_eq!(get(&env, "GIT_CONFIG_VALUE_0").unwrap(), "explicit");
+
+        let env = EnvPolicy {
+            base: Some(vars(&[
+                ("GIT_CONFIG_COUNT", "2"),
+                ("GIT_CONFIG_KEY_0", "user.name"),
+                ("GIT_CONFIG_VALUE_0", "A"),
+                ("GIT_CONFIG_KEY_1", "user.email"),
+                ("GIT_CONFIG_VALUE_1", "a@b"),
+            ])),
+            allowed: BTreeSet::new(),
+        }
+        .build();
+        assert_eq!(get(&env, "GIT_CONFIG_COUNT").unwrap(), "3");
+        assert_eq!(get(&env, "GIT_CONFIG_KEY_1").unwrap(), "user.email");
+        assert_eq!(
+            get(&env, "GIT_CONFIG_KEY_2").unwrap(),
+            "safe.bareRepository"
+        );
+        assert_eq!(get(&env, "GIT_CONFIG_VALUE_2").unwrap(), "explicit");
+        assert_eq!(
+            env.iter().filter(|(n, _)| n == "GIT_CONFIG_COUNT").count(),
+            1
+        );
+
+        // A stale pair at our index is overwritten, not doubled.
+        let env = EnvPolicy {
+            base: Some(vars(&[
+                ("GIT_CONFIG_COUNT", "0"),
+                ("GIT_CONFIG_KEY_0", "safe.bareRepository"),
+                ("GIT_CONFIG_VALUE_0", "all"),
+            ])),
+            allowed: BTreeSet::new(),
+        }
+        .build();
+        assert_eq!(get(&env, "GIT_CONFIG_VALUE_0").unwrap(), "explicit");
+        assert_eq!(
+            env.iter()
+                .filter(|(n, _)| n == "GIT_CONFIG_VALUE_0")
+                .count(),
+            1
+        );
+
+        // A count git would refuse is replaced.
+        let env = EnvPolicy {
+            base: Some(vars(&[
+                ("GIT_CONFIG_COUNT", "many"),
+                ("GIT_CONFIG_KEY_0", "core.fsmonitor"),
+                ("GIT_CONFIG_VALUE_0", "x"),
+            ])),
+            allowed: BTreeSet::new(),
+        }
+        .build();
+        assert_eq!(get(&env, "GIT_CONFIG_COUNT").unwrap(), "1");
+        assert_eq!(
+            get(&env, "GIT_CONFIG_KEY_0").unwrap(),
+            "safe.bareRepository"
+        );
+    }
+
+    #[test]
+    fn an_inherited_call_marker_is_dropped() {
+        let env = EnvPolicy {
+            base: Some(vars(&[(CALL_MARKER, "someone-else")])),
+            allowed: BTreeSet::new(),
+        }
+        .build();
+        assert!(get(&env, CALL_MARKER).is_none());
     }
 }

@@ -5,6 +5,20 @@
 //! - [`BashTool`]: the tool (`bash`, "Run Command").
 //! - [`OutputDir`]: the session's folder of full outputs, which `read` may
 //!   open.
+//! - [`adopt_orphans`] and [`make_undumpable`]: process-wide settings (the
+//!   `agentcore` binary makes both at startup; [`BashTool::new`] makes
+//!   this process non-dumpable).
+//!
+//! Every process a command starts is killed when its call ends (normal
+//! exit, timeout, cancellation, or a dropped future), also one that moved
+//! to a group or session of its own: they are found in `/proc` by a marker
+//! variable (`AGENTCORE_CALL_ID`), by session, and by descent from the
+//! shell, which runs as a child subreaper. Until commands run in a PID
+//! namespace this is tracking, not containment: a process that scrubs its
+//! environment, leaves the session and is orphaned at the very moment the
+//! shell exits is found only when this process adopts orphans in
+//! [`OrphanScope::Process`]; one that changes its user (setuid) may not be
+//! signalled at all.
 //!
 //! The result text starts with a status line (`Exit code: N`,
 //! `Killed by signal S`, `Timed out after T ms` or `Interrupted`), then,
@@ -16,10 +30,12 @@ mod env;
 mod output;
 mod output_dir;
 mod process;
+mod procs;
 mod progress;
 mod run;
 mod spool;
 mod tool;
 
 pub use output_dir::OutputDir;
+pub use procs::{OrphanScope, adopt_orphans, make_undumpable};
 pub use tool::{BashTool, DEFAULT_TIMEOUT_MS, MAX_TIMEOUT_MS};

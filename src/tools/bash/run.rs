@@ -1,5 +1,5 @@
 //! One command from start to finish: read its output, watch the clock and
-//! the cancellation, and leave nothing of its group behind.
+//! the cancellation, and leave none of its processes behind.
 
 use std::process::ExitStatus;
 use std::time::Duration;
@@ -10,20 +10,26 @@ use tokio::time::{Instant, sleep_until};
 
 use super::output::Collector;
 use super::process::{KILL_GRACE, Spawned};
+use super::procs;
 use super::progress::Progress;
 use super::spool::Spool;
 
-/// How long output may keep arriving after the shell exited: a process that
-/// escaped the group (a new session of its own) and holds the pipe open
-/// cannot delay the result more than this.
+/// How long output may keep arriving after the shell exited: a process of
+/// the command that holds the pipe open and cannot be killed (a setuid
+/// program) cannot delay the result more than this.
 pub(crate) const PIPE_GRACE: Duration = Duration::from_secs(2);
 
-/// After KILL, how long to wait for the group to be gone before returning
-/// anyway (zombies whose new parent is slow to reap them).
+/// After KILL, how long to wait for the command's processes to die before
+/// returning anyway (a process stuck in the kernel).
 const VANISH_GRACE: Duration = Duration::from_millis(500);
 
-/// How often to look whether the group is empty after the shell exited.
-const GROUP_POLL: Duration = Duration::from_millis(10);
+/// How often to look whether the command's processes are gone after the
+/// shell exited.
+const GROUP_POLL: Duration = Duration::from_millis(20);
+
+/// How often to note the command's processes while the shell runs, so that
+/// those orphaned when it exits are still known as the call's.
+const TRACK_EVERY: Duration = Duration::from_millis(100);
 
 /// Read buffer size.
 const CHUNK: usize = 64 * 1024;
@@ -79,7 +85,8 @@ impl Sinks {
 }
 
 /// Runs the spawned command to its end and returns how it ended; the output
-/// is in `sinks`. On return the shell is reaped and its group killed.
+/// is in `sinks`. On return the shell is reaped and every process of the
+/// call is killed (and reaped, when it was re-parented to this process).
 pub(crate) async fn run(
     mut spawned: Spawned,
     timeout_ms: u64,
@@ -96,7 +103,11 @@ pub(crate) async fn run(
     let mut pipe_open = true;
     let mut pipe_deadline: Option<Instant> = None;
     let mut group_gone = false;
+    // Whether `group_gone` was seen (every process dead), not assumed after
+    // the wait for it ran out.
+    let mut seen_empty = false;
     let mut next_group_check = started;
+    let mut next_track = started + TRACK_EVERY;
     let far = started + Duration::from_secs(60 * 60 * 24 * 365);
 
     loop {
@@ -111,16 +122,16 @@ pub(crate) async fn run(
             biased;
             _ = cancellation.cancelled(), if stop.is_none() && status.is_none() => {
                 stop = Some(Stop::Interrupted);
-                spawned.group.terminate();
+                spawned.procs.terminate();
                 kill_at = Some(Instant::now() + KILL_GRACE);
             }
             _ = sleep_until(deadline), if stop.is_none() && status.is_none() => {
                 stop = Some(Stop::TimedOut);
-                spawned.group.terminate();
+                spawned.procs.terminate();
                 kill_at = Some(Instant::now() + KILL_GRACE);
             }
             _ = sleep_until(kill_at.unwrap_or(far)), if kill_at.is_some() => {
-                spawned.group.kill();
+                spawned.procs.kill();
                 kill_at = None;
                 killed_at = Some(Instant::now());
             }
@@ -128,13 +139,15 @@ pub(crate) async fn run(
                 // An error here means the child was already reaped; its
                 // status is then unknown.
                 status = Some(exited.ok());
+                procs::shell_awaited(spawned.pid);
                 pipe_deadline = Some(Instant::now() + PIPE_GRACE);
                 next_group_check = Instant::now();
-                // What the shell left behind in its group goes too.
-                if spawned.group.is_empty() {
+                // What the shell left behind goes too, wherever it went.
+                if spawned.procs.is_empty() {
                     group_gone = true;
+                    seen_empty = true;
                 } else {
-                    spawned.group.terminate();
+                    spawned.procs.terminate();
                     if kill_at.is_none() && killed_at.is_none() {
                         kill_at = Some(Instant::now() + KILL_GRACE);
                     }
@@ -145,11 +158,17 @@ pub(crate) async fn run(
             }
             _ = sleep_until(next_group_check), if group_check => {
                 let vanish_over = killed_at.is_some_and(|t| t.elapsed() >= VANISH_GRACE);
-                if spawned.group.is_empty() || vanish_over {
+                let empty = spawned.procs.is_empty();
+                if empty || vanish_over {
                     group_gone = true;
+                    seen_empty = empty;
                     kill_at = None;
                 }
                 next_group_check = Instant::now() + GROUP_POLL;
+            }
+            _ = sleep_until(next_track), if status.is_none() => {
+                spawned.procs.track();
+                next_track = Instant::now() + TRACK_EVERY;
             }
             _ = sleep_until(progress_due.unwrap_or(far)), if progress_due.is_some() => {
                 sinks
@@ -164,7 +183,7 @@ pub(crate) async fn run(
             }
         }
     }
-    spawned.group.disarm();
+    spawned.procs.finish(seen_empty);
 
     match (stop, status.flatten()) {
         (Some(Stop::TimedOut), _) => Ending::TimedOut(timeout_ms),

@@ -41,8 +41,10 @@ and editors are disabled.
 - `timeout` is in milliseconds: default 120000 (2 minutes), at most 600000 \
 (10 minutes). On timeout the command and everything it started are killed and \
 the output so far is returned.
-- Processes left running in the background are killed when the command \
-exits; do not start servers or watchers expecting them to outlive the call.
+- Every process the command starts is killed when the call ends (on exit, \
+timeout or interruption), including background jobs and processes that \
+detach with `setsid`, `nohup` or `&`; do not start servers or watchers \
+expecting them to outlive the call.
 - Output longer than 30,000 characters keeps its beginning and its end; the \
 full output is saved to a file whose path is given, which you can read in \
 parts.
@@ -60,12 +62,16 @@ struct BashArgs {
 }
 
 /// The `bash` tool: runs a command in a fresh shell at the workspace root,
-/// in its own process group, with a timeout, bounded output and no
-/// processes left behind.
+/// in its own session and process group, with a timeout, bounded output and
+/// no processes left behind: every process the command started, also one
+/// that moved to a group or session of its own, is killed when the call
+/// ends (see the [module docs](super) for how they are found and what
+/// [`adopt_orphans`](super::adopt_orphans) adds).
 ///
-/// A process that starts a new session of its own (`setsid`) leaves the
-/// group and is not killed with it; if it keeps the output pipe open, the
-/// result waits for it at most about 2 s.
+/// The environment is scrubbed of secrets (see [`BashTool::allow_env`]),
+/// and constructing the tool makes this process non-dumpable
+/// ([`make_undumpable`](super::make_undumpable)), so that a command cannot
+/// read the unscrubbed environment back from `/proc/PPID/environ`.
 ///
 /// ```no_run
 /// use std::sync::Arc;
@@ -90,8 +96,16 @@ pub struct BashTool {
 impl BashTool {
     /// A bash tool running commands in `root`, keeping full outputs in
     /// `output_dir`. The environment is inherited from this process, made
-    /// non-interactive and scrubbed of secrets.
+    /// non-interactive and scrubbed of secrets, and gets git's protected
+    /// setting `safe.bareRepository=explicit` (through `GIT_CONFIG_COUNT`,
+    /// after any pairs already set).
+    ///
+    /// The first call in a process makes the process non-dumpable
+    /// (`PR_SET_DUMPABLE` 0, Linux): no debugger attaches to it and no core
+    /// dump is written, unless by a process with `CAP_SYS_PTRACE`.
     pub fn new(root: PathBuf, output_dir: Arc<OutputDir>) -> Self {
+        #[cfg(target_os = "linux")]
+        super::procs::make_undumpable_once();
         Self {
             root,
             output_dir,
@@ -101,8 +115,13 @@ impl BashTool {
         }
     }
 
-    /// Lets these variables through although their names contain `KEY`,
-    /// `TOKEN`, `SECRET` or `PASSWORD` (exact names; adds to earlier calls).
+    /// Lets these variables through although they look like secrets (exact
+    /// names; adds to earlier calls). Scrubbed by default: names containing
+    /// `KEY`, `TOKEN`, `SECRET`, `PASSWORD`, `PASSWD`, `CREDENTIAL`,
+    /// `PRIVATE`, `COOKIE`, `SESSION` or `AUTH` (but not as part of
+    /// `AUTHOR`), names ending in `PAT`, `PWD` (but not `PWD` and `OLDPWD`)
+    /// or `DSN`, case ignored, and any variable whose value holds a URL
+    /// with a password (`scheme://user:pass@host`).
     pub fn allow_env<I, S>(mut self, names: I) -> Self
     where
         I: IntoIterator<Item = S>,
@@ -431,6 +450,15 @@ mod tests {
         for (_, p) in s["properties"].as_object().unwrap() {
             assert!(p["description"].as_str().is_some_and(|d| !d.is_empty()));
         }
+    }
+
+    #[test]
+    fn description_promises_that_every_process_is_killed() {
+        // Kept true by `procs` (tests/attack_bash_processes.rs).
+        assert!(
+            DESCRIPTION.contains("Every process the command starts is killed when the call ends")
+        );
+        assert!(DESCRIPTION.contains("`setsid`"));
     }
 
     #[test]
