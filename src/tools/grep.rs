@@ -47,6 +47,20 @@ newlines. Gitignored files, version-control directories and binary files are ski
 files are searched. `head_limit` (default 250, 0 for no limit) and `offset` page through the \
 output lines.";
 
+/// The largest compiled regular expression accepted, in bytes (the NFA's
+/// approximate size, grep-regex's `size_limit`; the regex crate's default).
+/// Patterns people write compile to a few KB; Unicode classes are large
+/// (`\w{100}` is about 5 MB).
+pub const REGEX_SIZE_LIMIT: usize = 10 << 20;
+/// The largest repetition count accepted, nested counts multiplied (RE2's
+/// and Go's limit). Search time grows with the count whatever the compiled
+/// size: `a{30000}` compiles to under 1 MB and still took seconds per
+/// 200 KB file.
+pub const MAX_REPETITION: u64 = 1000;
+/// The lazy DFA's cache per search thread, in bytes (grep-regex's
+/// `dfa_size_limit`; ripgrep's default is 1,000 MB).
+pub const REGEX_DFA_CACHE: usize = 64 << 20;
+
 /// The `grep` tool.
 #[derive(Debug)]
 pub struct GrepTool {
@@ -520,12 +534,58 @@ fn build_matcher(args: &GrepArgs) -> Result<RegexMatcher, ToolError> {
     if !args.multiline {
         builder.line_terminator(Some(b'\n'));
     }
+    builder
+        .size_limit(REGEX_SIZE_LIMIT)
+        .dfa_size_limit(REGEX_DFA_CACHE);
+    if let Some(count) = repetition_count(&args.pattern)
+        && count > MAX_REPETITION
+    {
+        return Err(ToolError::new(format!(
+            "Invalid regular expression \"{}\": the pattern is too large once compiled (it repeats a part {count} times, nested counts multiplied; the limit is {MAX_REPETITION}); simplify it: use smaller repetition counts (e.g. `a{{1,100}}` or `a+` instead of `a{{30000}}`), or search for a shorter literal part of what you want.",
+            args.pattern
+        )));
+    }
     builder.build(&args.pattern).map_err(|e| {
+        let text = e.to_string();
+        if text.contains("size limit") {
+            return ToolError::new(format!(
+                "Invalid regular expression \"{}\": the pattern is too large once compiled ({}); simplify it: use smaller repetition counts (e.g. `a{{1,100}}` or `a+` instead of `a{{30000}}`), fewer alternatives, or narrower character classes, or search for a shorter literal part of what you want.",
+                args.pattern,
+                text.trim()
+            ));
+        }
         ToolError::new(format!(
             "Invalid regular expression \"{}\": {e}\nEscape special characters such as ( [ {{ with a backslash to match them literally.",
             args.pattern
         ))
     })
+}
+
+/// The largest number of times the pattern repeats any part, nested
+/// counted repetitions multiplied (`(a{10}){20}` is 200; `*` and `+` count
+/// their minimum). `None` when the pattern does not parse (the matcher
+/// then reports the syntax error).
+fn repetition_count(pattern: &str) -> Option<u64> {
+    use regex_syntax::hir::{Hir, HirKind};
+    fn walk(hir: &Hir) -> u64 {
+        match hir.kind() {
+            HirKind::Repetition(rep) => {
+                let count = u64::from(rep.max.unwrap_or(rep.min).max(1));
+                count.saturating_mul(walk(&rep.sub))
+            }
+            HirKind::Capture(cap) => walk(&cap.sub),
+            HirKind::Concat(subs) | HirKind::Alternation(subs) => {
+                subs.iter().map(walk).max().unwrap_or(1)
+            }
+            _ => 1,
+        }
+    }
+    let hir = regex_syntax::ParserBuilder::new()
+        .utf8(false)
+        .build()
+        .parse(pattern)
+        .ok()?;
+    Some(walk(&hir))
 }
 
 /// `offset` and `head_limit`, both counted in output lines.
