@@ -193,3 +193,58 @@ impl fmt::Debug for ReadFilter {
             .finish()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::approval::{Access, Policy, Verdict};
+
+    /// The filter agrees with the engine's verdict on a `read` of each
+    /// path, in every mode: it leaves out exactly what would not simply be
+    /// allowed.
+    #[test]
+    fn the_walk_filter_mirrors_the_verdict_on_a_read() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        let files = [
+            ".env",
+            ".env.local",
+            "app/.env.production",
+            "home/.ssh/id_rsa",
+            ".git/config",
+            "secrets/x",
+            "private/notes.txt",
+            "src/main.rs",
+            "src/env.rs",
+            "docs/.envelope",
+        ];
+        for f in files {
+            let p = root.join(f);
+            fs::create_dir_all(p.parent().unwrap()).unwrap();
+            fs::write(p, "x").unwrap();
+        }
+        let policy = Policy::from_toml(
+            r#"
+            ask = ["read(./private/**)"]
+            deny = ["read(./secrets/**)", "bash(rm *)"]
+            "#,
+        )
+        .unwrap();
+        let engine = ApprovalEngine::new(root).with_policy(&policy);
+        let filter = engine.walk_filter();
+        let dirs = ["app", "home", "home/.ssh", "secrets", "private", "src", ".git"];
+        for mode in Mode::ALL {
+            engine.set_mode(mode);
+            for path in files.iter().chain(&dirs) {
+                let verdict = engine
+                    .evaluate_access("read", &Access::read([root.join(path).to_string_lossy()]))
+                    .verdict;
+                assert_eq!(
+                    filter.excludes(&root.join(path)),
+                    verdict != Verdict::Allow,
+                    "{path} in {mode} ({verdict:?})"
+                );
+            }
+        }
+    }
+}
