@@ -14,7 +14,11 @@ use serde_json::json;
 
 /// The text blocks of a result, joined.
 fn text_of(blocks: &[agentcore::Content]) -> String {
-    blocks.iter().filter_map(|b| b.as_text()).collect::<Vec<_>>().join("\n")
+    blocks
+        .iter()
+        .filter_map(|b| b.as_text())
+        .collect::<Vec<_>>()
+        .join("\n")
 }
 
 #[tokio::test]
@@ -53,7 +57,11 @@ async fn a_pattern_too_large_once_compiled_is_refused_with_the_fix() {
 #[tokio::test]
 async fn ordinary_patterns_stay_within_the_bound() {
     let dir = tempfile::tempdir().unwrap();
-    fs::write(dir.path().join("a.rs"), "fn main() { let needle_42 = 1; }\n").unwrap();
+    fs::write(
+        dir.path().join("a.rs"),
+        "fn main() { let needle_42 = 1; }\n",
+    )
+    .unwrap();
     let tool = GrepTool::new(Workspace::new(dir.path()).unwrap());
     for pattern in [
         r"fn\s+main",

@@ -22,10 +22,13 @@ use agentcore::tools::workspace::Workspace;
 use agentcore::{CallContext, EventSink, GatedArgs, Tool};
 use serde_json::{Value, json};
 
-
 /// The text blocks of a result, joined.
 fn text_of(blocks: &[agentcore::Content]) -> String {
-    blocks.iter().filter_map(|b| b.as_text()).collect::<Vec<_>>().join("\n")
+    blocks
+        .iter()
+        .filter_map(|b| b.as_text())
+        .collect::<Vec<_>>()
+        .join("\n")
 }
 
 /// A marker found only in names and contents outside the workspace.
@@ -111,9 +114,18 @@ async fn walks_never_show_outside_names_or_bytes_while_a_directory_is_swapped() 
     let calls: [(&dyn Tool, Value); 8] = [
         (&glob, json!({"pattern": "**/*"})),
         (&glob, json!({"pattern": "**/*.txt", "path": "d"})),
-        (&grep, json!({"pattern": "needle", "output_mode": "content"})),
-        (&grep, json!({"pattern": "needle", "path": "d", "output_mode": "content"})),
-        (&grep, json!({"pattern": "needle", "path": "d/t.txt", "output_mode": "content"})),
+        (
+            &grep,
+            json!({"pattern": "needle", "output_mode": "content"}),
+        ),
+        (
+            &grep,
+            json!({"pattern": "needle", "path": "d", "output_mode": "content"}),
+        ),
+        (
+            &grep,
+            json!({"pattern": "needle", "path": "d/t.txt", "output_mode": "content"}),
+        ),
         (&grep, json!({"pattern": "needle"})),
         (&ls, json!({"path": "."})),
         (&ls, json!({"path": "d"})),
@@ -139,7 +151,10 @@ async fn walks_never_show_outside_names_or_bytes_while_a_directory_is_swapped() 
     let swaps = swaps.load(Ordering::Relaxed);
     eprintln!("{runs} walks during {swaps} swaps; {saw_inside} showed inside entries");
     assert_eq!(runs, 2000);
-    assert!(swaps > 100, "the swapping thread barely ran ({swaps} swaps)");
+    assert!(
+        swaps > 100,
+        "the swapping thread barely ran ({swaps} swaps)"
+    );
     assert!(saw_inside > 0, "no walk ever saw the inside directory");
 }
 
@@ -149,7 +164,11 @@ async fn walks_never_show_outside_names_or_bytes_while_a_directory_is_swapped() 
 async fn a_symlink_pointing_out_is_neither_listed_nor_followed() {
     let (ws, _outside) = setup();
     let workspace = Workspace::new(ws.path()).unwrap();
-    let glob = call(&GlobTool::new(workspace.clone()), json!({"pattern": "**/*"})).await;
+    let glob = call(
+        &GlobTool::new(workspace.clone()),
+        json!({"pattern": "**/*"}),
+    )
+    .await;
     let grep = call(
         &GrepTool::new(workspace.clone()),
         json!({"pattern": "needle", "output_mode": "content"}),
@@ -159,7 +178,10 @@ async fn a_symlink_pointing_out_is_neither_listed_nor_followed() {
     for text in [&glob, &grep, &ls] {
         assert!(!text.contains(OUTSIDE), "{text}");
         assert!(
-            !text.lines().any(|l| l.trim_start_matches("  ").trim_start_matches("- ").starts_with("dl")),
+            !text.lines().any(|l| l
+                .trim_start_matches("  ")
+                .trim_start_matches("- ")
+                .starts_with("dl")),
             "{text}"
         );
         assert!(text.contains("t.txt"), "{text}");

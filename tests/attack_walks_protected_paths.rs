@@ -22,10 +22,13 @@ ask = ["read(./private/**)"]
 deny = ["bash(rm *)", "read(./secrets/**)"]
 "#;
 
-
 /// The text blocks of a result, joined.
 fn text_of(blocks: &[agentcore::Content]) -> String {
-    blocks.iter().filter_map(|b| b.as_text()).collect::<Vec<_>>().join("\n")
+    blocks
+        .iter()
+        .filter_map(|b| b.as_text())
+        .collect::<Vec<_>>()
+        .join("\n")
 }
 
 fn write(root: &Path, name: &str, body: &str) {
@@ -45,7 +48,11 @@ fn tree() -> tempfile::TempDir {
     write(r, "home/.ssh/id_rsa", "API_KEY=sk-live-ssh\n");
     write(r, "secrets/x", "API_KEY=sk-live-secret\n");
     write(r, "private/notes.txt", "API_KEY=sk-live-private\n");
-    write(r, "src/config.rs", "// reads API_KEY from the environment\n");
+    write(
+        r,
+        "src/config.rs",
+        "// reads API_KEY from the environment\n",
+    );
     dir
 }
 
@@ -57,7 +64,12 @@ fn session(root: &Path, mode: Option<Mode>) -> Session {
 }
 
 async fn call(session: &Session, tool: &str, args: Value) -> String {
-    let tool = session.registry().get(tool).expect("built-in tool").tool().clone();
+    let tool = session
+        .registry()
+        .get(tool)
+        .expect("built-in tool")
+        .tool()
+        .clone();
     let cx = CallContext::for_test("p1", EventSink::noop());
     match tool.execute(GatedArgs::for_test(args), &cx).await {
         Ok(out) => text_of(&out.content),
@@ -83,16 +95,25 @@ async fn walks_leave_out_what_reading_would_ask_for_or_deny() {
     let dir = tree();
     for mode in [None, Some(Mode::AcceptEdits), Some(Mode::Plan)] {
         let s = session(dir.path(), mode);
-        let content = call(&s, "grep", json!({"pattern": "API_KEY", "output_mode": "content"})).await;
+        let content = call(
+            &s,
+            "grep",
+            json!({"pattern": "API_KEY", "output_mode": "content"}),
+        )
+        .await;
         assert_no_secret(&content);
         assert_eq!(
-            content,
-            "src/config.rs:1:// reads API_KEY from the environment",
+            content, "src/config.rs:1:// reads API_KEY from the environment",
             "{mode:?}"
         );
         let files = call(&s, "grep", json!({"pattern": "API_KEY"})).await;
         assert_eq!(files, "Found 1 file\nsrc/config.rs", "{mode:?}");
-        let count = call(&s, "grep", json!({"pattern": "sk-live", "output_mode": "count"})).await;
+        let count = call(
+            &s,
+            "grep",
+            json!({"pattern": "sk-live", "output_mode": "count"}),
+        )
+        .await;
         assert_eq!(count, "No matches found", "{mode:?}");
         let glob = call(&s, "glob", json!({"pattern": "**/*"})).await;
         assert_no_secret(&glob);
@@ -102,8 +123,7 @@ async fn walks_leave_out_what_reading_would_ask_for_or_deny() {
         let ls = call(&s, "ls", json!({"path": "."})).await;
         assert_no_secret(&ls);
         assert_eq!(
-            ls,
-            "- ./\n  - app/\n  - home/\n  - src/\n    - config.rs",
+            ls, "- ./\n  - app/\n  - home/\n  - src/\n    - config.rs",
             "{mode:?}"
         );
     }
@@ -113,7 +133,12 @@ async fn walks_leave_out_what_reading_would_ask_for_or_deny() {
 async fn bypass_mode_shows_protected_and_ask_paths_but_never_denied_ones() {
     let dir = tree();
     let s = session(dir.path(), Some(Mode::Bypass));
-    let content = call(&s, "grep", json!({"pattern": "sk-live", "output_mode": "content"})).await;
+    let content = call(
+        &s,
+        "grep",
+        json!({"pattern": "sk-live", "output_mode": "content"}),
+    )
+    .await;
     assert!(content.contains(".env:1:API_KEY=sk-live-env"), "{content}");
     assert!(content.contains("home/.ssh/id_rsa:1:"), "{content}");
     assert!(content.contains("private/notes.txt:1:"), "{content}");
@@ -122,7 +147,12 @@ async fn bypass_mode_shows_protected_and_ask_paths_but_never_denied_ones() {
 
     // The mode is read at each call: leaving bypass hides them again.
     s.approval().set_mode(Mode::Default);
-    let content = call(&s, "grep", json!({"pattern": "sk-live", "output_mode": "content"})).await;
+    let content = call(
+        &s,
+        "grep",
+        json!({"pattern": "sk-live", "output_mode": "content"}),
+    )
+    .await;
     assert_eq!(content, "No matches found");
 }
 
@@ -132,7 +162,12 @@ async fn a_search_rooted_at_a_protected_directory_still_hides_it() {
     let s = session(dir.path(), None);
     // The gate asks before such a call runs; the tool itself, called
     // directly, still shows nothing protected beneath its start.
-    let text = call(&s, "grep", json!({"pattern": "API_KEY", "path": "home", "output_mode": "content"})).await;
+    let text = call(
+        &s,
+        "grep",
+        json!({"pattern": "API_KEY", "path": "home", "output_mode": "content"}),
+    )
+    .await;
     assert_eq!(text, "No matches found");
     let text = call(&s, "glob", json!({"pattern": "**", "path": "app"})).await;
     assert_eq!(text, "No files found");
@@ -145,7 +180,12 @@ async fn a_hard_link_to_a_denied_or_protected_file_shows_nothing() {
     fs::hard_link(r.join("secrets/x"), r.join("notes.txt")).unwrap();
     fs::hard_link(r.join(".env"), r.join("src/env-copy")).unwrap();
     let s = session(r, None);
-    let content = call(&s, "grep", json!({"pattern": "API_KEY", "output_mode": "content"})).await;
+    let content = call(
+        &s,
+        "grep",
+        json!({"pattern": "API_KEY", "output_mode": "content"}),
+    )
+    .await;
     assert_no_secret(&content);
     assert_eq!(
         content,
@@ -165,8 +205,16 @@ async fn hard_links_whose_every_name_is_seen_are_searched() {
     write(r, "src/a.txt", "linked needle\n");
     fs::hard_link(r.join("src/a.txt"), r.join("src/b.txt")).unwrap();
     let s = session(r, None);
-    let content = call(&s, "grep", json!({"pattern": "linked needle", "output_mode": "content"})).await;
-    assert_eq!(content, "src/a.txt:1:linked needle\nsrc/b.txt:1:linked needle");
+    let content = call(
+        &s,
+        "grep",
+        json!({"pattern": "linked needle", "output_mode": "content"}),
+    )
+    .await;
+    assert_eq!(
+        content,
+        "src/a.txt:1:linked needle\nsrc/b.txt:1:linked needle"
+    );
     // Searched from `src` only one name... both names lie in src: still shown.
     let content = call(
         &s,
@@ -174,7 +222,10 @@ async fn hard_links_whose_every_name_is_seen_are_searched() {
         json!({"pattern": "linked needle", "path": "src", "output_mode": "content"}),
     )
     .await;
-    assert_eq!(content, "src/a.txt:1:linked needle\nsrc/b.txt:1:linked needle");
+    assert_eq!(
+        content,
+        "src/a.txt:1:linked needle\nsrc/b.txt:1:linked needle"
+    );
     // A search that meets one name only cannot vouch for the other.
     let one = call(
         &s,
@@ -182,5 +233,8 @@ async fn hard_links_whose_every_name_is_seen_are_searched() {
         json!({"pattern": "linked needle", "path": "src/a.txt", "output_mode": "content"}),
     )
     .await;
-    assert!(one.starts_with("No matches found\n(1 file with several names"), "{one}");
+    assert!(
+        one.starts_with("No matches found\n(1 file with several names"),
+        "{one}"
+    );
 }

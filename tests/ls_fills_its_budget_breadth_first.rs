@@ -11,10 +11,13 @@ use agentcore::tools::workspace::Workspace;
 use agentcore::{CallContext, EventSink, GatedArgs, Tool};
 use serde_json::{Value, json};
 
-
 /// The text blocks of a result, joined.
 fn text_of(blocks: &[agentcore::Content]) -> String {
-    blocks.iter().filter_map(|b| b.as_text()).collect::<Vec<_>>().join("\n")
+    blocks
+        .iter()
+        .filter_map(|b| b.as_text())
+        .collect::<Vec<_>>()
+        .join("\n")
 }
 
 async fn ls(root: &Path, args: Value) -> String {
@@ -46,7 +49,12 @@ async fn a_huge_first_subdirectory_does_not_hide_the_files_beside_it() {
     assert_eq!(lines[996], "    - f0994.rs");
     assert_eq!(
         &lines[997..1001],
-        ["  - Cargo.toml", "  - README.md", "  - build.rs", "  - zz.txt"]
+        [
+            "  - Cargo.toml",
+            "  - README.md",
+            "  - build.rs",
+            "  - zz.txt"
+        ]
     );
     assert_eq!(
         lines[1001],

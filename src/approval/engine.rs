@@ -213,7 +213,11 @@ impl ApprovalEngine {
     /// [`WalkFilter`].
     pub fn walk_filter(&self) -> WalkFilter {
         let read_rules = |rules: &[Rule]| -> Vec<Rule> {
-            rules.iter().filter(|r| r.tool() == "read").cloned().collect()
+            rules
+                .iter()
+                .filter(|r| r.tool() == "read")
+                .cloned()
+                .collect()
         };
         WalkFilter::new(
             self.clone(),

@@ -173,8 +173,14 @@ impl WalkFilter {
 impl fmt::Debug for WalkFilter {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("WalkFilter")
-            .field("deny", &self.deny.iter().map(Rule::as_str).collect::<Vec<_>>())
-            .field("ask", &self.ask.iter().map(Rule::as_str).collect::<Vec<_>>())
+            .field(
+                "deny",
+                &self.deny.iter().map(Rule::as_str).collect::<Vec<_>>(),
+            )
+            .field(
+                "ask",
+                &self.ask.iter().map(Rule::as_str).collect::<Vec<_>>(),
+            )
             .field("protected", &self.protected.len())
             .finish()
     }
@@ -232,7 +238,15 @@ mod tests {
         .unwrap();
         let engine = ApprovalEngine::new(root).with_policy(&policy);
         let filter = engine.walk_filter();
-        let dirs = ["app", "home", "home/.ssh", "secrets", "private", "src", ".git"];
+        let dirs = [
+            "app",
+            "home",
+            "home/.ssh",
+            "secrets",
+            "private",
+            "src",
+            ".git",
+        ];
         for mode in Mode::ALL {
             engine.set_mode(mode);
             for path in files.iter().chain(&dirs) {

@@ -480,12 +480,12 @@ struct Linked {
 
 impl Found {
     fn linked(&mut self, stat: &rustix::fs::Stat, hit: Option<FileHit>) {
-        let entry = self
-            .linked
-            .entry((stat.st_dev, stat.st_ino))
-            .or_default();
+        let entry = self.linked.entry((stat.st_dev, stat.st_ino)).or_default();
         entry.seen += 1;
-        entry.nlink = entry.nlink.max(u64::from(stat.st_nlink));
+        // `st_nlink` is u32 on some targets.
+        #[allow(clippy::useless_conversion)]
+        let nlink = u64::from(stat.st_nlink);
+        entry.nlink = entry.nlink.max(nlink);
         entry.hits.extend(hit);
     }
 
