@@ -114,11 +114,11 @@ impl Session {
         if let Some(mode) = config.mode {
             approval = approval.with_mode(mode);
         }
-        // Files a read-deny rule covers are left out of glob, grep and ls.
-        let filter = approval.read_filter();
-        if !filter.is_empty() {
-            workspace = workspace.with_exclusions(Arc::new(move |path| filter.is_denied(path)));
-        }
+        // Files whose reading would be denied or would ask (read-deny and
+        // read-ask rules, protected paths outside bypass mode) are left out
+        // of glob, grep and ls.
+        let filter = approval.walk_filter();
+        workspace = workspace.with_exclusions(Arc::new(move |path| filter.excludes(path)));
         let read_state = FileReadState::new();
         let registry = Arc::new(builtin_registry(&workspace, &read_state, &output_dir));
         let pipeline = Pipeline::builder()

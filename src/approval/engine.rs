@@ -15,7 +15,7 @@ use super::mode::Mode;
 use super::paths::{GitPointer, PathResolver};
 use super::permissions::{Access, Capability, Permissions};
 use super::policy::{Policy, RootAccess};
-use super::read_filter::ReadFilter;
+use super::read_filter::{ReadFilter, WalkFilter};
 use super::rule::{PathKeys, PathPattern, Rule, RuleKind};
 use crate::{Gate, GateDecision, GateRequest, Tool};
 
@@ -221,6 +221,30 @@ impl ApprovalEngine {
             .cloned()
             .collect();
         ReadFilter::new(self.inner.resolver.clone(), rules)
+    }
+
+    /// What glob, grep and ls leave out: paths whose reading would be
+    /// denied or would ask, in the mode current at each call; see
+    /// [`WalkFilter`].
+    pub fn walk_filter(&self) -> WalkFilter {
+        let read_rules = |rules: &[Rule]| -> Vec<Rule> {
+            rules
+                .iter()
+                .filter(|r| r.tool() == "read")
+                .cloned()
+                .collect()
+        };
+        WalkFilter::new(
+            self.clone(),
+            self.inner.resolver.clone(),
+            read_rules(&self.inner.deny),
+            read_rules(&self.inner.ask),
+            self.inner
+                .protected
+                .iter()
+                .map(|(_, relative, absolute)| (relative.clone(), absolute.clone()))
+                .collect(),
+        )
     }
 
     /// Whether a read-deny rule covers `path`; see [`ReadFilter::is_denied`].

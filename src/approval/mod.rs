@@ -92,5 +92,5 @@ pub use engine::{ApprovalEngine, PROTECTED_PATHS};
 pub use mode::{Mode, ModeError};
 pub use permissions::{Access, Capability, Permissions};
 pub use policy::{ExtraRoot, Policy, PolicyError, RootAccess};
-pub use read_filter::ReadFilter;
+pub use read_filter::{ReadFilter, WalkFilter};
 pub use rule::{Rule, RuleError, RuleKind};

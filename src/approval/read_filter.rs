@@ -5,8 +5,10 @@ use std::fs;
 use std::path::Path;
 use std::sync::Arc;
 
+use super::engine::ApprovalEngine;
+use super::mode::Mode;
 use super::paths::PathResolver;
-use super::rule::Rule;
+use super::rule::{PathKeys, PathPattern, Rule};
 
 /// The `read(…)` deny rules of a policy, for tools that list or search many
 /// files (glob, grep, ls): a denied file is left out of their results, and
@@ -72,6 +74,118 @@ impl ReadFilter {
     }
 }
 
+/// What the walks of glob, grep and ls leave out: every path whose
+/// reading through the `read` tool would not simply be allowed.
+///
+/// It mirrors the engine's verdict on a read of one path, rule by rule:
+/// a `read` deny rule covering it (every mode); unless the session is in
+/// bypass mode (read at each call, so a mode switch applies at once), a
+/// `read` ask rule covering it or a protected path ([`PROTECTED_PATHS`]:
+/// `.git/**`, `.env*`, `**/.ssh/**`). A walk that listed such a file, or
+/// printed its lines, would hand out what `read` asks the user for. A
+/// directory left out is not descended into.
+///
+/// Get one from [`ApprovalEngine::walk_filter`]; cheap to clone.
+///
+/// ```
+/// use std::path::Path;
+/// use agentcore::approval::{ApprovalEngine, Mode, Policy};
+///
+/// let root = std::env::temp_dir();
+/// let policy = Policy::from_toml(r#"deny = ["read(./secrets/**)"]"#).unwrap();
+/// let engine = ApprovalEngine::new(&root).with_policy(&policy);
+/// let filter = engine.walk_filter();
+/// assert!(filter.excludes(&root.join("secrets/key.pem")));
+/// assert!(filter.excludes(&root.join(".env")));
+/// assert!(!filter.excludes(&root.join("src/main.rs")));
+/// engine.set_mode(Mode::Bypass);
+/// assert!(!filter.excludes(&root.join(".env")));
+/// assert!(filter.excludes(&root.join("secrets/key.pem")));
+/// ```
+///
+/// [`PROTECTED_PATHS`]: super::PROTECTED_PATHS
+#[derive(Clone)]
+pub struct WalkFilter {
+    engine: ApprovalEngine,
+    resolver: Arc<PathResolver>,
+    deny: Arc<[Rule]>,
+    ask: Arc<[Rule]>,
+    protected: Arc<[(PathPattern, PathPattern)]>,
+}
+
+impl WalkFilter {
+    pub(crate) fn new(
+        engine: ApprovalEngine,
+        resolver: Arc<PathResolver>,
+        deny: Vec<Rule>,
+        ask: Vec<Rule>,
+        protected: Vec<(PathPattern, PathPattern)>,
+    ) -> Self {
+        Self {
+            engine,
+            resolver,
+            deny: deny.into(),
+            ask: ask.into(),
+            protected: protected.into(),
+        }
+    }
+
+    /// Whether walks leave `path` (absolute, or relative to the workspace
+    /// root) out: reading it would be denied or would ask. One `lstat`; a
+    /// symlink is also judged by its target, as a read of it would be. For
+    /// a directory, true means skip it and everything in it.
+    pub fn excludes(&self, path: &Path) -> bool {
+        let bypass = self.engine.mode() == Mode::Bypass;
+        if self.deny.is_empty() && (bypass || (self.ask.is_empty() && self.protected.is_empty())) {
+            return false;
+        }
+        let keys = self.keys(path);
+        let covers = |rules: &[Rule]| {
+            rules
+                .iter()
+                .any(|rule| rule.matches_path(&keys) == Some(true))
+        };
+        if covers(&self.deny) {
+            return true;
+        }
+        if bypass {
+            return false;
+        }
+        covers(&self.ask)
+            || self
+                .protected
+                .iter()
+                .any(|(relative, absolute)| relative.matches(&keys) || absolute.matches(&keys))
+    }
+
+    fn keys(&self, path: &Path) -> PathKeys {
+        let lexical = self.resolver.lexical(path);
+        let meta = fs::symlink_metadata(&lexical);
+        if meta.as_ref().is_ok_and(|m| m.file_type().is_symlink()) {
+            self.resolver.keys(path, true)
+        } else {
+            let is_dir = meta.as_ref().is_ok_and(fs::Metadata::is_dir);
+            self.resolver.keys_of(&[lexical], is_dir)
+        }
+    }
+}
+
+impl fmt::Debug for WalkFilter {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("WalkFilter")
+            .field(
+                "deny",
+                &self.deny.iter().map(Rule::as_str).collect::<Vec<_>>(),
+            )
+            .field(
+                "ask",
+                &self.ask.iter().map(Rule::as_str).collect::<Vec<_>>(),
+            )
+            .field("protected", &self.protected.len())
+            .finish()
+    }
+}
+
 impl Default for ReadFilter {
     fn default() -> Self {
         Self::none()
@@ -83,5 +197,68 @@ impl fmt::Debug for ReadFilter {
         f.debug_list()
             .entries(self.rules.iter().map(Rule::as_str))
             .finish()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::approval::{Access, Policy, Verdict};
+
+    /// The filter agrees with the engine's verdict on a `read` of each
+    /// path, in every mode: it leaves out exactly what would not simply be
+    /// allowed.
+    #[test]
+    fn the_walk_filter_mirrors_the_verdict_on_a_read() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        let files = [
+            ".env",
+            ".env.local",
+            "app/.env.production",
+            "home/.ssh/id_rsa",
+            ".git/config",
+            "secrets/x",
+            "private/notes.txt",
+            "src/main.rs",
+            "src/env.rs",
+            "docs/.envelope",
+        ];
+        for f in files {
+            let p = root.join(f);
+            fs::create_dir_all(p.parent().unwrap()).unwrap();
+            fs::write(p, "x").unwrap();
+        }
+        let policy = Policy::from_toml(
+            r#"
+            ask = ["read(./private/**)"]
+            deny = ["read(./secrets/**)", "bash(rm *)"]
+            "#,
+        )
+        .unwrap();
+        let engine = ApprovalEngine::new(root).with_policy(&policy);
+        let filter = engine.walk_filter();
+        let dirs = [
+            "app",
+            "home",
+            "home/.ssh",
+            "secrets",
+            "private",
+            "src",
+            ".git",
+        ];
+        for mode in Mode::ALL {
+            engine.set_mode(mode);
+            for path in files.iter().chain(&dirs) {
+                let verdict = engine
+                    .evaluate_access("read", &Access::read([root.join(path).to_string_lossy()]))
+                    .verdict;
+                assert_eq!(
+                    filter.excludes(&root.join(path)),
+                    verdict != Verdict::Allow,
+                    "{path} in {mode} ({verdict:?})"
+                );
+            }
+        }
     }
 }

@@ -8,14 +8,13 @@ use std::time::SystemTime;
 use agentcore_stages::{
     BoxFuture, CallContext, GatedArgs, InterruptBehavior, Tool, ToolError, ToolOutput,
 };
-use ignore::WalkState;
 use ignore::overrides::OverrideBuilder;
 use serde::Deserialize;
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
 use super::blocking::{bad_args, run_blocking};
-use super::walk::{symlink_inside, walker};
+use super::walk::{Entry, Filters, Flow, Kind, default_threads, mtime_of, walk, walk_error};
 use super::workspace::Workspace;
 
 /// Paths shown at most.
@@ -134,37 +133,37 @@ fn glob(
         .map_err(|e| ToolError::new(format!("Invalid glob pattern \"{}\": {e}", args.pattern)))?;
 
     let found: Mutex<Vec<(SystemTime, PathBuf)>> = Mutex::new(Vec::new());
-    walker(workspace, &dir)
-        .overrides(overrides)
-        .build_parallel()
-        .run(|| {
-            let found = &found;
-            Box::new(move |entry| {
-                if token.is_cancelled() {
-                    return WalkState::Quit;
-                }
-                let Ok(entry) = entry else {
-                    return WalkState::Continue;
-                };
-                let Some(kind) = entry.file_type() else {
-                    return WalkState::Continue;
-                };
-                let is_file = kind.is_file()
-                    || (kind.is_symlink()
-                        && symlink_inside(workspace, entry.path()) == Some(false));
-                if is_file {
-                    // Symlinks sort by their target's mtime.
-                    let mtime = std::fs::metadata(entry.path())
+    let filters = Filters {
+        overrides: Some(overrides),
+        types: None,
+    };
+    walk(workspace, &dir, &filters, default_threads(), || {
+        let found = &found;
+        move |entry: Entry<'_>| {
+            if token.is_cancelled() {
+                return Flow::Quit;
+            }
+            let mtime = match entry.kind() {
+                Kind::File => entry.stat().ok().map(|s| mtime_of(&s)),
+                // Symlinks to files inside are listed, sorted by their
+                // target's mtime.
+                Kind::Symlink if entry.symlink_inside(workspace) == Some(false) => Some(
+                    std::fs::metadata(entry.path())
                         .and_then(|m| m.modified())
-                        .unwrap_or(SystemTime::UNIX_EPOCH);
-                    found
-                        .lock()
-                        .unwrap_or_else(|p| p.into_inner())
-                        .push((mtime, entry.into_path()));
-                }
-                WalkState::Continue
-            })
-        });
+                        .unwrap_or(SystemTime::UNIX_EPOCH),
+                ),
+                _ => None,
+            };
+            if let Some(mtime) = mtime {
+                found
+                    .lock()
+                    .unwrap_or_else(|p| p.into_inner())
+                    .push((mtime, entry.into_path()));
+            }
+            Flow::Continue
+        }
+    })
+    .map_err(|e| walk_error(workspace, &dir, &e))?;
     if token.is_cancelled() {
         return Err(ToolError::cancelled(vec![agentcore_stages::Content::text(
             "Search cancelled.",

@@ -7,6 +7,7 @@
 //! (`-U --multiline-dotall` for `multiline`).
 
 use std::borrow::Cow;
+use std::collections::HashMap;
 use std::io;
 use std::path::PathBuf;
 use std::sync::Mutex;
@@ -19,7 +20,6 @@ use grep_regex::{RegexMatcher, RegexMatcherBuilder};
 use grep_searcher::{
     BinaryDetection, Searcher, SearcherBuilder, Sink, SinkContext, SinkContextKind, SinkMatch,
 };
-use ignore::WalkState;
 use ignore::overrides::OverrideBuilder;
 use ignore::types::TypesBuilder;
 use serde::Deserialize;
@@ -27,7 +27,7 @@ use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
 use super::blocking::{bad_args, run_blocking};
-use super::walk::walker;
+use super::walk::{Entry, Filters, Flow, Kind, default_threads, walk, walk_error};
 use super::workspace::Workspace;
 
 /// Output lines shown when the model gives no `head_limit`.
@@ -46,6 +46,20 @@ file types such as rs, py, js). `multiline` lets a pattern span lines with `.` m
 newlines. Gitignored files, version-control directories and binary files are skipped; hidden \
 files are searched. `head_limit` (default 250, 0 for no limit) and `offset` page through the \
 output lines.";
+
+/// The largest compiled regular expression accepted, in bytes (the NFA's
+/// approximate size, grep-regex's `size_limit`; the regex crate's default).
+/// Patterns people write compile to a few KB; Unicode classes are large
+/// (`\w{100}` is about 5 MB).
+pub const REGEX_SIZE_LIMIT: usize = 10 << 20;
+/// The largest repetition count accepted, nested counts multiplied (RE2's
+/// and Go's limit). Search time grows with the count whatever the compiled
+/// size: `a{30000}` compiles to under 1 MB and still took seconds per
+/// 200 KB file.
+pub const MAX_REPETITION: u64 = 1000;
+/// The lazy DFA's cache per search thread, in bytes (grep-regex's
+/// `dfa_size_limit`; ripgrep's default is 1,000 MB).
+pub const REGEX_DFA_CACHE: usize = 64 << 20;
 
 /// The `grep` tool.
 #[derive(Debug)]
@@ -223,17 +237,35 @@ struct FileHit {
 }
 
 /// Collects one file's results; binary files are dropped whole.
-struct Collect {
+struct Collect<'a> {
     mode: OutputMode,
     matches: u64,
     lines: Vec<Line>,
     binary: bool,
+    token: &'a CancellationToken,
+    /// Matches and context lines since the token was last checked.
+    seen: u32,
 }
 
-impl Sink for Collect {
+impl Collect<'_> {
+    /// Every 1,024 lines reported: whether the call was cancelled.
+    fn cancelled(&mut self) -> bool {
+        self.seen += 1;
+        if self.seen < 1024 {
+            return false;
+        }
+        self.seen = 0;
+        self.token.is_cancelled()
+    }
+}
+
+impl Sink for Collect<'_> {
     type Error = io::Error;
 
     fn matched(&mut self, _: &Searcher, m: &SinkMatch<'_>) -> Result<bool, io::Error> {
+        if self.cancelled() {
+            return Ok(false);
+        }
         self.matches += 1;
         match self.mode {
             OutputMode::FilesWithMatches => return Ok(false),
@@ -250,6 +282,9 @@ impl Sink for Collect {
     }
 
     fn context(&mut self, _: &Searcher, c: &SinkContext<'_>) -> Result<bool, io::Error> {
+        if self.cancelled() {
+            return Ok(false);
+        }
         if matches!(c.kind(), SinkContextKind::Before | SinkContextKind::After) {
             self.lines.push(Line::Context(
                 c.line_number().unwrap_or(0),
@@ -311,16 +346,17 @@ fn grep(
         .after_context(after)
         .binary_detection(BinaryDetection::quit(b'\x00'));
 
-    let mut walk = walker(workspace, &start);
-    if let Some(glob) = &args.glob {
-        let overrides = OverrideBuilder::new(&start)
-            .add(glob)
-            .and_then(|b| b.build())
-            .map_err(|e| ToolError::new(format!("Invalid glob \"{glob}\": {e}")))?;
-        walk.overrides(overrides);
-    }
-    if let Some(name) = &args.file_type {
-        let types = TypesBuilder::new()
+    let overrides = match &args.glob {
+        Some(glob) => Some(
+            OverrideBuilder::new(&start)
+                .add(glob)
+                .and_then(|b| b.build())
+                .map_err(|e| ToolError::new(format!("Invalid glob \"{glob}\": {e}")))?,
+        ),
+        None => None,
+    };
+    let types = match &args.file_type {
+        Some(name) => Some(TypesBuilder::new()
             .add_defaults()
             .select(name)
             .build()
@@ -328,54 +364,76 @@ fn grep(
                 ToolError::new(format!(
                     "Unknown file type \"{name}\" ({e}); use a ripgrep type such as rs, py, js, ts, go, java, c, cpp, md, or use glob instead."
                 ))
-            })?;
-        walk.types(types);
-    }
+            })?),
+        None => None,
+    };
 
-    let hits: Mutex<Vec<FileHit>> = Mutex::new(Vec::new());
-    walk.build_parallel().run(|| {
-        let hits = &hits;
+    let found: Mutex<Found> = Mutex::new(Found::default());
+    let filters = Filters { overrides, types };
+    walk(workspace, &start, &filters, default_threads(), || {
+        let found = &found;
         let matcher = matcher.clone();
         let mut searcher = searcher.build();
         let mode = args.output_mode;
-        Box::new(move |entry| {
+        move |entry: Entry<'_>| {
             if token.is_cancelled() {
-                return WalkState::Quit;
+                return Flow::Quit;
             }
-            let Ok(entry) = entry else {
-                return WalkState::Continue;
+            // Symlinks are not followed (as ripgrep without -L); FIFOs,
+            // sockets and devices are not opened.
+            if entry.kind() != Kind::File {
+                return Flow::Continue;
+            }
+            let Ok(Some((file, stat))) = entry.open_file() else {
+                return Flow::Continue;
             };
-            // Symlinks are not followed (as ripgrep without -L).
-            if !entry.file_type().is_some_and(|t| t.is_file()) {
-                return WalkState::Continue;
-            }
             let mut sink = Collect {
                 mode,
                 matches: 0,
                 lines: Vec::new(),
                 binary: false,
+                token,
+                seen: 0,
             };
-            let searched = searcher.search_path(&matcher, entry.path(), &mut sink);
-            if searched.is_ok() && !sink.binary && sink.matches > 0 {
-                hits.lock()
-                    .unwrap_or_else(|p| p.into_inner())
-                    .push(FileHit {
-                        path: entry.into_path(),
-                        matches: sink.matches,
-                        lines: sink.lines,
-                    });
+            let reader = CancelReader { file, token };
+            let searched = searcher.search_reader(&matcher, reader, &mut sink);
+            let hit = (searched.is_ok() && !sink.binary && sink.matches > 0).then(|| FileHit {
+                path: entry.into_path(),
+                matches: sink.matches,
+                lines: sink.lines,
+            });
+            let mut found = found.lock().unwrap_or_else(|p| p.into_inner());
+            if stat.st_nlink > 1 {
+                found.linked(&stat, hit);
+            } else {
+                found.hits.extend(hit);
             }
-            WalkState::Continue
-        })
-    });
+            Flow::Continue
+        }
+    })
+    .map_err(|e| walk_error(workspace, &start, &e))?;
     if token.is_cancelled() {
         return Err(ToolError::cancelled(vec![Content::text(
             "Search cancelled.",
         )]));
     }
-    let mut hits = hits.into_inner().unwrap_or_else(|p| p.into_inner());
+    let found = found.into_inner().unwrap_or_else(|p| p.into_inner());
+    let (hits, withheld) = found.finish();
+    let withheld_note = (withheld > 0).then(|| {
+        format!(
+            "({withheld} file{} with several names (hard links) {} not searched: {} other names lie outside the searched files or are hidden by the policy.)",
+            if withheld == 1 { "" } else { "s" },
+            if withheld == 1 { "was" } else { "were" },
+            if withheld == 1 { "its" } else { "their" },
+        )
+    });
+    let mut hits = hits;
     if hits.is_empty() {
-        return Ok(ToolOutput::text("No matches found"));
+        let text = match withheld_note {
+            Some(note) => format!("No matches found\n{note}"),
+            None => "No matches found".to_owned(),
+        };
+        return Ok(ToolOutput::text(text));
     }
     hits.sort_by(|a, b| a.path.cmp(&b.path));
     let page = Page {
@@ -397,7 +455,74 @@ fn grep(
         ),
         OutputMode::Count => count_layout(workspace, &hits, &page),
     };
-    Ok(ToolOutput::text(cap_output(out)))
+    let out = cap_output(out);
+    Ok(ToolOutput::text(match withheld_note {
+        Some(note) => format!("{out}\n{note}"),
+        None => out,
+    }))
+}
+
+/// The files a search found, with hard-linked ones held back until the
+/// walk shows that each of their names was seen.
+#[derive(Default)]
+struct Found {
+    hits: Vec<FileHit>,
+    /// (device, inode) → names seen, link count, hits.
+    linked: HashMap<(u64, u64), Linked>,
+}
+
+#[derive(Default)]
+struct Linked {
+    seen: u64,
+    nlink: u64,
+    hits: Vec<FileHit>,
+}
+
+impl Found {
+    fn linked(&mut self, stat: &rustix::fs::Stat, hit: Option<FileHit>) {
+        let entry = self.linked.entry((stat.st_dev, stat.st_ino)).or_default();
+        entry.seen += 1;
+        // `st_nlink` is u32 on some targets.
+        #[allow(clippy::useless_conversion)]
+        let nlink = u64::from(stat.st_nlink);
+        entry.nlink = entry.nlink.max(nlink);
+        entry.hits.extend(hit);
+    }
+
+    /// The hits shown, and how many files with hits were withheld.
+    ///
+    /// A file with several names (hard links) is shown only when this walk
+    /// met every one of its names, so every name is inside the searched
+    /// tree and none is left out by the policy: otherwise a link placed
+    /// beside a denied or protected file (`ln secrets/key notes.txt`, or
+    /// `ln .env x`) would show the denied content under another name.
+    fn finish(mut self) -> (Vec<FileHit>, usize) {
+        let mut withheld = 0;
+        for (_, linked) in self.linked {
+            if linked.seen >= linked.nlink {
+                self.hits.extend(linked.hits);
+            } else if !linked.hits.is_empty() {
+                withheld += 1;
+            }
+        }
+        (self.hits, withheld)
+    }
+}
+
+/// A file reader that stops when the call is cancelled (checked on every
+/// read, about every 64 KiB), so a search of a huge file ends promptly.
+struct CancelReader<'a> {
+    file: std::fs::File,
+    token: &'a CancellationToken,
+}
+
+impl io::Read for CancelReader<'_> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        if self.token.is_cancelled() {
+            return Err(io::Error::other("search cancelled"));
+        }
+        self.file.read(buf)
+    }
 }
 
 fn build_matcher(args: &GrepArgs) -> Result<RegexMatcher, ToolError> {
@@ -409,12 +534,58 @@ fn build_matcher(args: &GrepArgs) -> Result<RegexMatcher, ToolError> {
     if !args.multiline {
         builder.line_terminator(Some(b'\n'));
     }
+    builder
+        .size_limit(REGEX_SIZE_LIMIT)
+        .dfa_size_limit(REGEX_DFA_CACHE);
+    if let Some(count) = repetition_count(&args.pattern)
+        && count > MAX_REPETITION
+    {
+        return Err(ToolError::new(format!(
+            "Invalid regular expression \"{}\": the pattern is too large once compiled (it repeats a part {count} times, nested counts multiplied; the limit is {MAX_REPETITION}); simplify it: use smaller repetition counts (e.g. `a{{1,100}}` or `a+` instead of `a{{30000}}`), or search for a shorter literal part of what you want.",
+            args.pattern
+        )));
+    }
     builder.build(&args.pattern).map_err(|e| {
+        let text = e.to_string();
+        if text.contains("size limit") {
+            return ToolError::new(format!(
+                "Invalid regular expression \"{}\": the pattern is too large once compiled ({}); simplify it: use smaller repetition counts (e.g. `a{{1,100}}` or `a+` instead of `a{{30000}}`), fewer alternatives, or narrower character classes, or search for a shorter literal part of what you want.",
+                args.pattern,
+                text.trim()
+            ));
+        }
         ToolError::new(format!(
             "Invalid regular expression \"{}\": {e}\nEscape special characters such as ( [ {{ with a backslash to match them literally.",
             args.pattern
         ))
     })
+}
+
+/// The largest number of times the pattern repeats any part, nested
+/// counted repetitions multiplied (`(a{10}){20}` is 200; `*` and `+` count
+/// their minimum). `None` when the pattern does not parse (the matcher
+/// then reports the syntax error).
+fn repetition_count(pattern: &str) -> Option<u64> {
+    use regex_syntax::hir::{Hir, HirKind};
+    fn walk(hir: &Hir) -> u64 {
+        match hir.kind() {
+            HirKind::Repetition(rep) => {
+                let count = u64::from(rep.max.unwrap_or(rep.min).max(1));
+                count.saturating_mul(walk(&rep.sub))
+            }
+            HirKind::Capture(cap) => walk(&cap.sub),
+            HirKind::Concat(subs) | HirKind::Alternation(subs) => {
+                subs.iter().map(walk).max().unwrap_or(1)
+            }
+            _ => 1,
+        }
+    }
+    let hir = regex_syntax::ParserBuilder::new()
+        .utf8(false)
+        .build()
+        .parse(pattern)
+        .ok()?;
+    Some(walk(&hir))
 }
 
 /// `offset` and `head_limit`, both counted in output lines.

@@ -2,7 +2,7 @@
 //! directories first then files, by name.
 
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use agentcore_stages::{
     BoxFuture, CallContext, Content, GatedArgs, InterruptBehavior, Tool, ToolError, ToolOutput,
@@ -13,7 +13,7 @@ use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
 use super::blocking::{bad_args, run_blocking};
-use super::walk::{symlink_inside, walker};
+use super::walk::{Entry, Filters, Flow, Kind, walk_breadth_first, walk_error};
 use super::workspace::Workspace;
 
 /// Entries shown at most (the root line not counted).
@@ -138,22 +138,73 @@ impl Tree {
         }
     }
 
-    /// Writes the children, directories first, until `budget` lines.
-    fn render(&self, depth: usize, out: &mut Vec<String>, budget: usize) {
+    /// Entries per depth (index 0 for this tree's own children).
+    fn count_levels(&self, depth: usize, levels: &mut Vec<usize>) {
+        if levels.len() <= depth {
+            levels.resize(depth + 1, 0);
+        }
+        levels[depth] += self.children.len();
+        for sub in self.children.values().flatten() {
+            sub.count_levels(depth + 1, levels);
+        }
+    }
+
+    /// Writes the children, directories first, then files, by name, as
+    /// far as `cut` lets through.
+    fn render(&self, depth: usize, out: &mut Vec<String>, cut: &mut Cut) {
         let dirs = self.children.iter().filter(|(_, t)| t.is_some());
         let files = self.children.iter().filter(|(_, t)| t.is_none());
         for (name, sub) in dirs.chain(files) {
-            if out.len() >= budget {
-                return;
+            if !cut.admit(depth) {
+                continue;
             }
             let indent = "  ".repeat(depth);
             match sub {
                 Some(tree) => {
                     out.push(format!("{indent}- {name}/"));
-                    tree.render(depth + 1, out, budget);
+                    tree.render(depth + 1, out, cut);
                 }
                 None => out.push(format!("{indent}- {name}")),
             }
+        }
+    }
+}
+
+/// The breadth-first budget: every entry above depth `depth` is shown,
+/// the first `room` entries at `depth` (in print order, which at one depth
+/// is breadth-first order), none below.
+struct Cut {
+    depth: usize,
+    room: usize,
+}
+
+impl Cut {
+    /// The cut for a tree with `levels[i]` entries at print depth `i + 1`.
+    fn new(levels: &[usize], budget: usize) -> Self {
+        let mut left = budget;
+        for (i, &n) in levels.iter().enumerate() {
+            if n > left {
+                return Self {
+                    depth: i + 1,
+                    room: left,
+                };
+            }
+            left -= n;
+        }
+        Self {
+            depth: usize::MAX,
+            room: 0,
+        }
+    }
+
+    fn admit(&mut self, depth: usize) -> bool {
+        match depth.cmp(&self.depth) {
+            std::cmp::Ordering::Less => true,
+            std::cmp::Ordering::Equal if self.room > 0 => {
+                self.room -= 1;
+                true
+            }
+            _ => false,
         }
     }
 }
@@ -185,38 +236,45 @@ fn ls(
     let mut tree = Tree::default();
     let mut count = 0usize;
     let mut stopped = false;
-    for entry in walker(workspace, &dir).overrides(overrides).build() {
-        if token.is_cancelled() {
-            return Err(ToolError::cancelled(vec![Content::text(
-                "Listing cancelled.",
-            )]));
-        }
-        let Ok(entry) = entry else { continue };
-        if entry.depth() == 0 {
-            continue;
-        }
-        let Some(kind) = entry.file_type() else {
-            continue;
-        };
-        let is_dir = if kind.is_symlink() {
-            match symlink_inside(workspace, entry.path()) {
-                // Listed, not followed.
-                Some(_) => false,
-                None => continue,
+    let filters = Filters {
+        overrides: Some(overrides),
+        types: None,
+    };
+    // One thread, breadth first: when the collection bound stops the walk,
+    // the shallow entries are in.
+    walk_breadth_first(workspace, &dir, &filters, |entry: Entry<'_>| {
+        {
+            if token.is_cancelled() {
+                return Flow::Quit;
             }
-        } else {
-            kind.is_dir()
-        };
-        let rel: PathBuf = match entry.path().strip_prefix(&dir) {
-            Ok(rel) => rel.to_path_buf(),
-            Err(_) => continue,
-        };
-        tree.insert(&rel, is_dir);
-        count += 1;
-        if count >= MAX_COLLECTED {
-            stopped = true;
-            break;
+            if entry.depth() == 0 {
+                return Flow::Continue;
+            }
+            let is_dir = match entry.kind() {
+                Kind::Symlink => match entry.symlink_inside(workspace) {
+                    // Listed, not followed.
+                    Some(_) => false,
+                    None => return Flow::Continue,
+                },
+                kind => kind == Kind::Dir,
+            };
+            let Ok(rel) = entry.path().strip_prefix(&dir) else {
+                return Flow::Continue;
+            };
+            tree.insert(rel, is_dir);
+            count += 1;
+            if count >= MAX_COLLECTED {
+                stopped = true;
+                return Flow::Quit;
+            }
+            Flow::Continue
         }
+    })
+    .map_err(|e| walk_error(workspace, &dir, &e))?;
+    if token.is_cancelled() {
+        return Err(ToolError::cancelled(vec![Content::text(
+            "Listing cancelled.",
+        )]));
     }
 
     let head = if dir == workspace.root() {
@@ -224,22 +282,46 @@ fn ls(
     } else {
         format!("{}/", workspace.display(&dir))
     };
+    let mut levels = Vec::new();
+    tree.count_levels(0, &mut levels);
+    let cut = Cut::new(&levels, MAX_ENTRIES);
+    let cut_depth = cut.depth;
+    let mut cut = cut;
     let mut lines = Vec::with_capacity(count.min(MAX_ENTRIES));
-    tree.render(1, &mut lines, MAX_ENTRIES);
+    tree.render(1, &mut lines, &mut cut);
     let mut out = format!("- {head}");
     for line in &lines {
         out.push('\n');
         out.push_str(line);
     }
     if count > MAX_ENTRIES {
-        let total = if stopped {
-            format!("more than {count}")
+        let more = if stopped { "more than " } else { "" };
+        let deeper = if cut_depth > 1 {
+            format!(
+                "; {more}{} entries at depth {cut_depth} or deeper (the listed directory's own entries are depth 1) are not shown",
+                count - lines.len()
+            )
         } else {
-            count.to_string()
+            String::new()
         };
         out.push_str(&format!(
-            "\n(Results are truncated: showing {MAX_ENTRIES} of {total} entries. List a subdirectory, add ignore patterns, or use glob to narrow the listing.)"
+            "\n(Results are truncated: showing {MAX_ENTRIES} of {more}{count} entries{deeper}. List a subdirectory, add ignore patterns, or use glob to narrow the listing.)"
         ));
     }
     Ok(ToolOutput::text(out))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_cut_fills_levels_in_order() {
+        let cut = Cut::new(&[4, 5000, 10], 1000);
+        assert_eq!((cut.depth, cut.room), (2, 996));
+        let cut = Cut::new(&[1200], 1000);
+        assert_eq!((cut.depth, cut.room), (1, 1000));
+        let cut = Cut::new(&[3, 4], 1000);
+        assert_eq!(cut.depth, usize::MAX);
+    }
 }

@@ -1,52 +1,734 @@
 //! The directory walk shared by glob, grep and ls: ripgrep's rules with the
 //! machine-dependent parts off, so results depend only on the workspace.
+//!
+//! The walk goes through directory *handles*, never through path strings:
+//! the start directory is opened from a handle of its root one name at a
+//! time with `O_NOFOLLOW | O_DIRECTORY`, each subdirectory is opened
+//! relative to its parent's handle the same way, entries are read from the
+//! handle, and files are opened relative to it with `O_NOFOLLOW |
+//! O_NONBLOCK`. A directory swapped for a symlink pointing out while the
+//! walk runs therefore fails to open (`ELOOP`/`ENOTDIR`) and is skipped;
+//! nothing outside the roots is ever listed or read. Paths built during
+//! the walk are labels for results and for rule matching only.
+//!
+//! Ignore rules are ripgrep's (the `ignore` crate's matchers, fed from
+//! files read through the handles): `.gitignore` (in and out of git
+//! repositories), `.git/info/exclude`, `.ignore` and `.rgignore`, deeper
+//! files first, with the ignore files of the directories between the root
+//! and the start of the walk; never the user's global gitignore, nor files
+//! above the workspace root. Hidden files are included; VCS directories and
+//! the paths the workspace excludes are skipped.
 
-use std::ffi::OsStr;
-use std::fs;
-use std::path::Path;
+use std::collections::VecDeque;
+use std::ffi::{CStr, OsStr};
+use std::fs::{self, File};
+use std::io::{self, Read};
+use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
+use std::os::unix::ffi::OsStrExt;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Arc, Condvar, Mutex};
 
-use ignore::WalkBuilder;
+use ignore::Match;
+use ignore::gitignore::{Gitignore, GitignoreBuilder};
+use ignore::overrides::Override;
+use ignore::types::Types;
+use rustix::fs::{AtFlags, Dir, FileType, Mode, OFlags};
 
 use super::workspace::Workspace;
 
 /// Version-control directories never walked into.
 const VCS_DIRS: [&str; 4] = [".git", ".hg", ".svn", ".jj"];
 
-/// A walker over `start` that honours `.gitignore` (in and out of git
-/// repositories), `.ignore` and `.rgignore` files, skips the user's global
-/// gitignore and VCS directories, includes hidden files, and does not
-/// follow symlinks (the caller decides about symlink entries with
-/// [`symlink_inside`]). Paths the workspace excludes are left out.
-pub(crate) fn walker(workspace: &Workspace, start: &Path) -> WalkBuilder {
-    let mut builder = WalkBuilder::new(start);
-    let workspace = workspace.clone();
-    builder
-        .hidden(false)
-        .parents(true)
-        .ignore(true)
-        .git_ignore(true)
-        .git_exclude(true)
-        .git_global(false)
-        .require_git(false)
-        .follow_links(false)
-        .filter_entry(move |entry| {
-            !is_vcs_dir(entry.file_name()) && !workspace.is_excluded(entry.path())
-        });
-    builder.add_custom_ignore_filename(".rgignore");
-    builder
+/// Directory handles kept open for pending directories at most; beyond
+/// this a pending directory is reopened from the start handle, name by
+/// name, when its turn comes (bounded descriptors on huge trees).
+const MAX_HELD_HANDLES: usize = 256;
+
+/// Threads of a parallel walk at most (ripgrep's choice).
+const MAX_THREADS: usize = 12;
+
+/// What a visitor tells the walk.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Flow {
+    /// Go on.
+    Continue,
+    /// Stop the whole walk.
+    Quit,
 }
 
-fn is_vcs_dir(name: &OsStr) -> bool {
-    VCS_DIRS.iter().any(|v| name == OsStr::new(v))
+/// The kind of an entry, from `lstat` (symlinks are not followed).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Kind {
+    /// A regular file.
+    File,
+    /// A directory (the walk descends into it after the visitor).
+    Dir,
+    /// A symbolic link.
+    Symlink,
+    /// A FIFO, socket or device.
+    Other,
+}
+
+/// One entry met by the walk.
+pub(crate) struct Entry<'a> {
+    path: PathBuf,
+    depth: usize,
+    kind: Kind,
+    parent: BorrowedFd<'a>,
+    name: &'a CStr,
+}
+
+impl Entry<'_> {
+    /// The path for results and rules (the walk's own label; never opened).
+    pub(crate) fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// The path, owned.
+    pub(crate) fn into_path(self) -> PathBuf {
+        self.path
+    }
+
+    /// 0 for the start of the walk, 1 for its entries, and so on.
+    pub(crate) fn depth(&self) -> usize {
+        self.depth
+    }
+
+    /// The entry's kind.
+    pub(crate) fn kind(&self) -> Kind {
+        self.kind
+    }
+
+    /// Opens a regular file for reading relative to its directory's handle,
+    /// without following a symlink and without blocking on a FIFO swapped
+    /// in. `Ok(None)` when the name no longer holds a regular file.
+    pub(crate) fn open_file(&self) -> io::Result<Option<(File, rustix::fs::Stat)>> {
+        let fd = rustix::fs::openat(
+            self.parent,
+            self.name,
+            OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::NONBLOCK | OFlags::CLOEXEC | OFlags::NOCTTY,
+            Mode::empty(),
+        )
+        .map_err(io::Error::from)?;
+        let stat = rustix::fs::fstat(&fd).map_err(io::Error::from)?;
+        if FileType::from_raw_mode(stat.st_mode) != FileType::RegularFile {
+            return Ok(None);
+        }
+        Ok(Some((File::from(fd), stat)))
+    }
+
+    /// The entry's metadata (`lstat` relative to its directory's handle).
+    pub(crate) fn stat(&self) -> io::Result<rustix::fs::Stat> {
+        rustix::fs::statat(self.parent, self.name, AtFlags::SYMLINK_NOFOLLOW).map_err(Into::into)
+    }
+
+    /// For a symlink: whether its final target exists inside the roots,
+    /// and if so whether it is a directory (see [`symlink_inside`]).
+    pub(crate) fn symlink_inside(&self, workspace: &Workspace) -> Option<bool> {
+        let target = rustix::fs::readlinkat(self.parent, self.name, Vec::new()).ok()?;
+        let target = Path::new(OsStr::from_bytes(target.as_bytes()));
+        let base = self.path.parent()?;
+        symlink_inside(workspace, &base.join(target))
+    }
+}
+
+/// Filters of one walk besides the ignore files.
+#[derive(Default)]
+pub(crate) struct Filters {
+    /// Globs given by the caller (ripgrep's `-g`), highest precedence.
+    pub(crate) overrides: Option<Override>,
+    /// File types (ripgrep's `-t`).
+    pub(crate) types: Option<Types>,
+}
+
+/// The ignore files of one directory, linked to its parent's.
+struct IgnoreDir {
+    parent: Option<Arc<IgnoreDir>>,
+    custom: Gitignore,
+    ignore: Gitignore,
+    git: Gitignore,
+    exclude: Gitignore,
+    has_git: bool,
+}
+
+impl IgnoreDir {
+    /// Reads the ignore files of the directory `dir` (labelled `path`).
+    fn read(
+        dir: BorrowedFd<'_>,
+        path: &Path,
+        parent: Option<Arc<IgnoreDir>>,
+        names: &Names,
+    ) -> Arc<Self> {
+        let load = |name: &str| -> Gitignore {
+            let mut builder = GitignoreBuilder::new(path);
+            if names.unknown || names.has(name) {
+                add_lines(&mut builder, path, name, read_small(dir, &[name]));
+            }
+            builder.build().unwrap_or_else(|_| Gitignore::empty())
+        };
+        let custom = load(".rgignore");
+        let ignore = load(".ignore");
+        let git = load(".gitignore");
+        let has_git = if names.unknown {
+            rustix::fs::statat(dir, ".git", AtFlags::SYMLINK_NOFOLLOW).is_ok()
+        } else {
+            names.has(".git")
+        };
+        let exclude = if has_git {
+            let mut builder = GitignoreBuilder::new(path);
+            add_lines(
+                &mut builder,
+                path,
+                ".git/info/exclude",
+                read_small(dir, &[".git", "info", "exclude"]),
+            );
+            builder.build().unwrap_or_else(|_| Gitignore::empty())
+        } else {
+            Gitignore::empty()
+        };
+        if parent.is_some()
+            && custom.is_empty()
+            && ignore.is_empty()
+            && git.is_empty()
+            && exclude.is_empty()
+            && !has_git
+        {
+            // Nothing new here: share the parent's chain.
+            return parent.unwrap_or_else(|| Arc::new(Self::empty()));
+        }
+        Arc::new(Self {
+            parent,
+            custom,
+            ignore,
+            git,
+            exclude,
+            has_git,
+        })
+    }
+
+    fn empty() -> Self {
+        Self {
+            parent: None,
+            custom: Gitignore::empty(),
+            ignore: Gitignore::empty(),
+            git: Gitignore::empty(),
+            exclude: Gitignore::empty(),
+            has_git: false,
+        }
+    }
+
+    /// ripgrep's precedence: `.rgignore`, then `.ignore`, then `.gitignore`
+    /// and `info/exclude` (not past the top of a git repository), the
+    /// deepest directory deciding first within each kind.
+    fn matched(&self, path: &Path, is_dir: bool) -> Match<()> {
+        let (mut custom, mut ignore, mut git, mut exclude) =
+            (Match::None, Match::None, Match::None, Match::None);
+        let mut saw_git = false;
+        let mut node = Some(self);
+        while let Some(ig) = node {
+            if custom.is_none() {
+                custom = ig.custom.matched(path, is_dir).map(|_| ());
+            }
+            if ignore.is_none() {
+                ignore = ig.ignore.matched(path, is_dir).map(|_| ());
+            }
+            if !saw_git && git.is_none() {
+                git = ig.git.matched(path, is_dir).map(|_| ());
+            }
+            if !saw_git && exclude.is_none() {
+                exclude = ig.exclude.matched(path, is_dir).map(|_| ());
+            }
+            saw_git = saw_git || ig.has_git;
+            node = ig.parent.as_deref();
+        }
+        custom.or(ignore).or(git).or(exclude)
+    }
+}
+
+/// Adds the lines of an ignore file as `GitignoreBuilder::add` would:
+/// a leading BOM dropped, lines that are not UTF-8 or not valid skipped.
+fn add_lines(builder: &mut GitignoreBuilder, dir: &Path, name: &str, bytes: Option<Vec<u8>>) {
+    let Some(bytes) = bytes else { return };
+    let from = dir.join(name);
+    for (i, line) in bytes.split(|&b| b == b'\n').enumerate() {
+        let line = line.strip_suffix(b"\r").unwrap_or(line);
+        let Ok(line) = std::str::from_utf8(line) else {
+            continue;
+        };
+        let line = if i == 0 {
+            line.trim_start_matches('\u{feff}')
+        } else {
+            line
+        };
+        let _ = builder.add_line(Some(from.clone()), line);
+    }
+}
+
+/// Ignore files larger than this are not read (no real one comes close).
+const MAX_IGNORE_FILE: u64 = 16 << 20;
+
+/// Reads a small regular file found by following `names` from `dir`
+/// (directories and the file opened with no symlink following).
+fn read_small(dir: BorrowedFd<'_>, names: &[&str]) -> Option<Vec<u8>> {
+    let (last, dirs) = names.split_last()?;
+    let mut held: Option<OwnedFd> = None;
+    for name in dirs {
+        let base = held.as_ref().map_or(dir, |fd| fd.as_fd());
+        held = Some(open_dir_at(base, *name).ok()?);
+    }
+    let base = held.as_ref().map_or(dir, |fd| fd.as_fd());
+    let fd = rustix::fs::openat(
+        base,
+        *last,
+        OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::NONBLOCK | OFlags::CLOEXEC | OFlags::NOCTTY,
+        Mode::empty(),
+    )
+    .ok()?;
+    let stat = rustix::fs::fstat(&fd).ok()?;
+    if FileType::from_raw_mode(stat.st_mode) != FileType::RegularFile {
+        return None;
+    }
+    let mut bytes = Vec::new();
+    File::from(fd)
+        .take(MAX_IGNORE_FILE)
+        .read_to_end(&mut bytes)
+        .ok()?;
+    Some(bytes)
+}
+
+/// Opens the directory `name` in `dir` without following a symlink.
+fn open_dir_at<P: rustix::path::Arg>(dir: BorrowedFd<'_>, name: P) -> io::Result<OwnedFd> {
+    rustix::fs::openat(
+        dir,
+        name,
+        OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC,
+        Mode::empty(),
+    )
+    .map_err(Into::into)
+}
+
+/// The names present in a directory, to skip opening ignore files that
+/// are not there.
+struct Names {
+    ignore_files: [bool; 4],
+    unknown: bool,
+}
+
+const IGNORE_NAMES: [&str; 4] = [".rgignore", ".ignore", ".gitignore", ".git"];
+
+impl Names {
+    fn none() -> Self {
+        Self {
+            ignore_files: [false; 4],
+            unknown: false,
+        }
+    }
+
+    fn unknown() -> Self {
+        Self {
+            ignore_files: [false; 4],
+            unknown: true,
+        }
+    }
+
+    fn note(&mut self, name: &[u8]) {
+        if let Some(i) = IGNORE_NAMES.iter().position(|n| n.as_bytes() == name) {
+            self.ignore_files[i] = true;
+        }
+    }
+
+    fn has(&self, name: &str) -> bool {
+        IGNORE_NAMES
+            .iter()
+            .position(|n| *n == name)
+            .is_some_and(|i| self.ignore_files[i])
+    }
+}
+
+/// An open directory handle, counted while held for pending work.
+struct Handle {
+    fd: OwnedFd,
+    counter: Arc<AtomicUsize>,
+}
+
+impl Drop for Handle {
+    fn drop(&mut self) {
+        self.counter.fetch_sub(1, Ordering::Relaxed);
+    }
+}
+
+/// A directory waiting to be read.
+struct Job {
+    /// Names from the start directory to this one.
+    names: Arc<Vec<Vec<u8>>>,
+    path: PathBuf,
+    depth: usize,
+    /// The parent's handle while few are held; else reopened from the start.
+    parent: Option<Arc<Handle>>,
+    ignores: Arc<IgnoreDir>,
+}
+
+/// One walk: its start handle, rules and shared queue.
+struct Walk<'w> {
+    workspace: &'w Workspace,
+    filters: &'w Filters,
+    start: OwnedFd,
+    held: Arc<AtomicUsize>,
+    quit: AtomicBool,
+    queue: Mutex<Queue>,
+    ready: Condvar,
+    breadth_first: bool,
+}
+
+struct Queue {
+    jobs: VecDeque<Job>,
+    active: usize,
+}
+
+/// Walks `start` (a canonical path inside the workspace, as
+/// [`Workspace::resolve`] returns it) on `threads` threads, depth first.
+///
+/// `make_visitor` is called once per thread; each visitor sees entries of
+/// every kind (directories before their contents), never the start
+/// directory itself; a start that is a file is visited alone, at depth 0.
+pub(crate) fn walk<M, V>(
+    workspace: &Workspace,
+    start: &Path,
+    filters: &Filters,
+    threads: usize,
+    make_visitor: M,
+) -> io::Result<()>
+where
+    M: Fn() -> V + Sync,
+    V: FnMut(Entry<'_>) -> Flow,
+{
+    let Some(walk) = Walk::begin(workspace, start, filters, false, &mut || make_visitor())? else {
+        return Ok(());
+    };
+    std::thread::scope(|scope| {
+        for _ in 0..threads.max(1) {
+            scope.spawn(|| {
+                let mut visitor = make_visitor();
+                walk.work(&mut visitor);
+            });
+        }
+    });
+    Ok(())
+}
+
+/// Walks `start` on the calling thread, breadth first: every entry of a
+/// level before any entry of the next. Otherwise as [`walk`].
+pub(crate) fn walk_breadth_first<V>(
+    workspace: &Workspace,
+    start: &Path,
+    filters: &Filters,
+    mut visitor: V,
+) -> io::Result<()>
+where
+    V: FnMut(Entry<'_>) -> Flow,
+{
+    let mut once = Some(&mut visitor);
+    let Some(walk) = Walk::begin(workspace, start, filters, true, &mut || {
+        once.take().expect("a file start is visited once")
+    })?
+    else {
+        return Ok(());
+    };
+    walk.work(&mut visitor);
+    Ok(())
+}
+
+impl<'w> Walk<'w> {
+    /// Opens the start; a file start is visited at once (`None` returned).
+    fn begin<V: FnMut(Entry<'_>) -> Flow>(
+        workspace: &'w Workspace,
+        start: &Path,
+        filters: &'w Filters,
+        breadth_first: bool,
+        first_visitor: &mut dyn FnMut() -> V,
+    ) -> io::Result<Option<Self>> {
+        let (dir_fd, ignores, kind) = open_start(workspace, start)?;
+        if let Some((name, kind)) = kind {
+            // A single file (or symlink, or other): visited alone.
+            if let Ok(name) = std::ffi::CString::new(name) {
+                let mut visitor = first_visitor();
+                visitor(Entry {
+                    path: start.to_path_buf(),
+                    depth: 0,
+                    kind,
+                    parent: dir_fd.as_fd(),
+                    name: &name,
+                });
+            }
+            return Ok(None);
+        }
+        Ok(Some(Walk {
+            workspace,
+            filters,
+            start: dir_fd,
+            held: Arc::new(AtomicUsize::new(0)),
+            quit: AtomicBool::new(false),
+            queue: Mutex::new(Queue {
+                jobs: VecDeque::from([Job {
+                    names: Arc::new(Vec::new()),
+                    path: start.to_path_buf(),
+                    depth: 0,
+                    parent: None,
+                    ignores,
+                }]),
+                active: 0,
+            }),
+            ready: Condvar::new(),
+            breadth_first,
+        }))
+    }
+}
+
+/// Threads for a parallel walk: the machine's, at most 12.
+pub(crate) fn default_threads() -> usize {
+    std::thread::available_parallelism()
+        .map_or(2, usize::from)
+        .clamp(2, MAX_THREADS)
+}
+
+type Start = (OwnedFd, Arc<IgnoreDir>, Option<(Vec<u8>, Kind)>);
+
+/// Opens the handle of the directory to walk (or, for a file, of its
+/// directory), from the root containing `start`, one name at a time with
+/// no symlink followed, reading the ignore files along the way.
+fn open_start(workspace: &Workspace, start: &Path) -> io::Result<Start> {
+    let root = workspace
+        .roots()
+        .iter()
+        .filter(|r| start.starts_with(r))
+        .max_by_key(|r| r.as_os_str().len())
+        .ok_or_else(|| io::Error::other("the path is outside the workspace"))?;
+    let rel = start
+        .strip_prefix(root)
+        .map_err(|_| io::Error::other("the path is outside the workspace"))?;
+    let mut fd = File::open(root).map(OwnedFd::from)?;
+    let mut path = root.clone();
+    let mut ignores = IgnoreDir::read(fd.as_fd(), &path, None, &Names::unknown());
+    let names: Vec<&OsStr> = rel.iter().collect();
+    for (i, name) in names.iter().enumerate() {
+        let last = i + 1 == names.len();
+        if last {
+            let stat = rustix::fs::statat(&fd, *name, AtFlags::SYMLINK_NOFOLLOW)?;
+            let kind = kind_of(FileType::from_raw_mode(stat.st_mode));
+            if kind != Kind::Dir {
+                return Ok((fd, ignores, Some((name.as_bytes().to_vec(), kind))));
+            }
+        }
+        fd = open_dir_at(fd.as_fd(), *name)?;
+        path.push(name);
+        ignores = IgnoreDir::read(fd.as_fd(), &path, Some(ignores), &Names::unknown());
+    }
+    Ok((fd, ignores, None))
+}
+
+fn kind_of(t: FileType) -> Kind {
+    match t {
+        FileType::RegularFile => Kind::File,
+        FileType::Directory => Kind::Dir,
+        FileType::Symlink => Kind::Symlink,
+        _ => Kind::Other,
+    }
+}
+
+fn is_vcs_dir(name: &[u8]) -> bool {
+    VCS_DIRS.iter().any(|v| v.as_bytes() == name)
+}
+
+impl Walk<'_> {
+    /// A worker: takes directories until none is left or the walk quits.
+    fn work<V: FnMut(Entry<'_>) -> Flow>(&self, visitor: &mut V) {
+        loop {
+            let job = {
+                let mut queue = self.queue.lock().unwrap_or_else(|p| p.into_inner());
+                loop {
+                    if self.quit.load(Ordering::Relaxed) {
+                        self.ready.notify_all();
+                        return;
+                    }
+                    let next = if self.breadth_first {
+                        queue.jobs.pop_front()
+                    } else {
+                        queue.jobs.pop_back()
+                    };
+                    if let Some(job) = next {
+                        queue.active += 1;
+                        break job;
+                    }
+                    if queue.active == 0 {
+                        self.ready.notify_all();
+                        return;
+                    }
+                    queue = self.ready.wait(queue).unwrap_or_else(|p| p.into_inner());
+                }
+            };
+            let children = self.read_dir(job, visitor);
+            let mut queue = self.queue.lock().unwrap_or_else(|p| p.into_inner());
+            queue.active -= 1;
+            let woke = !children.is_empty() || queue.active == 0;
+            queue.jobs.extend(children);
+            drop(queue);
+            if woke {
+                self.ready.notify_all();
+            }
+        }
+    }
+
+    /// Opens a pending directory through handles only.
+    fn open(&self, job: &Job) -> io::Result<OwnedFd> {
+        let Some((name, dirs)) = job.names.split_last() else {
+            return rustix::io::dup(&self.start).map_err(Into::into);
+        };
+        if let Some(parent) = &job.parent {
+            return open_dir_at(parent.fd.as_fd(), name.as_slice());
+        }
+        let mut fd: Option<OwnedFd> = None;
+        for n in dirs.iter().chain(std::iter::once(name)) {
+            let base = fd.as_ref().map_or(self.start.as_fd(), |f| f.as_fd());
+            fd = Some(open_dir_at(base, n.as_slice())?);
+        }
+        fd.ok_or_else(|| io::Error::other("empty path"))
+    }
+
+    /// Reads one directory: visits its entries and returns its
+    /// subdirectories to walk.
+    fn read_dir<V: FnMut(Entry<'_>) -> Flow>(&self, job: Job, visitor: &mut V) -> Vec<Job> {
+        let Ok(fd) = self.open(&job) else {
+            // Gone, unreadable, or swapped for a symlink: skipped.
+            return Vec::new();
+        };
+        let Ok(read_fd) = rustix::io::dup(&fd) else {
+            return Vec::new();
+        };
+        let Ok(mut dir) = Dir::new(read_fd) else {
+            return Vec::new();
+        };
+        // Read every name first: the ignore files of this directory apply
+        // to its own entries.
+        let mut entries: Vec<(std::ffi::CString, FileType)> = Vec::new();
+        let mut names = Names::none();
+        while let Some(Ok(entry)) = dir.read() {
+            let name = entry.file_name();
+            let bytes = name.to_bytes();
+            if bytes == b"." || bytes == b".." {
+                continue;
+            }
+            names.note(bytes);
+            let mut kind = entry.file_type();
+            if kind == FileType::Unknown {
+                names.unknown = true;
+                kind = rustix::fs::statat(&fd, name, AtFlags::SYMLINK_NOFOLLOW)
+                    .map_or(FileType::Unknown, |s| FileType::from_raw_mode(s.st_mode));
+            }
+            entries.push((name.to_owned(), kind));
+        }
+        drop(dir);
+        let ignores = if job.depth == 0 {
+            // The start's ignore files were read when it was opened.
+            job.ignores.clone()
+        } else {
+            IgnoreDir::read(fd.as_fd(), &job.path, Some(job.ignores.clone()), &names)
+        };
+        let handle = Arc::new(Handle {
+            fd,
+            counter: self.held.clone(),
+        });
+        self.held.fetch_add(1, Ordering::Relaxed);
+        let mut children = Vec::new();
+        for (name, file_type) in entries {
+            if self.quit.load(Ordering::Relaxed) {
+                break;
+            }
+            let bytes = name.to_bytes();
+            if is_vcs_dir(bytes) {
+                continue;
+            }
+            let kind = kind_of(file_type);
+            let path = job.path.join(OsStr::from_bytes(bytes));
+            let is_dir = kind == Kind::Dir;
+            if self.ignored(&ignores, &path, is_dir) || self.workspace.is_excluded(&path) {
+                continue;
+            }
+            if is_dir {
+                let mut names = (*job.names).clone();
+                names.push(bytes.to_vec());
+                children.push(Job {
+                    names: Arc::new(names),
+                    path: path.clone(),
+                    depth: job.depth + 1,
+                    parent: (self.held.load(Ordering::Relaxed) < MAX_HELD_HANDLES)
+                        .then(|| handle.clone()),
+                    ignores: ignores.clone(),
+                });
+            }
+            let flow = visitor(Entry {
+                path,
+                depth: job.depth + 1,
+                kind,
+                parent: handle.fd.as_fd(),
+                name: &name,
+            });
+            if flow == Flow::Quit {
+                self.quit.store(true, Ordering::Relaxed);
+                break;
+            }
+        }
+        children
+    }
+
+    /// Whether the ignore rules (overrides, ignore files, types) leave the
+    /// entry out, as ripgrep decides.
+    fn ignored(&self, ignores: &IgnoreDir, path: &Path, is_dir: bool) -> bool {
+        if let Some(overrides) = &self.filters.overrides {
+            match overrides.matched(path, is_dir) {
+                Match::Ignore(_) => return true,
+                Match::Whitelist(_) => return false,
+                Match::None => {}
+            }
+        }
+        if ignores.matched(path, is_dir).is_ignore() {
+            return true;
+        }
+        if let Some(types) = &self.filters.types {
+            return types.matched(path, is_dir).is_ignore();
+        }
+        false
+    }
 }
 
 /// For a symlink met in a walk: whether its final target exists and lies
 /// inside the roots, and if so whether it is a directory. Symlinks pointing
-/// out (or nowhere) are skipped by every walk.
+/// out (or nowhere) are skipped by every walk. Only the link's own name is
+/// ever shown; its target is never read by a walk.
 pub(crate) fn symlink_inside(workspace: &Workspace, link: &Path) -> Option<bool> {
     let target = fs::canonicalize(link).ok()?;
     if !workspace.contains(&target) {
         return None;
     }
     Some(fs::metadata(&target).ok()?.is_dir())
+}
+
+/// The modification time in a `stat`.
+pub(crate) fn mtime_of(stat: &rustix::fs::Stat) -> std::time::SystemTime {
+    let secs = u64::try_from(stat.st_mtime).unwrap_or(0);
+    let nanos = u32::try_from(stat.st_mtime_nsec).unwrap_or(0);
+    std::time::UNIX_EPOCH + std::time::Duration::new(secs, nanos.min(999_999_999))
+}
+
+/// The error for a walk whose start could not be opened beneath its root
+/// (typically a directory replaced by a symlink while the call ran).
+pub(crate) fn walk_error(
+    workspace: &Workspace,
+    start: &Path,
+    e: &io::Error,
+) -> agentcore_stages::ToolError {
+    agentcore_stages::ToolError::new(format!(
+        "cannot open \"{}\" inside the workspace ({e}); it may have been moved or replaced by a symbolic link while the call ran. Check the path and try again.",
+        workspace.display(start)
+    ))
 }
