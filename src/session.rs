@@ -119,6 +119,12 @@ impl Session {
         // of glob, grep and ls.
         let filter = approval.walk_filter();
         workspace = workspace.with_exclusions(Arc::new(move |path| filter.excludes(path)));
+        // Paths a read-deny rule covers, which edit and write refuse before
+        // looking at them (a protected path asks at the gate instead).
+        let denied = approval.read_filter();
+        if !denied.is_empty() {
+            workspace = workspace.with_read_denied(Arc::new(move |path| denied.is_denied(path)));
+        }
         let read_state = FileReadState::new();
         let registry = Arc::new(builtin_registry(&workspace, &read_state, &output_dir));
         let pipeline = Pipeline::builder()

@@ -238,3 +238,42 @@ async fn hard_links_whose_every_name_is_seen_are_searched() {
         "{one}"
     );
 }
+
+/// Walks leave protected paths out, but that is not a read-deny rule: a
+/// write to `.env` is judged by the gate (it asks; in bypass it runs), not
+/// refused by the tools' own read-deny check.
+#[tokio::test]
+async fn protected_paths_hidden_from_walks_are_not_refused_as_read_denied() {
+    let dir = tree();
+    for mode in [None, Some(Mode::Bypass)] {
+        let session = session(dir.path(), mode);
+        let cx = CallContext::for_test("p1", EventSink::noop());
+        for (tool, args) in [
+            (
+                "write",
+                json!({"file_path": ".env.new", "content": "A=1\n"}),
+            ),
+            (
+                "edit",
+                json!({"file_path": ".env", "old_string": "API_KEY", "new_string": "KEY"}),
+            ),
+        ] {
+            let tool = session.registry().get(tool).unwrap().tool().clone();
+            if let Err(failure) = tool.validate(&args, &cx).await {
+                let text = format!("{failure:?}");
+                assert!(
+                    !text.contains("denies reading"),
+                    "{mode:?}: {args} was refused as read-denied: {text}"
+                );
+            }
+        }
+        // secrets/ stays refused by the tools themselves, in every mode.
+        let write = session.registry().get("write").unwrap().tool().clone();
+        let args = json!({"file_path": "secrets/new", "content": "x"});
+        let failure = write.validate(&args, &cx).await.unwrap_err();
+        assert!(
+            format!("{failure:?}").contains("denies reading"),
+            "{mode:?}"
+        );
+    }
+}

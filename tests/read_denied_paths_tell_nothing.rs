@@ -98,7 +98,7 @@ async fn answers_in_process(there: There, mode: Mode) -> Vec<(String, Option<i64
     let filter = engine.read_filter();
     let ws = Workspace::new(dir.path())
         .unwrap()
-        .with_exclusions(Arc::new(move |p: &Path| filter.is_denied(p)));
+        .with_read_denied(Arc::new(move |p: &Path| filter.is_denied(p)));
     let registry = registry(&ws);
     let pipeline = Pipeline::builder()
         .registry(registry)
@@ -161,7 +161,7 @@ async fn paths_beside_the_denied_folder_are_untouched() {
     let filter = engine.read_filter();
     let ws = Workspace::new(dir.path())
         .unwrap()
-        .with_exclusions(Arc::new(move |p: &Path| filter.is_denied(p)));
+        .with_read_denied(Arc::new(move |p: &Path| filter.is_denied(p)));
     let registry = registry(&ws);
     let pipeline = Pipeline::builder()
         .registry(registry)

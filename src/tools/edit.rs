@@ -449,8 +449,9 @@ pub(crate) fn read_all(mut file: &File, len: u64) -> io::Result<Vec<u8>> {
     Ok(bytes)
 }
 
-/// Refuses a path that a read-deny rule covers (the workspace's
-/// exclusions, fed from the approval engine's read filter), before
+/// Refuses a path that a read-deny rule covers
+/// ([`Workspace::is_read_denied`], fed from the approval engine's read
+/// filter), before
 /// anything about the file is looked at: the tools' own checks run before
 /// the gate, and their answers (not read yet, does not exist, is a
 /// directory, …) would tell what is there. One answer, whatever is there.
@@ -468,7 +469,7 @@ pub(crate) fn refuse_read_denied(
             ),
         )
     };
-    if workspace.is_excluded(&workspace.root().join(given)) {
+    if workspace.is_read_denied(&workspace.root().join(given)) {
         return Err(denied());
     }
     // The longest prefix that resolves: a path that cannot be resolved
@@ -482,7 +483,7 @@ pub(crate) fn refuse_read_denied(
             break;
         };
         if let Ok(resolved) = workspace.resolve_new(prefix) {
-            if workspace.is_excluded(&resolved) {
+            if workspace.is_read_denied(&resolved) {
                 return Err(denied());
             }
             break;

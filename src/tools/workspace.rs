@@ -85,6 +85,7 @@ pub struct Workspace {
     /// An open directory handle per root, in the order of `roots`.
     handles: Arc<Vec<Arc<OwnedFd>>>,
     exclusions: Option<Exclusions>,
+    read_denied: Option<Exclusions>,
 }
 
 /// Decides which paths walks (glob, grep, ls) leave out of their results,
@@ -97,6 +98,7 @@ impl std::fmt::Debug for Workspace {
         f.debug_struct("Workspace")
             .field("roots", &self.roots)
             .field("exclusions", &self.exclusions.is_some())
+            .field("read_denied", &self.read_denied.is_some())
             .finish()
     }
 }
@@ -111,6 +113,7 @@ impl Workspace {
             roots: Arc::new(vec![root]),
             handles: Arc::new(vec![Arc::new(handle)]),
             exclusions: None,
+            read_denied: None,
         })
     }
 
@@ -144,6 +147,20 @@ impl Workspace {
         self.exclusions
             .as_ref()
             .is_some_and(|excluded| excluded(path))
+    }
+
+    /// This workspace with the paths a read-deny rule covers: `edit` and
+    /// `write` refuse them before looking at the file, so that their answer
+    /// does not tell what is there. Narrower than the walk exclusions, which
+    /// also leave out what reading would ask about (protected paths).
+    pub fn with_read_denied(mut self, denied: Exclusions) -> Self {
+        self.read_denied = Some(denied);
+        self
+    }
+
+    /// Whether a read-deny rule covers `path`.
+    pub fn is_read_denied(&self, path: &Path) -> bool {
+        self.read_denied.as_ref().is_some_and(|denied| denied(path))
     }
 
     /// The primary root, canonical.
