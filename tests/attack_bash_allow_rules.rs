@@ -18,6 +18,9 @@ use agentcore::approval::{Access, ApprovalEngine, Mode, Policy, Verdict};
 use proptest::prelude::*;
 use serde_json::{Value, json};
 
+#[path = "support/cli.rs"]
+mod cli;
+
 /// The policy of the issue.
 const POLICY: &str = r#"
 allow = ["bash(git status *)", "bash(ls *)"]
@@ -187,22 +190,12 @@ fn policy_file(dir: &Path, text: &str) -> String {
 /// output.
 fn run_bash(root: &Path, policy: &str, mode: &str, command: &str) -> (Value, String) {
     let turn = json!({"turn": [{"id": "b", "name": "bash", "args": {"command": command}}]});
-    let mut child = Command::new(env!("CARGO_BIN_EXE_agentcore"))
-        .args(["run", "--format", "jsonl", "--root"])
-        .arg(root)
-        .args(["--policy", policy, "--mode", mode])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("spawn agentcore");
-    child
-        .stdin
-        .take()
-        .expect("stdin")
-        .write_all(format!("{turn}\n").as_bytes())
-        .expect("write turn");
-    let output = child.wait_with_output().expect("agentcore ends");
+    let output = cli::agentcore_run(
+        root,
+        "jsonl",
+        &["--policy", policy, "--mode", mode],
+        &format!("{turn}\n"),
+    );
     let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
     let all = format!("{stdout}{}", String::from_utf8_lossy(&output.stderr));
     let end = stdout

@@ -15,14 +15,15 @@
 //!   what runs are unknown: with a deny rule on the tool they are never
 //!   allowed silently; they ask, which with no one to ask is a deny.
 
-use std::io::Write;
 use std::path::Path;
-use std::process::{Command, Stdio};
 
 use agentcore::approval::{
     Access, ApprovalEngine, DecisionSource, Mode, Policy, RuleKind, Verdict,
 };
 use serde_json::{Value, json};
+
+#[path = "support/cli.rs"]
+mod cli;
 
 fn engine(root: &Path, mode: Mode, policy: &str) -> ApprovalEngine {
     let policy = Policy::from_toml(policy).expect("policy");
@@ -245,25 +246,14 @@ deny = ["bash(rm *)"]"#,
 
 fn run_bash(root: &Path, policy: &str, command: &str) -> Value {
     let turn = json!({"turn": [{"id": "b", "name": "bash", "args": {"command": command}}]});
-    let mut child = Command::new(env!("CARGO_BIN_EXE_agentcore"))
-        .args(["run", "--format", "jsonl", "--root"])
-        .arg(root)
-        .args(["--policy", policy, "--mode", "bypass"])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("spawn agentcore");
-    child
-        .stdin
-        .take()
-        .expect("stdin")
-        .write_all(format!("{turn}\n").as_bytes())
-        .expect("write turn");
-    let output = child.wait_with_output().expect("agentcore ends");
-    String::from_utf8_lossy(&output.stdout)
-        .lines()
-        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+    let output = cli::agentcore_run(
+        root,
+        "jsonl",
+        &["--policy", policy, "--mode", "bypass"],
+        &format!("{turn}\n"),
+    );
+    cli::events(&output)
+        .into_iter()
         .find(|e| e["type"] == "tool_exec_end")
         .expect("a tool_exec_end event")
 }

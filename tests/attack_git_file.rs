@@ -5,12 +5,14 @@
 //! protected at any depth, file or directory, and so is whatever directory
 //! a `.git` file (or a `commondir` file) points to.
 
-use std::io::Write;
 use std::path::Path;
 use std::process::{Command, Stdio};
 
 use agentcore::approval::{Access, ApprovalEngine, DecisionSource, Mode, Policy, Verdict};
 use serde_json::{Value, json};
+
+#[path = "support/cli.rs"]
+mod cli;
 
 const POLICY: &str = r#"allow = ["bash(git status *)", "bash(ls *)"]
 deny = ["bash(rm *)", "read(./secrets/**)"]
@@ -46,27 +48,7 @@ fn git_available() -> bool {
 
 /// Runs `agentcore run --format jsonl` in `root` with `input` on stdin.
 fn run(root: &Path, extra: &[&str], input: &str) -> Vec<Value> {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_agentcore"))
-        .args(["run", "--format", "jsonl", "--root"])
-        .arg(root)
-        .args(extra)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("spawn agentcore");
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(input.as_bytes())
-        .unwrap();
-    let output = child.wait_with_output().unwrap();
-    String::from_utf8(output.stdout)
-        .unwrap()
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("not JSON: {l}: {e}")))
-        .collect()
+    cli::events(&cli::agentcore_run(root, "jsonl", extra, input))
 }
 
 fn end<'a>(events: &'a [Value], id: &str) -> &'a Value {

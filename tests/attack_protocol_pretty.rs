@@ -2,8 +2,8 @@
 //! file contents, command output and arguments escaped instead of sending
 //! them to the terminal; `--format jsonl` keeps the exact text.
 
-use std::io::Write;
-use std::process::{Command, Stdio};
+#[path = "support/cli.rs"]
+mod cli;
 
 /// A file whose first line sets the window title, clears the screen,
 /// overwrites itself with a carriage return, uses 8-bit CSI and a bidi
@@ -12,21 +12,7 @@ const HOSTILE: &str =
     "\u{1b}]0;pwned\u{7}\u{1b}[2J\u{1b}[Hall good\rFAILED \u{9b}31m x\u{202e}txt.exe\nsecond\n";
 
 fn run(root: &std::path::Path, format: &str, input: &str) -> String {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_agentcore"))
-        .args(["run", "--mode", "bypass", "--format", format, "--root"])
-        .arg(root)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("spawn agentcore");
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(input.as_bytes())
-        .unwrap();
-    let output = child.wait_with_output().unwrap();
+    let output = cli::agentcore_run(root, format, &["--mode", "bypass"], input);
     assert!(output.status.success(), "{output:?}");
     String::from_utf8(output.stdout).unwrap()
 }

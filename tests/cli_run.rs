@@ -1,10 +1,12 @@
 //! The `agentcore` binary end to end: the JSONL protocol of cli.md, exit
 //! codes, and `agentcore tools`.
 
-use std::io::Write;
-use std::process::{Command, Output, Stdio};
+use std::process::{Command, Output};
 
 use serde_json::{Value, json};
+
+#[path = "support/cli.rs"]
+mod cli;
 
 fn agentcore() -> Command {
     Command::new(env!("CARGO_BIN_EXE_agentcore"))
@@ -12,28 +14,8 @@ fn agentcore() -> Command {
 
 /// Runs `agentcore run --format jsonl` in `root` with `input` on stdin.
 fn run(root: &std::path::Path, extra: &[&str], input: &str) -> (Vec<Value>, Output) {
-    let mut child = agentcore()
-        .args(["run", "--format", "jsonl", "--root"])
-        .arg(root)
-        .args(extra)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("spawn agentcore");
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(input.as_bytes())
-        .unwrap();
-    let output = child.wait_with_output().unwrap();
-    let events = String::from_utf8(output.stdout.clone())
-        .unwrap()
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("not JSON: {l}: {e}")))
-        .collect();
-    (events, output)
+    let output = cli::agentcore_run(root, "jsonl", extra, input);
+    (cli::events(&output), output)
 }
 
 fn of_type<'a>(events: &'a [Value], kind: &str) -> Vec<&'a Value> {

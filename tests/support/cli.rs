@@ -1,0 +1,38 @@
+//! Runs the `agentcore` binary on a workspace with input on stdin, for the
+//! tests that drive `agentcore run`.
+#![allow(dead_code)]
+
+use std::io::Write;
+use std::path::Path;
+use std::process::{Command, Output, Stdio};
+
+use serde_json::Value;
+
+/// Runs `agentcore run --format FORMAT --root ROOT EXTRA…` with `input` on
+/// stdin and waits for it to end.
+pub fn agentcore_run(root: &Path, format: &str, extra: &[&str], input: &str) -> Output {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_agentcore"))
+        .args(["run", "--format", format, "--root"])
+        .arg(root)
+        .args(extra)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn agentcore");
+    child
+        .stdin
+        .take()
+        .expect("stdin")
+        .write_all(input.as_bytes())
+        .expect("write the input");
+    child.wait_with_output().expect("agentcore ends")
+}
+
+/// The JSON events `agentcore run --format jsonl` wrote.
+pub fn events(output: &Output) -> Vec<Value> {
+    String::from_utf8_lossy(&output.stdout)
+        .lines()
+        .map(|line| serde_json::from_str(line).expect("one JSON event a line"))
+        .collect()
+}
