@@ -311,9 +311,12 @@ fn a_writer_killed_mid_write_leaves_the_old_or_the_new_content() {
         // for the child to finish.
         let start = Instant::now();
         loop {
+            // An entry that cannot be read this time (a temporary file
+            // coming and going) is looked at again on the next round.
             let writing = fs::read_dir(dir.path())
                 .unwrap()
-                .any(|e| e.unwrap().file_name().to_string_lossy().ends_with(".tmp"));
+                .filter_map(Result::ok)
+                .any(|e| e.file_name().to_string_lossy().ends_with(".tmp"));
             if writing || child.try_wait().unwrap().is_some() {
                 break;
             }
@@ -336,8 +339,7 @@ fn a_writer_killed_mid_write_leaves_the_old_or_the_new_content() {
         );
         outcomes.push(if is_new { "new" } else { "old" });
         // Remove the stray temporary file a killed writer leaves.
-        for e in fs::read_dir(dir.path()).unwrap() {
-            let e = e.unwrap();
+        for e in fs::read_dir(dir.path()).unwrap().filter_map(Result::ok) {
             if e.file_name().to_string_lossy().ends_with(".tmp") {
                 let _ = fs::remove_file(e.path());
             }
