@@ -371,7 +371,9 @@ fn what_the_analysis_understands_bash_does_not_evaluate() {
         "command -v $X",
         "export PATH=$PATH:$X A=\"$X\"",
         "case $X in $X) ;; esac",
-        "echo ${X:=$X} ${Y:-$X} ${X-$X} ${X+$X} ${X#$X} ${X/$X/$X}",
+        // `${X:=…}` is no longer understood: it assigns while expanding
+        // (see SECOND_ROUND), though by itself it evaluates nothing.
+        "echo ${Y:-$X} ${X-$X} ${X+$X} ${X#$X} ${X/$X/$X}",
         "ls $X $X[1] \"${X}\"",
         "cat <<E\n$X\nE",
         "echo \"${X}\"[1]",
@@ -417,5 +419,57 @@ fn what_the_analysis_understands_bash_does_not_evaluate() {
         let analysis = agentcore::approval::CommandAnalysis::parse(command);
         assert!(!analysis.fully_understood(), "{command:?}");
         assert!(runs(command), "bash did not evaluate X in {command:?}");
+    }
+}
+
+/// Found by a red-team pass over the first fix: each of these ran
+/// `touch PWNED` (or `rm victim.txt`) through an allowed `ls` or
+/// `git status` in default and accept-edits modes.
+const SECOND_ROUND: [&str; 9] = [
+    // A here-document body is expanded with its quotes as plain text.
+    "ls <<EOF\n\"'$(touch PWNED)'\"\nEOF",
+    "git status <<EOF\n\"'$(touch PWNED)'\"\nEOF",
+    // `$'…'` inside `${…}` is decoded and then expanded again.
+    "ls \"${X:-$'\\x24(touch PWNED)'}\"",
+    "git status \"${X:-$'\\x60touch PWNED\\x60'}\"",
+    // Brace expansion comes first and can build a `$` construct; `${Y:=…}`
+    // stores the code on the way.
+    "ls ${Y:=$'\\x24(touch PWNED)'} {$,}{Y@P}",
+    "ls ${Y:=$'a[\\x24(touch PWNED)]'}; ls {$,}{!Y}",
+    "ls ${Y:=$'a[\\x24(touch PWNED)]'}; ls {$,}[Y]",
+    // `{NAME}>file` evaluates a subscript in NAME.
+    "ls ${Y:=$'a[\\x24(touch PWNED)]'}; ls {a[Y]}>/dev/null",
+    "ls {a[Y]}>/dev/null",
+];
+
+#[test]
+fn the_second_round_of_attacks_is_never_allowed() {
+    let ws = tempfile::tempdir().expect("tempdir");
+    for mode in [Mode::Default, Mode::AcceptEdits] {
+        let e = engine(ws.path(), mode);
+        for attack in SECOND_ROUND {
+            let (v, reason) = verdict(&e, attack);
+            assert_ne!(
+                v,
+                Verdict::Allow,
+                "{mode}: {attack:?} was allowed: {reason}"
+            );
+        }
+    }
+}
+
+#[test]
+fn agentcore_run_does_not_run_the_second_round() {
+    for attack in SECOND_ROUND {
+        let ws = workspace();
+        let policy = policy_file(ws.path(), POLICY);
+        for mode in ["default", "accept-edits"] {
+            let (end, all) = run_bash(ws.path(), &policy, mode, attack);
+            assert_ne!(end["outcome"], "success", "{mode}: {attack:?}: {all}");
+            assert!(
+                !ws.path().join("PWNED").exists(),
+                "{mode}: {attack:?} ran its payload"
+            );
+        }
     }
 }

@@ -299,3 +299,30 @@ fn agentcore_run_in_bypass_mode_deletes_nothing_through_a_wrapper() {
     let end = run_bash(ws.path(), policy.to_str().expect("utf-8"), "cat victim.txt");
     assert_eq!(end["outcome"], "success", "{end}");
 }
+
+/// Found by a red-team pass over the first fix: each of these deleted the
+/// file in bypass mode despite `bash(rm *)`.
+#[test]
+fn the_second_round_of_wrapped_rm_is_not_allowed() {
+    let ws = tempfile::tempdir().expect("tempdir");
+    let e = engine(ws.path(), Mode::Bypass, DENY_RM);
+    for command in [
+        // Bash cuts a word at a NUL.
+        "$'rm\\0' victim.txt",
+        // A quote splits a brace or a bracket.
+        "{r'',x}m victim.txt",
+        "/bin/r[''m] victim.txt",
+        "find . -name victim.txt {-de''lete,}",
+        // `env -` is `env -i`.
+        "env - rm victim.txt",
+        // Options take values, so the key is not the first operand.
+        "git config -f .git/config alias.x '!rm victim.txt'",
+        "git config --file .git/config alias.x '!rm victim.txt'",
+        // A here-document body and `$'…'` inside `${…}`.
+        "ls <<EOF\n\"'$(rm victim.txt)'\"\nEOF",
+        "ls \"${X:-$'\\x24(rm victim.txt)'}\"",
+    ] {
+        let d = e.evaluate_access("bash", &Access::command(command));
+        assert_ne!(d.verdict, Verdict::Allow, "{command:?}: {}", d.reason);
+    }
+}

@@ -431,6 +431,24 @@ impl CommandAnalysis {
                 }
             }
         }
+        let redirects = simple
+            .prefix
+            .iter()
+            .flat_map(|p| p.0.iter())
+            .chain(simple.suffix.iter().flat_map(|s| s.0.iter()))
+            .any(|i| matches!(i, CommandPrefixOrSuffixItem::IoRedirect(_)));
+        if redirects
+            && let Some(w) = words
+                .iter()
+                .find(|w| w.source.starts_with('{') && w.source.ends_with('}'))
+        {
+            // `{NAME}>file` stores the descriptor in NAME, and a subscript
+            // there (`{a[X]}`) is arithmetic.
+            nested.hazards.push(Hazard::opaque(
+                format!("{}>…", w.source),
+                "a {NAME} before a redirection assigns the descriptor to NAME, evaluating any subscript in it, which can run a command hidden in a variable",
+            ));
+        }
         if words.is_empty() {
             self.absorb(nested);
             return;
@@ -494,9 +512,22 @@ impl CommandAnalysis {
                 }
             },
             IoRedirect::HereDocument(_, doc) => {
+                let body = &doc.doc.value;
+                if doc.requires_expansion
+                    && ["${", "$(", "$[", "`"].iter().any(|c| body.contains(c))
+                {
+                    // The body is expanded with its quotes taken as plain
+                    // text, which no word form reproduces; what it would
+                    // expand is not vouched for.
+                    self.hazards.push(Hazard::opaque(
+                        "a here-document whose delimiter is not quoted",
+                        "its body expands $ and backquote constructs, with quotes in it taken as plain text, so it can run commands the analysis cannot see; quote the delimiter (<<'EOF') to pass the text as written",
+                    ));
+                }
                 if doc.requires_expansion {
-                    // The body is expanded like a double-quoted word.
-                    self.word(&format!("\"{}\"", doc.doc.value), depth);
+                    // Quotes are plain text in a body; read it as a
+                    // double-quoted word with them taken out of play.
+                    self.word(&format!("\"{}\"", body.replace(['"', '\''], "_")), depth);
                 }
             }
             IoRedirect::HereString(_, w) => {
@@ -540,6 +571,18 @@ impl CommandAnalysis {
         match catch_unwind(|| word::parse(raw, &ParserOptions::default())) {
             Ok(Ok(pieces)) => {
                 self.pieces(raw, &pieces, depth, false, &mut out);
+                let (glob, brace) = spans_quotes(raw);
+                if glob || brace {
+                    // A bracket or brace pair whose parts lie in different
+                    // pieces of the word (`{r'',x}m`, `/bin/r[''m]`).
+                    out.literal = false;
+                }
+                if brace && raw.contains('$') {
+                    self.hazards.push(Hazard::opaque(
+                        raw,
+                        "brace expansion happens before parameter expansion, so braces beside a $ can build an expansion (${X@P}, ${!X}, a subscript) that the analysis cannot see",
+                    ));
+                }
             }
             Ok(Err(e)) => {
                 self.hazards.push(Hazard::Unparsable(e.to_string()));
@@ -766,7 +809,19 @@ impl CommandAnalysis {
         ) {
             self.hazards.push(Hazard::opaque(source, SUBSCRIPT));
         }
+        if matches!(expr, P::AssignDefaultValues { .. }) {
+            self.hazards.push(Hazard::opaque(
+                source,
+                "${X:=word} assigns X while the command is expanded, so later expansions see a value the analysis cannot follow",
+            ));
+        }
         for w in inner_words {
+            if w.contains("$'") {
+                self.hazards.push(Hazard::opaque(
+                    source,
+                    "a $'…' string inside ${…} is decoded and then expanded again, so escapes in it can spell a command substitution the analysis cannot see",
+                ));
+            }
             self.word(w, depth + 1);
         }
     }
@@ -841,6 +896,36 @@ fn precheck(source: &str, depth: usize) -> Result<(), String> {
 
 fn hides_command(text: &str) -> bool {
     text.contains("$(") || text.contains('`') || text.contains("<(") || text.contains(">(")
+}
+
+/// Whether a whole word, read with its quotes, may be changed by pathname
+/// expansion (an unquoted `[` with a `]` after it) or brace expansion (an
+/// unquoted `{`, not `${`, with a `,` or `..` and a `}` after it), even when
+/// the parts of the pair lie in differently quoted pieces.
+fn spans_quotes(raw: &str) -> (bool, bool) {
+    let bytes = raw.as_bytes();
+    let (mut single, mut double, mut i) = (false, false, 0);
+    let (mut glob, mut brace) = (false, false);
+    while i < bytes.len() {
+        let b = bytes[i];
+        match b {
+            b'\\' if !single => i += 1,
+            b'\'' if !double => single = !single,
+            b'"' if !single => double = !double,
+            b'[' if !single && !double => {
+                glob |= raw[i + 1..].contains(']');
+            }
+            b'{' if !single && !double && (i == 0 || bytes[i - 1] != b'$') => {
+                if let Some(close) = raw[i + 1..].rfind('}') {
+                    let inside = &raw[i + 1..i + 1 + close];
+                    brace |= inside.contains(',') || inside.contains("..");
+                }
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+    (glob, brace)
 }
 
 /// Whether unquoted text is changed by pathname or brace expansion.
@@ -922,6 +1007,11 @@ fn decode_ansi_c(raw: &str) -> Option<String> {
             }
             _ => return None,
         };
+        if decoded == '\0' {
+            // Bash cuts the word at a NUL; what it then runs is not the
+            // text written.
+            return None;
+        }
         out.push(decoded);
     }
     Some(out)

@@ -496,6 +496,11 @@ impl CommandAnalysis {
                 i += 1;
                 break;
             }
+            if t == "-" {
+                // `env -` is `env -i`: an empty environment.
+                i += 1;
+                continue;
+            }
             if let Some(long) = t.strip_prefix("--") {
                 i += if !long.contains('=') && ["unset", "chdir"].contains(&long) {
                     2
@@ -538,6 +543,12 @@ impl CommandAnalysis {
             .take_while(|w| !w.text.starts_with('-') && w.text != "(" && w.text != "!")
             .cloned()
             .collect();
+        if let Some(w) = args.iter().find(|w| !w.literal) {
+            // A word find reads only at run time may turn out to be
+            // `-delete` or `-exec` (`{-de''lete,}`, `$X`).
+            self.hazards
+                .push(Hazard::UnknownCommand(format!("find … {}", w.source)));
+        }
         let mut i = starts.len();
         while let Some(w) = args.get(i) {
             match w.text.as_str() {
@@ -655,20 +666,22 @@ impl CommandAnalysis {
             "include",
             "uploadpack.",
         ];
-        let operands: Vec<&Word> = args.iter().filter(|w| !w.text.starts_with('-')).collect();
-        let [key, value, ..] = operands.as_slice() else {
-            return;
-        };
-        let lower = key.text.to_ascii_lowercase();
-        if !key.literal || RUNS.iter().any(|r| lower.starts_with(r)) {
-            self.opaque(
-                format!("git config {} {}", key.text, value.text),
-                "this git setting names a command that later git commands run, which the analysis cannot see",
-            );
-            if lower.starts_with("alias.")
-                && let Some(code) = value.text.strip_prefix('!')
-            {
-                self.program(code, depth + 1);
+        // Options may take values (`-f FILE`, `--type T`), so which operand
+        // is the key is not known here: every pair of neighbouring words is
+        // judged as a possible KEY VALUE.
+        for pair in args.windows(2) {
+            let [key, value] = pair else { continue };
+            let lower = key.text.to_ascii_lowercase();
+            if !key.literal || RUNS.iter().any(|r| lower.starts_with(r)) {
+                self.opaque(
+                    format!("git config {} {}", key.text, value.text),
+                    "this git setting names a command that later git commands run, which the analysis cannot see",
+                );
+                if lower.starts_with("alias.")
+                    && let Some(code) = value.text.strip_prefix('!')
+                {
+                    self.program(code, depth + 1);
+                }
             }
         }
     }
