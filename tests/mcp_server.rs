@@ -574,3 +574,67 @@ async fn binary_with_an_unreadable_policy_exits_2_with_a_message() {
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(stderr.contains("no-such-policy.toml"), "{stderr}");
 }
+
+/// Issue 13 item 4 on the MCP face: a `write` cancelled with
+/// `notifications/cancelled` at many moments leaves the file wholly old or
+/// wholly new, no temporary file, and a ledger stamp that matches it (the
+/// next `edit`, which checks the stamp, succeeds either way).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_cancelled_write_leaves_the_old_or_the_new_file_and_a_true_stamp() {
+    let dir = workspace();
+    let mut client = connect(dir.path(), Some(Mode::Bypass)).await;
+    let path = dir.path().join("big.txt");
+    let body = |fill: &str| fill.repeat(1 << 20) + "\nMARK\n";
+    let created = client
+        .call(
+            "write",
+            json!({"file_path": "big.txt", "content": body("a")}),
+        )
+        .await;
+    assert_eq!(created["isError"], false, "{created}");
+    let (mut old, mut new) = (0, 0);
+    for run in 0..20u64 {
+        let before = std::fs::read_to_string(&path).unwrap();
+        let next = body(if run % 2 == 0 { "b" } else { "a" });
+        let id = client
+            .start(
+                "tools/call",
+                json!({"name": "write", "arguments": {"file_path": "big.txt", "content": next}}),
+            )
+            .await;
+        tokio::time::sleep(Duration::from_millis(run * 37 % 500)).await;
+        client
+            .notify("notifications/cancelled", json!({"requestId": id}))
+            .await;
+        // Calls that change files run one at a time, so this edit starts
+        // after the cancelled write has ended, whatever it did.
+        let edited = client
+            .call(
+                "edit",
+                json!({"file_path": "big.txt", "old_string": "\nMARK\n", "new_string": "\nMARK\n\n"}),
+            )
+            .await;
+        let edit = |text: &str| text.replacen("\nMARK\n", "\nMARK\n\n", 1);
+        let after = std::fs::read_to_string(&path).unwrap();
+        if after == edit(&before) {
+            old += 1;
+        } else {
+            assert!(
+                after == edit(&next),
+                "run {run}: neither the old nor the new file"
+            );
+            new += 1;
+        }
+        assert_eq!(
+            edited["isError"], false,
+            "run {run}: the stamp does not match the file: {edited}"
+        );
+        let temps: Vec<_> = std::fs::read_dir(dir.path())
+            .unwrap()
+            .filter_map(Result::ok)
+            .filter(|e| e.file_name().to_string_lossy().ends_with(".tmp"))
+            .collect();
+        assert!(temps.is_empty(), "run {run}: left {temps:?}");
+    }
+    eprintln!("cancelled writes: {old} left the file unchanged, {new} wrote it");
+}
