@@ -6,11 +6,12 @@
 
 use std::sync::Arc;
 
+use agentcore::approval::{Access, Permissions};
 use agentcore::message::ToolCall;
 use agentcore::scheduler::{Scheduler, SchedulerConfig};
 use agentcore::turn::Turn;
 use agentcore::typed::TypedTool;
-use agentcore::{CallContext, Outcome, Pipeline, ToolError, ToolOutput, ToolRegistry};
+use agentcore::{CallContext, Extensions, Outcome, Pipeline, ToolError, ToolOutput, ToolRegistry};
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::json;
@@ -85,6 +86,13 @@ impl TypedTool for Convert {
 
     fn activity(&self, args: &ConvertArgs) -> Option<String> {
         Some(format!("Converting {} {:?}", args.amount, args.from))
+    }
+
+    // What a call touches, for the approval engine (the built-in tools
+    // declare theirs the same way). A pure computation touches no file and
+    // runs nothing, so the engine lets it run without asking.
+    fn extensions(&self) -> Extensions {
+        Permissions::typed(|_: &ConvertArgs| Access::nothing()).into_extensions()
     }
 }
 

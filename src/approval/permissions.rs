@@ -10,9 +10,10 @@
 use std::fmt;
 use std::sync::Arc;
 
+use serde::de::DeserializeOwned;
 use serde_json::Value;
 
-use crate::Tool;
+use crate::{Extensions, Tool};
 
 /// The kind of side effect a call has, from least to most dangerous.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -87,6 +88,12 @@ impl Access {
         }
     }
 
+    /// A call that touches no file and runs nothing, such as a pure
+    /// computation: a read of no paths.
+    pub fn nothing() -> Self {
+        Self::read(std::iter::empty::<String>())
+    }
+
     /// What a tool without [`Permissions`] is taken to do: run something
     /// the engine cannot see into.
     pub fn unknown() -> Self {
@@ -146,6 +153,43 @@ impl Permissions {
         Self {
             describe: Arc::new(describe),
         }
+    }
+
+    /// Permissions computed by `describe` from the call's arguments read as
+    /// `A`, the arguments type of a [`TypedTool`](crate::TypedTool). Arguments
+    /// that do not read as `A` are described as [`Access::unknown`]: the
+    /// engine knows nothing of such a call and asks (fail closed).
+    ///
+    /// ```
+    /// use agentcore::approval::{Access, Permissions};
+    /// use serde::Deserialize;
+    /// use serde_json::json;
+    ///
+    /// #[derive(Deserialize)]
+    /// struct PublishArgs { target: String }
+    ///
+    /// let permissions = Permissions::typed(|args: &PublishArgs| Access::write([args.target.as_str()]));
+    /// assert_eq!(permissions.describe(&json!({"target": "site/"})).paths, ["site/"]);
+    /// assert!(!permissions.describe(&json!({"target": 3})).described);
+    /// ```
+    pub fn typed<A, F>(describe: F) -> Self
+    where
+        A: DeserializeOwned,
+        F: Fn(&A) -> Access + Send + Sync + 'static,
+    {
+        Self::new(move |args| match A::deserialize(args) {
+            Ok(args) => describe(&args),
+            Err(_) => Access::unknown(),
+        })
+    }
+
+    /// These permissions as a tool's extensions, for
+    /// [`TypedTool::extensions`](crate::TypedTool::extensions) or
+    /// [`Tool::extensions`](crate::Tool::extensions).
+    pub fn into_extensions(self) -> Extensions {
+        let mut extensions = Extensions::new();
+        extensions.insert(self);
+        extensions
     }
 
     /// The permissions of the built-in tool `name` (`read`, `glob`, `grep`,

@@ -91,6 +91,7 @@ pub use event::{Event, EventSink, ToolResultMessage, ToolResultSummary, UpdateKi
 pub use future::{ResponseFuture, StageFuture};
 pub use futures::future::BoxFuture;
 pub use gate::{Gate, GateDecision, GateRequest};
+pub use http::Extensions;
 pub use outcome::{Content, Outcome, ToolError, ToolOutput, ToolResult};
 pub use pipeline::{Pipeline, PipelineService};
 pub use registry::{RegisteredTool, RegistryError, ToolRegistry};

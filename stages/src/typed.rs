@@ -81,6 +81,7 @@ use std::future::Future;
 use std::sync::Arc;
 
 use futures::future::BoxFuture;
+use http::Extensions;
 use schemars::generate::SchemaSettings;
 use schemars::transform::{Transform, transform_subschemas};
 use schemars::{JsonSchema, Schema};
@@ -182,6 +183,13 @@ pub trait TypedTool: Send + Sync + 'static {
         false
     }
 
+    /// Typed metadata for harness parts, such as the permissions an
+    /// approval engine reads; see [`Tool::extensions`]. Asked once, when
+    /// the adapter is built. Empty by default.
+    fn extensions(&self) -> Extensions {
+        Extensions::new()
+    }
+
     /// This tool as the kernel holds tools: `Arc::new(Typed::new(self))`.
     fn into_dyn(self) -> Arc<dyn Tool>
     where
@@ -254,6 +262,7 @@ impl Transform for CloseObjects {
 pub struct Typed<T> {
     tool: T,
     schema: Value,
+    extensions: Extensions,
 }
 
 impl<T: TypedTool> Typed<T> {
@@ -261,6 +270,7 @@ impl<T: TypedTool> Typed<T> {
     pub fn new(tool: T) -> Self {
         Self {
             schema: schema_for::<T::Args>(T::DENY_UNKNOWN_FIELDS),
+            extensions: tool.extensions(),
             tool,
         }
     }
@@ -374,6 +384,10 @@ impl<T: TypedTool> Tool for Typed<T> {
     fn observes_cancellation(&self) -> bool {
         self.tool.observes_cancellation()
     }
+
+    fn extensions(&self) -> &Extensions {
+        &self.extensions
+    }
 }
 
 #[cfg(test)]
@@ -439,6 +453,36 @@ mod tests {
         }
         fn interrupt_behavior(&self, _args: &Args) -> InterruptBehavior {
             InterruptBehavior::Cancel
+        }
+        fn extensions(&self) -> Extensions {
+            let mut extensions = Extensions::new();
+            extensions.insert(Owner("probe team"));
+            extensions
+        }
+    }
+
+    #[derive(Clone, Debug, PartialEq)]
+    struct Owner(&'static str);
+
+    #[test]
+    fn extensions_are_asked_once_and_kept() {
+        let tool = Typed::new(Probe);
+        assert_eq!(tool.extensions().get::<Owner>(), Some(&Owner("probe team")));
+        assert!(Typed::new(Plain).extensions().is_empty());
+    }
+
+    struct Plain;
+
+    impl TypedTool for Plain {
+        type Args = Args;
+        fn name(&self) -> &str {
+            "plain"
+        }
+        fn description(&self) -> &str {
+            "d"
+        }
+        async fn call(&self, args: Args, _cx: &CallContext) -> Result<ToolOutput, ToolError> {
+            Ok(ToolOutput::text(args.path))
         }
     }
 
