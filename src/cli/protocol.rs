@@ -4,8 +4,8 @@ use std::collections::HashSet;
 
 use serde_json::{Map, Value};
 
-use super::lines::{MAX_VALUES, Structure, structure};
-use crate::message::{ToolCall, anthropic, openai};
+use agentcore::lines::{MAX_VALUES, Structure, structure};
+use agentcore::message::{ToolCall, anthropic, openai};
 
 /// The protocol version in the hello line.
 pub const PROTOCOL: u32 = 1;

@@ -2,11 +2,11 @@
 
 use std::process::ExitCode;
 
-use agentcore_stages::{Tool, ToolRegistry};
+use agentcore::{Tool, ToolRegistry};
 use serde_json::{Value, json};
 
 use super::args::{ToolsArgs, ToolsFormat};
-use crate::session::{Session, SessionConfig};
+use agentcore::session::{Session, SessionConfig};
 
 /// The definitions of every tool in `registry`, in `format`.
 pub fn definitions(registry: &ToolRegistry, format: ToolsFormat) -> Value {
@@ -15,7 +15,7 @@ pub fn definitions(registry: &ToolRegistry, format: ToolsFormat) -> Value {
     };
     match format {
         // Exactly what the MCP server's tools/list answers.
-        ToolsFormat::Mcp => json!({ "tools": crate::mcp::tool_definitions(registry) }),
+        ToolsFormat::Mcp => json!({ "tools": agentcore::mcp::tool_definitions(registry) }),
         ToolsFormat::Anthropic => each(|tool| {
             json!({
                 "name": tool.name(),

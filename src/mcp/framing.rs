@@ -43,9 +43,7 @@ use rmcp::transport::Transport;
 use serde_json::{Map, Value, json};
 use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
 
-use crate::cli::lines::{
-    Line, LineReader, MAX_DEPTH, MAX_LINE_BYTES, MAX_VALUES, Structure, structure,
-};
+use crate::lines::{Line, LineReader, MAX_DEPTH, MAX_LINE_BYTES, MAX_VALUES, Structure, structure};
 
 /// JSON-RPC's parse error.
 const PARSE_ERROR: i32 = -32700;
