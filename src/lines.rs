@@ -10,8 +10,11 @@
 
 use tokio::io::{AsyncBufRead, AsyncBufReadExt};
 
-/// The longest line read whole, newline excluded: 16 MiB.
-pub const MAX_LINE_BYTES: usize = 16 * 1024 * 1024;
+/// The longest line read whole, newline excluded, in MiB (for messages).
+pub const MAX_LINE_MIB: usize = 16;
+
+/// The longest line read whole, newline excluded: [`MAX_LINE_MIB`] MiB.
+pub const MAX_LINE_BYTES: usize = MAX_LINE_MIB * 1024 * 1024;
 
 /// The capacity kept between lines after a long one.
 const KEEP_CAPACITY: usize = 64 * 1024;

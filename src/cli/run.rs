@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
 
-use agentcore::lines::{Line, LineReader, MAX_LINE_BYTES};
+use agentcore::lines::{Line, LineReader, MAX_LINE_BYTES, MAX_LINE_MIB};
 use agentcore::session::{Session, SessionConfig, SessionError};
 use agentcore::{Event, EventSink};
 use serde_json::json;
@@ -173,8 +173,9 @@ pub(crate) async fn run_lines(
 /// The `input_error` message of a line over [`MAX_LINE_BYTES`].
 fn too_long(len: u64) -> String {
     format!(
-        "the line is {len} bytes long, over the limit of {MAX_LINE_BYTES} bytes (16 MiB); \
-         it was skipped. Send each input as one line of at most 16 MiB"
+        "the line is {len} bytes long, over the limit of {MAX_LINE_BYTES} bytes \
+         ({MAX_LINE_MIB} MiB); it was skipped. Send each input as one line of at most \
+         {MAX_LINE_MIB} MiB"
     )
 }
 

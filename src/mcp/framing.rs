@@ -43,7 +43,9 @@ use rmcp::transport::Transport;
 use serde_json::{Map, Value, json};
 use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
 
-use crate::lines::{Line, LineReader, MAX_DEPTH, MAX_LINE_BYTES, MAX_VALUES, Structure, structure};
+use crate::lines::{
+    Line, LineReader, MAX_DEPTH, MAX_LINE_BYTES, MAX_LINE_MIB, MAX_VALUES, Structure, structure,
+};
 
 /// JSON-RPC's parse error.
 const PARSE_ERROR: i32 = -32700;
@@ -185,7 +187,8 @@ where
                         INVALID_REQUEST,
                         format!(
                             "Invalid Request: the message is {len} bytes long, over the limit of \
-                             {MAX_LINE_BYTES} bytes (16 MiB), and was skipped. Send smaller messages."
+                             {MAX_LINE_BYTES} bytes ({MAX_LINE_MIB} MiB), and was skipped. Send smaller \
+                             messages."
                         ),
                     ))
                 }
