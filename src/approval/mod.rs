@@ -75,13 +75,13 @@
 
 mod approver;
 pub mod builtin;
-pub mod command;
+mod command;
 mod decision;
 mod engine;
 mod mode;
 mod paths;
 mod permissions;
-pub mod policy;
+mod policy;
 mod read_filter;
 mod rule;
 
@@ -93,4 +93,4 @@ pub use mode::{Mode, ModeError};
 pub use permissions::{Access, Capability, Permissions};
 pub use policy::{ExtraRoot, Policy, PolicyError, RootAccess};
 pub use read_filter::{ReadFilter, WalkFilter};
-pub use rule::{Rule, RuleError, RuleKind};
+pub use rule::{Rule, RuleError, RuleKind, RuleTarget};

@@ -129,7 +129,7 @@ impl ApprovalEngine {
             .inner
             .deny
             .iter()
-            .filter(|r| r.tool() == "read")
+            .filter(|r| r.is_read_rule())
             .cloned()
             .collect();
         ReadFilter::new(self.inner.resolver.clone(), rules)
@@ -140,11 +140,7 @@ impl ApprovalEngine {
     /// [`WalkFilter`].
     pub fn walk_filter(&self) -> WalkFilter {
         let read_rules = |rules: &[Rule]| -> Vec<Rule> {
-            rules
-                .iter()
-                .filter(|r| r.tool() == "read")
-                .cloned()
-                .collect()
+            rules.iter().filter(|r| r.is_read_rule()).cloned().collect()
         };
         WalkFilter::new(
             self.clone(),
