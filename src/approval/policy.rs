@@ -71,6 +71,7 @@ pub enum RootAccess {
 /// Why a policy could not be loaded. The text names the file, the place
 /// and the fix.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum PolicyError {
     /// The file could not be read.
     #[error("cannot read policy file {path}: {source}")]

@@ -49,6 +49,7 @@ const DRAIN_TIMEOUT: Duration = Duration::from_secs(5);
 
 /// Why serving a connection failed.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum ServeError {
     /// The MCP handshake did not complete.
     #[error("the MCP handshake failed: {0}")]
