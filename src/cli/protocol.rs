@@ -142,8 +142,8 @@ fn parse_turn(turn: &Value) -> Result<Vec<ToolCall>, String> {
 fn check_unique_ids(calls: &[ToolCall]) -> Result<(), String> {
     let mut seen = HashSet::new();
     for call in calls {
-        if !seen.insert(call.id.as_str()) {
-            return Err(format!("call id {:?} is repeated within the turn", call.id));
+        if !seen.insert(call.call_id.as_str()) {
+            return Err(format!("call id {:?} is repeated within the turn", call.call_id));
         }
     }
     Ok(())

@@ -83,8 +83,8 @@ pub fn parse_tool_calls(message: &Value) -> Result<Vec<ToolCall>, MessageError> 
             continue;
         }
         let call = tool_use(obj, &path)?;
-        if !ids.insert(call.id.clone()) {
-            return Err(duplicate(&path, &call.id));
+        if !ids.insert(call.call_id.clone()) {
+            return Err(duplicate(&path, &call.call_id));
         }
         calls.push(call);
     }
@@ -129,14 +129,14 @@ pub fn tool_use_block(call: &ToolCall) -> Result<Value, MessageError> {
         RawArgs::Text(text) if text.trim().is_empty() => json!({}),
         RawArgs::Text(text) => {
             serde_json::from_str(text).map_err(|e| MessageError::ArgsNotJson {
-                id: shorten(&call.id),
+                call_id: shorten(&call.call_id),
                 reason: e.to_string(),
             })?
         }
     };
     Ok(json!({
         "type": "tool_use",
-        "id": call.id,
+        "id": call.call_id,
         "name": call.name,
         "input": input,
     }))

@@ -48,19 +48,19 @@ pub enum MessageError {
     },
     /// Two calls of one message share an id, so their results could not be
     /// told apart.
-    #[error("{path} repeats the id {id:?} of an earlier call in this message")]
+    #[error("{path} repeats the id {call_id:?} of an earlier call in this message")]
     DuplicateId {
         /// The later call's id field.
         path: String,
         /// The repeated id (shortened if long).
-        id: String,
+        call_id: String,
     },
     /// A call's arguments are JSON text that does not parse, so they cannot
     /// be written as an Anthropic `input` object.
-    #[error("the arguments of call {id:?} are not valid JSON: {reason}")]
+    #[error("the arguments of call {call_id:?} are not valid JSON: {reason}")]
     ArgsNotJson {
         /// The call's id (shortened if long).
-        id: String,
+        call_id: String,
         /// The JSON parser's message.
         reason: String,
     },

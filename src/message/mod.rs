@@ -38,7 +38,7 @@
 //!         "function": {"name": "get_weather", "arguments": "{\"location\":\"Paris\"}"}}]
 //! });
 //! let calls = openai::parse_tool_calls(&reply)?;
-//! assert_eq!(calls[0].id, "call_abc123");
+//! assert_eq!(calls[0].call_id, "call_abc123");
 //! # Ok::<(), agentcore::message::MessageError>(())
 //! ```
 
@@ -58,7 +58,7 @@ pub use error::MessageError;
 #[derive(Clone, Debug, PartialEq)]
 pub struct ToolCall {
     /// The call's id, as the model gave it.
-    pub id: String,
+    pub call_id: String,
     /// The tool name.
     pub name: String,
     /// The arguments: a JSON value, or JSON text.
@@ -67,9 +67,13 @@ pub struct ToolCall {
 
 impl ToolCall {
     /// A call from its parts.
-    pub fn new(id: impl Into<String>, name: impl Into<String>, args: impl Into<RawArgs>) -> Self {
+    pub fn new(
+        call_id: impl Into<String>,
+        name: impl Into<String>,
+        args: impl Into<RawArgs>,
+    ) -> Self {
         Self {
-            id: id.into(),
+            call_id: call_id.into(),
             name: name.into(),
             args: args.into(),
         }
@@ -78,7 +82,7 @@ impl ToolCall {
 
 impl From<ToolCall> for Call<Unvalidated> {
     fn from(call: ToolCall) -> Self {
-        Call::new(call.id, call.name, call.args)
+        Call::new(call.call_id, call.name, call.args)
     }
 }
 

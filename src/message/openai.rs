@@ -136,8 +136,8 @@ pub fn parse_tool_calls(message: &Value) -> Result<Vec<ToolCall>, MessageError> 
     for (i, entry) in list.iter().enumerate() {
         let path = format!("tool_calls[{i}]");
         let call = tool_call_entry(entry, &path)?;
-        if !ids.insert(call.id.clone()) {
-            return Err(duplicate(&path, &call.id));
+        if !ids.insert(call.call_id.clone()) {
+            return Err(duplicate(&path, &call.call_id));
         }
         calls.push(call);
     }
@@ -175,7 +175,7 @@ pub fn tool_call(call: &ToolCall) -> Value {
         RawArgs::Text(text) => text.clone(),
     };
     json!({
-        "id": call.id,
+        "id": call.call_id,
         "type": "function",
         "function": {"name": call.name, "arguments": arguments},
     })

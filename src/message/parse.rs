@@ -34,10 +34,10 @@ pub(super) fn wrong_type(path: &str, expected: &'static str, found: &Value) -> M
     }
 }
 
-pub(super) fn duplicate(path: &str, id: &str) -> MessageError {
+pub(super) fn duplicate(path: &str, call_id: &str) -> MessageError {
     MessageError::DuplicateId {
         path: format!("{path}.id"),
-        id: shorten(id),
+        call_id: shorten(call_id),
     }
 }
 
