@@ -143,7 +143,10 @@ fn check_unique_ids(calls: &[ToolCall]) -> Result<(), String> {
     let mut seen = HashSet::new();
     for call in calls {
         if !seen.insert(call.call_id.as_str()) {
-            return Err(format!("call id {:?} is repeated within the turn", call.call_id));
+            return Err(format!(
+                "call id {:?} is repeated within the turn",
+                call.call_id
+            ));
         }
     }
     Ok(())

@@ -53,6 +53,7 @@ use agentcore_stages::{
 };
 
 pub use error::MessageError;
+pub(crate) use parse::kind as json_kind;
 
 /// One tool call proposed by the model, as a harness receives it.
 #[derive(Clone, Debug, PartialEq)]

@@ -15,7 +15,8 @@ pub(super) fn shorten(text: &str) -> String {
     }
 }
 
-fn kind(value: &Value) -> &'static str {
+/// What a JSON value is, for messages: `"a string"`, `"null"`, …
+pub(crate) fn kind(value: &Value) -> &'static str {
     match value {
         Value::Null => "null",
         Value::Bool(_) => "a boolean",

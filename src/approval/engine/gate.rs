@@ -30,17 +30,17 @@ impl ApprovalEngine {
                     .command
                     .as_deref()
                     .is_some_and(|c| !CommandAnalysis::parse(c).fully_understood());
-                if opaque {
-                    let reason = format!(
-                        "approval required: {} No one can approve it in this session, so it was not run, and no policy rule can allow it as written.",
-                        decision.reason,
-                    );
-                    return Decision::new(Verdict::Deny, decision.source, reason);
-                }
+                let fix = if opaque {
+                    ", and no policy rule can allow it as written.".to_owned()
+                } else {
+                    format!(
+                        ". Do what you can without it, or tell the user which rule would allow it in the policy file (for example allow = [\"{}\"]).",
+                        suggestion(tool.name(), &access, &engine),
+                    )
+                };
                 let reason = format!(
-                    "approval required: {} No one can approve it in this session, so it was not run. Do what you can without it, or tell the user which rule would allow it in the policy file (for example allow = [\"{}\"]).",
+                    "approval required: {} No one can approve it in this session, so it was not run{fix}",
                     decision.reason,
-                    suggestion(tool.name(), &access, &engine),
                 );
                 return Decision::new(Verdict::Deny, decision.source, reason);
             };
