@@ -3,10 +3,10 @@
 //! - `bash` with no specifier binds every call of `bash`; so does any bare
 //!   tool name.
 //! - `bash(cargo test *)`: a command pattern, matched word by word against
-//!   each part of a command (see [`command`](super::command)). A `*` word at
-//!   the end matches any further words (none included); a `*` inside a word
-//!   matches any characters in that word. `cargo test:*` is read as
-//!   `cargo test *`.
+//!   each part of a command (see [`CommandAnalysis`](super::CommandAnalysis)).
+//!   A `*` word at the end matches any further words (none included); a `*`
+//!   inside a word matches any characters in that word. `cargo test:*` is
+//!   read as `cargo test *`.
 //! - `write(src/**)`, `read(./secrets/**)`: gitignore-style path globs,
 //!   relative to the workspace root: a pattern with a slash (or starting
 //!   with `./` or `/`) is anchored at the root, one without matches at any
@@ -17,7 +17,8 @@
 //! Which calls a rule binds: `read(…)` binds every call that reads (read,
 //! glob, grep, ls, and any tool describing itself as a read);
 //! `write(…)` and `edit(…)` bind every call that writes (write, edit, …);
-//! any other name binds the tool of that name only.
+//! any other name binds the tool of that name only. The name is read once,
+//! into a [`RuleTarget`].
 
 use std::fmt;
 use std::path::{Path, PathBuf};
