@@ -596,6 +596,35 @@ mod tests {
     }
 
     #[test]
+    fn targets_bind_a_capability_class_or_one_tool() {
+        let rule = |text: &str| text.parse::<Rule>().unwrap();
+        let read = Access::read(["a"]);
+        let write = Access::write(["a"]);
+        let command = Access::command("ls");
+        // `read` binds every described read, whatever the tool.
+        assert!(rule("read(a)").binds("grep", &read));
+        assert!(rule("read").binds("my_reader", &read));
+        assert!(!rule("read").binds("write", &write));
+        // `write` and `edit` both bind every described write.
+        for name in ["write(a)", "edit(a)"] {
+            assert!(rule(name).binds("write", &write));
+            assert!(rule(name).binds("edit", &write));
+            assert!(!rule(name).binds("read", &read));
+        }
+        // Any other name binds its own tool only, described or not.
+        assert!(rule("grep(a)").binds("grep", &read));
+        assert!(!rule("grep(a)").binds("read", &read));
+        assert!(rule("bash").binds("bash", &command));
+        assert!(!rule("bash").binds("my_shell", &command));
+        // A class binds a tool of its name even when it declares nothing.
+        assert!(rule("read").binds("read", &Access::unknown()));
+        assert!(!rule("read").binds("other", &Access::unknown()));
+        assert!(rule("read").is_read_rule());
+        assert!(!rule("edit").is_read_rule());
+        assert!(!rule("grep").is_read_rule());
+    }
+
+    #[test]
     fn parses_and_prints() {
         let rule: Rule = " write(src/**) ".parse().unwrap();
         assert_eq!(rule.to_string(), "write(src/**)");
