@@ -43,7 +43,7 @@
 //! use agentcore::message::ToolCall;
 //! use agentcore::scheduler::{Scheduler, SchedulerConfig};
 //! use agentcore::turn::Turn;
-//! //! use agentcore::{
+//! use agentcore::{
 //!     CallContext, Event, Outcome, Pipeline, ToolError, ToolOutput, ToolRegistry, TypedTool,
 //! };
 //! use schemars::JsonSchema;

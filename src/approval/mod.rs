@@ -53,7 +53,7 @@
 //! # let _ = (gate, read_filter); Ok(()) }
 //! ```
 //!
-//! The policy file format is in [`policy`]. Tools attach permissions with
+//! The policy file format is in [`Policy`]. Tools attach permissions with
 //! one line in their extensions:
 //! `extensions.insert(Permissions::for_builtin("grep").expect("built-in"))`.
 //! Search tools consult a [`ReadFilter`] to leave read-denied files out of
