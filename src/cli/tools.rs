@@ -2,6 +2,7 @@
 
 use std::process::ExitCode;
 
+use agentcore::message::{anthropic, openai};
 use agentcore::{Tool, ToolRegistry};
 use serde_json::{Value, json};
 
@@ -16,23 +17,8 @@ pub fn definitions(registry: &ToolRegistry, format: ToolsFormat) -> Value {
     match format {
         // Exactly what the MCP server's tools/list answers.
         ToolsFormat::Mcp => json!({ "tools": agentcore::mcp::tool_definitions(registry) }),
-        ToolsFormat::Anthropic => each(|tool| {
-            json!({
-                "name": tool.name(),
-                "description": tool.description(),
-                "input_schema": tool.schema(),
-            })
-        }),
-        ToolsFormat::Openai => each(|tool| {
-            json!({
-                "type": "function",
-                "function": {
-                    "name": tool.name(),
-                    "description": tool.description(),
-                    "parameters": tool.schema(),
-                },
-            })
-        }),
+        ToolsFormat::Anthropic => each(anthropic::tool_definition),
+        ToolsFormat::Openai => each(openai::tool_definition),
     }
 }
 

@@ -1,16 +1,26 @@
-//! Conversions for the Anthropic Messages API: `tool_result` content
-//! blocks, wrapped in one `user` message; `tool_use` blocks parsed from an
-//! assistant message.
+//! Conversions for the Anthropic Messages API: tool definitions;
+//! `tool_result` content blocks, wrapped in one `user` message; `tool_use`
+//! blocks parsed from an assistant message.
 
 use std::collections::HashSet;
 
-use agentcore_stages::{Content, RawArgs};
+use agentcore_stages::{Content, RawArgs, Tool};
 use serde_json::{Map, Value, json};
 
 use super::parse::{
     check_role, duplicate, non_empty, object, required, shorten, string, wrong_type,
 };
 use super::{MessageError, ToolAnswer, ToolCall};
+
+/// A tool's entry in a request's `tools`:
+/// `{"name":..,"description":..,"input_schema":{..}}`.
+pub fn tool_definition(tool: &dyn Tool) -> Value {
+    json!({
+        "name": tool.name(),
+        "description": tool.description(),
+        "input_schema": tool.schema(),
+    })
+}
 
 /// The `tool_result` content block answering one call:
 /// `{"type":"tool_result","tool_use_id":..,"content":[..],"is_error":..}`.

@@ -2,16 +2,18 @@
 //! OpenAI Chat Completions and MCP.
 //!
 //! A turn ends with one result per call (a [`ToolResult`], or the
-//! [`ToolResultMessage`] built from it). The modules here turn those into
-//! what each API expects next, and parse an assistant message's tool calls
-//! into [`ToolCall`]s:
+//! [`ToolResultMessage`] built from it). The modules here, one file per
+//! provider shape, turn those into what each API expects next, parse an
+//! assistant message's tool calls into [`ToolCall`]s, and write a tool's
+//! definition for a request's `tools`:
 //!
 //! - [`anthropic`]: `tool_result` content blocks, wrapped in one `user`
 //!   message; `tool_use` blocks parsed from an assistant message.
 //! - [`openai`]: `role: "tool"` messages (images as a text note, the images
 //!   themselves in a following `user` message); `tool_calls` parsed from an
 //!   assistant message, arguments kept as JSON text.
-//! - [`mcp`]: a `CallToolResult` with `isError`.
+//! - [`mcp`]: a `CallToolResult` with `isError` (the MCP server's tool
+//!   definitions are [`crate::mcp::tool_definitions`]).
 //!
 //! Everything is plain [`serde_json::Value`], so a harness can put it straight
 //! into a request body.

@@ -1,17 +1,30 @@
-//! Conversions for the OpenAI Chat Completions API: `role: "tool"`
-//! messages (images as a text note, the images themselves in a following
-//! `user` message); `tool_calls` parsed from an assistant message,
-//! arguments kept as JSON text.
+//! Conversions for the OpenAI Chat Completions API: tool definitions;
+//! `role: "tool"` messages (images as a text note, the images themselves in
+//! a following `user` message); `tool_calls` parsed from an assistant
+//! message, arguments kept as JSON text.
 
 use std::collections::HashSet;
 
-use agentcore_stages::{Content, RawArgs};
+use agentcore_stages::{Content, RawArgs, Tool};
 use serde_json::{Value, json};
 
 use super::parse::{
     check_role, duplicate, non_empty, object, required, shorten, string, wrong_type,
 };
 use super::{MessageError, ToolAnswer, ToolCall};
+
+/// A tool's entry in a request's `tools`:
+/// `{"type":"function","function":{"name":..,"description":..,"parameters":{..}}}`.
+pub fn tool_definition(tool: &dyn Tool) -> Value {
+    json!({
+        "type": "function",
+        "function": {
+            "name": tool.name(),
+            "description": tool.description(),
+            "parameters": tool.schema(),
+        },
+    })
+}
 
 /// An image taken out of a tool result, to be sent in a user message
 /// (Chat Completions tool messages carry text only).
