@@ -1,11 +1,12 @@
 //! agentcore: the tool-execution kernel of an AI coding agent.
 //!
 //! The model proposes tool calls; agentcore runs them and turns every
-//! outcome into a result the model can read. This crate re-exports the
-//! per-call pipeline of [`agentcore_stages`] (one call, from
-//! `Call<Unvalidated>` to its [`ToolResult`]: coerce, validate, preview,
-//! gate, execute; see that crate's docs for the stage diagram) and adds
-//! what lives around one call:
+//! outcome into a result the model can read. The per-call pipeline is the
+//! [`stages`] crate (one call, from `Call<Unvalidated>` to its
+//! [`ToolResult`]: coerce, validate, preview, gate, execute; see its docs
+//! for the stage diagram); the items used daily are re-exported at this
+//! crate's root, everything else is under [`stages`]. This crate adds what
+//! lives around one call:
 //!
 //! ```text
 //!  assistant message ─▶ Turn ─▶ Scheduler ─▶ Pipeline (per call) ─▶ Tool
