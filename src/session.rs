@@ -262,3 +262,39 @@ fn with_permissions<T: Tool>(tool: T) -> Arc<dyn Tool> {
         None => Arc::new(tool),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn options_give_the_config_run_and_mcp_start_from() {
+        let config = SessionConfig::from_options(None, None, None).unwrap();
+        assert_eq!(config.root, std::env::current_dir().unwrap());
+        assert_eq!(config.mode, None);
+        assert!(config.policy.is_none());
+
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("policy.toml");
+        std::fs::write(&file, "mode = \"plan\"\nallow = [\"bash(ls *)\"]\n").unwrap();
+        let config =
+            SessionConfig::from_options(Some(dir.path().into()), None, Some(&file)).unwrap();
+        assert_eq!(config.policy.map(|p| p.mode), Some(Mode::Plan));
+        assert_eq!(config.mode, None);
+    }
+
+    #[test]
+    fn a_missing_policy_file_is_named_in_the_error() {
+        let missing = Path::new("/nonexistent/policy.toml");
+        let err = SessionConfig::from_options(Some(".".into()), None, Some(missing)).unwrap_err();
+        assert!(matches!(
+            err,
+            SessionError::Policy(PolicyError::Read { .. })
+        ));
+        assert!(
+            err.to_string()
+                .starts_with("cannot read policy file /nonexistent/policy.toml: "),
+            "{err}"
+        );
+    }
+}
