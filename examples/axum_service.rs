@@ -23,10 +23,10 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use agentcore::TypedTool;
 use agentcore::message::ToolCall;
 use agentcore::scheduler::{Scheduler, SchedulerConfig};
 use agentcore::turn::{Turn, TurnControl};
-use agentcore::typed::TypedTool;
 use agentcore::{CallContext, Event, Pipeline, RawArgs, ToolError, ToolOutput, ToolRegistry};
 use axum::extract::{Json, State};
 use axum::response::sse::{self, KeepAlive, Sse};

@@ -6,11 +6,11 @@
 
 use std::sync::Arc;
 
+use agentcore::TypedTool;
 use agentcore::approval::{Access, Permissions};
 use agentcore::message::ToolCall;
 use agentcore::scheduler::{Scheduler, SchedulerConfig};
 use agentcore::turn::Turn;
-use agentcore::typed::TypedTool;
 use agentcore::{CallContext, Extensions, Outcome, Pipeline, ToolError, ToolOutput, ToolRegistry};
 use schemars::JsonSchema;
 use serde::Deserialize;

@@ -17,14 +17,15 @@ use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
 
-use agentcore::gate::{GateDecision, gate_fn};
+use agentcore::GateDecision;
+use agentcore::TypedTool;
 use agentcore::message::ToolCall;
 use agentcore::scheduler::{Scheduler, SchedulerConfig};
+use agentcore::stages::gate::gate_fn;
+use agentcore::stages::{Executed, Gated};
 use agentcore::turn::Turn;
-use agentcore::typed::TypedTool;
 use agentcore::{
-    BoxFuture, Call, CallContext, Executed, Gated, Outcome, Pipeline, ToolError, ToolOutput,
-    ToolRegistry,
+    BoxFuture, Call, CallContext, Outcome, Pipeline, ToolError, ToolOutput, ToolRegistry,
 };
 use schemars::JsonSchema;
 use serde::Deserialize;

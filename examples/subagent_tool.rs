@@ -12,10 +12,10 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use agentcore::TypedTool;
 use agentcore::message::ToolCall;
 use agentcore::scheduler::{Scheduler, SchedulerConfig};
 use agentcore::turn::Turn;
-use agentcore::typed::TypedTool;
 use agentcore::{
     CallContext, Event, Outcome, Pipeline, ToolError, ToolOutput, ToolRegistry, UpdateKind,
 };

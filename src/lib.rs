@@ -1,11 +1,12 @@
 //! agentcore: the tool-execution kernel of an AI coding agent.
 //!
 //! The model proposes tool calls; agentcore runs them and turns every
-//! outcome into a result the model can read. This crate re-exports the
-//! per-call pipeline of [`agentcore_stages`] (one call, from
-//! `Call<Unvalidated>` to its [`ToolResult`]: coerce, validate, preview,
-//! gate, execute; see that crate's docs for the stage diagram) and adds
-//! what lives around one call:
+//! outcome into a result the model can read. The per-call pipeline is the
+//! [`stages`] crate (one call, from `Call<Unvalidated>` to its
+//! [`ToolResult`]: coerce, validate, preview, gate, execute; see its docs
+//! for the stage diagram); the items used daily are re-exported at this
+//! crate's root, everything else is under [`stages`]. This crate adds what
+//! lives around one call:
 //!
 //! ```text
 //!  assistant message ─▶ Turn ─▶ Scheduler ─▶ Pipeline (per call) ─▶ Tool
@@ -17,17 +18,22 @@
 //!  events: tool_exec_start / _update / _end, message_start / _end, model_response
 //! ```
 //!
-//! - [`turn`]: one assistant message's calls in, results in source order,
-//!   tool-result messages and a `ModelResponse` out; steering and abort.
-//! - [`scheduler`]: a tower service around the pipeline that admits calls
-//!   in arrival order (concurrency-safe calls together, unsafe ones alone).
-//! - [`session`]: the built-in tools, approval gate, pipeline and scheduler
-//!   wired together, as the CLI and the MCP server use them.
-//! - [`tools`]: the built-in tools (read, write, edit, bash, grep, glob, ls).
-//! - [`approval`]: the approval engine, an ordinary [`Gate`].
-//! - [`message`]: tool calls and results in the shapes providers use.
-//! - [`mcp`] and [`cli`]: the built-in tools over MCP, and the binary.
-//! - [`typed`]: write a tool with typed arguments and a derived schema.
+//! # Where things live
+//!
+//! | Module | What it holds |
+//! |---|---|
+//! | [`stages`] (and the re-exports at this crate's root) | One call's pipeline: [`Tool`], [`TypedTool`], [`Call`] and its states, the stages, [`Pipeline`], [`ToolRegistry`], [`Event`], [`Gate`] |
+//! | [`tools`] | The built-in tools, one file (or folder) per tool: its `Args` type (the schema the model sees), its `permissions()` (what a call touches) and its execution; the workspace, the read-before-write ledger and the shared file helpers beside them |
+//! | [`approval`] | The approval engine, an ordinary [`Gate`]: rules and their typed targets, modes, policy files, the bash command analysis, permissions |
+//! | [`scheduler`] | A tower service around the pipeline that admits calls in arrival order: concurrency-safe calls side by side, unsafe calls alone |
+//! | [`turn`] | One assistant message's calls in, results in source order, tool-result messages and a `ModelResponse` out; steering and abort |
+//! | [`session`] | The built-in tools, approval engine, pipeline and scheduler wired together, and built from the CLI's options, as `agentcore run` and `agentcore mcp` use them |
+//! | [`message`] | Tool calls and results in each provider's shape: one file per provider (Anthropic, OpenAI, MCP) |
+//! | [`mcp`] | The built-in tools served over MCP (`tools/list`, `tools/call`, progress, cancellation) |
+//! | [`lines`] | Bounded reading of JSON Lines input from a peer, shared by `agentcore run` and the MCP server |
+//!
+//! The `agentcore` binary (`run`, `demo`, `tools`, `mcp`) is built on these
+//! modules; its command-line code is private to it.
 //!
 //! # Example
 //!
@@ -38,8 +44,9 @@
 //! use agentcore::message::ToolCall;
 //! use agentcore::scheduler::{Scheduler, SchedulerConfig};
 //! use agentcore::turn::Turn;
-//! use agentcore::typed::TypedTool;
-//! use agentcore::{CallContext, Event, Outcome, Pipeline, ToolError, ToolOutput, ToolRegistry};
+//! use agentcore::{
+//!     CallContext, Event, Outcome, Pipeline, ToolError, ToolOutput, ToolRegistry, TypedTool,
+//! };
 //! use schemars::JsonSchema;
 //! use serde::Deserialize;
 //! use serde_json::json;
@@ -95,11 +102,27 @@
 #![deny(unsafe_code)]
 #![warn(missing_docs)]
 
+/// The per-call pipeline crate, whole: every stage, the call states, the
+/// futures. The items a harness or a tool uses daily are re-exported below.
 pub use agentcore_stages as stages;
-pub use agentcore_stages::*;
+
+// Writing a tool.
+pub use agentcore_stages::{
+    BoxFuture, CallContext, Content, Extensions, GatedArgs, InterruptBehavior, Tool, ToolError,
+    ToolOutput, TypedTool, ValidationFailure,
+};
+// Running calls.
+pub use agentcore_stages::{
+    BoxError, Call, CancelReason, Cancellation, Outcome, Pipeline, RawArgs, RegistryError,
+    ToolRegistry, ToolResult,
+};
+// Watching and gating them.
+pub use agentcore_stages::{
+    Event, EventSink, Gate, GateDecision, GateRequest, ToolResultMessage, UpdateKind,
+};
 
 pub mod approval;
-pub mod cli;
+pub mod lines;
 pub mod mcp;
 pub mod message;
 pub mod scheduler;

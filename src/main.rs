@@ -1,5 +1,7 @@
 //! The `agentcore` binary: run (JSON Lines), demo, tools, mcp.
 
+mod cli;
+
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
@@ -10,7 +12,7 @@ fn main() -> ExitCode {
         eprintln!("agentcore: {message}");
         return ExitCode::FAILURE;
     }
-    agentcore::cli::main()
+    cli::main()
 }
 
 /// Process-wide protections, before any thread or command starts: commands

@@ -4,7 +4,7 @@
 //! This is what the CLI and the MCP server run; a harness can use it as is
 //! or assemble the parts itself.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use agentcore_stages::tool::WithExtensions;
@@ -53,11 +53,44 @@ impl SessionConfig {
             steering: SteeringPolicy::SkipPending,
         }
     }
+
+    /// The configuration `agentcore run` and `agentcore mcp` start from
+    /// their `--root`, `--mode` and `--policy` options: the workspace at
+    /// `root` (the current directory when `None`), the policy read from
+    /// `policy_file`, and `mode`, when given, over the policy's.
+    ///
+    /// ```
+    /// use agentcore::approval::Mode;
+    /// use agentcore::session::SessionConfig;
+    ///
+    /// let config = SessionConfig::from_options(Some(".".into()), Some(Mode::Plan), None).unwrap();
+    /// assert_eq!(config.mode, Some(Mode::Plan));
+    /// ```
+    pub fn from_options(
+        root: Option<PathBuf>,
+        mode: Option<Mode>,
+        policy_file: Option<&Path>,
+    ) -> Result<Self, SessionError> {
+        let root = match root {
+            Some(root) => root,
+            None => std::env::current_dir().map_err(SessionError::CurrentDir)?,
+        };
+        let mut config = Self::new(root);
+        if let Some(path) = policy_file {
+            config.policy = Some(Policy::load(path)?);
+        }
+        config.mode = mode;
+        Ok(config)
+    }
 }
 
 /// Why a session could not start.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum SessionError {
+    /// No root was given and the current directory cannot be read.
+    #[error("cannot read the current directory: {0}")]
+    CurrentDir(std::io::Error),
     /// The workspace root cannot be used.
     #[error("cannot use {path} as the workspace root: {source}")]
     Root {
@@ -69,7 +102,8 @@ pub enum SessionError {
     /// The bash output folder could not be created.
     #[error("cannot create the session's output folder: {0}")]
     OutputDir(std::io::Error),
-    /// The policy's extra roots cannot be used.
+    /// The policy file cannot be read or parsed, or its extra roots cannot
+    /// be used.
     #[error(transparent)]
     Policy(#[from] PolicyError),
 }
@@ -226,5 +260,41 @@ fn with_permissions<T: Tool>(tool: T) -> Arc<dyn Tool> {
     match Permissions::for_builtin(tool.name()) {
         Some(permissions) => Arc::new(WithExtensions::new(tool).with(permissions)),
         None => Arc::new(tool),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn options_give_the_config_run_and_mcp_start_from() {
+        let config = SessionConfig::from_options(None, None, None).unwrap();
+        assert_eq!(config.root, std::env::current_dir().unwrap());
+        assert_eq!(config.mode, None);
+        assert!(config.policy.is_none());
+
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("policy.toml");
+        std::fs::write(&file, "mode = \"plan\"\nallow = [\"bash(ls *)\"]\n").unwrap();
+        let config =
+            SessionConfig::from_options(Some(dir.path().into()), None, Some(&file)).unwrap();
+        assert_eq!(config.policy.map(|p| p.mode), Some(Mode::Plan));
+        assert_eq!(config.mode, None);
+    }
+
+    #[test]
+    fn a_missing_policy_file_is_named_in_the_error() {
+        let missing = Path::new("/nonexistent/policy.toml");
+        let err = SessionConfig::from_options(Some(".".into()), None, Some(missing)).unwrap_err();
+        assert!(matches!(
+            err,
+            SessionError::Policy(PolicyError::Read { .. })
+        ));
+        assert!(
+            err.to_string()
+                .starts_with("cannot read policy file /nonexistent/policy.toml: "),
+            "{err}"
+        );
     }
 }

@@ -203,7 +203,7 @@ impl Turn {
             // Steering already arrived: this call will not start.
             cancellation.cancel(CancelReason::Skip);
         }
-        let mut call = Call::new(tool_call.id, tool_call.name, tool_call.args)
+        let mut call = Call::new(tool_call.call_id, tool_call.name, tool_call.args)
             .with_sink(self.sink.clone())
             .with_cancellation(cancellation);
         call.context_mut()

@@ -5,9 +5,10 @@
 use std::fs;
 use std::sync::{Arc, Mutex};
 
-use agentcore::gate::{GateDecision, gate_fn};
+use agentcore::GateDecision;
 use agentcore::message::ToolCall;
 use agentcore::scheduler::{Scheduler, SchedulerConfig};
+use agentcore::stages::gate::gate_fn;
 use agentcore::tools::edit::EditTool;
 use agentcore::tools::read_state::Freshness;
 use agentcore::tools::workspace::Workspace;

@@ -103,7 +103,7 @@ fn anthropic_parallel_tool_use_keeps_source_order_and_skips_other_blocks() {
         ]
     });
     let calls = anthropic::parse_tool_calls(&message).unwrap();
-    let ids: Vec<&str> = calls.iter().map(|c| c.id.as_str()).collect();
+    let ids: Vec<&str> = calls.iter().map(|c| c.call_id.as_str()).collect();
     assert_eq!(ids, ["toolu_01", "toolu_02"]);
     assert_eq!(calls[1].name, "get_time");
 }
@@ -120,7 +120,7 @@ fn anthropic_plain_string_content_has_no_calls() {
 fn anthropic_single_tool_use_block_parses() {
     let block = &anthropic_weather_response()["content"][1];
     let call = anthropic::parse_tool_use(block).unwrap();
-    assert_eq!(call.id, "toolu_01A09q90qw90lq917835lq9");
+    assert_eq!(call.call_id, "toolu_01A09q90qw90lq917835lq9");
     let err = anthropic::parse_tool_use(&anthropic_weather_response()["content"][0]).unwrap_err();
     assert!(matches!(err, MessageError::UnexpectedType { .. }), "{err}");
 }
@@ -215,7 +215,7 @@ fn anthropic_hostile_messages_are_typed_errors() {
             ]}),
             MessageError::DuplicateId {
                 path: "content[1].id".into(),
-                id: "a".into(),
+                call_id: "a".into(),
             },
         ),
     ];
@@ -355,7 +355,7 @@ fn anthropic_calls_round_trip_through_an_assistant_message() {
 fn anthropic_refuses_to_write_malformed_argument_text() {
     let call = ToolCall::new("toolu_09", "f", "{not json");
     let err = anthropic::tool_use_block(&call).unwrap_err();
-    assert!(matches!(&err, MessageError::ArgsNotJson { id, .. } if id == "toolu_09"));
+    assert!(matches!(&err, MessageError::ArgsNotJson { call_id, .. } if call_id == "toolu_09"));
     assert!(err.to_string().contains("toolu_09"), "{err}");
 }
 
@@ -390,7 +390,7 @@ fn openai_parallel_calls_keep_source_order() {
         ]
     });
     let calls = openai::parse_tool_calls(&message).unwrap();
-    let ids: Vec<&str> = calls.iter().map(|c| c.id.as_str()).collect();
+    let ids: Vec<&str> = calls.iter().map(|c| c.call_id.as_str()).collect();
     assert_eq!(ids, ["call_12345xyz", "call_67890abc", "call_99999def"]);
     assert_eq!(
         calls[1].args,
@@ -521,7 +521,7 @@ fn openai_hostile_messages_are_typed_errors() {
             ]}),
             MessageError::DuplicateId {
                 path: "tool_calls[1].id".into(),
-                id: "c".into(),
+                call_id: "c".into(),
             },
         ),
     ];

@@ -14,11 +14,12 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
-use agentcore::gate::{GateDecision, gate_fn};
+use agentcore::GateDecision;
+use agentcore::TypedTool;
 use agentcore::message::ToolCall;
 use agentcore::scheduler::{Scheduler, SchedulerConfig};
+use agentcore::stages::gate::gate_fn;
 use agentcore::turn::Turn;
-use agentcore::typed::TypedTool;
 use agentcore::{
     CallContext, Event, InterruptBehavior, Outcome, Pipeline, ToolError, ToolOutput, ToolRegistry,
 };

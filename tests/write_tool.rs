@@ -7,7 +7,8 @@ use std::process::{Command, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use agentcore::gate::{GateDecision, gate_fn};
+use agentcore::GateDecision;
+use agentcore::stages::gate::gate_fn;
 use agentcore::tools::read_state::FileReadState;
 use agentcore::tools::workspace::Workspace;
 use agentcore::tools::write::WriteTool;

@@ -9,7 +9,8 @@ use std::collections::HashMap;
 use std::sync::{Arc, Once};
 use std::time::Duration;
 
-use agentcore::gate::{GateDecision, gate_fn};
+use agentcore::GateDecision;
+use agentcore::stages::gate::gate_fn;
 use agentcore::message::ToolCall;
 use agentcore::scheduler::{Scheduler, SchedulerConfig, SteeringPolicy};
 use agentcore::turn::Turn;

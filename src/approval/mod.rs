@@ -53,7 +53,7 @@
 //! # let _ = (gate, read_filter); Ok(()) }
 //! ```
 //!
-//! The policy file format is in [`policy`]. Tools attach permissions with
+//! The policy file format is in [`Policy`]. Tools attach permissions with
 //! one line in their extensions:
 //! `extensions.insert(Permissions::for_builtin("grep").expect("built-in"))`.
 //! Search tools consult a [`ReadFilter`] to leave read-denied files out of
@@ -75,13 +75,13 @@
 
 mod approver;
 pub mod builtin;
-pub mod command;
+mod command;
 mod decision;
 mod engine;
 mod mode;
 mod paths;
 mod permissions;
-pub mod policy;
+mod policy;
 mod read_filter;
 mod rule;
 
@@ -93,4 +93,4 @@ pub use mode::{Mode, ModeError};
 pub use permissions::{Access, Capability, Permissions};
 pub use policy::{ExtraRoot, Policy, PolicyError, RootAccess};
 pub use read_filter::{ReadFilter, WalkFilter};
-pub use rule::{Rule, RuleError, RuleKind};
+pub use rule::{Rule, RuleError, RuleKind, RuleTarget};

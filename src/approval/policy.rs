@@ -1,20 +1,4 @@
-//! The policy file (`--policy FILE`), in TOML.
-//!
-//! ```toml
-//! # default | accept-edits | plan | bypass (default: "default")
-//! mode = "default"
-//! allow = ["bash(cargo test *)", "bash(git status *)", "write(src/**)"]
-//! ask = ["bash(git push *)"]
-//! deny = ["read(./secrets/**)", "bash(rm *)"]
-//!
-//! # Extra workspace roots, added when the session starts.
-//! [[roots]]
-//! path = "../shared-docs"      # relative to the workspace root, or absolute, or ~/…
-//! access = "read-only"         # or "read-write" (default: "read-only")
-//! ```
-//!
-//! Every field is optional; an unknown field, an unknown mode or a rule
-//! that does not parse is an error naming the line and how to fix it.
+//! The policy file: mode, rules and extra roots, read from TOML.
 
 use std::io;
 use std::path::{Path, PathBuf};
@@ -26,6 +10,24 @@ use super::rule::{Rule, home_dir};
 use crate::tools::workspace::Workspace;
 
 /// A policy: mode, rules, extra roots.
+///
+/// The policy file (`--policy FILE`) is TOML:
+///
+/// ```toml
+/// # default | accept-edits | plan | bypass (default: "default")
+/// mode = "default"
+/// allow = ["bash(cargo test *)", "bash(git status *)", "write(src/**)"]
+/// ask = ["bash(git push *)"]
+/// deny = ["read(./secrets/**)", "bash(rm *)"]
+///
+/// # Extra workspace roots, added when the session starts.
+/// [[roots]]
+/// path = "../shared-docs"      # relative to the workspace root, or absolute, or ~/…
+/// access = "read-only"         # or "read-write" (default: "read-only")
+/// ```
+///
+/// Every field is optional; an unknown field, an unknown mode or a rule
+/// that does not parse is an error naming the line and how to fix it.
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Policy {
@@ -71,6 +73,7 @@ pub enum RootAccess {
 /// Why a policy could not be loaded. The text names the file, the place
 /// and the fix.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum PolicyError {
     /// The file could not be read.
     #[error("cannot read policy file {path}: {source}")]

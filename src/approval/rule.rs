@@ -3,10 +3,10 @@
 //! - `bash` with no specifier binds every call of `bash`; so does any bare
 //!   tool name.
 //! - `bash(cargo test *)`: a command pattern, matched word by word against
-//!   each part of a command (see [`command`](super::command)). A `*` word at
-//!   the end matches any further words (none included); a `*` inside a word
-//!   matches any characters in that word. `cargo test:*` is read as
-//!   `cargo test *`.
+//!   each part of a command (see [`CommandAnalysis`](super::CommandAnalysis)).
+//!   A `*` word at the end matches any further words (none included); a `*`
+//!   inside a word matches any characters in that word. `cargo test:*` is
+//!   read as `cargo test *`.
 //! - `write(src/**)`, `read(./secrets/**)`: gitignore-style path globs,
 //!   relative to the workspace root: a pattern with a slash (or starting
 //!   with `./` or `/`) is anchored at the root, one without matches at any
@@ -17,7 +17,8 @@
 //! Which calls a rule binds: `read(…)` binds every call that reads (read,
 //! glob, grep, ls, and any tool describing itself as a read);
 //! `write(…)` and `edit(…)` bind every call that writes (write, edit, …);
-//! any other name binds the tool of that name only.
+//! any other name binds the tool of that name only. The name is read once,
+//! into a [`RuleTarget`].
 
 use std::fmt;
 use std::path::{Path, PathBuf};
@@ -66,6 +67,61 @@ pub struct RuleError {
     pub message: String,
 }
 
+/// Which calls a rule binds, read once from the name it is written for.
+///
+/// ```
+/// use agentcore::approval::{Capability, Rule, RuleTarget};
+///
+/// let read: Rule = "read(./secrets/**)".parse().unwrap();
+/// assert_eq!(read.target(), &RuleTarget::Class(Capability::Read));
+/// let edit: Rule = "edit(src/**)".parse().unwrap();
+/// assert_eq!(edit.target(), &RuleTarget::Class(Capability::Write));
+/// let grep: Rule = "grep".parse().unwrap();
+/// assert_eq!(grep.target(), &RuleTarget::Tool("grep".into()));
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum RuleTarget {
+    /// `read`, or `write` and `edit`: every call that declares this
+    /// capability (read, glob, grep, ls; write, edit; any tool describing
+    /// itself so), and every call of a tool with the name written.
+    Class(Capability),
+    /// Any other name: the calls of the tool of that name only.
+    Tool(String),
+}
+
+impl RuleTarget {
+    /// The target a rule written for `name` has.
+    fn of(name: &str) -> Self {
+        match name {
+            "read" => RuleTarget::Class(Capability::Read),
+            "write" | "edit" => RuleTarget::Class(Capability::Write),
+            other => RuleTarget::Tool(other.to_owned()),
+        }
+    }
+}
+
+/// How a rule's specifier is read, by the name it is written for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Grammar {
+    /// `bash(cargo test *)`: a command pattern.
+    Command,
+    /// `read(./secrets/**)` and the other file tools: a path glob.
+    Path,
+    /// Any other tool: whichever of the two parses, and applies to the
+    /// call.
+    Either,
+}
+
+impl Grammar {
+    fn of(name: &str) -> Self {
+        match name {
+            "bash" => Grammar::Command,
+            "read" | "glob" | "grep" | "ls" | "edit" | "write" => Grammar::Path,
+            _ => Grammar::Either,
+        }
+    }
+}
+
 /// A parsed rule, `tool` or `tool(specifier)`.
 ///
 /// ```
@@ -80,6 +136,7 @@ pub struct RuleError {
 pub struct Rule {
     text: String,
     tool: String,
+    target: RuleTarget,
     specifier: Option<Specifier>,
 }
 
@@ -94,12 +151,21 @@ enum Specifier {
     ExactCommand(String),
 }
 
-const PATH_TOOLS: [&str; 6] = ["read", "glob", "grep", "ls", "edit", "write"];
-
 impl Rule {
     /// The tool name the rule is written for.
     pub fn tool(&self) -> &str {
         &self.tool
+    }
+
+    /// Which calls the rule binds.
+    pub fn target(&self) -> &RuleTarget {
+        &self.target
+    }
+
+    /// Whether the rule is written for `read`: a read-deny or read-ask
+    /// rule, which the search tools' filters use.
+    pub(crate) fn is_read_rule(&self) -> bool {
+        self.target == RuleTarget::Class(Capability::Read)
     }
 
     /// The rule as written.
@@ -130,6 +196,7 @@ impl Rule {
             Ok(p) => Self {
                 text,
                 tool: tool.to_owned(),
+                target: RuleTarget::of(tool),
                 specifier: Some(Specifier::Path(p)),
             },
             // An escaped literal always compiles; if not, grant nothing
@@ -137,6 +204,7 @@ impl Rule {
             Err(_) => Self {
                 text,
                 tool: tool.to_owned(),
+                target: RuleTarget::of(tool),
                 specifier: Some(Specifier::ExactCommand(String::new())),
             },
         }
@@ -152,6 +220,7 @@ impl Rule {
         Self {
             text: format!("{tool}({})", part.text()),
             tool: tool.to_owned(),
+            target: RuleTarget::of(tool),
             specifier: Some(Specifier::Command(CommandPattern { words, rest: false })),
         }
     }
@@ -162,6 +231,7 @@ impl Rule {
         Self {
             text: format!("{tool}({normalized})"),
             tool: tool.to_owned(),
+            target: RuleTarget::of(tool),
             specifier: Some(Specifier::ExactCommand(normalized)),
         }
     }
@@ -171,6 +241,7 @@ impl Rule {
         Self {
             text: tool.to_owned(),
             tool: tool.to_owned(),
+            target: RuleTarget::of(tool),
             specifier: None,
         }
     }
@@ -181,10 +252,9 @@ impl Rule {
         if self.tool == tool {
             return true;
         }
-        match self.tool.as_str() {
-            "read" => access.described && access.capability == Capability::Read,
-            "write" | "edit" => access.described && access.capability == Capability::Write,
-            _ => false,
+        match self.target {
+            RuleTarget::Class(capability) => access.described && access.capability == capability,
+            RuleTarget::Tool(_) => false,
         }
     }
 
@@ -276,12 +346,12 @@ impl FromStr for Rule {
         let specifier = match specifier {
             None => None,
             Some("") | Some("*") | Some("**") => None,
-            Some(spec) => Some(match tool {
-                "bash" => Specifier::Command(CommandPattern::parse(spec).map_err(|m| error(&m))?),
-                t if PATH_TOOLS.contains(&t) => {
-                    Specifier::Path(PathPattern::build(spec).map_err(|m| error(&m))?)
+            Some(spec) => Some(match Grammar::of(tool) {
+                Grammar::Command => {
+                    Specifier::Command(CommandPattern::parse(spec).map_err(|m| error(&m))?)
                 }
-                _ => {
+                Grammar::Path => Specifier::Path(PathPattern::build(spec).map_err(|m| error(&m))?),
+                Grammar::Either => {
                     let c = CommandPattern::parse(spec);
                     let p = PathPattern::build(spec);
                     match (c, p) {
@@ -294,6 +364,7 @@ impl FromStr for Rule {
         Ok(Self {
             text: trimmed.to_owned(),
             tool: tool.to_owned(),
+            target: RuleTarget::of(tool),
             specifier,
         })
     }
@@ -522,6 +593,35 @@ mod tests {
         CommandPart {
             words: s.split(' ').map(str::to_owned).collect(),
         }
+    }
+
+    #[test]
+    fn targets_bind_a_capability_class_or_one_tool() {
+        let rule = |text: &str| text.parse::<Rule>().unwrap();
+        let read = Access::read(["a"]);
+        let write = Access::write(["a"]);
+        let command = Access::command("ls");
+        // `read` binds every described read, whatever the tool.
+        assert!(rule("read(a)").binds("grep", &read));
+        assert!(rule("read").binds("my_reader", &read));
+        assert!(!rule("read").binds("write", &write));
+        // `write` and `edit` both bind every described write.
+        for name in ["write(a)", "edit(a)"] {
+            assert!(rule(name).binds("write", &write));
+            assert!(rule(name).binds("edit", &write));
+            assert!(!rule(name).binds("read", &read));
+        }
+        // Any other name binds its own tool only, described or not.
+        assert!(rule("grep(a)").binds("grep", &read));
+        assert!(!rule("grep(a)").binds("read", &read));
+        assert!(rule("bash").binds("bash", &command));
+        assert!(!rule("bash").binds("my_shell", &command));
+        // A class binds a tool of its name even when it declares nothing.
+        assert!(rule("read").binds("read", &Access::unknown()));
+        assert!(!rule("read").binds("other", &Access::unknown()));
+        assert!(rule("read").is_read_rule());
+        assert!(!rule("edit").is_read_rule());
+        assert!(!rule("grep").is_read_rule());
     }
 
     #[test]

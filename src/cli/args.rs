@@ -4,8 +4,8 @@ use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
-use crate::approval::Mode;
-use crate::scheduler::SteeringPolicy;
+use agentcore::approval::Mode;
+use agentcore::scheduler::SteeringPolicy;
 
 /// agentcore: the tool-execution kernel of an AI coding agent.
 #[derive(Debug, Parser)]

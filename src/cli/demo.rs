@@ -6,8 +6,8 @@ use std::process::ExitCode;
 use super::pretty::Pretty;
 use super::protocol::{Input, parse_line};
 use super::run::{Output, run_turn};
-use crate::approval::Policy;
-use crate::session::{Session, SessionConfig};
+use agentcore::approval::Policy;
+use agentcore::session::{Session, SessionConfig};
 
 /// The scratch workspace's files.
 const FILES: &[(&str, &str)] = &[

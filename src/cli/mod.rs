@@ -3,18 +3,18 @@
 //! prints the tool definitions, `mcp` serves the tools over MCP on stdio.
 
 mod args;
-pub mod demo;
-pub(crate) mod lines;
-pub mod pretty;
-pub mod protocol;
-pub mod run;
-pub mod tools;
+mod demo;
+mod mcp;
+mod pretty;
+mod protocol;
+mod run;
+mod tools;
 
 use std::process::ExitCode;
 
 use clap::Parser;
 
-pub use args::{Cli, Command, Format, McpArgs, RunArgs, SessionArgs, ToolsArgs, ToolsFormat};
+use args::{Cli, Command};
 
 /// Parses the command line and runs it; the exit status follows `cli.md`
 /// (0 when input was read to the end, 2 for bad options or input files).
@@ -42,7 +42,7 @@ pub fn main() -> ExitCode {
             Command::Run(args) => run::run(args).await,
             Command::Demo => demo::demo().await,
             Command::Tools(args) => tools::print(args),
-            Command::Mcp(args) => crate::mcp::serve_stdio(args).await,
+            Command::Mcp(args) => mcp::serve_stdio(args).await,
         }
     })
 }

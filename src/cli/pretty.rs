@@ -14,12 +14,12 @@ use std::io::IsTerminal;
 use std::sync::Arc;
 use std::time::Duration;
 
-use agentcore_stages::{Content, Event, Outcome, ToolRegistry, UpdateKind};
+use agentcore::{Content, Event, Outcome, ToolRegistry, UpdateKind};
 use console::{Style, style};
 use indicatif::{MultiProgress, ProgressBar, ProgressStyle};
 use serde_json::Value;
 
-use crate::session::Session;
+use agentcore::session::Session;
 
 /// Renders a run for people.
 pub struct Pretty {

@@ -4,8 +4,8 @@ use std::collections::HashSet;
 
 use serde_json::{Map, Value};
 
-use super::lines::{MAX_VALUES, Structure, structure};
-use crate::message::{ToolCall, anthropic, openai};
+use agentcore::lines::{MAX_VALUES, Structure, structure};
+use agentcore::message::{ToolCall, anthropic, openai};
 
 /// The protocol version in the hello line.
 pub const PROTOCOL: u32 = 1;
@@ -142,8 +142,11 @@ fn parse_turn(turn: &Value) -> Result<Vec<ToolCall>, String> {
 fn check_unique_ids(calls: &[ToolCall]) -> Result<(), String> {
     let mut seen = HashSet::new();
     for call in calls {
-        if !seen.insert(call.id.as_str()) {
-            return Err(format!("call id {:?} is repeated within the turn", call.id));
+        if !seen.insert(call.call_id.as_str()) {
+            return Err(format!(
+                "call id {:?} is repeated within the turn",
+                call.call_id
+            ));
         }
     }
     Ok(())

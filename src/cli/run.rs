@@ -5,16 +5,15 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
 
-use agentcore_stages::{Event, EventSink};
+use agentcore::lines::{Line, LineReader, MAX_LINE_BYTES, MAX_LINE_MIB};
+use agentcore::session::{Session, SessionConfig, SessionError};
+use agentcore::{Event, EventSink};
 use serde_json::json;
 use tokio::io::{AsyncRead, BufReader};
 
 use super::args::{Format, RunArgs, SessionArgs};
-use super::lines::{Line, LineReader, MAX_LINE_BYTES};
 use super::pretty::Pretty;
 use super::protocol::{Input, PROTOCOL, TurnInput, parse_line};
-use crate::approval::Policy;
-use crate::session::{Session, SessionConfig};
 
 /// Where a run's events go.
 pub(crate) enum Output {
@@ -82,19 +81,11 @@ fn write_json(value: &impl serde::Serialize) {
 pub(crate) fn start_session(
     args: &SessionArgs,
     tune: impl FnOnce(&mut SessionConfig),
-) -> Result<Session, String> {
-    let root = match &args.root {
-        Some(root) => root.clone(),
-        None => std::env::current_dir()
-            .map_err(|e| format!("cannot read the current directory: {e}"))?,
-    };
-    let mut config = SessionConfig::new(root);
-    if let Some(path) = &args.policy {
-        config.policy = Some(Policy::load(path).map_err(|e| e.to_string())?);
-    }
-    config.mode = args.mode;
+) -> Result<Session, SessionError> {
+    let mut config =
+        SessionConfig::from_options(args.root.clone(), args.mode, args.policy.as_deref())?;
     tune(&mut config);
-    Session::start(config).map_err(|e| e.to_string())
+    Session::start(config)
 }
 
 /// Runs `agentcore run`.
@@ -182,8 +173,9 @@ pub(crate) async fn run_lines(
 /// The `input_error` message of a line over [`MAX_LINE_BYTES`].
 fn too_long(len: u64) -> String {
     format!(
-        "the line is {len} bytes long, over the limit of {MAX_LINE_BYTES} bytes (16 MiB); \
-         it was skipped. Send each input as one line of at most 16 MiB"
+        "the line is {len} bytes long, over the limit of {MAX_LINE_BYTES} bytes \
+         ({MAX_LINE_MIB} MiB); it was skipped. Send each input as one line of at most \
+         {MAX_LINE_MIB} MiB"
     )
 }
 

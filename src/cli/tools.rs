@@ -2,11 +2,12 @@
 
 use std::process::ExitCode;
 
-use agentcore_stages::{Tool, ToolRegistry};
+use agentcore::message::{anthropic, openai};
+use agentcore::{Tool, ToolRegistry};
 use serde_json::{Value, json};
 
 use super::args::{ToolsArgs, ToolsFormat};
-use crate::session::{Session, SessionConfig};
+use agentcore::session::{Session, SessionConfig};
 
 /// The definitions of every tool in `registry`, in `format`.
 pub fn definitions(registry: &ToolRegistry, format: ToolsFormat) -> Value {
@@ -15,24 +16,9 @@ pub fn definitions(registry: &ToolRegistry, format: ToolsFormat) -> Value {
     };
     match format {
         // Exactly what the MCP server's tools/list answers.
-        ToolsFormat::Mcp => json!({ "tools": crate::mcp::tool_definitions(registry) }),
-        ToolsFormat::Anthropic => each(|tool| {
-            json!({
-                "name": tool.name(),
-                "description": tool.description(),
-                "input_schema": tool.schema(),
-            })
-        }),
-        ToolsFormat::Openai => each(|tool| {
-            json!({
-                "type": "function",
-                "function": {
-                    "name": tool.name(),
-                    "description": tool.description(),
-                    "parameters": tool.schema(),
-                },
-            })
-        }),
+        ToolsFormat::Mcp => json!({ "tools": agentcore::mcp::tool_definitions(registry) }),
+        ToolsFormat::Anthropic => each(anthropic::tool_definition),
+        ToolsFormat::Openai => each(openai::tool_definition),
     }
 }
 

@@ -43,9 +43,10 @@ use rmcp::transport::Transport;
 use serde_json::{Map, Value, json};
 use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
 
-use crate::cli::lines::{
-    Line, LineReader, MAX_DEPTH, MAX_LINE_BYTES, MAX_VALUES, Structure, structure,
+use crate::lines::{
+    Line, LineReader, MAX_DEPTH, MAX_LINE_BYTES, MAX_LINE_MIB, MAX_VALUES, Structure, structure,
 };
+use crate::message::json_kind as kind;
 
 /// JSON-RPC's parse error.
 const PARSE_ERROR: i32 = -32700;
@@ -187,7 +188,8 @@ where
                         INVALID_REQUEST,
                         format!(
                             "Invalid Request: the message is {len} bytes long, over the limit of \
-                             {MAX_LINE_BYTES} bytes (16 MiB), and was skipped. Send smaller messages."
+                             {MAX_LINE_BYTES} bytes ({MAX_LINE_MIB} MiB), and was skipped. Send smaller \
+                             messages."
                         ),
                     ))
                 }
@@ -527,17 +529,6 @@ fn check_call_params(params: Option<&Value>) -> Result<(), String> {
              not {}. Send {{}} for no arguments.",
             kind(other)
         )),
-    }
-}
-
-fn kind(value: &Value) -> &'static str {
-    match value {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "an array",
-        Value::Object(_) => "an object",
     }
 }
 

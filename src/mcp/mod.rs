@@ -34,7 +34,6 @@ mod definitions;
 mod framing;
 mod server;
 
-use std::process::ExitCode;
 use std::time::Duration;
 
 use rmcp::service::ServerInitializeError;
@@ -43,7 +42,6 @@ use tokio::io::{AsyncRead, AsyncWrite};
 pub use definitions::tool_definitions;
 pub use server::McpServer;
 
-use crate::cli::McpArgs;
 use crate::session::Session;
 
 /// How long a closing server waits for aborted calls to end.
@@ -51,6 +49,7 @@ const DRAIN_TIMEOUT: Duration = Duration::from_secs(5);
 
 /// Why serving a connection failed.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum ServeError {
     /// The MCP handshake did not complete.
     #[error("the MCP handshake failed: {0}")]
@@ -75,7 +74,7 @@ pub enum ServeError {
 /// an object) gets `-32602`.
 ///
 /// A client that disconnects before `initialize` is a normal end. The
-/// session's breaker applies as configured; [`serve_stdio`] turns it off.
+/// session's breaker applies as configured; `agentcore mcp` turns it off.
 pub async fn serve<R, W>(session: Session, reader: R, writer: W) -> Result<(), ServeError>
 where
     R: AsyncRead + Send + Unpin + 'static,
@@ -94,35 +93,4 @@ where
     server.session().scheduler().abort_all();
     server.drain(DRAIN_TIMEOUT).await;
     outcome
-}
-
-/// `agentcore mcp`: serves the built-in tools on stdin/stdout.
-///
-/// The workspace is `--root` (default: the current directory), the
-/// approval mode `--mode` (default: `default`, where "ask" is a deny whose
-/// reason says approval was required) and `--policy` a TOML policy file.
-/// Exit status 2, with a message on stderr, when the session cannot start
-/// (bad policy, unusable root); 0 when the client closed the connection.
-///
-/// The breaker that disables a tool after consecutive failures is off: an
-/// MCP connection has no user prompt to reset it, so a tripped tool would
-/// stay disabled for the rest of the connection.
-pub async fn serve_stdio(args: McpArgs) -> ExitCode {
-    let session = match crate::cli::run::start_session(&args.session, |config| {
-        config.max_tool_errors = 0;
-    }) {
-        Ok(session) => session,
-        Err(message) => {
-            eprintln!("agentcore mcp: {message}");
-            return ExitCode::from(2);
-        }
-    };
-    let (reader, writer) = rmcp::transport::stdio_pipes();
-    match serve(session, reader, writer).await {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(err) => {
-            eprintln!("agentcore mcp: {err}");
-            ExitCode::from(1)
-        }
-    }
 }

@@ -6,11 +6,10 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::Duration;
 
-use agentcore_stages::{
-    Call, CancelReason, Cancellation, Content, Event, EventSink, ToolResult, UpdateKind,
-};
+use agentcore_stages::messages;
+use agentcore_stages::{Call, CancelReason, Cancellation, Content, Event, EventSink, UpdateKind};
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
+    CallToolRequestParams, CallToolResponse, CallToolResult, Implementation,
     InitializeRequestParams, InitializeResult, ListToolsResult, NumberOrString,
     PaginatedRequestParams, ProgressNotificationParam, ProgressToken, RequestId,
     ServerCapabilities, ServerConfig, Tool,
@@ -24,6 +23,7 @@ use tower::{Service, ServiceExt};
 use super::arrival::{Arrivals, Ticket};
 use super::definitions::tool_definitions;
 use super::framing::ClientRequestId;
+use crate::message::{self, ToolAnswer};
 use crate::scheduler::{ResponseFuture, Scheduler, SchedulerError};
 use crate::session::Session;
 
@@ -166,13 +166,14 @@ impl McpServer {
             Some(ClientRequestId(id)) => id,
             None => context.id.clone(),
         };
-        let call = Call::new(call_id(&id), request.name.into_owned(), args)
+        let call_id = call_id(&id);
+        let call = Call::new(call_id.clone(), request.name.into_owned(), args)
             .with_sink(sink)
             .with_cancellation(cancellation.clone());
 
         let submitted = tokio::select! {
             biased;
-            () = context.ct.cancelled() => return Ok(cancelled_result()),
+            () = context.ct.cancelled() => return call_tool_result(&CancelledBeforeStart::new(call_id)),
             submitted = self.submit(call, ticket.as_ref()) => submitted,
         };
         let pending = submitted.map_err(scheduler_error)?;
@@ -200,7 +201,7 @@ impl McpServer {
             progress.report(payload).await;
         }
         let result = result.map_err(scheduler_error)?;
-        Ok(call_tool_result(&result))
+        call_tool_result(&result)
     }
 }
 
@@ -286,30 +287,40 @@ pub(crate) fn progress_message(payload: Value) -> String {
     }
 }
 
-/// The `CallToolResult` of one call, as
-/// [`message::mcp::call_tool_result`](crate::message::mcp::call_tool_result)
-/// builds it: JSON blocks become text holding the serialized JSON.
-pub(crate) fn call_tool_result(result: &ToolResult) -> CallToolResult {
-    let content = result
-        .content
-        .iter()
-        .map(|block| match block {
-            Content::Text { text } => ContentBlock::text(text.clone()),
-            Content::Json { value } => ContentBlock::text(value.to_string()),
-            Content::Image { media_type, data } => {
-                ContentBlock::image(data.clone(), media_type.clone())
-            }
-        })
-        .collect();
-    if result.is_error() {
-        CallToolResult::error(content)
-    } else {
-        CallToolResult::success(content)
+/// The `CallToolResult` of one call as rmcp's type: what
+/// [`message::mcp::call_tool_result`] writes, the one place that shapes it.
+fn call_tool_result(answer: &impl ToolAnswer) -> Result<CallToolResult, ErrorData> {
+    serde_json::from_value(message::mcp::call_tool_result(answer)).map_err(|err| {
+        ErrorData::internal_error(format!("the tool result could not be sent: {err}"), None)
+    })
+}
+
+/// The answer to a call the client cancelled before the scheduler took it:
+/// the cancelled text, as an error.
+struct CancelledBeforeStart {
+    call_id: String,
+    content: [Content; 1],
+}
+
+impl CancelledBeforeStart {
+    fn new(call_id: String) -> Self {
+        Self {
+            call_id,
+            content: [Content::text(messages::CANCELLED)],
+        }
     }
 }
 
-fn cancelled_result() -> CallToolResult {
-    CallToolResult::error(vec![ContentBlock::text("Tool execution cancelled.")])
+impl ToolAnswer for CancelledBeforeStart {
+    fn call_id(&self) -> &str {
+        &self.call_id
+    }
+    fn content(&self) -> &[Content] {
+        &self.content
+    }
+    fn is_error(&self) -> bool {
+        true
+    }
 }
 
 fn scheduler_error(err: SchedulerError) -> ErrorData {

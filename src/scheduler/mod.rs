@@ -22,6 +22,5 @@ mod safety;
 pub(crate) mod service;
 mod worker;
 
-pub use safety::{Admission, classify};
 pub use service::{ResponseFuture, Scheduler, SchedulerConfig, SchedulerError, SteeringPolicy};
 pub use worker::Worker;

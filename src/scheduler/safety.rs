@@ -7,7 +7,7 @@ use agentcore_stages::{InterruptBehavior, RawArgs, ToolRegistry, is_concurrency_
 
 /// What the scheduler needs to know about a call before it runs.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Admission {
+pub(crate) struct Admission {
     /// May run beside other safe calls.
     pub safe: bool,
     /// What steering does to it while it runs.
@@ -25,7 +25,7 @@ impl Admission {
 /// Classifies a call from a pure parse + coerce of its arguments. An unknown
 /// tool, unparsable arguments, or a capability method that panics make the
 /// call unsafe.
-pub fn classify(registry: &ToolRegistry, tool: &str, args: &RawArgs) -> Admission {
+pub(crate) fn classify(registry: &ToolRegistry, tool: &str, args: &RawArgs) -> Admission {
     let Some(entry) = registry.get(tool) else {
         return Admission::UNSAFE;
     };

@@ -49,6 +49,7 @@ impl Default for SchedulerConfig {
 
 /// Why the scheduler could not take or finish a call.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum SchedulerError {
     /// The worker task is gone (its runtime shut down).
     #[error("the scheduler's worker has stopped")]

@@ -6,7 +6,8 @@ use std::fs;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use agentcore::gate::{GateDecision, gate_fn};
+use agentcore::GateDecision;
+use agentcore::stages::gate::gate_fn;
 use agentcore::tools::edit::EditTool;
 use agentcore::tools::read::ReadTool;
 use agentcore::tools::read_state::FileReadState;

@@ -10,15 +10,18 @@
 
 use tokio::io::{AsyncBufRead, AsyncBufReadExt};
 
-/// The longest line read whole, newline excluded: 16 MiB.
-pub(crate) const MAX_LINE_BYTES: usize = 16 * 1024 * 1024;
+/// The longest line read whole, newline excluded, in MiB (for messages).
+pub const MAX_LINE_MIB: usize = 16;
+
+/// The longest line read whole, newline excluded: [`MAX_LINE_MIB`] MiB.
+pub const MAX_LINE_BYTES: usize = MAX_LINE_MIB * 1024 * 1024;
 
 /// The capacity kept between lines after a long one.
 const KEEP_CAPACITY: usize = 64 * 1024;
 
 /// One line of input.
 #[derive(Debug, PartialEq, Eq)]
-pub(crate) enum Line<'a> {
+pub enum Line<'a> {
     /// A whole line without its `\n` (a last line may have none).
     Text(&'a [u8]),
     /// A line longer than the cap: `len` bytes (newline excluded) were read
@@ -37,7 +40,7 @@ pub(crate) enum Line<'a> {
 /// a call dropped at an await point loses nothing and the next call goes
 /// on with the same line.
 #[derive(Debug)]
-pub(crate) struct LineReader<R> {
+pub struct LineReader<R> {
     inner: R,
     max: usize,
     /// The line being read.
@@ -50,7 +53,7 @@ pub(crate) struct LineReader<R> {
 
 impl<R: AsyncBufRead + Unpin> LineReader<R> {
     /// Lines of at most `max` bytes from `inner`.
-    pub(crate) fn new(inner: R, max: usize) -> Self {
+    pub fn new(inner: R, max: usize) -> Self {
         Self {
             inner,
             max,
@@ -63,7 +66,7 @@ impl<R: AsyncBufRead + Unpin> LineReader<R> {
     /// The next line. The bytes of a line over the cap go to `observe` in
     /// order, in pieces, as they are dropped (newline excluded); other
     /// lines are not shown to it.
-    pub(crate) async fn next(
+    pub async fn next(
         &mut self,
         observe: &mut (dyn FnMut(&[u8]) + Send),
     ) -> std::io::Result<Line<'_>> {
@@ -116,7 +119,7 @@ impl<R: AsyncBufRead + Unpin> LineReader<R> {
 
 /// The deepest nesting of arrays and objects let through: serde_json's
 /// recursion limit.
-pub(crate) const MAX_DEPTH: usize = 128;
+pub const MAX_DEPTH: usize = 128;
 
 /// The most JSON values (roughly: elements, members and containers) a
 /// message may hold. Parsing costs a few hundred bytes a value (rmcp's
@@ -124,11 +127,11 @@ pub(crate) const MAX_DEPTH: usize = 128;
 /// `[0,0,0,…]` took 1.6 GB in `agentcore mcp` and 570 MB in
 /// `agentcore run`; this bounds that to tens of MB, far above what any
 /// request needs.
-pub(crate) const MAX_VALUES: usize = 100_000;
+pub const MAX_VALUES: usize = 100_000;
 
 /// What a look at a line's structure found.
 #[derive(Debug, PartialEq, Eq)]
-pub(crate) enum Structure {
+pub enum Structure {
     /// Within both limits (or not JSON at all: the parser says so).
     Fine,
     /// Nested deeper than [`MAX_DEPTH`].
@@ -140,7 +143,7 @@ pub(crate) enum Structure {
 /// Counts the nesting and the values of a JSON text without parsing it
 /// (string contents skipped), stopping at the first limit passed. Not a
 /// validator: the parser judges the syntax after it.
-pub(crate) fn structure(line: &[u8]) -> Structure {
+pub fn structure(line: &[u8]) -> Structure {
     let (mut depth, mut values) = (0usize, 1usize);
     let mut rest = line;
     while let Some((&byte, tail)) = rest.split_first() {

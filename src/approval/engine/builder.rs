@@ -1,0 +1,109 @@
+//! Setting up an [`ApprovalEngine`]: mode, rules, policy, approver.
+
+use std::path::Path;
+use std::sync::{Arc, RwLock};
+
+use super::{ApprovalEngine, Inner, PROTECTED_PATHS, read};
+use crate::approval::approver::Approver;
+use crate::approval::mode::Mode;
+use crate::approval::paths::PathResolver;
+use crate::approval::policy::{Policy, RootAccess};
+use crate::approval::rule::{PathPattern, Rule, RuleKind};
+
+impl ApprovalEngine {
+    /// An engine for the workspace at `root`: default mode, no rules, no
+    /// approver.
+    pub fn new(root: impl AsRef<Path>) -> Self {
+        let protected = PROTECTED_PATHS
+            .iter()
+            .filter_map(|line| {
+                // Matched inside the root and anywhere on disk.
+                let relative = PathPattern::build(&format!("**/{line}")).ok()?;
+                let absolute = PathPattern::build(&format!("//**/{line}")).ok()?;
+                Some((*line, relative, absolute))
+            })
+            .collect();
+        Self {
+            inner: Arc::new(Inner {
+                resolver: Arc::new(PathResolver::new(root.as_ref())),
+                mode: RwLock::new(Mode::Default),
+                allow: Vec::new(),
+                ask: Vec::new(),
+                deny: Vec::new(),
+                grants: RwLock::new(Vec::new()),
+                read_only_roots: Vec::new(),
+                protected,
+                approver: None,
+            }),
+        }
+    }
+
+    fn inner_mut(&mut self) -> &mut Inner {
+        // Builders run before the engine is shared; make_mut-like without
+        // requiring Clone on Inner: a shared engine is rebuilt.
+        if Arc::get_mut(&mut self.inner).is_none() {
+            let i = &self.inner;
+            self.inner = Arc::new(Inner {
+                resolver: i.resolver.clone(),
+                mode: RwLock::new(read(&i.mode)),
+                allow: i.allow.clone(),
+                ask: i.ask.clone(),
+                deny: i.deny.clone(),
+                grants: RwLock::new(read(&i.grants)),
+                read_only_roots: i.read_only_roots.clone(),
+                protected: i.protected.clone(),
+                approver: i.approver.clone(),
+            });
+        }
+        Arc::get_mut(&mut self.inner).expect("just made unique")
+    }
+
+    /// This engine in `mode`.
+    pub fn with_mode(mut self, mode: Mode) -> Self {
+        *self
+            .inner_mut()
+            .mode
+            .get_mut()
+            .unwrap_or_else(|e| e.into_inner()) = mode;
+        self
+    }
+
+    /// This engine with one more rule.
+    pub fn with_rule(mut self, kind: RuleKind, rule: Rule) -> Self {
+        let inner = self.inner_mut();
+        match kind {
+            RuleKind::Allow => inner.allow.push(rule),
+            RuleKind::Ask => inner.ask.push(rule),
+            RuleKind::Deny => inner.deny.push(rule),
+        }
+        self
+    }
+
+    /// This engine with a policy's mode, rules and read-only roots (the
+    /// roots themselves go to the Workspace: [`Policy::apply_roots`]).
+    pub fn with_policy(mut self, policy: &Policy) -> Self {
+        let inner = self.inner_mut();
+        *inner.mode.get_mut().unwrap_or_else(|e| e.into_inner()) = policy.mode;
+        inner.allow.extend(policy.allow.iter().cloned());
+        inner.ask.extend(policy.ask.iter().cloned());
+        inner.deny.extend(policy.deny.iter().cloned());
+        let root = inner.resolver.root().to_path_buf();
+        for (path, access) in policy.resolved_roots(&root) {
+            if access == RootAccess::ReadOnly {
+                inner.read_only_roots.push(path.clone());
+                if let Ok(canonical) = std::fs::canonicalize(&path)
+                    && canonical != path
+                {
+                    inner.read_only_roots.push(canonical);
+                }
+            }
+        }
+        self
+    }
+
+    /// This engine asking `approver` whenever the verdict is "ask".
+    pub fn with_approver(mut self, approver: Arc<dyn Approver>) -> Self {
+        self.inner_mut().approver = Some(approver);
+        self
+    }
+}

@@ -1,0 +1,123 @@
+//! The engine as the kernel's [`Gate`]: the policy's verdict, then the
+//! approver for "ask" (or a deny that says which rule would allow the call).
+
+use std::path::Path;
+
+use futures::future::BoxFuture;
+use tower::BoxError;
+
+use super::ApprovalEngine;
+use crate::approval::approver::{ApprovalAnswer, ApprovalRequest};
+use crate::approval::command::CommandAnalysis;
+use crate::approval::decision::{Decision, DecisionSource, Verdict};
+use crate::approval::permissions::{Access, Permissions};
+use crate::{Gate, GateDecision, GateRequest};
+
+impl ApprovalEngine {
+    /// Decides one gate request, asking the approver if needed; the
+    /// decision says what decided.
+    pub fn decide_request(&self, request: GateRequest) -> BoxFuture<'static, Decision> {
+        let engine = self.clone();
+        Box::pin(async move {
+            let tool = request.tool.tool().clone();
+            let access = Permissions::of(tool.as_ref(), &request.args);
+            let decision = engine.evaluate_access(tool.name(), &access);
+            if decision.verdict != Verdict::Ask {
+                return decision;
+            }
+            let Some(approver) = engine.inner.approver.clone() else {
+                let opaque = access
+                    .command
+                    .as_deref()
+                    .is_some_and(|c| !CommandAnalysis::parse(c).fully_understood());
+                let fix = if opaque {
+                    ", and no policy rule can allow it as written.".to_owned()
+                } else {
+                    format!(
+                        ". Do what you can without it, or tell the user which rule would allow it in the policy file (for example allow = [\"{}\"]).",
+                        suggestion(tool.name(), &access, &engine),
+                    )
+                };
+                let reason = format!(
+                    "approval required: {} No one can approve it in this session, so it was not run{fix}",
+                    decision.reason,
+                );
+                return Decision::new(Verdict::Deny, decision.source, reason);
+            };
+            let session_grants = engine.grants_for(tool.name(), &access);
+            let ask = ApprovalRequest {
+                tool: tool.name().to_owned(),
+                call_id: request.call_id,
+                label: request.label,
+                args: request.args,
+                preview: request.preview,
+                access,
+                decision,
+                session_grants: session_grants.clone(),
+            };
+            match approver.approve(ask).await {
+                ApprovalAnswer::AllowOnce => Decision::new(
+                    Verdict::Allow,
+                    DecisionSource::Person,
+                    "the user allowed this call",
+                ),
+                ApprovalAnswer::AllowSession => {
+                    for grant in session_grants {
+                        engine.grant_session(grant);
+                    }
+                    Decision::new(
+                        Verdict::Allow,
+                        DecisionSource::Person,
+                        "the user allowed this for the session",
+                    )
+                }
+                ApprovalAnswer::Deny(reason) => Decision::new(
+                    Verdict::Deny,
+                    DecisionSource::Person,
+                    match reason {
+                        Some(r) => format!("the user denied this call: {r}"),
+                        None => "the user denied this call. Do not retry it; ask the user how to proceed or try another approach.".to_owned(),
+                    },
+                ),
+            }
+        })
+    }
+}
+
+impl Gate for ApprovalEngine {
+    fn decide(&self, request: GateRequest) -> BoxFuture<'static, Result<GateDecision, BoxError>> {
+        let decision = self.decide_request(request);
+        Box::pin(async move {
+            let decision = decision.await;
+            Ok(match decision.verdict {
+                Verdict::Allow => GateDecision::Allow,
+                Verdict::Ask | Verdict::Deny => GateDecision::Deny(Some(decision.reason)),
+            })
+        })
+    }
+}
+
+/// A rule that would allow the call, for "approval required" reasons.
+fn suggestion(tool: &str, access: &Access, engine: &ApprovalEngine) -> String {
+    if let Some(command) = &access.command {
+        let analysis = CommandAnalysis::parse(command);
+        let words: Vec<&str> = analysis
+            .parts
+            .first()
+            .map(|p| p.words.iter().take(2).map(String::as_str).collect())
+            .unwrap_or_default();
+        if words.is_empty() {
+            return tool.to_owned();
+        }
+        return format!("{tool}({} *)", words.join(" "));
+    }
+    if let Some(path) = access.paths.first() {
+        let (key, absolute) = engine.inner.resolver.display_key(Path::new(path));
+        return if absolute {
+            format!("{tool}(//{key})")
+        } else {
+            format!("{tool}({key})")
+        };
+    }
+    tool.to_owned()
+}

@@ -1,0 +1,221 @@
+//! [`ApprovalEngine`]: modes, rules, protected paths and session grants
+//! behind the kernel's [`Gate`].
+//!
+//! - `builder.rs`: the engine set up from a mode, rules, a policy and an
+//!   approver;
+//! - `evaluate.rs`: the policy's verdict on one call, steps 1 to 9 below;
+//! - `gate.rs`: the engine as a [`Gate`], asking the approver when the
+//!   verdict is "ask".
+
+mod builder;
+mod evaluate;
+mod gate;
+
+use std::fmt;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, RwLock};
+
+use super::approver::Approver;
+use super::command::CommandAnalysis;
+use super::decision::Decision;
+use super::mode::Mode;
+use super::paths::PathResolver;
+use super::permissions::{Access, Permissions};
+use super::read_filter::{ReadFilter, WalkFilter};
+use super::rule::{PathPattern, Rule};
+use crate::Tool;
+#[cfg(doc)]
+use crate::{Gate, approval::Policy};
+
+/// Paths that ask even where a rule or the mode allows (not in bypass),
+/// each matched at any depth: the name `.git` (a directory or a file) and
+/// everything under it, `.env` files, `.ssh` folders. Besides these, a git
+/// directory that a `.git` file points to (`gitdir: …`) is protected too:
+/// see [`ApprovalEngine`], step 8.
+pub const PROTECTED_PATHS: [&str; 4] = [".git", ".git/**", ".env*", "**/.ssh/**"];
+
+/// The policy engine: an ordinary [`Gate`].
+///
+/// Evaluation of one call, first match wins:
+/// 1. a write into a read-only root: deny;
+/// 2. a deny rule: deny (in every mode);
+/// 3. plan mode, for a write or a command: deny;
+/// 4. bypass mode: allow, then 9;
+/// 5. an ask rule: ask;
+/// 6. an allow rule or a session grant (for a command: every part,
+///    including the commands it wraps, and no redirection or other
+///    hazard; a command with a construct that can run code the analysis
+///    cannot see is covered only by a bare `bash` rule or a grant of that
+///    exact command): allow, then 8;
+/// 7. the mode: reads allow; writes allow in accept-edits, else ask;
+///    commands ask;
+/// 8. an allow that touches a protected path asks instead: one of
+///    [`PROTECTED_PATHS`], or a directory that a `.git` file (`gitdir: X`)
+///    or a git directory's `commondir` file names, and what is under it,
+///    where that file lies in the path's ancestors or the root's (git
+///    reads its configuration from there, and its configuration can name
+///    commands that git runs).
+/// 9. an allowed command with such a construct, while a deny rule binds
+///    the tool, asks instead: whether the deny rule matches is unknown,
+///    and deny rules hold in every mode (see [`CommandAnalysis`]).
+///
+/// "Ask" goes to the [`Approver`]; with none it is a deny whose reason
+/// starts `approval required: `.
+///
+/// ```
+/// use std::sync::Arc;
+/// use agentcore::approval::{ApprovalEngine, Policy};
+///
+/// let policy = Policy::from_toml(r#"allow = ["bash(cargo test *)"]"#).unwrap();
+/// let engine = ApprovalEngine::new(std::env::temp_dir()).with_policy(&policy);
+/// let read_filter = engine.read_filter(); // give to glob, grep, ls
+/// let gate: Arc<dyn agentcore::Gate> = Arc::new(engine);
+/// # let _ = (gate, read_filter);
+/// ```
+#[derive(Clone)]
+pub struct ApprovalEngine {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    resolver: Arc<PathResolver>,
+    mode: RwLock<Mode>,
+    allow: Vec<Rule>,
+    ask: Vec<Rule>,
+    deny: Vec<Rule>,
+    grants: RwLock<Vec<Rule>>,
+    read_only_roots: Vec<PathBuf>,
+    protected: Vec<(&'static str, PathPattern, PathPattern)>,
+    approver: Option<Arc<dyn Approver>>,
+}
+
+impl ApprovalEngine {
+    /// The current mode.
+    pub fn mode(&self) -> Mode {
+        read(&self.inner.mode)
+    }
+
+    /// Switches the mode for every later call (shared by clones).
+    pub fn set_mode(&self, mode: Mode) {
+        *self.inner.mode.write().unwrap_or_else(|e| e.into_inner()) = mode;
+    }
+
+    /// Allows what `rule` matches for the rest of the session (shared by
+    /// clones). Deny rules, plan mode and protected paths still apply.
+    pub fn grant_session(&self, rule: Rule) {
+        let mut grants = self.inner.grants.write().unwrap_or_else(|e| e.into_inner());
+        if !grants.iter().any(|g| g.as_str() == rule.as_str()) {
+            grants.push(rule);
+        }
+    }
+
+    /// The session grants so far.
+    pub fn session_grants(&self) -> Vec<Rule> {
+        read(&self.inner.grants)
+    }
+
+    /// Forgets every session grant.
+    pub fn clear_session_grants(&self) {
+        self.inner
+            .grants
+            .write()
+            .unwrap_or_else(|e| e.into_inner())
+            .clear();
+    }
+
+    /// The read-deny rules as a filter for the search tools.
+    pub fn read_filter(&self) -> ReadFilter {
+        let rules = self
+            .inner
+            .deny
+            .iter()
+            .filter(|r| r.is_read_rule())
+            .cloned()
+            .collect();
+        ReadFilter::new(self.inner.resolver.clone(), rules)
+    }
+
+    /// What glob, grep and ls leave out: paths whose reading would be
+    /// denied or would ask, in the mode current at each call; see
+    /// [`WalkFilter`].
+    pub fn walk_filter(&self) -> WalkFilter {
+        let read_rules = |rules: &[Rule]| -> Vec<Rule> {
+            rules.iter().filter(|r| r.is_read_rule()).cloned().collect()
+        };
+        WalkFilter::new(
+            self.clone(),
+            self.inner.resolver.clone(),
+            read_rules(&self.inner.deny),
+            read_rules(&self.inner.ask),
+            self.inner
+                .protected
+                .iter()
+                .map(|(_, relative, absolute)| (relative.clone(), absolute.clone()))
+                .collect(),
+        )
+    }
+
+    /// Whether a read-deny rule covers `path`; see [`ReadFilter::is_denied`].
+    pub fn is_read_denied(&self, path: &Path) -> bool {
+        self.read_filter().is_denied(path)
+    }
+
+    /// The policy's verdict on a call of `tool` with these arguments,
+    /// before any person is asked.
+    pub fn evaluate(&self, tool: &dyn Tool, args: &serde_json::Value) -> Decision {
+        self.evaluate_access(tool.name(), &Permissions::of(tool, args))
+    }
+
+    /// The policy's verdict on a call of the tool named `tool` that touches
+    /// `access`.
+    pub fn evaluate_access(&self, tool: &str, access: &Access) -> Decision {
+        evaluate::Evaluation::new(self, tool, access).run()
+    }
+
+    /// What "allow for the session" remembers for this call: the tool and
+    /// each command part (or the whole command, if it has a hazard), or
+    /// each path; a call with neither, the tool.
+    pub fn grants_for(&self, tool: &str, access: &Access) -> Vec<Rule> {
+        if let Some(command) = &access.command {
+            let analysis = CommandAnalysis::parse(command);
+            if !analysis.hazards.is_empty() || analysis.parts.is_empty() {
+                return vec![Rule::exact_command(tool, command)];
+            }
+            return analysis
+                .parts
+                .iter()
+                .map(|p| Rule::exact_part(tool, p))
+                .collect();
+        }
+        if !access.paths.is_empty() {
+            return access
+                .paths
+                .iter()
+                .map(|p| {
+                    let (key, absolute) = self.inner.resolver.display_key(Path::new(p));
+                    Rule::exact_path(tool, &key, absolute)
+                })
+                .collect();
+        }
+        vec![Rule::bare(tool)]
+    }
+}
+
+impl fmt::Debug for ApprovalEngine {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let names = |rules: &[Rule]| rules.iter().map(|r| r.to_string()).collect::<Vec<_>>();
+        f.debug_struct("ApprovalEngine")
+            .field("root", &self.inner.resolver.root())
+            .field("mode", &self.mode())
+            .field("allow", &names(&self.inner.allow))
+            .field("ask", &names(&self.inner.ask))
+            .field("deny", &names(&self.inner.deny))
+            .field("grants", &names(&self.session_grants()))
+            .field("approver", &self.inner.approver.is_some())
+            .finish()
+    }
+}
+
+fn read<T: Clone>(lock: &RwLock<T>) -> T {
+    lock.read().unwrap_or_else(|e| e.into_inner()).clone()
+}

@@ -1,0 +1,37 @@
+//! `agentcore mcp`: the built-in tools served over MCP on stdio.
+
+use std::process::ExitCode;
+
+use super::args::McpArgs;
+use super::run::start_session;
+
+/// `agentcore mcp`: serves the built-in tools on stdin/stdout.
+///
+/// The workspace is `--root` (default: the current directory), the
+/// approval mode `--mode` (default: `default`, where "ask" is a deny whose
+/// reason says approval was required) and `--policy` a TOML policy file.
+/// Exit status 2, with a message on stderr, when the session cannot start
+/// (bad policy, unusable root); 0 when the client closed the connection.
+///
+/// The breaker that disables a tool after consecutive failures is off: an
+/// MCP connection has no user prompt to reset it, so a tripped tool would
+/// stay disabled for the rest of the connection.
+pub async fn serve_stdio(args: McpArgs) -> ExitCode {
+    let session = match start_session(&args.session, |config| {
+        config.max_tool_errors = 0;
+    }) {
+        Ok(session) => session,
+        Err(message) => {
+            eprintln!("agentcore mcp: {message}");
+            return ExitCode::from(2);
+        }
+    };
+    let (reader, writer) = rmcp::transport::stdio_pipes();
+    match agentcore::mcp::serve(session, reader, writer).await {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(err) => {
+            eprintln!("agentcore mcp: {err}");
+            ExitCode::from(1)
+        }
+    }
+}
