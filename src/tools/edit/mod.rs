@@ -15,11 +15,11 @@
 //! assert_eq!(err.code(), 5);
 //! ```
 
-use std::borrow::Cow;
-use std::fmt::Write as _;
+mod apply;
+mod snippet;
+
 use std::fs::File;
 use std::io::{self, Read};
-use std::ops::Range;
 use std::path::{Path, PathBuf};
 use std::time::SystemTime;
 
@@ -30,13 +30,17 @@ use agentcore_stages::{
 use serde::Deserialize;
 use serde_json::{Value, json};
 
+pub use apply::{EditError, apply_edit, edit_bytes};
+
+use self::apply::edit_decoded;
+use self::snippet::snippet;
 use super::atomic::{Base, CommitError, Written, commit};
 use super::beneath::{CreatedDirs, FileError};
 use super::blocking::{bad_args, run_blocking};
 use super::diff::unified_diff;
 use super::read::shown_arg;
 use super::read_state::{FileReadState, Freshness, ReadStamp, hash_bytes};
-use super::text::{self, Format};
+use super::text;
 use super::workspace::{OpenFile, Workspace};
 
 /// Code and message when the file is not in the ledger (tools.md code 2).
@@ -55,12 +59,6 @@ pub const MODIFIED_BEFORE_WRITE: &str =
 /// The code for path problems (outside the workspace, missing, a
 /// directory); codes 2–8 are tools.md's.
 pub const PATH_ERROR_CODE: i64 = 1;
-/// Lines of context shown around the changed lines in the result.
-pub const RESULT_CONTEXT: usize = 4;
-/// Lines of the result snippet shown at most.
-const MAX_RESULT_LINES: usize = 400;
-/// Characters of one result line shown before it is cut (as `read` does).
-const MAX_LINE_CHARS: usize = 2000;
 
 const DESCRIPTION: &str = "Performs an exact string replacement in a file. Read the file first \
 with the read tool: editing a file you have not read, or that changed since you read it, is \
@@ -70,150 +68,6 @@ true, so include enough surrounding lines to make it unique. `replace_all` repla
 occurrence, e.g. to rename a variable. An empty `old_string` creates a new file with \
 `new_string` as its content. Line endings (CRLF), a byte-order mark and UTF-16 encoding are kept.";
 
-/// Why an edit cannot be applied to a text. `Display` is the message the
-/// model reads; [`EditError::code`] is tools.md's code.
-#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-pub enum EditError {
-    /// `old_string` does not occur (code 4); holds `old_string` as given.
-    #[error("String to replace not found in file.\nString: {0}")]
-    NotFound(String),
-    /// `old_string` occurs this many times and `replace_all` is false
-    /// (code 5).
-    #[error(
-        "Found {0} matches of the string to replace, but replace_all is false. To replace all occurrences, set replace_all to true. To replace only one occurrence, please provide more context to uniquely identify the instance."
-    )]
-    Ambiguous(usize),
-    /// `old_string` equals `new_string` (code 6).
-    #[error("No changes to make: old_string and new_string are exactly the same.")]
-    NoChange,
-    /// Empty `old_string` on a non-empty file (code 7).
-    #[error("Cannot create new file - file already exists.")]
-    FileExists,
-    /// The bytes are not valid UTF-8 or UTF-16 text (code 8).
-    #[error(
-        "File is not valid UTF-8 or UTF-16 text; refusing to edit it so that nothing is corrupted."
-    )]
-    NotText,
-}
-
-impl EditError {
-    /// The numeric code of tools.md's table.
-    pub fn code(&self) -> i64 {
-        match self {
-            EditError::NotFound(_) => 4,
-            EditError::Ambiguous(_) => 5,
-            EditError::NoChange => 6,
-            EditError::FileExists => 7,
-            EditError::NotText => 8,
-        }
-    }
-}
-
-/// An applied edit: the new text and where the replacements landed in it.
-#[derive(Debug)]
-struct Applied {
-    text: String,
-    /// Byte ranges of the inserted `new_string`s in `text`, in order.
-    spans: Vec<Range<usize>>,
-}
-
-/// Replaces `old` by `new` in `text`: the one occurrence, or all of them
-/// with `replace_all`. An empty `old` fills an empty text with `new`.
-///
-/// The result equals `text.replacen(old, new, 1)` for a unique match and
-/// `text.replace(old, new)` with `replace_all` (matches do not overlap).
-pub fn apply_edit(
-    text: &str,
-    old: &str,
-    new: &str,
-    replace_all: bool,
-) -> Result<String, EditError> {
-    apply(text, old, new, replace_all, old).map(|a| a.text)
-}
-
-/// [`apply_edit`] on a file's bytes: decoded (UTF-8, UTF-8 with BOM,
-/// UTF-16 with BOM), with CRLF line endings matched as LF (in `old` and
-/// `new` too), and encoded back in the file's own form, so untouched bytes
-/// stay as they were.
-pub fn edit_bytes(
-    bytes: &[u8],
-    old: &str,
-    new: &str,
-    replace_all: bool,
-) -> Result<Vec<u8>, EditError> {
-    let edited = edit_decoded(bytes, old, new, replace_all)?;
-    Ok(text::encode(&edited.applied.text, edited.format).into_owned())
-}
-
-/// An edit of a file's bytes, before encoding.
-struct Edited<'a> {
-    /// The old text, decoded and normalized (borrowed from the bytes when
-    /// they are plain UTF-8).
-    old_text: Cow<'a, str>,
-    applied: Applied,
-    format: Format,
-}
-
-fn edit_decoded<'a>(
-    bytes: &'a [u8],
-    old: &str,
-    new: &str,
-    replace_all: bool,
-) -> Result<Edited<'a>, EditError> {
-    if old == new {
-        return Err(EditError::NoChange);
-    }
-    let decoded = text::decode(bytes).ok_or(EditError::NotText)?;
-    let format = decoded.format;
-    let (old_n, new_n) = (format.normalize(old), format.normalize(new));
-    let applied = apply(&decoded.text, &old_n, &new_n, replace_all, old)?;
-    Ok(Edited {
-        old_text: decoded.text,
-        applied,
-        format,
-    })
-}
-
-fn apply(
-    text: &str,
-    old: &str,
-    new: &str,
-    replace_all: bool,
-    old_as_given: &str,
-) -> Result<Applied, EditError> {
-    if old == new {
-        return Err(EditError::NoChange);
-    }
-    if old.is_empty() {
-        return if text.is_empty() {
-            Ok(Applied {
-                text: new.to_owned(),
-                spans: std::iter::once(0..new.len()).collect(),
-            })
-        } else {
-            Err(EditError::FileExists)
-        };
-    }
-    let starts: Vec<usize> = text.match_indices(old).map(|(i, _)| i).collect();
-    match starts.len() {
-        0 => return Err(EditError::NotFound(old_as_given.to_owned())),
-        1 => {}
-        n if !replace_all => return Err(EditError::Ambiguous(n)),
-        _ => {}
-    }
-    let len = text.len() - starts.len() * old.len() + starts.len() * new.len();
-    let mut out = String::with_capacity(len);
-    let mut spans = Vec::with_capacity(starts.len());
-    let mut from = 0;
-    for start in starts {
-        out.push_str(&text[from..start]);
-        spans.push(out.len()..out.len() + new.len());
-        out.push_str(new);
-        from = start + old.len();
-    }
-    out.push_str(&text[from..]);
-    Ok(Applied { text: out, spans })
-}
 
 /// The `edit` tool. Holds the session's [`Workspace`] and
 /// [`FileReadState`] (shared with `read` and `write`).
@@ -688,139 +542,3 @@ pub(crate) fn write_through(
     }
 }
 
-/// The changed lines of `text` with [`RESULT_CONTEXT`] lines around them,
-/// numbered as `read` shows them; separate regions are split by `...`.
-fn snippet(text: &str, spans: &[Range<usize>]) -> String {
-    let bytes = text.as_bytes();
-    let total_lines = {
-        let n = memchr::memchr_iter(b'\n', bytes).count();
-        if text.is_empty() || text.ends_with('\n') {
-            n
-        } else {
-            n + 1
-        }
-    };
-    if total_lines == 0 {
-        return String::new();
-    }
-    // 0-based line ranges to show, merged in order.
-    let mut regions: Vec<Range<usize>> = Vec::new();
-    let (mut pos, mut line) = (0usize, 0usize);
-    for span in spans {
-        line += memchr::memchr_iter(b'\n', &bytes[pos..span.start]).count();
-        pos = span.start;
-        // A newline ending the inserted text ends its last line; the line
-        // after it is unchanged.
-        let inner_end = span.end.saturating_sub(1).max(span.start);
-        let inner = memchr::memchr_iter(b'\n', &bytes[span.start..inner_end]).count();
-        let first = line.min(total_lines - 1);
-        let last = (line + inner).min(total_lines - 1);
-        let from = first.saturating_sub(RESULT_CONTEXT);
-        let to = (last + RESULT_CONTEXT + 1).min(total_lines);
-        match regions.last_mut() {
-            Some(prev) if from <= prev.end => prev.end = prev.end.max(to),
-            _ => regions.push(from..to),
-        }
-    }
-    let mut out = String::new();
-    let mut shown = 0usize;
-    let mut region = 0usize;
-    for (i, body) in text.split('\n').enumerate() {
-        let Some(r) = regions.get(region) else { break };
-        if i >= total_lines {
-            break;
-        }
-        if i < r.start {
-            continue;
-        }
-        if shown == MAX_RESULT_LINES {
-            let _ = write!(
-                out,
-                "\n(more changed lines not shown; read the file to see them)"
-            );
-            break;
-        }
-        if !out.is_empty() {
-            out.push('\n');
-            if i == r.start && region > 0 {
-                out.push_str("...\n");
-            }
-        }
-        let _ = write!(out, "{:>6}\t{}", i + 1, cut_line(body));
-        shown += 1;
-        if i + 1 >= r.end {
-            region += 1;
-        }
-    }
-    out
-}
-
-fn cut_line(line: &str) -> Cow<'_, str> {
-    match line.char_indices().nth(MAX_LINE_CHARS) {
-        None => line.into(),
-        Some((at, _)) => {
-            let more = line[at..].chars().count();
-            format!("{} [… {more} more characters]", &line[..at]).into()
-        }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn unique_and_all_replacements() {
-        assert_eq!(apply_edit("abcabc", "bc", "X", true).unwrap(), "aXaX");
-        assert_eq!(apply_edit("abc", "b", "", false).unwrap(), "ac");
-        assert_eq!(apply_edit("aaa", "aa", "b", true).unwrap(), "ba");
-        assert_eq!(
-            apply_edit("abc", "z", "y", false),
-            Err(EditError::NotFound("z".into()))
-        );
-        assert_eq!(apply_edit("x", "x", "x", false), Err(EditError::NoChange));
-        assert_eq!(apply_edit("", "", "new", false).unwrap(), "new");
-        assert_eq!(
-            apply_edit("x", "", "new", false),
-            Err(EditError::FileExists)
-        );
-    }
-
-    #[test]
-    fn crlf_bytes_are_edited_as_lf_and_written_back() {
-        let out = edit_bytes(b"a\r\nb\r\nc\r\n", "a\nb", "A\nB\nb2", false).unwrap();
-        assert_eq!(out, b"A\r\nB\r\nb2\r\nc\r\n");
-        let out = edit_bytes(b"a\r\nb\r\n", "a\r\nb", "x", false).unwrap();
-        assert_eq!(out, b"x\r\n");
-        assert_eq!(
-            edit_bytes(b"\xFF\xFF", "a", "b", false),
-            Err(EditError::NotText)
-        );
-    }
-
-    #[test]
-    fn snippet_shows_context_and_separates_regions() {
-        let text: String = (1..=30).map(|i| format!("l{i}\n")).collect();
-        let a = apply(&text, "l10\n", "ten\n", false, "l10\n").unwrap();
-        let s = snippet(&a.text, &a.spans);
-        let first = s.lines().next().unwrap();
-        assert_eq!(first, "     6\tl6");
-        assert_eq!(s.lines().last().unwrap(), "    14\tl14");
-        assert!(s.contains("    10\tten"));
-
-        let text = text.replace("l2\n", "X\n").replace("l25\n", "X\n");
-        let a = apply(&text, "X\n", "Y\n", true, "X\n").unwrap();
-        let s = snippet(&a.text, &a.spans);
-        assert!(s.starts_with("     1\tl1\n     2\tY\n"), "{s}");
-        assert!(s.contains("\n...\n    21\tl21"), "{s}");
-        assert!(s.ends_with("    29\tl29"), "{s}");
-    }
-
-    #[test]
-    fn snippet_of_a_deletion_and_of_an_empty_text() {
-        let a = apply("a\nb\nc", "b\n", "", false, "b\n").unwrap();
-        assert_eq!(snippet(&a.text, &a.spans), "     1\ta\n     2\tc");
-        let a = apply("a", "a", "", false, "a").unwrap();
-        assert_eq!(snippet(&a.text, &a.spans), "");
-    }
-}
