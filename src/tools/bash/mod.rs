@@ -38,4 +38,4 @@ mod tool;
 
 pub use output_dir::OutputDir;
 pub use procs::{OrphanScope, adopt_orphans, make_undumpable};
-pub use tool::{BashTool, DEFAULT_TIMEOUT_MS, MAX_TIMEOUT_MS};
+pub use tool::{BashArgs, BashTool, DEFAULT_TIMEOUT_MS, MAX_TIMEOUT_MS, permissions};

@@ -1,15 +1,16 @@
-//! [`BashTool`]: its arguments, its metadata, and `execute`.
+//! [`BashTool`]: its arguments ([`BashArgs`]), its metadata, what a call
+//! touches ([`permissions`]), and the call itself.
 
 use std::collections::BTreeSet;
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use agentcore_stages::{
-    BoxFuture, CallContext, GatedArgs, InterruptBehavior, Tool, ToolError, ToolOutput,
-};
+use agentcore_stages::typed::TypedTool;
+use agentcore_stages::{CallContext, Extensions, InterruptBehavior, ToolError, ToolOutput};
+use schemars::{JsonSchema, Schema};
 use serde::Deserialize;
-use serde_json::{Value, json};
+use serde_json::Value;
 
 use super::env::EnvPolicy;
 use super::output::{Collector, Shown};
@@ -18,6 +19,7 @@ use super::process;
 use super::progress::Progress;
 use super::run::{self, Ending, Sinks};
 use super::spool::Spool;
+use crate::approval::{Access, Permissions};
 
 /// The timeout when the model gives none, in milliseconds.
 pub const DEFAULT_TIMEOUT_MS: u64 = 120_000;
@@ -25,7 +27,7 @@ pub const DEFAULT_TIMEOUT_MS: u64 = 120_000;
 /// The longest timeout a model may ask for, in milliseconds.
 pub const MAX_TIMEOUT_MS: u64 = 600_000;
 
-/// Characters of a command shown in [`Tool::activity`].
+/// Characters of a command shown in [`TypedTool::activity`].
 const ACTIVITY_CHARS: usize = 80;
 
 const DESCRIPTION: &str = "\
@@ -50,15 +52,57 @@ full output is saved to a file whose path is given, which you can read in \
 parts.
 - Prefer the dedicated tools for reading, searching and editing files.";
 
-/// The arguments of one bash call.
-#[derive(Debug, Deserialize)]
-struct BashArgs {
-    command: String,
-    timeout: Option<u64>,
-    // Shown to people by harnesses; the tool itself does not need it.
-    #[serde(default)]
-    #[allow(dead_code)]
-    description: Option<String>,
+/// The arguments of one `bash` call. The field docs are the descriptions
+/// the model reads in the schema.
+#[derive(Clone, Debug, Deserialize, JsonSchema)]
+// The tool's description says what the call does; the schema adds nothing.
+#[schemars(description = "")]
+pub struct BashArgs {
+    /// The command to run with `bash -c`, in a fresh shell at the workspace root.
+    pub command: String,
+    /// Optional timeout in milliseconds (default 120000, at most 600000). The command and everything it started are killed when it fires.
+    #[schemars(transform = timeout_schema)]
+    pub timeout: Option<u64>,
+    /// What the command does, in 5 to 10 words, shown to the person watching (e.g. "Run the unit tests").
+    #[schemars(transform = not_null)]
+    pub description: Option<String>,
+}
+
+/// `timeout`: an integer from 1 to [`MAX_TIMEOUT_MS`]. Absent means the
+/// default; `null` is not offered, nor is the Rust type's `format`.
+fn timeout_schema(schema: &mut Schema) {
+    not_null(schema);
+    schema.remove("format");
+    schema.insert("minimum".to_owned(), 1.into());
+    schema.insert("maximum".to_owned(), MAX_TIMEOUT_MS.into());
+}
+
+/// An optional member is left out, not sent as `null`: its schema names
+/// only the value's own type.
+fn not_null(schema: &mut Schema) {
+    if let Some(Value::Array(types)) = schema.get("type") {
+        let types: Vec<Value> = types.iter().filter(|t| *t != "null").cloned().collect();
+        let one = match types.as_slice() {
+            [one] => one.clone(),
+            _ => Value::Array(types),
+        };
+        schema.insert("type".to_owned(), one);
+    }
+}
+
+/// What a `bash` call touches, for the approval engine: its `command`,
+/// run as a whole (the engine judges it part by part).
+///
+/// ```
+/// use agentcore::approval::Capability;
+/// use serde_json::json;
+///
+/// let access = agentcore::tools::bash::permissions().describe(&json!({"command": "cargo test"}));
+/// assert_eq!(access.capability, Capability::Exec);
+/// assert_eq!(access.command.as_deref(), Some("cargo test"));
+/// ```
+pub fn permissions() -> Permissions {
+    Permissions::typed(|args: &BashArgs| Access::command(args.command.as_str()))
 }
 
 /// The `bash` tool: runs a command in a fresh shell at the workspace root,
@@ -90,7 +134,6 @@ pub struct BashTool {
     output_dir: Arc<OutputDir>,
     shell: PathBuf,
     env: EnvPolicy,
-    schema: Value,
 }
 
 impl BashTool {
@@ -111,7 +154,6 @@ impl BashTool {
             output_dir,
             shell: default_shell(),
             env: EnvPolicy::default(),
-            schema: schema(),
         }
     }
 
@@ -169,10 +211,9 @@ impl BashTool {
         &self.env.allowed
     }
 
-    async fn run(&self, args: GatedArgs, cx: &CallContext) -> Result<ToolOutput, ToolError> {
-        let args: BashArgs = args
-            .parse()
-            .map_err(|e| ToolError::new(format!("Invalid bash arguments: {e}")))?;
+    async fn run(&self, args: BashArgs, cx: &CallContext) -> Result<ToolOutput, ToolError> {
+        // The schema bounds it; a caller that skips the schema is refused
+        // here, before anything runs.
         let timeout_ms = args.timeout.unwrap_or(DEFAULT_TIMEOUT_MS);
         if timeout_ms == 0 || timeout_ms > MAX_TIMEOUT_MS {
             return Err(ToolError::new(format!(
@@ -278,30 +319,6 @@ fn default_shell() -> PathBuf {
     }
 }
 
-fn schema() -> Value {
-    json!({
-        "type": "object",
-        "properties": {
-            "command": {
-                "type": "string",
-                "description": "The command to run with `bash -c`, in a fresh shell at the workspace root."
-            },
-            "timeout": {
-                "type": "integer",
-                "minimum": 1,
-                "maximum": MAX_TIMEOUT_MS,
-                "description": "Optional timeout in milliseconds (default 120000, at most 600000). The command and everything it started are killed when it fires."
-            },
-            "description": {
-                "type": "string",
-                "description": "What the command does, in 5 to 10 words, shown to the person watching (e.g. \"Run the unit tests\")."
-            }
-        },
-        "required": ["command"],
-        "additionalProperties": false
-    })
-}
-
 /// `Running: COMMAND`, cut to its first line and [`ACTIVITY_CHARS`].
 fn activity(command: &str) -> String {
     let command = command.trim();
@@ -313,7 +330,9 @@ fn activity(command: &str) -> String {
     format!("Running: {shown}")
 }
 
-impl Tool for BashTool {
+impl TypedTool for BashTool {
+    type Args = BashArgs;
+
     fn name(&self) -> &str {
         "bash"
     }
@@ -322,40 +341,36 @@ impl Tool for BashTool {
         DESCRIPTION
     }
 
-    fn schema(&self) -> &Value {
-        &self.schema
-    }
-
-    fn execute<'a>(
-        &'a self,
-        args: GatedArgs,
-        cx: &'a CallContext,
-    ) -> BoxFuture<'a, Result<ToolOutput, ToolError>> {
-        Box::pin(self.run(args, cx))
+    async fn call(&self, args: BashArgs, cx: &CallContext) -> Result<ToolOutput, ToolError> {
+        self.run(args, cx).await
     }
 
     fn label(&self) -> Option<&str> {
         Some("Run Command")
     }
 
-    fn read_only(&self, _args: &Value) -> bool {
+    fn read_only(&self, _args: &BashArgs) -> bool {
         false
     }
 
-    fn concurrency_safe(&self, _args: &Value) -> Option<bool> {
+    fn concurrency_safe(&self, _args: &BashArgs) -> Option<bool> {
         Some(false)
     }
 
-    fn activity(&self, args: &Value) -> Option<String> {
-        args.get("command").and_then(Value::as_str).map(activity)
+    fn activity(&self, args: &BashArgs) -> Option<String> {
+        Some(activity(&args.command))
     }
 
-    fn interrupt_behavior(&self, _args: &Value) -> InterruptBehavior {
+    fn interrupt_behavior(&self, _args: &BashArgs) -> InterruptBehavior {
         InterruptBehavior::Cancel
     }
 
     fn observes_cancellation(&self) -> bool {
         true
+    }
+
+    fn extensions(&self) -> Extensions {
+        permissions().into_extensions()
     }
 }
 
@@ -364,12 +379,15 @@ mod tests {
     use super::*;
     use std::time::Duration;
 
-    use agentcore_stages::{CancelReason, EventSink};
+    use agentcore_stages::typed::Typed;
+    use agentcore_stages::{CancelReason, EventSink, GatedArgs, Tool};
+    use serde_json::json;
 
-    fn tool() -> (BashTool, tempfile::TempDir) {
+    /// The tool as the kernel holds it, arguments as JSON.
+    fn tool() -> (Typed<BashTool>, tempfile::TempDir) {
         let root = tempfile::tempdir().unwrap();
         let dir = Arc::new(OutputDir::new().unwrap());
-        (BashTool::new(root.path().to_owned(), dir), root)
+        (Typed::new(BashTool::new(root.path().to_owned(), dir)), root)
     }
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -443,7 +461,8 @@ mod tests {
 
     #[test]
     fn schema_is_strict_and_described() {
-        let s = schema();
+        let (bash, _root) = tool();
+        let s = bash.schema();
         assert_eq!(s["additionalProperties"], false);
         assert_eq!(s["required"], json!(["command"]));
         assert_eq!(s["properties"]["timeout"]["maximum"], 600_000);
