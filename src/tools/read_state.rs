@@ -394,7 +394,12 @@ impl FileReadState {
     /// handle to it already opened safely (beneath the workspace root, no
     /// link followed), with `meta` its metadata: nothing is looked up by
     /// path again. Blocking (it may hash the file).
-    pub fn freshness_of(&self, path: &Path, file: &File, meta: &Metadata) -> io::Result<Freshness> {
+    pub(crate) fn freshness_of(
+        &self,
+        path: &Path,
+        file: &File,
+        meta: &Metadata,
+    ) -> io::Result<Freshness> {
         let Some(stamp) = self.get(path) else {
             return Ok(Freshness::NotRead);
         };
@@ -744,5 +749,25 @@ mod tests {
         assert!(Arc::ptr_eq(&a, &b));
         let _g = a.lock().await;
         assert!(b.try_lock().is_err());
+    }
+
+    #[test]
+    fn refusals_carry_their_code_and_text() {
+        let read_in_part = |shown| StaleRead::ReadInPart(shown).to_string();
+        assert_eq!(
+            read_in_part(Some(lines(3000, &[(1, 2000), (2101, 2300)]))),
+            "File has only been read in part (lines 1\u{2013}2000, 2101\u{2013}2300 of 3000). Read all of it before overwriting it, or change it with edit."
+        );
+        assert!(read_in_part(Some(lines(9, &[]))).contains("(none of lines 1\u{2013}9)"));
+        assert!(read_in_part(None).contains("(not every line)"));
+        assert_eq!(StaleRead::ReadInPart(None).code(), 2);
+        assert_eq!(StaleRead::ModifiedBeforeWrite.code(), 3);
+        let failure = agentcore_stages::ValidationFailure::from(StaleRead::ModifiedSinceRead);
+        assert_eq!(failure.code, 3);
+        assert!(
+            failure
+                .message
+                .starts_with("File has been modified since read")
+        );
     }
 }

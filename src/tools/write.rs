@@ -260,3 +260,31 @@ fn execute(
     }
     Ok(ToolOutput::text(out))
 }
+
+#[cfg(test)]
+mod tests {
+    use agentcore_stages::typed::Typed;
+    use serde_json::json;
+
+    use super::*;
+
+    fn tool() -> Typed<WriteTool> {
+        let workspace = Workspace::new(std::env::temp_dir()).unwrap();
+        Typed::new(WriteTool::new(workspace, FileReadState::new()))
+    }
+
+    #[test]
+    fn a_call_writes_its_file_path() {
+        let args = json!({"file_path": "notes/a.md", "content": "x"});
+        assert_eq!(
+            Permissions::of(&tool(), &args),
+            Access::write(["notes/a.md"])
+        );
+    }
+
+    #[test]
+    fn arguments_that_are_not_a_write_are_not_described() {
+        let args = json!({"file_path": "a.md", "content": 3});
+        assert_eq!(Permissions::of(&tool(), &args), Access::unknown());
+    }
+}

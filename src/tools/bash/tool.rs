@@ -449,6 +449,21 @@ mod tests {
     }
 
     #[test]
+    fn a_call_runs_its_command() {
+        let (bash, _root) = tool();
+        let args = json!({"command": "cargo test && git status", "timeout": 5000});
+        assert_eq!(
+            Permissions::of(&bash, &args),
+            Access::command("cargo test && git status")
+        );
+        // Not a bash call's arguments: the engine knows nothing and asks.
+        assert_eq!(
+            Permissions::of(&bash, &json!({"command": ["ls"]})),
+            Access::unknown()
+        );
+    }
+
+    #[test]
     fn activity_is_one_line() {
         assert_eq!(activity("cargo test"), "Running: cargo test");
         assert_eq!(activity("echo a\necho b"), "Running: echo a…");

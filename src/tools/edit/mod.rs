@@ -338,3 +338,46 @@ fn execute(
     }
     Ok(ToolOutput::text(out))
 }
+
+#[cfg(test)]
+mod tests {
+    use agentcore_stages::Tool;
+    use agentcore_stages::typed::Typed;
+    use serde_json::json;
+
+    use super::*;
+
+    fn tool() -> Typed<EditTool> {
+        let workspace = Workspace::new(std::env::temp_dir()).unwrap();
+        Typed::new(EditTool::new(workspace, FileReadState::new()))
+    }
+
+    #[test]
+    fn a_call_writes_its_file_path() {
+        let args = json!({"file_path": "src/a.rs", "old_string": "a", "new_string": "b"});
+        assert_eq!(Permissions::of(&tool(), &args), Access::write(["src/a.rs"]));
+        let args = json!({"file_path": "/abs/b.rs", "old_string": "", "new_string": "b", "replace_all": true});
+        assert_eq!(
+            Permissions::of(&tool(), &args),
+            Access::write(["/abs/b.rs"])
+        );
+    }
+
+    #[test]
+    fn arguments_that_are_not_an_edit_are_not_described() {
+        // Never reaches the gate (validation reads the arguments first);
+        // the engine would ask.
+        let args = json!({"file_path": 3, "old_string": "a", "new_string": "b"});
+        assert_eq!(Permissions::of(&tool(), &args), Access::unknown());
+    }
+
+    #[test]
+    fn capabilities_see_the_typed_arguments() {
+        let tool = tool();
+        let args = json!({"file_path": "src/a.rs", "old_string": "a", "new_string": "b"});
+        assert_eq!(tool.activity(&args).as_deref(), Some("Editing src/a.rs"));
+        assert!(!tool.read_only(&args));
+        assert_eq!(tool.concurrency_safe(&args), Some(false));
+        assert!(tool.observes_cancellation());
+    }
+}
