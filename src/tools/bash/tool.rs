@@ -4,7 +4,7 @@
 use std::collections::BTreeSet;
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
+use std::sync::{Arc, LazyLock};
 
 use agentcore_stages::typed::TypedTool;
 use agentcore_stages::{CallContext, Extensions, InterruptBehavior, ToolError, ToolOutput};
@@ -13,7 +13,7 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use super::env::EnvPolicy;
-use super::output::{Collector, Shown};
+use super::output::{Collector, MAX_CHARS, Shown};
 use super::output_dir::{OutputDir, OutputFile};
 use super::process;
 use super::progress::Progress;
@@ -30,7 +30,11 @@ pub const MAX_TIMEOUT_MS: u64 = 600_000;
 /// Characters of a command shown in [`TypedTool::activity`].
 const ACTIVITY_CHARS: usize = 80;
 
-const DESCRIPTION: &str = "\
+/// What the model reads about the tool; the limits in it come from their
+/// constants.
+static DESCRIPTION: LazyLock<String> = LazyLock::new(|| {
+    format!(
+        "\
 Runs a bash command and returns its exit code and output (stdout and stderr \
 together, in the order they were written).
 
@@ -40,17 +44,37 @@ directory, put `cd DIR && ...` in the same command, or use paths.
 - Interactive programs get no input: stdin is empty (/dev/null) and there is \
 no terminal. Use non-interactive flags (`-y`, `--no-edit`, `--yes`); pagers \
 and editors are disabled.
-- `timeout` is in milliseconds: default 120000 (2 minutes), at most 600000 \
-(10 minutes). On timeout the command and everything it started are killed and \
+- `timeout` is in milliseconds: default {DEFAULT_TIMEOUT_MS} ({} minutes), at most {MAX_TIMEOUT_MS} \
+({} minutes). On timeout the command and everything it started are killed and \
 the output so far is returned.
 - Every process the command starts is killed when the call ends (on exit, \
 timeout or interruption), including background jobs and processes that \
 detach with `setsid`, `nohup` or `&`; do not start servers or watchers \
 expecting them to outlive the call.
-- Output longer than 30,000 characters keeps its beginning and its end; the \
+- Output longer than {} characters keeps its beginning and its end; the \
 full output is saved to a file whose path is given, which you can read in \
 parts.
-- Prefer the dedicated tools for reading, searching and editing files.";
+- Prefer the dedicated tools for reading, searching and editing files.",
+        DEFAULT_TIMEOUT_MS / MS_PER_MINUTE,
+        MAX_TIMEOUT_MS / MS_PER_MINUTE,
+        thousands(MAX_CHARS),
+    )
+});
+
+const MS_PER_MINUTE: u64 = 60_000;
+
+/// `n` with a comma between groups of three digits (`30,000`).
+fn thousands(n: usize) -> String {
+    let digits = n.to_string();
+    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
+    for (i, digit) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(digit);
+    }
+    out
+}
 
 /// The arguments of one `bash` call. The field docs are the descriptions
 /// the model reads in the schema.
@@ -338,7 +362,7 @@ impl TypedTool for BashTool {
     }
 
     fn description(&self) -> &str {
-        DESCRIPTION
+        &DESCRIPTION
     }
 
     async fn call(&self, args: BashArgs, cx: &CallContext) -> Result<ToolOutput, ToolError> {
@@ -493,6 +517,24 @@ mod tests {
             DESCRIPTION.contains("Every process the command starts is killed when the call ends")
         );
         assert!(DESCRIPTION.contains("`setsid`"));
+    }
+
+    #[test]
+    fn the_texts_give_the_limits_of_the_constants() {
+        assert_eq!(thousands(30_000), "30,000");
+        assert_eq!(thousands(999), "999");
+        assert_eq!(thousands(1_234_567), "1,234,567");
+        assert!(DESCRIPTION.contains("default 120000 (2 minutes), at most 600000 (10 minutes)"));
+        // The schema's text is the field's doc comment, which cannot name
+        // the constants: it is held to them here.
+        let (bash, _root) = tool();
+        let timeout = bash.schema()["properties"]["timeout"]["description"]
+            .as_str()
+            .unwrap()
+            .to_owned();
+        assert!(timeout.contains(&format!(
+            "(default {DEFAULT_TIMEOUT_MS}, at most {MAX_TIMEOUT_MS})"
+        )));
     }
 
     #[test]
