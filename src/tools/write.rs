@@ -63,11 +63,11 @@ pub fn permissions() -> Permissions {
 }
 
 /// The `write` tool. Holds the session's [`Workspace`] and
-/// [`FileReadState`] (shared with `read` and `edit`).
+/// [`FileReadState`] (shared with `read` and `edit`). A [`TypedTool`]: the
+/// kernel holds it as [`TypedTool::into_dyn`] makes it.
 ///
 /// ```
 /// use agentcore::tools::{read_state::FileReadState, workspace::Workspace, write::WriteTool};
-/// use agentcore::Tool;
 /// use agentcore::typed::TypedTool;
 ///
 /// let ws = Workspace::new(std::env::temp_dir()).unwrap();

@@ -2,7 +2,8 @@
 //! session and process group of its own, with a timeout, output kept
 //! bounded in memory, and nothing left running when the call ends.
 //!
-//! - [`BashTool`]: the tool (`bash`, "Run Command").
+//! - [`BashTool`]: the tool (`bash`, "Run Command"), its arguments
+//!   [`BashArgs`], and [`permissions`]: what a call touches.
 //! - [`OutputDir`]: the session's folder of full outputs, which `read` may
 //!   open.
 //! - [`adopt_orphans`] and [`make_undumpable`]: process-wide settings (the

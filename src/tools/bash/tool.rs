@@ -141,13 +141,18 @@ pub fn permissions() -> Permissions {
 /// ([`make_undumpable`](super::make_undumpable)), so that a command cannot
 /// read the unscrubbed environment back from `/proc/PPID/environ`.
 ///
+/// A [`TypedTool`]; the kernel holds it as [`TypedTool::into_dyn`] makes
+/// it.
+///
 /// ```no_run
 /// use std::sync::Arc;
 /// use agentcore::tools::bash::{BashTool, OutputDir};
+/// use agentcore::typed::TypedTool;
 ///
 /// let output_dir = Arc::new(OutputDir::new()?);
 /// let bash = BashTool::new("/path/to/workspace".into(), output_dir.clone())
-///     .allow_env(["GITHUB_TOKEN"]);
+///     .allow_env(["GITHUB_TOKEN"])
+///     .into_dyn();
 /// // Let `read` open `output_dir.path()` too.
 /// # let _ = bash;
 /// # Ok::<(), std::io::Error>(())

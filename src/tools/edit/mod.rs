@@ -88,11 +88,11 @@ pub fn permissions() -> Permissions {
 }
 
 /// The `edit` tool. Holds the session's [`Workspace`] and
-/// [`FileReadState`] (shared with `read` and `write`).
+/// [`FileReadState`] (shared with `read` and `write`). A [`TypedTool`]: the
+/// kernel holds it as [`TypedTool::into_dyn`] makes it.
 ///
 /// ```
 /// use agentcore::tools::{edit::EditTool, read_state::FileReadState, workspace::Workspace};
-/// use agentcore::Tool;
 /// use agentcore::typed::TypedTool;
 ///
 /// let ws = Workspace::new(std::env::temp_dir()).unwrap();
