@@ -9,6 +9,7 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use agentcore::tools::bash::{BashTool, OutputDir};
+use agentcore::typed::TypedTool;
 use agentcore::{Call, Pipeline, ToolRegistry};
 use serde_json::json;
 use tower::ServiceExt;
@@ -25,7 +26,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     };
     let output_dir = Arc::new(OutputDir::with_capacity(capacity)?);
     let tool = BashTool::new(root, output_dir.clone());
-    let registry = ToolRegistry::new().with(Arc::new(tool))?;
+    let registry = ToolRegistry::new().with(tool.into_dyn())?;
     let service = Pipeline::builder()
         .registry(Arc::new(registry))
         .build()

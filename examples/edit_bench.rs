@@ -14,6 +14,7 @@ use agentcore::tools::edit::EditTool;
 use agentcore::tools::read::ReadTool;
 use agentcore::tools::read_state::FileReadState;
 use agentcore::tools::workspace::Workspace;
+use agentcore::typed::TypedTool;
 use agentcore::{Call, Outcome, Pipeline, ToolRegistry};
 use serde_json::json;
 use tower::ServiceExt;
@@ -44,7 +45,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let state = FileReadState::new();
     let registry = ToolRegistry::new()
         .with(Arc::new(ReadTool::new(ws.clone(), state.clone())))?
-        .with(Arc::new(EditTool::new(ws, state)))?;
+        .with(EditTool::new(ws, state).into_dyn())?;
     let service = Pipeline::builder()
         .registry(Arc::new(registry))
         .build()

@@ -8,9 +8,10 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use agentcore_stages::tool::WithExtensions;
+use agentcore_stages::typed::TypedTool;
 use agentcore_stages::{EventSink, Pipeline, Tool, ToolRegistry};
 
-use crate::approval::{ApprovalEngine, Mode, Permissions, Policy, PolicyError};
+use crate::approval::{ApprovalEngine, Mode, Policy, PolicyError};
 use crate::scheduler::{Scheduler, SchedulerConfig, SteeringPolicy};
 use crate::tools::bash::{BashTool, OutputDir};
 use crate::tools::edit::EditTool;
@@ -228,7 +229,8 @@ impl Session {
 }
 
 /// The seven built-in tools over one workspace and ledger, each carrying
-/// its approval [`Permissions`].
+/// its approval [`Permissions`](crate::approval::Permissions) (declared in
+/// the tool's own file).
 pub fn builtin_registry(
     workspace: &Workspace,
     read_state: &FileReadState,
@@ -239,12 +241,9 @@ pub fn builtin_registry(
         with_permissions(GlobTool::new(workspace.clone())),
         with_permissions(GrepTool::new(workspace.clone())),
         with_permissions(LsTool::new(workspace.clone())),
-        with_permissions(EditTool::new(workspace.clone(), read_state.clone())),
-        with_permissions(WriteTool::new(workspace.clone(), read_state.clone())),
-        with_permissions(BashTool::new(
-            workspace.root().to_path_buf(),
-            output_dir.clone(),
-        )),
+        EditTool::new(workspace.clone(), read_state.clone()).into_dyn(),
+        WriteTool::new(workspace.clone(), read_state.clone()).into_dyn(),
+        BashTool::new(workspace.root().to_path_buf(), output_dir.clone()).into_dyn(),
     ];
     let mut registry = ToolRegistry::new();
     for tool in tools {
@@ -256,11 +255,23 @@ pub fn builtin_registry(
     registry
 }
 
+// removed when H1 lands: read, glob, grep and ls declare their permissions
+// in their own files (`tools::NAME::permissions()`) and are registered with
+// `.into_dyn()` like the others.
 fn with_permissions<T: Tool>(tool: T) -> Arc<dyn Tool> {
-    match Permissions::for_builtin(tool.name()) {
-        Some(permissions) => Arc::new(WithExtensions::new(tool).with(permissions)),
-        None => Arc::new(tool),
+    use crate::approval::{Access, Permissions};
+    use serde_json::Value;
+    fn string_field(args: &Value, key: &str) -> Option<String> {
+        args.get(key).and_then(Value::as_str).map(str::to_owned)
     }
+    let permissions = match tool.name() {
+        "read" => Permissions::new(|args| Access::read(string_field(args, "file_path"))),
+        "glob" | "grep" | "ls" => Permissions::new(|args| {
+            Access::read([string_field(args, "path").unwrap_or_else(|| ".".to_owned())])
+        }),
+        _ => return Arc::new(tool),
+    };
+    Arc::new(WithExtensions::new(tool).with(permissions))
 }
 
 #[cfg(test)]

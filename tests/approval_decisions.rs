@@ -26,12 +26,10 @@ struct Stub {
 
 impl Stub {
     fn builtin(name: &'static str) -> Arc<dyn Tool> {
-        let mut extensions = http::Extensions::new();
-        extensions.insert(Permissions::for_builtin(name).expect("a built-in name"));
         Arc::new(Self {
             name,
             schema: json!({"type": "object"}),
-            extensions,
+            extensions: builtin_permissions(name).into_extensions(),
         })
     }
 
@@ -63,6 +61,22 @@ impl Tool for Stub {
     }
     fn extensions(&self) -> &http::Extensions {
         &self.extensions
+    }
+}
+
+/// The permissions built-in tool `name` declares in its own file.
+fn builtin_permissions(name: &str) -> Permissions {
+    match name {
+        "edit" => agentcore::tools::edit::permissions(),
+        "write" => agentcore::tools::write::permissions(),
+        "bash" => agentcore::tools::bash::permissions(),
+        // Until the read-side tools declare theirs: switch these four to
+        // `agentcore::tools::{read,glob,grep,ls}::permissions()`.
+        "read" => Permissions::new(|args| Access::read(args["file_path"].as_str())),
+        "glob" | "grep" | "ls" => {
+            Permissions::new(|args| Access::read([args["path"].as_str().unwrap_or(".")]))
+        }
+        _ => panic!("{name} is not a built-in tool"),
     }
 }
 
@@ -155,7 +169,11 @@ fn every_mode_without_rules() {
             "{mode} write"
         );
         assert_eq!(
-            verdict(&e, "edit", json!({"file_path": "src/main.rs"})),
+            verdict(
+                &e,
+                "edit",
+                json!({"file_path": "src/main.rs", "old_string": "a", "new_string": "b"})
+            ),
             write,
             "{mode} edit"
         );
@@ -171,12 +189,18 @@ fn every_mode_without_rules() {
 fn decisions_carry_their_source() {
     let ws = workspace();
     let e = engine(ws.path(), Mode::Plan, &[], &[], &[]);
-    let d = e.evaluate(tool("write").as_ref(), &json!({"file_path": "a"}));
+    let d = e.evaluate(
+        tool("write").as_ref(),
+        &json!({"file_path": "a", "content": ""}),
+    );
     assert_eq!(d.source, DecisionSource::Mode(Mode::Plan));
     assert!(d.reason.contains("planning mode"), "{}", d.reason);
 
     let e = engine(ws.path(), Mode::Default, &["write(src/**)"], &[], &[]);
-    let d = e.evaluate(tool("write").as_ref(), &json!({"file_path": "src/a.rs"}));
+    let d = e.evaluate(
+        tool("write").as_ref(),
+        &json!({"file_path": "src/a.rs", "content": ""}),
+    );
     assert_eq!(d.verdict, Allow);
     assert_eq!(
         d.source,
@@ -237,7 +261,7 @@ fn rule_kinds_and_their_order() {
             &[],
             &[],
             "write",
-            json!({"file_path": "src/deep/a.rs"}),
+            json!({"file_path": "src/deep/a.rs", "content": ""}),
             Allow,
         ),
         (
@@ -246,7 +270,7 @@ fn rule_kinds_and_their_order() {
             &[],
             &[],
             "write",
-            json!({"file_path": "docs/a.md"}),
+            json!({"file_path": "docs/a.md", "content": ""}),
             Ask,
         ),
         (
@@ -255,7 +279,7 @@ fn rule_kinds_and_their_order() {
             &[],
             &[],
             "edit",
-            json!({"file_path": "src/main.rs"}),
+            json!({"file_path": "src/main.rs", "old_string": "a", "new_string": "b"}),
             Allow,
         ),
         (
@@ -264,7 +288,7 @@ fn rule_kinds_and_their_order() {
             &[],
             &[],
             "write",
-            json!({"file_path": "src/main.rs"}),
+            json!({"file_path": "src/main.rs", "content": ""}),
             Allow,
         ),
         // Absolute paths inside the root match relative rules.
@@ -274,7 +298,7 @@ fn rule_kinds_and_their_order() {
             &[],
             &[],
             "write",
-            json!({"file_path": root.join("src/x.rs").to_string_lossy()}),
+            json!({"file_path": root.join("src/x.rs").to_string_lossy(), "content": ""}),
             Allow,
         ),
         // `..` is resolved before matching.
@@ -284,7 +308,7 @@ fn rule_kinds_and_their_order() {
             &[],
             &[],
             "write",
-            json!({"file_path": "src/../docs/a.md"}),
+            json!({"file_path": "src/../docs/a.md", "content": ""}),
             Ask,
         ),
         // Bare rules bind every call of the tool.
@@ -340,7 +364,7 @@ fn rule_kinds_and_their_order() {
             &["write(docs/**)"],
             &[],
             "write",
-            json!({"file_path": "docs/a.md"}),
+            json!({"file_path": "docs/a.md", "content": ""}),
             Ask,
         ),
         // Deny rules hold in every mode, bypass included.
@@ -396,7 +420,7 @@ fn rule_kinds_and_their_order() {
             &[],
             &[],
             "write",
-            json!({"file_path": "src/a.rs"}),
+            json!({"file_path": "src/a.rs", "content": ""}),
             Deny,
         ),
         (
@@ -499,7 +523,10 @@ fn protected_paths_ask_unless_bypass() {
             "home/.ssh/id_rsa",
             ".git",
         ] {
-            let d = e.evaluate(tool("write").as_ref(), &json!({"file_path": path}));
+            let d = e.evaluate(
+                tool("write").as_ref(),
+                &json!({"file_path": path, "content": ""}),
+            );
             assert_eq!(d.verdict, Ask, "{mode} write {path}");
             assert!(
                 matches!(d.source, DecisionSource::ProtectedPath(_)),
@@ -518,7 +545,11 @@ fn protected_paths_ask_unless_bypass() {
             "{mode} ls .git"
         );
         assert_eq!(
-            verdict(&e, "write", json!({"file_path": "src/env.rs"})),
+            verdict(
+                &e,
+                "write",
+                json!({"file_path": "src/env.rs", "content": ""})
+            ),
             Allow
         );
         assert_eq!(
@@ -533,7 +564,11 @@ fn protected_paths_ask_unless_bypass() {
     }
     let e = engine(root, Mode::Bypass, &[], &[], &[]);
     assert_eq!(
-        verdict(&e, "write", json!({"file_path": ".git/config"})),
+        verdict(
+            &e,
+            "write",
+            json!({"file_path": ".git/config", "content": ""})
+        ),
         Allow
     );
     // Absolute paths outside the workspace too.
@@ -542,7 +577,7 @@ fn protected_paths_ask_unless_bypass() {
         verdict(
             &e,
             "write",
-            json!({"file_path": "/root/.ssh/authorized_keys"})
+            json!({"file_path": "/root/.ssh/authorized_keys", "content": ""})
         ),
         Ask
     );
@@ -682,7 +717,10 @@ fn read_only_roots_deny_writes() {
     .expect("policy");
     let e = ApprovalEngine::new(ws.path()).with_policy(&policy);
     let inside = other.path().join("a.txt").to_string_lossy().into_owned();
-    let d = e.evaluate(tool("write").as_ref(), &json!({"file_path": inside}));
+    let d = e.evaluate(
+        tool("write").as_ref(),
+        &json!({"file_path": inside, "content": ""}),
+    );
     assert_eq!(d.verdict, Deny);
     assert!(matches!(d.source, DecisionSource::ReadOnlyRoot(_)));
     assert_eq!(verdict(&e, "read", json!({"file_path": inside})), Allow);
@@ -777,7 +815,13 @@ async fn ask_without_an_approver_is_a_deny_that_says_approval_was_required() {
 async fn plan_mode_reason_reaches_the_model() {
     let ws = workspace();
     let p = pipeline(engine(ws.path(), Mode::Plan, &[], &[], &[]));
-    let r = run(&p, "c1", "edit", json!({"file_path": "src/main.rs"})).await;
+    let r = run(
+        &p,
+        "c1",
+        "edit",
+        json!({"file_path": "src/main.rs", "old_string": "a", "new_string": "b"}),
+    )
+    .await;
     assert_eq!(r.outcome, Outcome::Denied);
     assert!(r.text().contains("planning mode"), "{}", r.text());
 }

@@ -11,6 +11,7 @@ use std::process::Command;
 use std::sync::Arc;
 
 use agentcore::tools::bash::{BashTool, OutputDir};
+use agentcore::typed::TypedTool;
 use agentcore::{Call, Outcome, Pipeline, ToolRegistry};
 use serde_json::json;
 use tower::ServiceExt;
@@ -89,7 +90,7 @@ async fn git_status_in_a_planted_bare_repository_does_not_run_its_fsmonitor() {
         .collect();
     let output_dir = Arc::new(OutputDir::new().unwrap());
     let tool = BashTool::new(ws.path().to_owned(), output_dir).base_env(env);
-    let registry = ToolRegistry::new().with(Arc::new(tool)).unwrap();
+    let registry = ToolRegistry::new().with(tool.into_dyn()).unwrap();
     let pipeline = Pipeline::builder().registry(Arc::new(registry)).build();
     for command in [
         "cd evil && git status",
@@ -128,7 +129,7 @@ async fn the_users_own_git_config_from_the_environment_is_kept() {
     ]);
     let output_dir = Arc::new(OutputDir::new().unwrap());
     let tool = BashTool::new(ws.path().to_owned(), output_dir).base_env(env);
-    let registry = ToolRegistry::new().with(Arc::new(tool)).unwrap();
+    let registry = ToolRegistry::new().with(tool.into_dyn()).unwrap();
     let pipeline = Pipeline::builder().registry(Arc::new(registry)).build();
     let result = pipeline
         .service()

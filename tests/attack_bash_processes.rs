@@ -18,6 +18,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use agentcore::tools::bash::{BashTool, OrphanScope, OutputDir, adopt_orphans};
+use agentcore::typed::TypedTool;
 use agentcore::{Call, CancelReason, Cancellation, Outcome, Pipeline, ToolRegistry, ToolResult};
 use serde_json::json;
 use tokio::sync::Mutex;
@@ -75,7 +76,7 @@ impl Fixture {
             .collect();
         let tool =
             BashTool::new(self.root.path().to_owned(), self.output_dir.clone()).base_env(env);
-        let registry = ToolRegistry::new().with(Arc::new(tool)).unwrap();
+        let registry = ToolRegistry::new().with(tool.into_dyn()).unwrap();
         Pipeline::builder().registry(Arc::new(registry)).build()
     }
 

@@ -11,6 +11,7 @@ use std::path::Path;
 use std::sync::Arc;
 
 use agentcore::tools::bash::{BashTool, OutputDir};
+use agentcore::typed::TypedTool;
 use agentcore::{Call, Pipeline, ToolRegistry, ToolResult};
 use serde_json::json;
 use tower::ServiceExt;
@@ -19,7 +20,7 @@ use tower::ServiceExt;
 const INNER: &str = "AGENTCORE_TEST_SECRETS_INNER";
 
 async fn run(tool: BashTool, command: &str) -> ToolResult {
-    let registry = ToolRegistry::new().with(Arc::new(tool)).unwrap();
+    let registry = ToolRegistry::new().with(tool.into_dyn()).unwrap();
     Pipeline::builder()
         .registry(Arc::new(registry))
         .build()

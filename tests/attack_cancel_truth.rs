@@ -10,7 +10,7 @@ use std::fs;
 use std::path::Path;
 use std::time::{Duration, Instant, SystemTime};
 
-use agentcore::tools::read_state::{FileReadState, Freshness, ReadStamp, hash_bytes, hash_file};
+use agentcore::tools::read_state::{FileReadState, Freshness, ReadStamp, hash_bytes};
 use agentcore::{Call, CancelReason, Cancellation, Outcome, ToolResult};
 use serde_json::{Value, json};
 use tower::ServiceExt;
@@ -52,7 +52,7 @@ fn content(marker: &str) -> String {
 fn stamp(state: &FileReadState, path: &Path) {
     let read_at = SystemTime::now();
     let meta = fs::metadata(path).unwrap();
-    let (hash, _) = hash_file(path).unwrap();
+    let hash = hash_bytes(&fs::read(path).unwrap());
     state.record(
         fs::canonicalize(path).unwrap(),
         ReadStamp::new(&meta, hash, false, read_at),

@@ -9,6 +9,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use agentcore::tools::bash::{BashTool, OutputDir};
+use agentcore::typed::TypedTool;
 use agentcore::{
     Call, CancelReason, Cancellation, Event, EventSink, Outcome, Pipeline, ToolRegistry,
     ToolResult, UpdateKind,
@@ -117,7 +118,7 @@ impl Drop for Fixture {
 }
 
 fn pipeline(tool: BashTool) -> Pipeline {
-    let registry = ToolRegistry::new().with(Arc::new(tool)).unwrap();
+    let registry = ToolRegistry::new().with(tool.into_dyn()).unwrap();
     Pipeline::builder().registry(Arc::new(registry)).build()
 }
 
@@ -617,9 +618,9 @@ async fn a_shell_that_cannot_start_fails() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn metadata_says_run_command_and_cancel() {
-    use agentcore::{InterruptBehavior, Tool};
+    use agentcore::InterruptBehavior;
     let fx = Fixture::new();
-    let tool = fx.tool();
+    let tool = fx.tool().into_dyn();
     let args = json!({"command": "cargo test\necho more"});
     assert_eq!(tool.name(), "bash");
     assert_eq!(tool.label(), Some("Run Command"));

@@ -13,7 +13,8 @@ use agentcore::tools::edit::EditTool;
 use agentcore::tools::read_state::Freshness;
 use agentcore::tools::workspace::Workspace;
 use agentcore::turn::Turn;
-use agentcore::{EventSink, Outcome, Pipeline, Tool, ToolResult};
+use agentcore::typed::TypedTool;
+use agentcore::{EventSink, Outcome, Pipeline, ToolResult};
 use serde_json::json;
 
 #[path = "support/files.rs"]
@@ -409,8 +410,8 @@ async fn a_symlink_pointing_out_of_the_workspace_is_refused() {
 #[tokio::test]
 async fn the_tool_describes_itself() {
     let env = Env::new();
-    let tool = EditTool::new(Workspace::new(env.root()).unwrap(), env.state.clone());
-    let args = json!({"file_path": "src/main.rs"});
+    let tool = EditTool::new(Workspace::new(env.root()).unwrap(), env.state.clone()).into_dyn();
+    let args = json!({"file_path": "src/main.rs", "old_string": "a", "new_string": "b"});
     assert_eq!(tool.label(), Some("Edit File"));
     assert!(!tool.read_only(&args));
     assert_eq!(tool.concurrency_safe(&args), Some(false));

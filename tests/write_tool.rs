@@ -12,7 +12,8 @@ use agentcore::stages::gate::gate_fn;
 use agentcore::tools::read_state::FileReadState;
 use agentcore::tools::workspace::Workspace;
 use agentcore::tools::write::WriteTool;
-use agentcore::{Call, Outcome, Pipeline, Tool, ToolRegistry, ToolResult};
+use agentcore::typed::TypedTool;
+use agentcore::{Call, Outcome, Pipeline, ToolRegistry, ToolResult};
 use serde_json::{Value, json};
 use tower::ServiceExt;
 
@@ -235,7 +236,7 @@ async fn a_directory_is_refused() {
 #[tokio::test]
 async fn the_tool_describes_itself() {
     let env = Env::new();
-    let tool = WriteTool::new(Workspace::new(env.root()).unwrap(), env.state.clone());
+    let tool = WriteTool::new(Workspace::new(env.root()).unwrap(), env.state.clone()).into_dyn();
     let args = json!({"file_path": "src/main.rs", "content": ""});
     assert_eq!(tool.label(), Some("Write File"));
     assert!(!tool.read_only(&args));
@@ -269,7 +270,7 @@ async fn sigkill_writer_child() {
         .record_after_write(&path, &fs::read(&path).unwrap())
         .unwrap();
     let registry = ToolRegistry::new()
-        .with(Arc::new(WriteTool::new(ws, state)))
+        .with(WriteTool::new(ws, state).into_dyn())
         .unwrap();
     let content = "n".repeat(NEW_LEN - 1) + "\n";
     let r = Pipeline::builder()

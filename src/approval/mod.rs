@@ -53,11 +53,14 @@
 //! # let _ = (gate, read_filter); Ok(()) }
 //! ```
 //!
-//! The policy file format is in [`Policy`]. Tools attach permissions with
-//! one line in their extensions:
-//! `extensions.insert(Permissions::for_builtin("grep").expect("built-in"))`.
+//! The policy file format is in [`Policy`]. A tool attaches its
+//! permissions in its extensions, from its typed arguments; each built-in
+//! tool does it in its own file (e.g. [`tools::edit::permissions`]):
+//! `Permissions::typed(|args: &EditArgs| Access::write([args.file_path.as_str()])).into_extensions()`.
 //! Search tools consult a [`ReadFilter`] to leave read-denied files out of
 //! their results.
+//!
+//! [`tools::edit::permissions`]: crate::tools::edit::permissions
 //!
 //! # Limits
 //!
@@ -74,7 +77,6 @@
 //! as a read.
 
 mod approver;
-pub mod builtin;
 mod command;
 mod decision;
 mod engine;

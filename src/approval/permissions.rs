@@ -124,21 +124,24 @@ type Describe = dyn Fn(&Value) -> Access + Send + Sync;
 /// Permission metadata a tool carries in its typed extensions: a function
 /// from the call's coerced, validated arguments to the [`Access`] it needs.
 ///
-/// Cheap to clone. Attach it once, where the tool builds its extensions:
+/// Cheap to clone. Attach it once, where the tool builds its extensions
+/// (a typed tool: [`Permissions::typed`], as every built-in tool does in
+/// its own file, e.g. [`tools::write::permissions`]):
 ///
 /// ```
 /// use agentcore::approval::{Access, Permissions};
 ///
-/// let mut extensions = http::Extensions::new();
-/// // A built-in tool:
-/// extensions.insert(Permissions::for_builtin("read").expect("a built-in name"));
-/// // Any other tool describes itself:
-/// let own = Permissions::new(|args| {
+/// let permissions = Permissions::new(|args| {
 ///     Access::write([args["target"].as_str().unwrap_or_default()])
 /// });
-/// # let _ = own;
+/// let extensions = permissions.into_extensions();
 /// assert!(extensions.get::<Permissions>().is_some());
+/// // A built-in tool's:
+/// let write = agentcore::tools::write::permissions();
+/// # let _ = write;
 /// ```
+///
+/// [`tools::write::permissions`]: crate::tools::write::permissions
 #[derive(Clone)]
 pub struct Permissions {
     describe: Arc<Describe>,
@@ -190,12 +193,6 @@ impl Permissions {
         let mut extensions = Extensions::new();
         extensions.insert(self);
         extensions
-    }
-
-    /// The permissions of the built-in tool `name` (`read`, `glob`, `grep`,
-    /// `ls`, `edit`, `write`, `bash`); `None` for any other name.
-    pub fn for_builtin(name: &str) -> Option<Self> {
-        super::builtin::describer(name).map(Self::new)
     }
 
     /// What a call with `args` touches.

@@ -45,7 +45,7 @@ pub(crate) fn unified_diff(path: &str, old: &str, new: &str) -> String {
         if let Some(nl) = out.rfind('\n') {
             out.truncate(nl + 1);
         }
-        out.push_str("(diff cut at 512 KiB)\n");
+        let _ = writeln!(out, "(diff cut at {} KiB)", MAX_DIFF_BYTES / 1024);
     }
     // No trailing newline, like every other tool text.
     if out.ends_with('\n') {

@@ -8,6 +8,7 @@ pub(crate) mod beneath;
 mod blocking;
 mod diff;
 pub mod edit;
+mod file_write;
 pub mod glob;
 pub mod grep;
 pub mod ls;

@@ -34,7 +34,7 @@ use xxhash_rust::xxh3::Xxh3;
 /// metadata alone proves the file unchanged (git's racy-clean rule). Two
 /// seconds covers every common filesystem's timestamp granularity (FAT's is
 /// the coarsest, at 2 s); within the window the file is rehashed instead.
-pub const MTIME_GRANULARITY: Duration = Duration::from_secs(2);
+pub(crate) const MTIME_GRANULARITY: Duration = Duration::from_secs(2);
 
 /// What `read` saw of a file.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -210,6 +210,78 @@ pub enum Freshness {
     Unchanged,
 }
 
+/// Why `write` or `edit` refuses to change a file: the model has not seen
+/// it as it is now. `Display` is the message the model reads;
+/// [`StaleRead::code`] is tools.md's code.
+///
+/// ```
+/// use agentcore::tools::read_state::StaleRead;
+///
+/// assert_eq!(StaleRead::NotRead.code(), 2);
+/// assert_eq!(
+///     StaleRead::NotRead.to_string(),
+///     "File has not been read yet. Read it first before writing to it."
+/// );
+/// assert_eq!(StaleRead::ModifiedSinceRead.code(), 3);
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum StaleRead {
+    /// The file is not in the ledger (code 2).
+    #[error("File has not been read yet. Read it first before writing to it.")]
+    NotRead,
+    /// `write` over a file read only in part (code 2): the model would
+    /// overwrite lines it never saw. Holds the lines shown in full, when
+    /// the stamp is about lines.
+    #[error(
+        "File has only been read in part ({}). Read all of it before overwriting it, or change it with edit.",
+        describe_part(.0.as_ref())
+    )]
+    ReadInPart(Option<ShownLines>),
+    /// The file changed since it was read (code 3).
+    #[error(
+        "File has been modified since read, either by the user or by a linter. Read it again before attempting to write it."
+    )]
+    ModifiedSinceRead,
+    /// The file changed while the call waited at the gate: found by the
+    /// last check, under the path lock, right before the write. Reported as
+    /// the call's failure, after validation; [`StaleRead::code`] gives it
+    /// code 3 like the change that validation finds.
+    #[error("File has been unexpectedly modified. Read it again before attempting to write it.")]
+    ModifiedBeforeWrite,
+}
+
+impl StaleRead {
+    /// The numeric code of tools.md's table: 2 for a file not read (in
+    /// full), 3 for a file changed since.
+    pub fn code(&self) -> i64 {
+        match self {
+            StaleRead::NotRead | StaleRead::ReadInPart(_) => 2,
+            StaleRead::ModifiedSinceRead | StaleRead::ModifiedBeforeWrite => 3,
+        }
+    }
+}
+
+/// The lines of a partial read: every range shown in full (e.g.
+/// `1–2000, 2101–2300`) and the file's line count.
+fn describe_part(shown: Option<&ShownLines>) -> String {
+    match shown {
+        Some(shown) if shown.ranges().is_empty() => {
+            format!("none of lines 1\u{2013}{}", shown.total())
+        }
+        Some(shown) => format!("lines {} of {}", shown.describe(), shown.total()),
+        // Not a text read (no stamp of this kind comes out partial today).
+        None => "not every line".to_owned(),
+    }
+}
+
+/// The refusal at validation: its code and message.
+impl From<StaleRead> for agentcore_stages::ValidationFailure {
+    fn from(refusal: StaleRead) -> Self {
+        Self::new(refusal.code(), refusal.to_string())
+    }
+}
+
 /// The read-before-write ledger, keyed by canonical path. One per session,
 /// shared by `read`, `write` and `edit`: clones share the same ledger.
 #[derive(Clone, Debug, Default)]
@@ -322,7 +394,12 @@ impl FileReadState {
     /// handle to it already opened safely (beneath the workspace root, no
     /// link followed), with `meta` its metadata: nothing is looked up by
     /// path again. Blocking (it may hash the file).
-    pub fn freshness_of(&self, path: &Path, file: &File, meta: &Metadata) -> io::Result<Freshness> {
+    pub(crate) fn freshness_of(
+        &self,
+        path: &Path,
+        file: &File,
+        meta: &Metadata,
+    ) -> io::Result<Freshness> {
         let Some(stamp) = self.get(path) else {
             return Ok(Freshness::NotRead);
         };
@@ -363,7 +440,7 @@ pub fn hash_bytes(bytes: &[u8]) -> u128 {
 /// number of bytes read. Memory is bounded by a 64 KiB buffer. Only a
 /// regular file is hashed: the last component is not followed and the
 /// open does not block, so a FIFO or device is an error, never a hang.
-pub fn hash_file(path: &Path) -> io::Result<(u128, u64)> {
+pub(crate) fn hash_file(path: &Path) -> io::Result<(u128, u64)> {
     use std::os::unix::fs::OpenOptionsExt;
     let file = File::options()
         .read(true)
@@ -380,7 +457,7 @@ pub fn hash_file(path: &Path) -> io::Result<(u128, u64)> {
 
 /// Streams an open file through XXH3-128 from its first byte, whatever its
 /// offset (positional reads; the offset is left as it was).
-pub fn hash_open_file(file: &File) -> io::Result<(u128, u64)> {
+pub(crate) fn hash_open_file(file: &File) -> io::Result<(u128, u64)> {
     use std::os::unix::fs::FileExt;
     let mut hasher = StreamHasher::new();
     let mut buf = vec![0u8; 64 * 1024];
@@ -400,7 +477,7 @@ pub fn hash_open_file(file: &File) -> io::Result<(u128, u64)> {
 }
 
 /// Streams `reader` through XXH3-128; returns the hash and the byte count.
-pub fn hash_reader(mut reader: impl Read) -> io::Result<(u128, u64)> {
+fn hash_reader(mut reader: impl Read) -> io::Result<(u128, u64)> {
     let mut hasher = StreamHasher::new();
     let mut buf = vec![0u8; 64 * 1024];
     loop {
@@ -417,14 +494,14 @@ pub fn hash_reader(mut reader: impl Read) -> io::Result<(u128, u64)> {
 /// An incremental version of [`hash_bytes`], for tools that read a file in
 /// chunks anyway (read hashes while it streams lines).
 #[derive(Clone)]
-pub struct StreamHasher {
+pub(crate) struct StreamHasher {
     state: Box<Xxh3>,
     len: u64,
 }
 
 impl StreamHasher {
     /// A hasher that has seen nothing.
-    pub fn new() -> Self {
+    pub(crate) fn new() -> Self {
         Self {
             state: Box::new(Xxh3::new()),
             len: 0,
@@ -432,14 +509,14 @@ impl StreamHasher {
     }
 
     /// Feeds `bytes`.
-    pub fn update(&mut self, bytes: &[u8]) {
+    pub(crate) fn update(&mut self, bytes: &[u8]) {
         self.state.update(bytes);
         self.len += bytes.len() as u64;
     }
 
     /// The hash of everything fed, equal to [`hash_bytes`] of it, and its
     /// length.
-    pub fn finish(&self) -> (u128, u64) {
+    pub(crate) fn finish(&self) -> (u128, u64) {
         (self.state.digest128(), self.len)
     }
 }
@@ -672,5 +749,25 @@ mod tests {
         assert!(Arc::ptr_eq(&a, &b));
         let _g = a.lock().await;
         assert!(b.try_lock().is_err());
+    }
+
+    #[test]
+    fn refusals_carry_their_code_and_text() {
+        let read_in_part = |shown| StaleRead::ReadInPart(shown).to_string();
+        assert_eq!(
+            read_in_part(Some(lines(3000, &[(1, 2000), (2101, 2300)]))),
+            "File has only been read in part (lines 1\u{2013}2000, 2101\u{2013}2300 of 3000). Read all of it before overwriting it, or change it with edit."
+        );
+        assert!(read_in_part(Some(lines(9, &[]))).contains("(none of lines 1\u{2013}9)"));
+        assert!(read_in_part(None).contains("(not every line)"));
+        assert_eq!(StaleRead::ReadInPart(None).code(), 2);
+        assert_eq!(StaleRead::ModifiedBeforeWrite.code(), 3);
+        let failure = agentcore_stages::ValidationFailure::from(StaleRead::ModifiedSinceRead);
+        assert_eq!(failure.code, 3);
+        assert!(
+            failure
+                .message
+                .starts_with("File has been modified since read")
+        );
     }
 }

@@ -5,28 +5,28 @@
 //! it never saw). The write is atomic, keeps mode and owner, and writes
 //! hard-linked files in place.
 
-use std::io;
 use std::path::PathBuf;
 
+use agentcore_stages::typed::TypedTool;
 use agentcore_stages::{
-    BoxFuture, CallContext, GatedArgs, InterruptBehavior, Tool, ToolError, ToolOutput,
-    ValidationFailure,
+    CallContext, Extensions, InterruptBehavior, ToolError, ToolOutput, ValidationFailure,
 };
+use schemars::JsonSchema;
 use serde::Deserialize;
-use serde_json::{Value, json};
+use tokio_util::sync::CancellationToken;
 
 use super::beneath::FileError;
-use super::blocking::{bad_args, run_blocking};
+use super::blocking::run_blocking;
 use super::diff::unified_diff;
-use super::edit::{
-    MODIFIED_BEFORE_WRITE, MODIFIED_SINCE_READ, NOT_READ, PATH_ERROR_CODE, blocking_check,
-    cancelled, commit_failure, lock_or_cancel, read_existing, refuse_read_denied, stamp_written,
-    write_through,
+use super::file_write::{
+    cancelled, cannot_read, check_blocking, commit_failure, lock_or_cancel, path_failure,
+    read_existing, refuse_read_denied, stamp_written, write_through,
 };
 use super::read::shown_arg;
-use super::read_state::{FileReadState, Freshness, ShownLines};
+use super::read_state::{FileReadState, Freshness, StaleRead};
 use super::text;
 use super::workspace::Workspace;
+use crate::approval::{Access, Permissions};
 
 const DESCRIPTION: &str = "Writes a file, replacing it if it exists; missing parent directories \
 are created. The content is written exactly as given. To overwrite an existing file, read all of \
@@ -34,58 +34,63 @@ it first with the read tool (writing a file you have not read, or that changed s
 refused). Prefer the edit tool for changing part of an existing file; use write for new files \
 or complete rewrites.";
 
+/// The arguments of a `write` call. The field docs are the descriptions
+/// the model reads in the schema.
+#[derive(Clone, Debug, Deserialize, JsonSchema)]
+// The tool's description says what the call does; the schema adds nothing.
+#[schemars(description = "")]
+pub struct WriteArgs {
+    /// The file to write, absolute or relative to the workspace root.
+    pub file_path: String,
+    /// The complete content of the file.
+    pub content: String,
+}
+
+/// What a `write` call touches, for the approval engine: a write of its
+/// `file_path`.
+///
+/// ```
+/// use agentcore::approval::Capability;
+/// use serde_json::json;
+///
+/// let access = agentcore::tools::write::permissions()
+///     .describe(&json!({"file_path": "notes.md", "content": ""}));
+/// assert_eq!(access.capability, Capability::Write);
+/// assert_eq!(access.paths, ["notes.md"]);
+/// ```
+pub fn permissions() -> Permissions {
+    Permissions::typed(|args: &WriteArgs| Access::write([args.file_path.as_str()]))
+}
+
 /// The `write` tool. Holds the session's [`Workspace`] and
-/// [`FileReadState`] (shared with `read` and `edit`).
+/// [`FileReadState`] (shared with `read` and `edit`). A [`TypedTool`]: the
+/// kernel holds it as [`TypedTool::into_dyn`] makes it.
 ///
 /// ```
 /// use agentcore::tools::{read_state::FileReadState, workspace::Workspace, write::WriteTool};
-/// use agentcore::Tool;
+/// use agentcore::typed::TypedTool;
 ///
 /// let ws = Workspace::new(std::env::temp_dir()).unwrap();
-/// let write = WriteTool::new(ws, FileReadState::new());
+/// let write = WriteTool::new(ws, FileReadState::new()).into_dyn();
 /// assert_eq!(write.label(), Some("Write File"));
 /// ```
 #[derive(Debug)]
 pub struct WriteTool {
     workspace: Workspace,
     state: FileReadState,
-    schema: Value,
 }
 
 impl WriteTool {
     /// A `write` tool confined to `workspace`, checking and recording in
     /// `state`.
     pub fn new(workspace: Workspace, state: FileReadState) -> Self {
-        let schema = json!({
-            "type": "object",
-            "properties": {
-                "file_path": {
-                    "type": "string",
-                    "description": "The file to write, absolute or relative to the workspace root."
-                },
-                "content": {
-                    "type": "string",
-                    "description": "The complete content of the file."
-                }
-            },
-            "required": ["file_path", "content"],
-            "additionalProperties": false
-        });
-        Self {
-            workspace,
-            state,
-            schema,
-        }
+        Self { workspace, state }
     }
 }
 
-#[derive(Clone, Debug, Deserialize)]
-struct WriteArgs {
-    file_path: String,
-    content: String,
-}
+impl TypedTool for WriteTool {
+    type Args = WriteArgs;
 
-impl Tool for WriteTool {
     fn name(&self) -> &str {
         "write"
     }
@@ -94,23 +99,19 @@ impl Tool for WriteTool {
         DESCRIPTION
     }
 
-    fn schema(&self) -> &Value {
-        &self.schema
-    }
-
     fn label(&self) -> Option<&str> {
         Some("Write File")
     }
 
-    fn read_only(&self, _args: &Value) -> bool {
+    fn read_only(&self, _args: &WriteArgs) -> bool {
         false
     }
 
-    fn concurrency_safe(&self, _args: &Value) -> Option<bool> {
+    fn concurrency_safe(&self, _args: &WriteArgs) -> Option<bool> {
         Some(false)
     }
 
-    fn interrupt_behavior(&self, _args: &Value) -> InterruptBehavior {
+    fn interrupt_behavior(&self, _args: &WriteArgs) -> InterruptBehavior {
         InterruptBehavior::Block
     }
 
@@ -121,63 +122,47 @@ impl Tool for WriteTool {
         true
     }
 
-    fn activity(&self, args: &Value) -> Option<String> {
-        let path = args.get("file_path")?.as_str()?;
-        Some(format!("Writing {}", shown_arg(&self.workspace, path)))
+    fn activity(&self, args: &WriteArgs) -> Option<String> {
+        Some(format!(
+            "Writing {}",
+            shown_arg(&self.workspace, &args.file_path)
+        ))
     }
 
-    fn validate<'a>(
-        &'a self,
-        args: &'a Value,
-        _cx: &'a CallContext,
-    ) -> BoxFuture<'a, Result<(), ValidationFailure>> {
-        Box::pin(async move {
-            let args: WriteArgs = serde_json::from_value(args.clone()).map_err(|e| {
-                ValidationFailure::new(PATH_ERROR_CODE, format!("invalid arguments: {e}"))
-            })?;
-            let workspace = self.workspace.clone();
-            let state = self.state.clone();
-            blocking_check(move || check(&workspace, &state, &args)).await
-        })
+    fn extensions(&self) -> Extensions {
+        permissions().into_extensions()
     }
 
-    fn preview<'a>(
-        &'a self,
-        args: &'a Value,
-        _cx: &'a CallContext,
-    ) -> BoxFuture<'a, Result<Option<String>, ToolError>> {
-        Box::pin(async move {
-            let args: WriteArgs =
-                serde_json::from_value(args.clone()).map_err(|e| bad_args("write", e))?;
-            let workspace = self.workspace.clone();
-            tokio::task::spawn_blocking(move || preview(&workspace, &args))
-                .await
-                .map_err(|e| ToolError::new(format!("internal error in the tool: {e}")))?
-                .map(Some)
-        })
+    async fn validate(&self, args: &WriteArgs, _cx: &CallContext) -> Result<(), ValidationFailure> {
+        let (workspace, state, args) = (self.workspace.clone(), self.state.clone(), args.clone());
+        check_blocking(move || check(&workspace, &state, &args)).await
     }
 
-    fn execute<'a>(
-        &'a self,
-        args: GatedArgs,
-        cx: &'a CallContext,
-    ) -> BoxFuture<'a, Result<ToolOutput, ToolError>> {
-        Box::pin(async move {
-            let args: WriteArgs = args.parse().map_err(|e| bad_args("write", e))?;
-            let path = self
-                .workspace
-                .resolve_new(&args.file_path)
-                .map_err(|e| ToolError::new(e.to_string()))?;
-            let shown = self.workspace.display(&path);
-            let lock = lock_or_cancel(&self.state, &path, cx, &shown).await?;
-            let workspace = self.workspace.clone();
-            let state = self.state.clone();
-            run_blocking(cx, move |token| {
-                let _lock = lock;
-                execute(&workspace, &state, path, &args, &token)
-            })
+    async fn preview(
+        &self,
+        args: &WriteArgs,
+        cx: &CallContext,
+    ) -> Result<Option<String>, ToolError> {
+        let (workspace, args) = (self.workspace.clone(), args.clone());
+        run_blocking(cx, move |_| preview(&workspace, &args))
             .await
+            .map(Some)
+    }
+
+    async fn call(&self, args: WriteArgs, cx: &CallContext) -> Result<ToolOutput, ToolError> {
+        let path = self
+            .workspace
+            .resolve_new(&args.file_path)
+            .map_err(|e| ToolError::new(e.to_string()))?;
+        let shown = self.workspace.display(&path);
+        let lock = lock_or_cancel(&self.state, &path, cx, &shown).await?;
+        let workspace = self.workspace.clone();
+        let state = self.state.clone();
+        run_blocking(cx, move |token| {
+            let _lock = lock;
+            execute(&workspace, &state, path, &args, &token)
         })
+        .await
     }
 }
 
@@ -192,52 +177,25 @@ fn check(
     refuse_read_denied(workspace, &args.file_path, "writes")?;
     let path = workspace
         .resolve_new(&args.file_path)
-        .map_err(|e| ValidationFailure::new(PATH_ERROR_CODE, e.to_string()))?;
+        .map_err(path_failure)?;
     let shown = workspace.display(&path);
-    let cannot =
-        |e: io::Error| ValidationFailure::new(PATH_ERROR_CODE, format!("Cannot read {shown}: {e}"));
     let open = match workspace.open_file(&path) {
         Err(FileError::NotFound) => return Ok(()),
-        Err(e) => {
-            return Err(ValidationFailure::new(
-                PATH_ERROR_CODE,
-                e.message(&shown, "write"),
-            ));
-        }
+        Err(e) => return Err(path_failure(e.message(&shown, "write"))),
         Ok(open) => open,
     };
     match state
         .freshness_of(&path, &open.file, &open.meta)
-        .map_err(cannot)?
+        .map_err(|e| path_failure(cannot_read(&shown, &e)))?
     {
         Freshness::Unchanged => Ok(()),
-        Freshness::NotRead => Err(ValidationFailure::new(NOT_READ.0, NOT_READ.1)),
+        Freshness::NotRead => Err(StaleRead::NotRead.into()),
         // Overwriting what was never fully seen.
-        Freshness::Partial => Err(ValidationFailure::new(
-            NOT_READ.0,
-            read_in_part(state.get(&path).and_then(|stamp| stamp.shown)),
-        )),
-        Freshness::Changed => Err(ValidationFailure::new(
-            MODIFIED_SINCE_READ.0,
-            MODIFIED_SINCE_READ.1,
-        )),
-    }
-}
-
-/// Code 2's text for a file read only in part: the lines shown in full
-/// (every range, e.g. `1–2000, 2101–2300`) and the file's line count.
-fn read_in_part(shown: Option<ShownLines>) -> String {
-    let lines = match shown {
-        Some(shown) if shown.ranges().is_empty() => {
-            format!("none of lines 1\u{2013}{}", shown.total())
+        Freshness::Partial => {
+            Err(StaleRead::ReadInPart(state.get(&path).and_then(|stamp| stamp.shown)).into())
         }
-        Some(shown) => format!("lines {} of {}", shown.describe(), shown.total()),
-        // Not a text read (no stamp of this kind comes out partial today).
-        None => "not every line".to_owned(),
-    };
-    format!(
-        "File has only been read in part ({lines}). Read all of it before overwriting it, or change it with edit."
-    )
+        Freshness::Changed => Err(StaleRead::ModifiedSinceRead.into()),
+    }
 }
 
 fn preview(workspace: &Workspace, args: &WriteArgs) -> Result<String, ToolError> {
@@ -260,7 +218,7 @@ fn execute(
     state: &FileReadState,
     path: PathBuf,
     args: &WriteArgs,
-    token: &tokio_util::sync::CancellationToken,
+    token: &CancellationToken,
 ) -> Result<ToolOutput, ToolError> {
     let shown = workspace.display(&path);
     let existing = match workspace.open_file(&path) {
@@ -275,12 +233,12 @@ fn execute(
         // overwritten.
         match state.freshness_of(&path, &open.file, &open.meta) {
             Ok(Freshness::Unchanged) => {}
-            Ok(_) => return Err(ToolError::new(MODIFIED_BEFORE_WRITE)),
-            Err(e) => return Err(ToolError::new(format!("Cannot read {shown}: {e}"))),
+            Ok(_) => return Err(StaleRead::ModifiedBeforeWrite.into()),
+            Err(e) => return Err(ToolError::new(cannot_read(&shown, &e))),
         }
         match state.get(&path) {
             Some(stamp) => hash = stamp.hash,
-            None => return Err(ToolError::new(MODIFIED_BEFORE_WRITE)),
+            None => return Err(StaleRead::ModifiedBeforeWrite.into()),
         }
     }
     if token.is_cancelled() {
@@ -301,4 +259,32 @@ fn execute(
         out.push_str(&note);
     }
     Ok(ToolOutput::text(out))
+}
+
+#[cfg(test)]
+mod tests {
+    use agentcore_stages::typed::Typed;
+    use serde_json::json;
+
+    use super::*;
+
+    fn tool() -> Typed<WriteTool> {
+        let workspace = Workspace::new(std::env::temp_dir()).unwrap();
+        Typed::new(WriteTool::new(workspace, FileReadState::new()))
+    }
+
+    #[test]
+    fn a_call_writes_its_file_path() {
+        let args = json!({"file_path": "notes/a.md", "content": "x"});
+        assert_eq!(
+            Permissions::of(&tool(), &args),
+            Access::write(["notes/a.md"])
+        );
+    }
+
+    #[test]
+    fn arguments_that_are_not_a_write_are_not_described() {
+        let args = json!({"file_path": "a.md", "content": 3});
+        assert_eq!(Permissions::of(&tool(), &args), Access::unknown());
+    }
 }

@@ -11,8 +11,10 @@
 //! The schema is derived once, when the adapter is built, by schemars with
 //! [`SchemaSettings::draft2020_12`] and `inline_subschemas = true`: there is
 //! no `$ref` and no `$defs` (only a recursive type keeps a local `$ref`),
-//! because several model APIs reject or mishandle references. Doc comments
-//! on the args type and its fields become `description`s the model reads.
+//! because several model APIs reject or mishandle references. The root has
+//! no `$schema` and no `title` (the provider fixes the dialect; the title
+//! would be the Rust type's name). Doc comments on the args type and its
+//! fields become `description`s the model reads.
 //!
 //! Unknown properties are refused by default: every object schema that
 //! lists `properties` and says nothing about further members gets
@@ -204,15 +206,23 @@ pub fn typed<T: TypedTool>(tool: T) -> Arc<dyn Tool> {
     tool.into_dyn()
 }
 
-/// The JSON Schema a typed tool gets for `A`: draft 2020-12, subschemas
-/// inlined, and with `deny_unknown_fields` every plain object schema closed
-/// with `additionalProperties: false` (see the [module docs](self)).
+/// The JSON Schema a typed tool gets for `A`: draft 2020-12 (without a
+/// `$schema` member, and without the root `title` schemars gives it, the
+/// Rust type's name), subschemas inlined, and with `deny_unknown_fields`
+/// every plain object schema closed with `additionalProperties: false`
+/// (see the [module docs](self)).
 pub fn schema_for<A: JsonSchema>(deny_unknown_fields: bool) -> Value {
     let mut settings = SchemaSettings::draft2020_12();
     settings.inline_subschemas = true;
     let mut schema = settings.into_generator().into_root_schema_for::<A>();
     if deny_unknown_fields {
         CloseObjects.transform(&mut schema);
+    }
+    // Neither is for the model: the provider fixes the dialect, and the
+    // title would be the Rust type's name.
+    if let Some(root) = schema.as_object_mut() {
+        root.remove("$schema");
+        root.remove("title");
     }
     schema.to_value()
 }
@@ -502,10 +512,9 @@ mod tests {
     #[test]
     fn schema_is_draft_2020_12_inlined_and_closed() {
         let schema = schema_for::<Args>(true);
-        assert_eq!(
-            schema["$schema"],
-            "https://json-schema.org/draft/2020-12/schema"
-        );
+        // The dialect is the provider's; the Rust type's name is not the model's.
+        assert!(schema.get("$schema").is_none());
+        assert!(schema.get("title").is_none());
         let mut keys = Vec::new();
         walk(&schema, &mut keys);
         assert!(keys.iter().all(|(k, _)| *k != "$ref" && *k != "$defs"));

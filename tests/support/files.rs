@@ -13,6 +13,7 @@ use agentcore::tools::read::ReadTool;
 use agentcore::tools::read_state::FileReadState;
 use agentcore::tools::workspace::Workspace;
 use agentcore::tools::write::WriteTool;
+use agentcore::typed::TypedTool;
 use agentcore::{Call, Gate, Outcome, Pipeline, ToolRegistry, ToolResult};
 use serde_json::{Value, json};
 use tower::ServiceExt;
@@ -59,9 +60,9 @@ impl Env {
             ToolRegistry::new()
                 .with(Arc::new(ReadTool::new(ws.clone(), self.state.clone())))
                 .unwrap()
-                .with(Arc::new(EditTool::new(ws.clone(), self.state.clone())))
+                .with(EditTool::new(ws.clone(), self.state.clone()).into_dyn())
                 .unwrap()
-                .with(Arc::new(WriteTool::new(ws, self.state.clone())))
+                .with(WriteTool::new(ws, self.state.clone()).into_dyn())
                 .unwrap(),
         )
     }

@@ -2,7 +2,8 @@
 //! session and process group of its own, with a timeout, output kept
 //! bounded in memory, and nothing left running when the call ends.
 //!
-//! - [`BashTool`]: the tool (`bash`, "Run Command").
+//! - [`BashTool`]: the tool (`bash`, "Run Command"), its arguments
+//!   [`BashArgs`], and [`permissions`]: what a call touches.
 //! - [`OutputDir`]: the session's folder of full outputs, which `read` may
 //!   open.
 //! - [`adopt_orphans`] and [`make_undumpable`]: process-wide settings (the
@@ -38,4 +39,4 @@ mod tool;
 
 pub use output_dir::OutputDir;
 pub use procs::{OrphanScope, adopt_orphans, make_undumpable};
-pub use tool::{BashTool, DEFAULT_TIMEOUT_MS, MAX_TIMEOUT_MS};
+pub use tool::{BashArgs, BashTool, DEFAULT_TIMEOUT_MS, MAX_TIMEOUT_MS, permissions};

@@ -1,10 +1,9 @@
 //! The full output, written to its file on a blocking thread so that a slow
 //! disk never stalls the runtime's async workers.
 
-use tokio::sync::mpsc;
-use tokio::task::JoinHandle;
-
 use super::output_dir::OutputFile;
+use crate::tools::blocking::{self, Blocking};
+use tokio::sync::mpsc;
 
 /// Chunks in flight between the reader and the writer thread; with 64 KiB
 /// reads this bounds the memory to about 512 KiB. When the disk is slower
@@ -15,14 +14,14 @@ const IN_FLIGHT: usize = 8;
 #[derive(Debug)]
 pub(crate) struct Spool {
     tx: mpsc::Sender<Vec<u8>>,
-    writer: JoinHandle<OutputFile>,
+    writer: Blocking<OutputFile>,
 }
 
 impl Spool {
     /// Starts writing to `file`.
     pub(crate) fn start(mut file: OutputFile) -> Self {
         let (tx, mut rx) = mpsc::channel::<Vec<u8>>(IN_FLIGHT);
-        let writer = tokio::task::spawn_blocking(move || {
+        let writer = blocking::spawn(move || {
             while let Some(chunk) = rx.blocking_recv() {
                 file.write(&chunk);
             }

@@ -1,23 +1,25 @@
-//! [`BashTool`]: its arguments, its metadata, and `execute`.
+//! [`BashTool`]: its arguments ([`BashArgs`]), its metadata, what a call
+//! touches ([`permissions`]), and the call itself.
 
 use std::collections::BTreeSet;
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
+use std::sync::{Arc, LazyLock};
 
-use agentcore_stages::{
-    BoxFuture, CallContext, GatedArgs, InterruptBehavior, Tool, ToolError, ToolOutput,
-};
+use agentcore_stages::typed::TypedTool;
+use agentcore_stages::{CallContext, Extensions, InterruptBehavior, ToolError, ToolOutput};
+use schemars::{JsonSchema, Schema};
 use serde::Deserialize;
-use serde_json::{Value, json};
+use serde_json::Value;
 
 use super::env::EnvPolicy;
-use super::output::{Collector, Shown};
+use super::output::{Collector, MAX_CHARS, Shown};
 use super::output_dir::{OutputDir, OutputFile};
 use super::process;
 use super::progress::Progress;
 use super::run::{self, Ending, Sinks};
 use super::spool::Spool;
+use crate::approval::{Access, Permissions};
 
 /// The timeout when the model gives none, in milliseconds.
 pub const DEFAULT_TIMEOUT_MS: u64 = 120_000;
@@ -25,10 +27,14 @@ pub const DEFAULT_TIMEOUT_MS: u64 = 120_000;
 /// The longest timeout a model may ask for, in milliseconds.
 pub const MAX_TIMEOUT_MS: u64 = 600_000;
 
-/// Characters of a command shown in [`Tool::activity`].
+/// Characters of a command shown in [`TypedTool::activity`].
 const ACTIVITY_CHARS: usize = 80;
 
-const DESCRIPTION: &str = "\
+/// What the model reads about the tool; the limits in it come from their
+/// constants.
+static DESCRIPTION: LazyLock<String> = LazyLock::new(|| {
+    format!(
+        "\
 Runs a bash command and returns its exit code and output (stdout and stderr \
 together, in the order they were written).
 
@@ -38,27 +44,89 @@ directory, put `cd DIR && ...` in the same command, or use paths.
 - Interactive programs get no input: stdin is empty (/dev/null) and there is \
 no terminal. Use non-interactive flags (`-y`, `--no-edit`, `--yes`); pagers \
 and editors are disabled.
-- `timeout` is in milliseconds: default 120000 (2 minutes), at most 600000 \
-(10 minutes). On timeout the command and everything it started are killed and \
+- `timeout` is in milliseconds: default {DEFAULT_TIMEOUT_MS} ({} minutes), at most {MAX_TIMEOUT_MS} \
+({} minutes). On timeout the command and everything it started are killed and \
 the output so far is returned.
 - Every process the command starts is killed when the call ends (on exit, \
 timeout or interruption), including background jobs and processes that \
 detach with `setsid`, `nohup` or `&`; do not start servers or watchers \
 expecting them to outlive the call.
-- Output longer than 30,000 characters keeps its beginning and its end; the \
+- Output longer than {} characters keeps its beginning and its end; the \
 full output is saved to a file whose path is given, which you can read in \
 parts.
-- Prefer the dedicated tools for reading, searching and editing files.";
+- Prefer the dedicated tools for reading, searching and editing files.",
+        DEFAULT_TIMEOUT_MS / MS_PER_MINUTE,
+        MAX_TIMEOUT_MS / MS_PER_MINUTE,
+        thousands(MAX_CHARS),
+    )
+});
 
-/// The arguments of one bash call.
-#[derive(Debug, Deserialize)]
-struct BashArgs {
-    command: String,
-    timeout: Option<u64>,
-    // Shown to people by harnesses; the tool itself does not need it.
-    #[serde(default)]
-    #[allow(dead_code)]
-    description: Option<String>,
+const MS_PER_MINUTE: u64 = 60_000;
+
+/// `n` with a comma between groups of three digits (`30,000`).
+fn thousands(n: usize) -> String {
+    let digits = n.to_string();
+    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
+    for (i, digit) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(digit);
+    }
+    out
+}
+
+/// The arguments of one `bash` call. The field docs are the descriptions
+/// the model reads in the schema.
+#[derive(Clone, Debug, Deserialize, JsonSchema)]
+// The tool's description says what the call does; the schema adds nothing.
+#[schemars(description = "")]
+pub struct BashArgs {
+    /// The command to run with `bash -c`, in a fresh shell at the workspace root.
+    pub command: String,
+    /// Optional timeout in milliseconds (default 120000, at most 600000). The command and everything it started are killed when it fires.
+    #[schemars(transform = timeout_schema)]
+    pub timeout: Option<u64>,
+    /// What the command does, in 5 to 10 words, shown to the person watching (e.g. "Run the unit tests").
+    #[schemars(transform = not_null)]
+    pub description: Option<String>,
+}
+
+/// `timeout`: an integer from 1 to [`MAX_TIMEOUT_MS`]. Absent means the
+/// default; `null` is not offered, nor is the Rust type's `format`.
+fn timeout_schema(schema: &mut Schema) {
+    not_null(schema);
+    schema.remove("format");
+    schema.insert("minimum".to_owned(), 1.into());
+    schema.insert("maximum".to_owned(), MAX_TIMEOUT_MS.into());
+}
+
+/// An optional member is left out, not sent as `null`: its schema names
+/// only the value's own type.
+fn not_null(schema: &mut Schema) {
+    if let Some(Value::Array(types)) = schema.get("type") {
+        let types: Vec<Value> = types.iter().filter(|t| *t != "null").cloned().collect();
+        let one = match types.as_slice() {
+            [one] => one.clone(),
+            _ => Value::Array(types),
+        };
+        schema.insert("type".to_owned(), one);
+    }
+}
+
+/// What a `bash` call touches, for the approval engine: its `command`,
+/// run as a whole (the engine judges it part by part).
+///
+/// ```
+/// use agentcore::approval::Capability;
+/// use serde_json::json;
+///
+/// let access = agentcore::tools::bash::permissions().describe(&json!({"command": "cargo test"}));
+/// assert_eq!(access.capability, Capability::Exec);
+/// assert_eq!(access.command.as_deref(), Some("cargo test"));
+/// ```
+pub fn permissions() -> Permissions {
+    Permissions::typed(|args: &BashArgs| Access::command(args.command.as_str()))
 }
 
 /// The `bash` tool: runs a command in a fresh shell at the workspace root,
@@ -73,13 +141,18 @@ struct BashArgs {
 /// ([`make_undumpable`](super::make_undumpable)), so that a command cannot
 /// read the unscrubbed environment back from `/proc/PPID/environ`.
 ///
+/// A [`TypedTool`]; the kernel holds it as [`TypedTool::into_dyn`] makes
+/// it.
+///
 /// ```no_run
 /// use std::sync::Arc;
 /// use agentcore::tools::bash::{BashTool, OutputDir};
+/// use agentcore::typed::TypedTool;
 ///
 /// let output_dir = Arc::new(OutputDir::new()?);
 /// let bash = BashTool::new("/path/to/workspace".into(), output_dir.clone())
-///     .allow_env(["GITHUB_TOKEN"]);
+///     .allow_env(["GITHUB_TOKEN"])
+///     .into_dyn();
 /// // Let `read` open `output_dir.path()` too.
 /// # let _ = bash;
 /// # Ok::<(), std::io::Error>(())
@@ -90,7 +163,6 @@ pub struct BashTool {
     output_dir: Arc<OutputDir>,
     shell: PathBuf,
     env: EnvPolicy,
-    schema: Value,
 }
 
 impl BashTool {
@@ -111,7 +183,6 @@ impl BashTool {
             output_dir,
             shell: default_shell(),
             env: EnvPolicy::default(),
-            schema: schema(),
         }
     }
 
@@ -169,10 +240,9 @@ impl BashTool {
         &self.env.allowed
     }
 
-    async fn run(&self, args: GatedArgs, cx: &CallContext) -> Result<ToolOutput, ToolError> {
-        let args: BashArgs = args
-            .parse()
-            .map_err(|e| ToolError::new(format!("Invalid bash arguments: {e}")))?;
+    async fn run(&self, args: BashArgs, cx: &CallContext) -> Result<ToolOutput, ToolError> {
+        // The schema bounds it; a caller that skips the schema is refused
+        // here, before anything runs.
         let timeout_ms = args.timeout.unwrap_or(DEFAULT_TIMEOUT_MS);
         if timeout_ms == 0 || timeout_ms > MAX_TIMEOUT_MS {
             return Err(ToolError::new(format!(
@@ -278,30 +348,6 @@ fn default_shell() -> PathBuf {
     }
 }
 
-fn schema() -> Value {
-    json!({
-        "type": "object",
-        "properties": {
-            "command": {
-                "type": "string",
-                "description": "The command to run with `bash -c`, in a fresh shell at the workspace root."
-            },
-            "timeout": {
-                "type": "integer",
-                "minimum": 1,
-                "maximum": MAX_TIMEOUT_MS,
-                "description": "Optional timeout in milliseconds (default 120000, at most 600000). The command and everything it started are killed when it fires."
-            },
-            "description": {
-                "type": "string",
-                "description": "What the command does, in 5 to 10 words, shown to the person watching (e.g. \"Run the unit tests\")."
-            }
-        },
-        "required": ["command"],
-        "additionalProperties": false
-    })
-}
-
 /// `Running: COMMAND`, cut to its first line and [`ACTIVITY_CHARS`].
 fn activity(command: &str) -> String {
     let command = command.trim();
@@ -313,49 +359,47 @@ fn activity(command: &str) -> String {
     format!("Running: {shown}")
 }
 
-impl Tool for BashTool {
+impl TypedTool for BashTool {
+    type Args = BashArgs;
+
     fn name(&self) -> &str {
         "bash"
     }
 
     fn description(&self) -> &str {
-        DESCRIPTION
+        &DESCRIPTION
     }
 
-    fn schema(&self) -> &Value {
-        &self.schema
-    }
-
-    fn execute<'a>(
-        &'a self,
-        args: GatedArgs,
-        cx: &'a CallContext,
-    ) -> BoxFuture<'a, Result<ToolOutput, ToolError>> {
-        Box::pin(self.run(args, cx))
+    async fn call(&self, args: BashArgs, cx: &CallContext) -> Result<ToolOutput, ToolError> {
+        self.run(args, cx).await
     }
 
     fn label(&self) -> Option<&str> {
         Some("Run Command")
     }
 
-    fn read_only(&self, _args: &Value) -> bool {
+    fn read_only(&self, _args: &BashArgs) -> bool {
         false
     }
 
-    fn concurrency_safe(&self, _args: &Value) -> Option<bool> {
+    fn concurrency_safe(&self, _args: &BashArgs) -> Option<bool> {
         Some(false)
     }
 
-    fn activity(&self, args: &Value) -> Option<String> {
-        args.get("command").and_then(Value::as_str).map(activity)
+    fn activity(&self, args: &BashArgs) -> Option<String> {
+        Some(activity(&args.command))
     }
 
-    fn interrupt_behavior(&self, _args: &Value) -> InterruptBehavior {
+    fn interrupt_behavior(&self, _args: &BashArgs) -> InterruptBehavior {
         InterruptBehavior::Cancel
     }
 
     fn observes_cancellation(&self) -> bool {
         true
+    }
+
+    fn extensions(&self) -> Extensions {
+        permissions().into_extensions()
     }
 }
 
@@ -364,12 +408,15 @@ mod tests {
     use super::*;
     use std::time::Duration;
 
-    use agentcore_stages::{CancelReason, EventSink};
+    use agentcore_stages::typed::Typed;
+    use agentcore_stages::{CancelReason, EventSink, GatedArgs, Tool};
+    use serde_json::json;
 
-    fn tool() -> (BashTool, tempfile::TempDir) {
+    /// The tool as the kernel holds it, arguments as JSON.
+    fn tool() -> (Typed<BashTool>, tempfile::TempDir) {
         let root = tempfile::tempdir().unwrap();
         let dir = Arc::new(OutputDir::new().unwrap());
-        (BashTool::new(root.path().to_owned(), dir), root)
+        (Typed::new(BashTool::new(root.path().to_owned(), dir)), root)
     }
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -431,6 +478,21 @@ mod tests {
     }
 
     #[test]
+    fn a_call_runs_its_command() {
+        let (bash, _root) = tool();
+        let args = json!({"command": "cargo test && git status", "timeout": 5000});
+        assert_eq!(
+            Permissions::of(&bash, &args),
+            Access::command("cargo test && git status")
+        );
+        // Not a bash call's arguments: the engine knows nothing and asks.
+        assert_eq!(
+            Permissions::of(&bash, &json!({"command": ["ls"]})),
+            Access::unknown()
+        );
+    }
+
+    #[test]
     fn activity_is_one_line() {
         assert_eq!(activity("cargo test"), "Running: cargo test");
         assert_eq!(activity("echo a\necho b"), "Running: echo a…");
@@ -443,7 +505,8 @@ mod tests {
 
     #[test]
     fn schema_is_strict_and_described() {
-        let s = schema();
+        let (bash, _root) = tool();
+        let s = bash.schema();
         assert_eq!(s["additionalProperties"], false);
         assert_eq!(s["required"], json!(["command"]));
         assert_eq!(s["properties"]["timeout"]["maximum"], 600_000);
@@ -459,6 +522,24 @@ mod tests {
             DESCRIPTION.contains("Every process the command starts is killed when the call ends")
         );
         assert!(DESCRIPTION.contains("`setsid`"));
+    }
+
+    #[test]
+    fn the_texts_give_the_limits_of_the_constants() {
+        assert_eq!(thousands(30_000), "30,000");
+        assert_eq!(thousands(999), "999");
+        assert_eq!(thousands(1_234_567), "1,234,567");
+        assert!(DESCRIPTION.contains("default 120000 (2 minutes), at most 600000 (10 minutes)"));
+        // The schema's text is the field's doc comment, which cannot name
+        // the constants: it is held to them here.
+        let (bash, _root) = tool();
+        let timeout = bash.schema()["properties"]["timeout"]["description"]
+            .as_str()
+            .unwrap()
+            .to_owned();
+        assert!(timeout.contains(&format!(
+            "(default {DEFAULT_TIMEOUT_MS}, at most {MAX_TIMEOUT_MS})"
+        )));
     }
 
     #[test]

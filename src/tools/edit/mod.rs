@@ -1,0 +1,383 @@
+//! The `edit` tool: exact string replacement in a file the model has read.
+//!
+//! The text replacement itself is [`apply_edit`] (on decoded text) and
+//! [`edit_bytes`] (on a file's bytes: decode, normalize line endings,
+//! replace, encode back), pure functions in `edit/apply.rs` that property
+//! tests and the `edit_apply` fuzz target call directly; the tool
+//! ([`EditTool`], its [`EditArgs`] and [`permissions`]) is here.
+//!
+//! ```
+//! use agentcore::tools::edit::{EditError, apply_edit};
+//!
+//! assert_eq!(apply_edit("a b a", "b", "c", false).unwrap(), "a c a");
+//! assert_eq!(apply_edit("a b a", "a", "x", true).unwrap(), "x b x");
+//! let err = apply_edit("a b a", "a", "x", false).unwrap_err();
+//! assert_eq!(err, EditError::Ambiguous(2));
+//! assert_eq!(err.code(), 5);
+//! ```
+
+mod apply;
+mod snippet;
+
+use std::path::PathBuf;
+
+use agentcore_stages::typed::TypedTool;
+use agentcore_stages::{
+    CallContext, Extensions, InterruptBehavior, ToolError, ToolOutput, ValidationFailure,
+};
+use schemars::JsonSchema;
+use serde::Deserialize;
+use tokio_util::sync::CancellationToken;
+
+pub use apply::{EditError, apply_edit, edit_bytes};
+
+use self::apply::edit_decoded;
+use self::snippet::snippet;
+use super::beneath::FileError;
+use super::blocking::run_blocking;
+use super::diff::unified_diff;
+use super::file_write::{
+    cancelled, cannot_read, check_blocking, commit_failure, lock_or_cancel, path_failure, read_all,
+    read_existing, refuse_read_denied, stamp_written, write_through,
+};
+use super::read::shown_arg;
+use super::read_state::{FileReadState, Freshness, StaleRead, hash_bytes};
+use super::text;
+use super::workspace::Workspace;
+use crate::approval::{Access, Permissions};
+
+const DESCRIPTION: &str = "Performs an exact string replacement in a file. Read the file first \
+with the read tool: editing a file you have not read, or that changed since you read it, is \
+refused. `old_string` must match the file exactly, including indentation (copy it from the read \
+output without the line-number prefix); it must be unique in the file unless `replace_all` is \
+true, so include enough surrounding lines to make it unique. `replace_all` replaces every \
+occurrence, e.g. to rename a variable. An empty `old_string` creates a new file with \
+`new_string` as its content. Line endings (CRLF), a byte-order mark and UTF-16 encoding are kept.";
+
+/// The arguments of an `edit` call. The field docs are the descriptions
+/// the model reads in the schema.
+#[derive(Clone, Debug, Deserialize, JsonSchema)]
+// The tool's description says what the call does; the schema adds nothing.
+#[schemars(description = "")]
+pub struct EditArgs {
+    /// The file to modify, absolute or relative to the workspace root.
+    pub file_path: String,
+    /// The exact text to replace, as it appears in the file (without read's line-number prefixes). Empty to create a new file.
+    pub old_string: String,
+    /// The text to replace it with (must differ from old_string).
+    pub new_string: String,
+    /// Replace every occurrence of old_string (default false: it must occur exactly once).
+    #[serde(default)]
+    pub replace_all: bool,
+}
+
+/// What an `edit` call touches, for the approval engine: a write of its
+/// `file_path`.
+///
+/// ```
+/// use agentcore::approval::Capability;
+/// use serde_json::json;
+///
+/// let access = agentcore::tools::edit::permissions()
+///     .describe(&json!({"file_path": "src/a.rs", "old_string": "a", "new_string": "b"}));
+/// assert_eq!(access.capability, Capability::Write);
+/// assert_eq!(access.paths, ["src/a.rs"]);
+/// ```
+pub fn permissions() -> Permissions {
+    Permissions::typed(|args: &EditArgs| Access::write([args.file_path.as_str()]))
+}
+
+/// The `edit` tool. Holds the session's [`Workspace`] and
+/// [`FileReadState`] (shared with `read` and `write`). A [`TypedTool`]: the
+/// kernel holds it as [`TypedTool::into_dyn`] makes it.
+///
+/// ```
+/// use agentcore::tools::{edit::EditTool, read_state::FileReadState, workspace::Workspace};
+/// use agentcore::typed::TypedTool;
+///
+/// let ws = Workspace::new(std::env::temp_dir()).unwrap();
+/// let edit = EditTool::new(ws, FileReadState::new()).into_dyn();
+/// assert_eq!(edit.label(), Some("Edit File"));
+/// assert!(!edit.read_only(&serde_json::json!({})));
+/// ```
+#[derive(Debug)]
+pub struct EditTool {
+    workspace: Workspace,
+    state: FileReadState,
+}
+
+impl EditTool {
+    /// An `edit` tool confined to `workspace`, checking and recording in
+    /// `state`.
+    pub fn new(workspace: Workspace, state: FileReadState) -> Self {
+        Self { workspace, state }
+    }
+}
+
+impl TypedTool for EditTool {
+    type Args = EditArgs;
+
+    fn name(&self) -> &str {
+        "edit"
+    }
+
+    fn description(&self) -> &str {
+        DESCRIPTION
+    }
+
+    fn label(&self) -> Option<&str> {
+        Some("Edit File")
+    }
+
+    fn read_only(&self, _args: &EditArgs) -> bool {
+        false
+    }
+
+    fn concurrency_safe(&self, _args: &EditArgs) -> Option<bool> {
+        Some(false)
+    }
+
+    fn interrupt_behavior(&self, _args: &EditArgs) -> InterruptBehavior {
+        InterruptBehavior::Block
+    }
+
+    /// Edit watches cancellation itself, so the result it reports is what
+    /// happened: Cancelled before the rename (nothing changed), Success
+    /// after it.
+    fn observes_cancellation(&self) -> bool {
+        true
+    }
+
+    fn activity(&self, args: &EditArgs) -> Option<String> {
+        Some(format!(
+            "Editing {}",
+            shown_arg(&self.workspace, &args.file_path)
+        ))
+    }
+
+    fn extensions(&self) -> Extensions {
+        permissions().into_extensions()
+    }
+
+    async fn validate(&self, args: &EditArgs, _cx: &CallContext) -> Result<(), ValidationFailure> {
+        let (workspace, state, args) = (self.workspace.clone(), self.state.clone(), args.clone());
+        check_blocking(move || check(&workspace, &state, &args)).await
+    }
+
+    async fn preview(
+        &self,
+        args: &EditArgs,
+        cx: &CallContext,
+    ) -> Result<Option<String>, ToolError> {
+        let (workspace, args) = (self.workspace.clone(), args.clone());
+        run_blocking(cx, move |_| preview(&workspace, &args))
+            .await
+            .map(Some)
+    }
+
+    async fn call(&self, args: EditArgs, cx: &CallContext) -> Result<ToolOutput, ToolError> {
+        let path = self
+            .workspace
+            .resolve_new(&args.file_path)
+            .map_err(|e| ToolError::new(e.to_string()))?;
+        let shown = self.workspace.display(&path);
+        let lock = lock_or_cancel(&self.state, &path, cx, &shown).await?;
+        let workspace = self.workspace.clone();
+        let state = self.state.clone();
+        run_blocking(cx, move |token| {
+            // Held until the write is done and stamped, even if the
+            // call's future is dropped meanwhile.
+            let _lock = lock;
+            execute(&workspace, &state, path, &args, &token)
+        })
+        .await
+    }
+}
+
+fn edit_failure(e: EditError) -> ValidationFailure {
+    ValidationFailure::new(e.code(), e.to_string())
+}
+
+/// validate: a read-denied path, then codes 6, 1, 8, 7, 2, 3, 4, 5 in that
+/// order. Read-only.
+fn check(
+    workspace: &Workspace,
+    state: &FileReadState,
+    args: &EditArgs,
+) -> Result<(), ValidationFailure> {
+    refuse_read_denied(workspace, &args.file_path, "edits")?;
+    if args.old_string == args.new_string {
+        return Err(edit_failure(EditError::NoChange));
+    }
+    let path = workspace
+        .resolve_new(&args.file_path)
+        .map_err(path_failure)?;
+    let shown = workspace.display(&path);
+    let open = match workspace.open_file(&path) {
+        Ok(open) => open,
+        Err(FileError::NotFound) => {
+            return if args.old_string.is_empty() {
+                // Creating a new file needs no read.
+                Ok(())
+            } else {
+                Err(path_failure(format!(
+                    "File does not exist: {shown}. To create it, give an empty old_string (or use the write tool)."
+                )))
+            };
+        }
+        Err(e) => return Err(path_failure(e.message(&shown, "edit"))),
+    };
+    let bytes =
+        read_all(&open.file, open.meta.len()).map_err(|e| path_failure(cannot_read(&shown, &e)))?;
+    let decoded = text::decode(&bytes).ok_or_else(|| edit_failure(EditError::NotText))?;
+    if args.old_string.is_empty() && !decoded.text.is_empty() {
+        return Err(edit_failure(EditError::FileExists));
+    }
+    match state
+        .freshness_of(&path, &open.file, &open.meta)
+        .map_err(|e| path_failure(cannot_read(&shown, &e)))?
+    {
+        Freshness::NotRead => return Err(StaleRead::NotRead.into()),
+        Freshness::Changed => return Err(StaleRead::ModifiedSinceRead.into()),
+        // An edit changes only text the model quotes: a partial read will do.
+        Freshness::Partial | Freshness::Unchanged => {}
+    }
+    let format = decoded.format;
+    let (old, new) = (
+        format.normalize(&args.old_string),
+        format.normalize(&args.new_string),
+    );
+    count_check(&decoded.text, &old, &new, args)
+}
+
+/// Codes 4 and 5 without building the new text.
+fn count_check(text: &str, old: &str, new: &str, args: &EditArgs) -> Result<(), ValidationFailure> {
+    if old == new {
+        return Err(edit_failure(EditError::NoChange));
+    }
+    if old.is_empty() {
+        return Ok(());
+    }
+    match text.matches(old).count() {
+        0 => Err(edit_failure(EditError::NotFound(args.old_string.clone()))),
+        n if n > 1 && !args.replace_all => Err(edit_failure(EditError::Ambiguous(n))),
+        _ => Ok(()),
+    }
+}
+
+fn preview(workspace: &Workspace, args: &EditArgs) -> Result<String, ToolError> {
+    let path = workspace
+        .resolve_new(&args.file_path)
+        .map_err(|e| ToolError::new(e.to_string()))?;
+    let shown = workspace.display(&path);
+    let bytes = read_existing(workspace, &path)
+        .map_err(|e| ToolError::new(e.message(&shown, "edit")))?
+        .unwrap_or_default();
+    let edited = edit_decoded(&bytes, &args.old_string, &args.new_string, args.replace_all)
+        .map_err(|e| ToolError::new(e.to_string()))?;
+    Ok(unified_diff(&shown, &edited.old_text, &edited.applied.text))
+}
+
+fn execute(
+    workspace: &Workspace,
+    state: &FileReadState,
+    path: PathBuf,
+    args: &EditArgs,
+    token: &CancellationToken,
+) -> Result<ToolOutput, ToolError> {
+    let shown = workspace.display(&path);
+    let modified = || ToolError::from(StaleRead::ModifiedBeforeWrite);
+    let describe = |e: FileError| ToolError::new(e.message(&shown, "edit"));
+    let existing = match workspace.open_file(&path) {
+        Ok(open) => Some(open),
+        Err(FileError::NotFound) => None,
+        Err(e) => return Err(describe(e)),
+    };
+    let (bytes, hash) = match &existing {
+        None if !args.old_string.is_empty() => {
+            // It existed when validated and is gone now.
+            return Err(modified());
+        }
+        None => (Vec::new(), hash_bytes(b"")),
+        Some(open) => {
+            // The last check, under the path lock, right before the write.
+            match state.freshness_of(&path, &open.file, &open.meta) {
+                Ok(Freshness::Partial | Freshness::Unchanged) => {}
+                Ok(Freshness::NotRead | Freshness::Changed) => return Err(modified()),
+                Err(e) => return Err(ToolError::new(cannot_read(&shown, &e))),
+            }
+            let bytes = read_all(&open.file, open.meta.len())
+                .map_err(|e| ToolError::new(cannot_read(&shown, &e)))?;
+            // The bytes edited must be the bytes the model saw.
+            let hash = hash_bytes(&bytes);
+            match state.get(&path) {
+                Some(stamp) if stamp.hash == hash => (bytes, hash),
+                _ => return Err(modified()),
+            }
+        }
+    };
+    if token.is_cancelled() {
+        return Err(cancelled(&shown));
+    }
+    let edited = edit_decoded(&bytes, &args.old_string, &args.new_string, args.replace_all)
+        .map_err(|e| ToolError::new(e.to_string()))?;
+    let new_bytes = text::encode(&edited.applied.text, edited.format);
+    let written = write_through(workspace, &path, existing.as_ref(), hash, &new_bytes, token)
+        .map_err(|e| commit_failure(e, &shown, "edit"))?;
+    // Past the point of no return: the call reports what happened.
+    stamp_written(state, &path, &written, &new_bytes);
+    let mut out = format!("The file {shown} has been updated successfully.");
+    if let Some(note) = written.note() {
+        out.push(' ');
+        out.push_str(&note);
+    }
+    let snippet = snippet(&edited.applied.text, &edited.applied.spans);
+    if !snippet.is_empty() {
+        out.push('\n');
+        out.push_str(&snippet);
+    }
+    Ok(ToolOutput::text(out))
+}
+
+#[cfg(test)]
+mod tests {
+    use agentcore_stages::Tool;
+    use agentcore_stages::typed::Typed;
+    use serde_json::json;
+
+    use super::*;
+
+    fn tool() -> Typed<EditTool> {
+        let workspace = Workspace::new(std::env::temp_dir()).unwrap();
+        Typed::new(EditTool::new(workspace, FileReadState::new()))
+    }
+
+    #[test]
+    fn a_call_writes_its_file_path() {
+        let args = json!({"file_path": "src/a.rs", "old_string": "a", "new_string": "b"});
+        assert_eq!(Permissions::of(&tool(), &args), Access::write(["src/a.rs"]));
+        let args = json!({"file_path": "/abs/b.rs", "old_string": "", "new_string": "b", "replace_all": true});
+        assert_eq!(
+            Permissions::of(&tool(), &args),
+            Access::write(["/abs/b.rs"])
+        );
+    }
+
+    #[test]
+    fn arguments_that_are_not_an_edit_are_not_described() {
+        // Never reaches the gate (validation reads the arguments first);
+        // the engine would ask.
+        let args = json!({"file_path": 3, "old_string": "a", "new_string": "b"});
+        assert_eq!(Permissions::of(&tool(), &args), Access::unknown());
+    }
+
+    #[test]
+    fn capabilities_see_the_typed_arguments() {
+        let tool = tool();
+        let args = json!({"file_path": "src/a.rs", "old_string": "a", "new_string": "b"});
+        assert_eq!(tool.activity(&args).as_deref(), Some("Editing src/a.rs"));
+        assert!(!tool.read_only(&args));
+        assert_eq!(tool.concurrency_safe(&args), Some(false));
+        assert!(tool.observes_cancellation());
+    }
+}

@@ -1,0 +1,177 @@
+//! What `edit` and `write` share: the read-deny refusal before anything is
+//! looked at, reading the file whole, the path lock, committing the new
+//! bytes, and stamping the tool's own write in the ledger.
+
+use std::fs::File;
+use std::io::{self, Read};
+use std::path::Path;
+use std::time::SystemTime;
+
+use agentcore_stages::{CallContext, Content, ToolError, ValidationFailure};
+use tokio_util::sync::CancellationToken;
+
+use super::atomic::{Base, CommitError, Written, commit};
+use super::beneath::{CreatedDirs, FileError};
+use super::blocking;
+use super::read_state::{FileReadState, ReadStamp, StaleRead, hash_bytes};
+use super::workspace::{OpenFile, Workspace};
+
+/// The code for path problems (outside the workspace, missing, a
+/// directory); codes 2–8 are tools.md's.
+pub(crate) const PATH_ERROR_CODE: i64 = 1;
+
+/// A path problem (code 1).
+pub(crate) fn path_failure(e: impl ToString) -> ValidationFailure {
+    ValidationFailure::new(PATH_ERROR_CODE, e.to_string())
+}
+
+/// The text for a file that cannot be read.
+pub(crate) fn cannot_read(shown: &str, e: &io::Error) -> String {
+    format!("Cannot read {shown}: {e}")
+}
+
+/// Runs a read-only check on the blocking pool.
+pub(crate) async fn check_blocking<F>(check: F) -> Result<(), ValidationFailure>
+where
+    F: FnOnce() -> Result<(), ValidationFailure> + Send + 'static,
+{
+    blocking::spawn(check)
+        .await
+        .unwrap_or_else(|lost| Err(path_failure(lost)))
+}
+
+/// Refuses a path that a read-deny rule covers
+/// ([`Workspace::is_read_denied`], fed from the approval engine's read
+/// filter), before
+/// anything about the file is looked at: the tools' own checks run before
+/// the gate, and their answers (not read yet, does not exist, is a
+/// directory, …) would tell what is there. One answer, whatever is there.
+/// Judged on the path as given, then on the path with symlinks resolved.
+pub(crate) fn refuse_read_denied(
+    workspace: &Workspace,
+    given: &str,
+    verb: &str,
+) -> Result<(), ValidationFailure> {
+    let denied = || {
+        path_failure(format!(
+            "denied by a policy rule that denies reading {given}: this call {verb} {given}. The user does not allow it; do not retry it or work around it with another tool, and choose a different approach."
+        ))
+    };
+    if workspace.is_read_denied(&workspace.root().join(given)) {
+        return Err(denied());
+    }
+    // The longest prefix that resolves: a path that cannot be resolved
+    // (`link/x/y` with `x` a file) is judged by where its resolvable part
+    // leads, so the resolution error cannot tell what is there either.
+    for prefix in Path::new(given).ancestors() {
+        if prefix.as_os_str().is_empty() {
+            break;
+        }
+        let Some(prefix) = prefix.to_str() else {
+            break;
+        };
+        if let Ok(resolved) = workspace.resolve_new(prefix) {
+            if workspace.is_read_denied(&resolved) {
+                return Err(denied());
+            }
+            break;
+        }
+    }
+    Ok(())
+}
+
+/// Reads a whole open file.
+pub(crate) fn read_all(mut file: &File, len: u64) -> io::Result<Vec<u8>> {
+    let mut bytes = Vec::with_capacity(usize::try_from(len).unwrap_or(0));
+    file.read_to_end(&mut bytes)?;
+    Ok(bytes)
+}
+
+/// Reads a whole file through the workspace (beneath its root, no link
+/// followed, regular files only); `Ok(None)` when there is none.
+pub(crate) fn read_existing(
+    workspace: &Workspace,
+    path: &Path,
+) -> Result<Option<Vec<u8>>, FileError> {
+    match workspace.open_file(path) {
+        Ok(open) => Ok(Some(read_all(&open.file, open.meta.len())?)),
+        Err(FileError::NotFound) => Ok(None),
+        Err(e) => Err(e),
+    }
+}
+
+/// Waits for the path lock of `path`, or for the call's cancellation
+/// (then nothing was done: Cancelled).
+pub(crate) async fn lock_or_cancel(
+    state: &FileReadState,
+    path: &Path,
+    cx: &CallContext,
+    shown: &str,
+) -> Result<tokio::sync::OwnedMutexGuard<()>, ToolError> {
+    let lock = state.path_lock(path);
+    tokio::select! {
+        biased;
+        () = cx.cancellation().cancelled() => Err(cancelled(shown)),
+        guard = lock.lock_owned() => Ok(guard),
+    }
+}
+
+/// The result of a write or edit cancelled before its point of no return.
+pub(crate) fn cancelled(shown: &str) -> ToolError {
+    ToolError::cancelled(vec![Content::text(format!(
+        "Cancelled before anything was written; {shown} is unchanged."
+    ))])
+}
+
+/// The failure for a [`CommitError`]: the call did not change the file.
+pub(crate) fn commit_failure(e: CommitError, shown: &str, verb: &str) -> ToolError {
+    match e {
+        CommitError::Cancelled => cancelled(shown),
+        CommitError::Moved => StaleRead::ModifiedBeforeWrite.into(),
+        CommitError::File(e) => ToolError::new(e.message(shown, verb)),
+    }
+}
+
+/// Commits `bytes` to `path`: over `existing` (the file as opened and
+/// checked, whose bytes hash to `hash`), or as a new file, creating its
+/// missing parent directories beneath the root.
+pub(crate) fn write_through(
+    workspace: &Workspace,
+    path: &Path,
+    existing: Option<&OpenFile>,
+    hash: u128,
+    bytes: &[u8],
+    token: &CancellationToken,
+) -> Result<Written, CommitError> {
+    match existing {
+        Some(open) => {
+            let base = Base {
+                file: &open.file,
+                meta: &open.meta,
+                hash,
+            };
+            commit(
+                &open.dir,
+                &open.name,
+                Some(base),
+                bytes,
+                token,
+                CreatedDirs::default(),
+            )
+        }
+        None => {
+            if token.is_cancelled() {
+                return Err(CommitError::Cancelled);
+            }
+            let (dir, name, created) = workspace.create_parent(path)?;
+            commit(&dir, &name, None, bytes, token, created)
+        }
+    }
+}
+
+/// Records the ledger stamp of the tool's own write, from the metadata of
+/// the handle the bytes went through, so it matches the file as written.
+pub(crate) fn stamp_written(state: &FileReadState, path: &Path, written: &Written, bytes: &[u8]) {
+    let stamp = ReadStamp::new(&written.meta, hash_bytes(bytes), false, SystemTime::now());
+    state.record(path, stamp);
+}
