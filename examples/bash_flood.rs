@@ -9,7 +9,7 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use agentcore::tools::bash::{BashTool, OutputDir};
-use agentcore::typed::TypedTool;
+use agentcore::TypedTool;
 use agentcore::{Call, Pipeline, ToolRegistry};
 use serde_json::json;
 use tower::ServiceExt;

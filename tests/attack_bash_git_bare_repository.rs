@@ -11,7 +11,7 @@ use std::process::Command;
 use std::sync::Arc;
 
 use agentcore::tools::bash::{BashTool, OutputDir};
-use agentcore::typed::TypedTool;
+use agentcore::TypedTool;
 use agentcore::{Call, Outcome, Pipeline, ToolRegistry};
 use serde_json::json;
 use tower::ServiceExt;

@@ -18,7 +18,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use agentcore::tools::bash::{BashTool, OrphanScope, OutputDir, adopt_orphans};
-use agentcore::typed::TypedTool;
+use agentcore::TypedTool;
 use agentcore::{Call, CancelReason, Cancellation, Outcome, Pipeline, ToolRegistry, ToolResult};
 use serde_json::json;
 use tokio::sync::Mutex;

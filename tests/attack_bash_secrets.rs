@@ -11,7 +11,7 @@ use std::path::Path;
 use std::sync::Arc;
 
 use agentcore::tools::bash::{BashTool, OutputDir};
-use agentcore::typed::TypedTool;
+use agentcore::TypedTool;
 use agentcore::{Call, Pipeline, ToolRegistry, ToolResult};
 use serde_json::json;
 use tower::ServiceExt;

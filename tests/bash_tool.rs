@@ -9,7 +9,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use agentcore::tools::bash::{BashTool, OutputDir};
-use agentcore::typed::TypedTool;
+use agentcore::TypedTool;
 use agentcore::{
     Call, CancelReason, Cancellation, Event, EventSink, Outcome, Pipeline, ToolRegistry,
     ToolResult, UpdateKind,

@@ -13,7 +13,7 @@ use agentcore::tools::edit::EditTool;
 use agentcore::tools::read_state::Freshness;
 use agentcore::tools::workspace::Workspace;
 use agentcore::turn::Turn;
-use agentcore::typed::TypedTool;
+use agentcore::TypedTool;
 use agentcore::{EventSink, Outcome, Pipeline, ToolResult};
 use serde_json::json;
 
