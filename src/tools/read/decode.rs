@@ -3,8 +3,8 @@
 
 use encoding_rs::{Decoder, UTF_16BE, UTF_16LE};
 
-use super::TextEncoding;
 use super::lines::LineCollector;
+use crate::tools::text::Encoding;
 
 /// Turns raw chunks into UTF-8-ish bytes for the line collector and tells
 /// whether the whole file was valid text.
@@ -22,24 +22,23 @@ pub(super) enum TextDecoder {
 }
 
 impl TextDecoder {
-    pub(super) fn new(encoding: TextEncoding) -> Self {
-        match encoding {
-            TextEncoding::Utf8 => TextDecoder::Utf8 {
-                carry: Vec::new(),
-                valid: true,
-            },
-            TextEncoding::Utf16Le | TextEncoding::Utf16Be => {
-                let enc = if encoding == TextEncoding::Utf16Le {
-                    UTF_16LE
-                } else {
-                    UTF_16BE
-                };
-                TextDecoder::Utf16 {
-                    decoder: Box::new(enc.new_decoder_without_bom_handling()),
-                    out: String::new(),
+    /// A decoder for text stored in `encoding`, fed the bytes after the
+    /// BOM.
+    pub(super) fn new(encoding: Encoding) -> Self {
+        let utf16 = match encoding {
+            Encoding::Utf8 | Encoding::Utf8Bom => {
+                return TextDecoder::Utf8 {
+                    carry: Vec::new(),
                     valid: true,
-                }
+                };
             }
+            Encoding::Utf16Le => UTF_16LE,
+            Encoding::Utf16Be => UTF_16BE,
+        };
+        TextDecoder::Utf16 {
+            decoder: Box::new(utf16.new_decoder_without_bom_handling()),
+            out: String::new(),
+            valid: true,
         }
     }
 

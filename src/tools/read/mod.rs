@@ -24,6 +24,7 @@ use tokio_util::sync::CancellationToken;
 use super::beneath::list_dir;
 use super::blocking::{bad_args, run_blocking};
 use super::read_state::{FileReadState, ReadStamp, StreamHasher, hash_bytes};
+use super::text::Encoding;
 use super::workspace::{Opened, Workspace};
 use decode::TextDecoder;
 use lines::{LineCollector, shown_lines};
@@ -205,8 +206,8 @@ fn read(
         return Ok(ToolOutput::blocks(vec![Content::image(media_type, data)]));
     }
 
-    let (encoding, bom_len) = sniff_encoding(&head);
-    if encoding == TextEncoding::Utf8 && memchr::memchr(0, &head).is_some() {
+    let encoding = Encoding::sniff(&head);
+    if encoding.is_utf8() && memchr::memchr(0, &head).is_some() {
         return Err(ToolError::new(format!("Cannot read binary file {shown}")));
     }
 
@@ -217,7 +218,7 @@ fn read(
     let mut text = TextDecoder::new(encoding);
 
     hasher.update(&head);
-    text.feed(&head[bom_len..], false, &mut lines);
+    text.feed(&head[encoding.bom().len()..], false, &mut lines);
     let mut buf = vec![0u8; CHUNK_BYTES];
     loop {
         if token.is_cancelled() {
@@ -315,26 +316,6 @@ fn image_type(head: &[u8]) -> Option<&'static str> {
         Some("image/webp")
     } else {
         None
-    }
-}
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum TextEncoding {
-    Utf8,
-    Utf16Le,
-    Utf16Be,
-}
-
-/// The encoding a BOM announces (UTF-8 without one) and the BOM's length.
-fn sniff_encoding(head: &[u8]) -> (TextEncoding, usize) {
-    if head.starts_with(b"\xEF\xBB\xBF") {
-        (TextEncoding::Utf8, 3)
-    } else if head.starts_with(b"\xFF\xFE") {
-        (TextEncoding::Utf16Le, 2)
-    } else if head.starts_with(b"\xFE\xFF") {
-        (TextEncoding::Utf16Be, 2)
-    } else {
-        (TextEncoding::Utf8, 0)
     }
 }
 
