@@ -10,6 +10,7 @@ use std::io::{BufWriter, Write};
 use std::sync::Arc;
 use std::time::Instant;
 
+use agentcore::TypedTool;
 use agentcore::tools::edit::EditTool;
 use agentcore::tools::read::ReadTool;
 use agentcore::tools::read_state::FileReadState;
@@ -43,7 +44,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let ws = Workspace::new(dir.path())?;
     let state = FileReadState::new();
     let registry = ToolRegistry::new()
-        .with(Arc::new(ReadTool::new(ws.clone(), state.clone())))?
+        .with(ReadTool::new(ws.clone(), state.clone()).into_dyn())?
         .with(Arc::new(EditTool::new(ws, state)))?;
     let service = Pipeline::builder()
         .registry(Arc::new(registry))

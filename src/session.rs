@@ -8,6 +8,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use agentcore_stages::tool::WithExtensions;
+use agentcore_stages::typed::TypedTool;
 use agentcore_stages::{EventSink, Pipeline, Tool, ToolRegistry};
 
 use crate::approval::{ApprovalEngine, Mode, Permissions, Policy, PolicyError};
@@ -201,10 +202,10 @@ pub fn builtin_registry(
     output_dir: &Arc<OutputDir>,
 ) -> ToolRegistry {
     let tools: Vec<Arc<dyn Tool>> = vec![
-        with_permissions(ReadTool::new(workspace.clone(), read_state.clone())),
-        with_permissions(GlobTool::new(workspace.clone())),
-        with_permissions(GrepTool::new(workspace.clone())),
-        with_permissions(LsTool::new(workspace.clone())),
+        ReadTool::new(workspace.clone(), read_state.clone()).into_dyn(),
+        GlobTool::new(workspace.clone()).into_dyn(),
+        GrepTool::new(workspace.clone()).into_dyn(),
+        LsTool::new(workspace.clone()).into_dyn(),
         with_permissions(EditTool::new(workspace.clone(), read_state.clone())),
         with_permissions(WriteTool::new(workspace.clone(), read_state.clone())),
         with_permissions(BashTool::new(

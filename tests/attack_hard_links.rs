@@ -10,6 +10,7 @@ use std::fs;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+use agentcore::TypedTool;
 use agentcore::tools::edit::EditTool;
 use agentcore::tools::read::ReadTool;
 use agentcore::tools::read_state::FileReadState;
@@ -43,7 +44,7 @@ impl Ws {
             .unwrap()
             .with_exclusions(Arc::new(move |p: &Path| p.starts_with(&secrets)));
         let registry = ToolRegistry::new()
-            .with(Arc::new(ReadTool::new(ws.clone(), self.state.clone())))
+            .with(ReadTool::new(ws.clone(), self.state.clone()).into_dyn())
             .unwrap()
             .with(Arc::new(EditTool::new(ws.clone(), self.state.clone())))
             .unwrap()

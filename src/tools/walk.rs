@@ -48,6 +48,9 @@ const MAX_HELD_HANDLES: usize = 256;
 /// Threads of a parallel walk at most (ripgrep's choice).
 const MAX_THREADS: usize = 12;
 
+/// What a cancelled search (glob, grep) says.
+pub(crate) const SEARCH_CANCELLED: &str = "Search cancelled.";
+
 /// What a visitor tells the walk.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Flow {

@@ -6,6 +6,7 @@ use std::fs;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+use agentcore::TypedTool;
 use agentcore::gate::{GateDecision, gate_fn};
 use agentcore::tools::edit::EditTool;
 use agentcore::tools::read::ReadTool;
@@ -56,7 +57,7 @@ impl Env {
         let ws = Workspace::new(self.root()).unwrap();
         Arc::new(
             ToolRegistry::new()
-                .with(Arc::new(ReadTool::new(ws.clone(), self.state.clone())))
+                .with(ReadTool::new(ws.clone(), self.state.clone()).into_dyn())
                 .unwrap()
                 .with(Arc::new(EditTool::new(ws.clone(), self.state.clone())))
                 .unwrap()

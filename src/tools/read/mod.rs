@@ -10,49 +10,94 @@
 use std::fs::File;
 use std::io::{self, Read};
 use std::os::fd::OwnedFd;
-use std::path::Path;
+use std::sync::LazyLock;
 use std::time::SystemTime;
 
+use agentcore_stages::typed::TypedTool;
 use agentcore_stages::{
-    BoxFuture, CallContext, Content, GatedArgs, InterruptBehavior, Tool, ToolError, ToolOutput,
+    CallContext, Content, Extensions, InterruptBehavior, ToolError, ToolOutput,
 };
 use base64::Engine as _;
+use schemars::JsonSchema;
 use serde::Deserialize;
-use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
 use super::beneath::list_dir;
-use super::blocking::{bad_args, run_blocking};
+use super::blocking::run_blocking;
 use super::read_state::{FileReadState, ReadStamp, StreamHasher, hash_bytes};
+use super::schema::builtin_args;
 use super::text::Encoding;
 use super::workspace::{Opened, Workspace};
+use crate::approval::{Access, Permissions};
 use decode::TextDecoder;
 use lines::{LineCollector, shown_lines};
 
 mod decode;
 mod lines;
 
+/// The default `limit` as a literal, for the texts that name it.
+macro_rules! default_limit {
+    () => {
+        2000
+    };
+}
+
 /// Lines shown when the model gives no `limit`.
-pub const DEFAULT_LIMIT: u64 = 2000;
+pub const DEFAULT_LIMIT: u64 = default_limit!();
 /// Characters of one line shown before it is cut.
 pub const MAX_LINE_CHARS: usize = 2000;
 /// The largest output `read` returns; more is refused.
-pub const MAX_OUTPUT_BYTES: usize = 256 * 1024;
+pub const MAX_OUTPUT_BYTES: usize = 256 * KIB;
 /// The largest image `read` returns, in file bytes.
-pub const MAX_IMAGE_BYTES: u64 = 5 * 1024 * 1024;
+pub const MAX_IMAGE_BYTES: u64 = 5 * MIB as u64;
 /// Entries of a directory listed at most.
 pub const MAX_DIR_ENTRIES: usize = 1000;
 /// A file with a NUL byte in this many first bytes is binary.
-const SNIFF_BYTES: usize = 8 * 1024;
-const CHUNK_BYTES: usize = 64 * 1024;
+const SNIFF_BYTES: usize = 8 * KIB;
+const CHUNK_BYTES: usize = 64 * KIB;
+const KIB: usize = 1024;
+const MIB: usize = 1024 * KIB;
 
-const DESCRIPTION: &str = "Reads a file from the workspace. Text comes back in `cat -n` form: each line \
-prefixed by its 1-based number and a tab. By default up to 2000 lines from the start are shown; \
+static DESCRIPTION: LazyLock<String> = LazyLock::new(|| {
+    format!(
+        "Reads a file from the workspace. Text comes back in `cat -n` form: each line \
+prefixed by its 1-based number and a tab. By default up to {DEFAULT_LIMIT} lines from the start are shown; \
 use `offset` (first line, 1-based) and `limit` (number of lines) to read other parts of a long \
-file. Lines longer than 2000 characters are cut. Output over 256 KiB is refused: read a smaller \
+file. Lines longer than {MAX_LINE_CHARS} characters are cut. Output over {} KiB is refused: read a smaller \
 range or use grep. A directory lists its entries (directories end in `/`). PNG, JPEG, GIF and \
 WebP images are returned as images. Other binary files cannot be read. Paths may be absolute \
-or relative to the workspace root. Read a file before editing or overwriting it.";
+or relative to the workspace root. Read a file before editing or overwriting it.",
+        MAX_OUTPUT_BYTES / KIB
+    )
+});
+
+/// The arguments of `read`. The field docs are the descriptions the model
+/// reads.
+#[derive(Clone, Debug, Deserialize, JsonSchema)]
+#[schemars(transform = builtin_args)]
+pub struct ReadArgs {
+    /// The file or directory to read, absolute or relative to the workspace root.
+    pub file_path: String,
+    /// The 1-based line number to start reading from. Give it only for files too long to read at once.
+    #[schemars(range(min = 1))]
+    pub offset: Option<u64>,
+    #[doc = concat!("How many lines to read (default ", default_limit!(), "). Give it only for files too long to read at once.")]
+    #[schemars(range(min = 1))]
+    pub limit: Option<u64>,
+}
+
+/// What a call of `read` touches: a read of `file_path`.
+///
+/// ```
+/// use agentcore::approval::Capability;
+/// use serde_json::json;
+///
+/// let access = agentcore::tools::read::permissions().describe(&json!({"file_path": "src/lib.rs"}));
+/// assert_eq!((access.capability, access.paths), (Capability::Read, vec!["src/lib.rs".to_owned()]));
+/// ```
+pub fn permissions() -> Permissions {
+    Permissions::typed(|args: &ReadArgs| Access::read([args.file_path.as_str()]))
+}
 
 /// The `read` tool. Records what it shows in the session's
 /// [`FileReadState`], so that `write` and `edit` can tell whether the
@@ -60,113 +105,76 @@ or relative to the workspace root. Read a file before editing or overwriting it.
 ///
 /// ```
 /// use agentcore::tools::{read::ReadTool, read_state::FileReadState, workspace::Workspace};
-/// use agentcore::Tool;
+/// use agentcore::TypedTool;
 ///
 /// let ws = Workspace::new(std::env::temp_dir()).unwrap();
 /// let read = ReadTool::new(ws, FileReadState::new());
 /// assert_eq!(read.label(), Some("Read File"));
+/// let read = read.into_dyn();
+/// assert_eq!(read.name(), "read");
 /// ```
 #[derive(Debug)]
 pub struct ReadTool {
     workspace: Workspace,
     state: FileReadState,
-    schema: Value,
 }
 
 impl ReadTool {
     /// A `read` tool confined to `workspace`, recording into `state`.
     pub fn new(workspace: Workspace, state: FileReadState) -> Self {
-        let schema = json!({
-            "type": "object",
-            "properties": {
-                "file_path": {
-                    "type": "string",
-                    "description": "The file or directory to read, absolute or relative to the workspace root."
-                },
-                "offset": {
-                    "type": "integer",
-                    "minimum": 1,
-                    "description": "The 1-based line number to start reading from. Give it only for files too long to read at once."
-                },
-                "limit": {
-                    "type": "integer",
-                    "minimum": 1,
-                    "description": "How many lines to read (default 2000). Give it only for files too long to read at once."
-                }
-            },
-            "required": ["file_path"],
-            "additionalProperties": false
-        });
-        Self {
-            workspace,
-            state,
-            schema,
-        }
+        Self { workspace, state }
     }
 }
 
-#[derive(Deserialize)]
-struct ReadArgs {
-    file_path: String,
-    offset: Option<u64>,
-    limit: Option<u64>,
-}
+impl TypedTool for ReadTool {
+    type Args = ReadArgs;
 
-impl Tool for ReadTool {
     fn name(&self) -> &str {
         "read"
     }
 
     fn description(&self) -> &str {
-        DESCRIPTION
+        &DESCRIPTION
     }
 
-    fn schema(&self) -> &Value {
-        &self.schema
+    async fn call(&self, args: ReadArgs, cx: &CallContext) -> Result<ToolOutput, ToolError> {
+        let workspace = self.workspace.clone();
+        let state = self.state.clone();
+        run_blocking(cx, move |token| read(&workspace, &state, &args, &token)).await
     }
 
     fn label(&self) -> Option<&str> {
         Some("Read File")
     }
 
-    fn read_only(&self, _args: &Value) -> bool {
+    fn read_only(&self, _args: &ReadArgs) -> bool {
         true
     }
 
-    fn concurrency_safe(&self, _args: &Value) -> Option<bool> {
+    fn concurrency_safe(&self, _args: &ReadArgs) -> Option<bool> {
         Some(true)
     }
 
-    fn interrupt_behavior(&self, _args: &Value) -> InterruptBehavior {
+    fn interrupt_behavior(&self, _args: &ReadArgs) -> InterruptBehavior {
         InterruptBehavior::Cancel
     }
 
-    fn activity(&self, args: &Value) -> Option<String> {
-        let path = args.get("file_path")?.as_str()?;
-        Some(format!("Reading {}", shown_arg(&self.workspace, path)))
+    fn activity(&self, args: &ReadArgs) -> Option<String> {
+        Some(format!(
+            "Reading {}",
+            self.workspace.shown_arg(&args.file_path)
+        ))
     }
 
-    fn execute<'a>(
-        &'a self,
-        args: GatedArgs,
-        cx: &'a CallContext,
-    ) -> BoxFuture<'a, Result<ToolOutput, ToolError>> {
-        Box::pin(async move {
-            let args: ReadArgs = args.parse().map_err(|e| bad_args("read", e))?;
-            let workspace = self.workspace.clone();
-            let state = self.state.clone();
-            run_blocking(cx, move |token| read(&workspace, &state, &args, &token)).await
-        })
+    fn extensions(&self) -> Extensions {
+        permissions().into_extensions()
     }
 }
 
-/// A path argument as a UI line shows it: relative when it is under the
-/// root, as given otherwise. Purely lexical (no filesystem access).
+/// A path argument as a UI line shows it; see [`Workspace::shown_arg`].
+// Kept for edit, write and bash until they call `Workspace::shown_arg`.
 pub(crate) fn shown_arg(workspace: &Workspace, path: &str) -> String {
-    match Path::new(path).strip_prefix(workspace.root()) {
-        Ok(rel) if !rel.as_os_str().is_empty() => rel.to_string_lossy().into_owned(),
-        _ => path.to_owned(),
-    }
+    workspace.shown_arg(path)
 }
 
 fn read(
@@ -194,8 +202,9 @@ fn read(
     if let Some(media_type) = image_type(&head) {
         if meta.len() > MAX_IMAGE_BYTES {
             return Err(ToolError::new(format!(
-                "Image file {shown} is {:.1} MiB, over the 5 MiB limit for images; it cannot be read.",
-                meta.len() as f64 / (1024.0 * 1024.0)
+                "Image file {shown} is {:.1} MiB, over the {} MiB limit for images; it cannot be read.",
+                meta.len() as f64 / MIB as f64,
+                MAX_IMAGE_BYTES / MIB as u64
             )));
         }
         let mut bytes = head;
@@ -277,8 +286,9 @@ fn read(
     }
     if out_len > MAX_OUTPUT_BYTES {
         return Err(ToolError::new(format!(
-            "File content ({} KiB) exceeds maximum allowed size (256 KiB). Use offset and limit parameters to read specific portions of the file, or use grep to search for specific content.",
-            out_len.div_ceil(1024)
+            "File content ({} KiB) exceeds maximum allowed size ({} KiB). Use offset and limit parameters to read specific portions of the file, or use grep to search for specific content.",
+            out_len.div_ceil(KIB),
+            MAX_OUTPUT_BYTES / KIB
         )));
     }
     record();
