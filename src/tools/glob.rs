@@ -188,3 +188,21 @@ fn glob(
     }
     Ok(ToolOutput::text(out.join("\n")))
 }
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    #[test]
+    fn a_call_reads_the_directory_searched() {
+        let args = json!({"pattern": "**/*.rs", "path": "src"});
+        assert_eq!(permissions().describe(&args), Access::read(["src"]));
+        let root = json!({"pattern": "**/*.rs"});
+        assert_eq!(permissions().describe(&root), Access::read(["."]));
+        let ws = Workspace::new(std::env::temp_dir()).unwrap();
+        let tool = GlobTool::new(ws).into_dyn();
+        assert_eq!(Permissions::of(tool.as_ref(), &root), Access::read(["."]));
+    }
+}

@@ -695,6 +695,8 @@ fn with_thousands(n: usize) -> String {
 
 #[cfg(test)]
 mod tests {
+    use serde_json::json;
+
     use super::*;
 
     #[test]
@@ -742,5 +744,16 @@ mod tests {
         assert!(body.chars().count() <= MAX_OUTPUT_CHARS);
         assert!(note.starts_with("(Output truncated at 30,000 characters: "));
         assert!(body.ends_with(|c: char| c.is_ascii_digit()));
+    }
+
+    #[test]
+    fn a_call_reads_the_file_or_directory_searched() {
+        let args = json!({"pattern": "fn", "path": "src/lib.rs", "-i": true});
+        assert_eq!(permissions().describe(&args), Access::read(["src/lib.rs"]));
+        let root = json!({"pattern": "fn", "output_mode": "content"});
+        assert_eq!(permissions().describe(&root), Access::read(["."]));
+        let ws = Workspace::new(std::env::temp_dir()).unwrap();
+        let tool = GrepTool::new(ws).into_dyn();
+        assert_eq!(Permissions::of(tool.as_ref(), &root), Access::read(["."]));
     }
 }

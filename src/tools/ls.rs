@@ -311,6 +311,8 @@ fn ls(
 
 #[cfg(test)]
 mod tests {
+    use serde_json::json;
+
     use super::*;
 
     #[test]
@@ -321,5 +323,14 @@ mod tests {
         assert_eq!((cut.depth, cut.room), (1, 1000));
         let cut = Cut::new(&[3, 4], 1000);
         assert_eq!(cut.depth, usize::MAX);
+    }
+
+    #[test]
+    fn a_call_reads_the_directory_listed() {
+        let args = json!({"path": "src", "ignore": ["*.log"]});
+        assert_eq!(permissions().describe(&args), Access::read(["src"]));
+        let ws = Workspace::new(std::env::temp_dir()).unwrap();
+        let tool = LsTool::new(ws).into_dyn();
+        assert_eq!(Permissions::of(tool.as_ref(), &args), Access::read(["src"]));
     }
 }

@@ -356,6 +356,8 @@ fn list_directory(dir: &OwnedFd, shown: &str) -> Result<String, ToolError> {
 
 #[cfg(test)]
 mod tests {
+    use serde_json::json;
+
     use super::*;
 
     #[test]
@@ -365,5 +367,17 @@ mod tests {
         assert_eq!(image_type(b"GIF89a.."), Some("image/gif"));
         assert_eq!(image_type(b"RIFF\0\0\0\0WEBPVP8 "), Some("image/webp"));
         assert_eq!(image_type(b"RIFF\0\0\0\0WAVE"), None);
+    }
+
+    #[test]
+    fn a_call_reads_its_file_path() {
+        let args = json!({"file_path": "src/lib.rs", "offset": 3, "limit": 10});
+        assert_eq!(permissions().describe(&args), Access::read(["src/lib.rs"]));
+        let ws = Workspace::new(std::env::temp_dir()).unwrap();
+        let tool = ReadTool::new(ws, FileReadState::new()).into_dyn();
+        assert_eq!(
+            Permissions::of(tool.as_ref(), &args),
+            Access::read(["src/lib.rs"])
+        );
     }
 }
