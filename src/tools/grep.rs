@@ -515,25 +515,36 @@ fn build_matcher(args: &GrepArgs, multiline: bool) -> Result<RegexMatcher, ToolE
     if let Some(count) = repetition_count(&args.pattern)
         && count > MAX_REPETITION
     {
-        return Err(ToolError::new(format!(
-            "Invalid regular expression \"{}\": the pattern is too large once compiled (it repeats a part {count} times, nested counts multiplied; the limit is {MAX_REPETITION}); simplify it: use smaller repetition counts (e.g. `a{{1,100}}` or `a+` instead of `a{{30000}}`), or search for a shorter literal part of what you want.",
-            args.pattern
-        )));
+        return Err(too_large(
+            &args.pattern,
+            &format!(
+                "it repeats a part {count} times, nested counts multiplied; the limit is {MAX_REPETITION}"
+            ),
+            "",
+        ));
     }
     builder.build(&args.pattern).map_err(|e| {
         let text = e.to_string();
         if text.contains("size limit") {
-            return ToolError::new(format!(
-                "Invalid regular expression \"{}\": the pattern is too large once compiled ({}); simplify it: use smaller repetition counts (e.g. `a{{1,100}}` or `a+` instead of `a{{30000}}`), fewer alternatives, or narrower character classes, or search for a shorter literal part of what you want.",
-                args.pattern,
-                text.trim()
-            ));
+            return too_large(
+                &args.pattern,
+                text.trim(),
+                "fewer alternatives, or narrower character classes, ",
+            );
         }
         ToolError::new(format!(
             "Invalid regular expression \"{}\": {e}\nEscape special characters such as ( [ {{ with a backslash to match them literally.",
             args.pattern
         ))
     })
+}
+
+/// The refusal of a pattern too large once compiled: `why` it is, and the
+/// ways to simplify it beyond smaller counts (`more`, ending in ", ").
+fn too_large(pattern: &str, why: &str, more: &str) -> ToolError {
+    ToolError::new(format!(
+        "Invalid regular expression \"{pattern}\": the pattern is too large once compiled ({why}); simplify it: use smaller repetition counts (e.g. `a{{1,100}}` or `a+` instead of `a{{30000}}`), {more}or search for a shorter literal part of what you want."
+    ))
 }
 
 /// The largest number of times the pattern repeats any part, nested
@@ -725,6 +736,26 @@ mod tests {
         assert_eq!(
             all.apply(lines, "lines"),
             ((1..=10).map(|i| i.to_string()).collect(), None)
+        );
+    }
+
+    #[test]
+    fn a_pattern_repeating_too_often_is_refused_with_the_fix() {
+        let args: GrepArgs = serde_json::from_value(json!({"pattern": "a{30000}"})).unwrap();
+        let Err(err) = build_matcher(&args, false) else {
+            panic!("a{{30000}} compiled");
+        };
+        let text = err.content[0].as_text().unwrap_or_default().to_owned();
+        assert_eq!(
+            text,
+            "Invalid regular expression \"a{30000}\": the pattern is too large once compiled (it repeats a part 30000 times, nested counts multiplied; the limit is 1000); simplify it: use smaller repetition counts (e.g. `a{1,100}` or `a+` instead of `a{30000}`), or search for a shorter literal part of what you want."
+        );
+        assert!(
+            too_large("x", "why", "fewer alternatives, or narrower character classes, ")
+                .content[0]
+                .as_text()
+                .unwrap_or_default()
+                .ends_with("instead of `a{30000}`), fewer alternatives, or narrower character classes, or search for a shorter literal part of what you want.")
         );
     }
 

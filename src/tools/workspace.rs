@@ -36,6 +36,10 @@ use super::beneath::{self, Access, CreatedDirs, FileError};
 /// The longest path, in bytes, a model may give (Linux's `PATH_MAX`).
 pub const MAX_PATH_BYTES: usize = 4096;
 
+/// Why a canonical path that lies in no root is refused, where that can
+/// only be a bug or a race (paths are resolved into a root first).
+pub(crate) const OUTSIDE_ROOTS: &str = "the path is outside the workspace";
+
 /// The longest name of one file or directory, in bytes (Linux's
 /// `NAME_MAX`; the system refuses longer ones, and the refusal is reported
 /// as [`PathError::TooLong`]).
@@ -274,7 +278,7 @@ impl Workspace {
         self.locate(canonical).ok_or_else(|| {
             FileError::Io(io::Error::new(
                 io::ErrorKind::PermissionDenied,
-                "the path is outside the workspace",
+                OUTSIDE_ROOTS,
             ))
         })
     }
