@@ -20,6 +20,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Duration;
 
+use agentcore::TypedTool;
 use agentcore::tools::glob::GlobTool;
 use agentcore::tools::grep::GrepTool;
 use agentcore::tools::read::ReadTool;
@@ -188,10 +189,11 @@ fn benches(c: &mut Criterion) {
     };
 
     // read at offset 1,000,000 of the 200 MB file: time and peak memory.
-    let read = ReadTool::new(Workspace::new(&big_file_dir).unwrap(), FileReadState::new());
+    let read =
+        ReadTool::new(Workspace::new(&big_file_dir).unwrap(), FileReadState::new()).into_dyn();
     let read_args = json!({"file_path": "big.txt", "offset": 1_000_000, "limit": 100});
     let before = max_rss_kib();
-    runner.call(&read, &read_args);
+    runner.call(&*read, &read_args);
     let after = max_rss_kib();
     eprintln!(
         "read offset 1,000,000 of 200 MB: peak RSS {before} KiB before, {after} KiB after (process start {rss_start} KiB)"
@@ -199,20 +201,20 @@ fn benches(c: &mut Criterion) {
     let mut g = c.benchmark_group("read");
     g.sample_size(10).measurement_time(Duration::from_secs(10));
     g.bench_function("offset_1M_of_200MB", |b| {
-        b.iter(|| runner.call(&read, &read_args))
+        b.iter(|| runner.call(&*read, &read_args))
     });
     g.finish();
 
-    let grep_large = GrepTool::new(Workspace::new(&large).unwrap());
+    let grep_large = GrepTool::new(Workspace::new(&large).unwrap()).into_dyn();
     let mut g = c.benchmark_group("grep_200MB_20k_files");
     g.sample_size(10).measurement_time(Duration::from_secs(15));
     let files = json!({"pattern": "needle_12[0-9]"});
     let content = json!({"pattern": "needle_12[0-9]", "output_mode": "content", "head_limit": 0});
     g.bench_function("tool_files_with_matches", |b| {
-        b.iter(|| runner.call(&grep_large, &files))
+        b.iter(|| runner.call(&*grep_large, &files))
     });
     g.bench_function("tool_content", |b| {
-        b.iter(|| runner.call(&grep_large, &content))
+        b.iter(|| runner.call(&*grep_large, &content))
     });
     if have_rg {
         g.bench_function("rg_files_with_matches", |b| {
@@ -224,11 +226,11 @@ fn benches(c: &mut Criterion) {
     }
     g.finish();
 
-    let glob_large = GlobTool::new(Workspace::new(&large).unwrap());
+    let glob_large = GlobTool::new(Workspace::new(&large).unwrap()).into_dyn();
     let mut g = c.benchmark_group("glob_200MB_20k_files");
     g.sample_size(10);
     let glob_args = json!({"pattern": "**/*.rs"});
-    g.bench_function("tool", |b| b.iter(|| runner.call(&glob_large, &glob_args)));
+    g.bench_function("tool", |b| b.iter(|| runner.call(&*glob_large, &glob_args)));
     if have_rg {
         g.bench_function("rg_files", |b| {
             b.iter(|| rg(&large, &["--files", "-g", "*.rs"]))
@@ -236,10 +238,12 @@ fn benches(c: &mut Criterion) {
     }
     g.finish();
 
-    let grep_small = GrepTool::new(Workspace::new(&small).unwrap());
+    let grep_small = GrepTool::new(Workspace::new(&small).unwrap()).into_dyn();
     let mut g = c.benchmark_group("grep_50_files_latency");
     let small_args = json!({"pattern": "needle_[0-9]+", "output_mode": "content"});
-    g.bench_function("tool", |b| b.iter(|| runner.call(&grep_small, &small_args)));
+    g.bench_function("tool", |b| {
+        b.iter(|| runner.call(&*grep_small, &small_args))
+    });
     if have_rg {
         g.bench_function("rg", |b| b.iter(|| rg(&small, &["-n", "needle_[0-9]+"])));
     }
@@ -247,12 +251,12 @@ fn benches(c: &mut Criterion) {
 
     let registry = dirs_registry();
     if let Some(registry) = registry {
-        let grep_reg = GrepTool::new(Workspace::new(&registry).unwrap());
+        let grep_reg = GrepTool::new(Workspace::new(&registry).unwrap()).into_dyn();
         let mut g = c.benchmark_group("grep_cargo_registry_src");
         g.sample_size(10).measurement_time(Duration::from_secs(15));
         let args = json!({"pattern": "fn [a-z_]+_unchecked"});
         g.bench_function("tool_files_with_matches", |b| {
-            b.iter(|| runner.call(&grep_reg, &args))
+            b.iter(|| runner.call(&*grep_reg, &args))
         });
         if have_rg {
             g.bench_function("rg_files_with_matches", |b| {

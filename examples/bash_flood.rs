@@ -8,8 +8,8 @@
 use std::sync::Arc;
 use std::time::Instant;
 
-use agentcore::tools::bash::{BashTool, OutputDir};
 use agentcore::TypedTool;
+use agentcore::tools::bash::{BashTool, OutputDir};
 use agentcore::{Call, Pipeline, ToolRegistry};
 use serde_json::json;
 use tower::ServiceExt;

@@ -10,11 +10,11 @@ use std::io::{BufWriter, Write};
 use std::sync::Arc;
 use std::time::Instant;
 
+use agentcore::TypedTool;
 use agentcore::tools::edit::EditTool;
 use agentcore::tools::read::ReadTool;
 use agentcore::tools::read_state::FileReadState;
 use agentcore::tools::workspace::Workspace;
-use agentcore::TypedTool;
 use agentcore::{Call, Outcome, Pipeline, ToolRegistry};
 use serde_json::json;
 use tower::ServiceExt;
@@ -44,7 +44,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let ws = Workspace::new(dir.path())?;
     let state = FileReadState::new();
     let registry = ToolRegistry::new()
-        .with(Arc::new(ReadTool::new(ws.clone(), state.clone())))?
+        .with(ReadTool::new(ws.clone(), state.clone()).into_dyn())?
         .with(EditTool::new(ws, state).into_dyn())?;
     let service = Pipeline::builder()
         .registry(Arc::new(registry))

@@ -7,7 +7,6 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use agentcore_stages::tool::WithExtensions;
 use agentcore_stages::typed::TypedTool;
 use agentcore_stages::{EventSink, Pipeline, Tool, ToolRegistry};
 
@@ -237,10 +236,10 @@ pub fn builtin_registry(
     output_dir: &Arc<OutputDir>,
 ) -> ToolRegistry {
     let tools: Vec<Arc<dyn Tool>> = vec![
-        with_permissions(ReadTool::new(workspace.clone(), read_state.clone())),
-        with_permissions(GlobTool::new(workspace.clone())),
-        with_permissions(GrepTool::new(workspace.clone())),
-        with_permissions(LsTool::new(workspace.clone())),
+        ReadTool::new(workspace.clone(), read_state.clone()).into_dyn(),
+        GlobTool::new(workspace.clone()).into_dyn(),
+        GrepTool::new(workspace.clone()).into_dyn(),
+        LsTool::new(workspace.clone()).into_dyn(),
         EditTool::new(workspace.clone(), read_state.clone()).into_dyn(),
         WriteTool::new(workspace.clone(), read_state.clone()).into_dyn(),
         BashTool::new(workspace.root().to_path_buf(), output_dir.clone()).into_dyn(),
@@ -253,25 +252,6 @@ pub fn builtin_registry(
         }
     }
     registry
-}
-
-// removed when H1 lands: read, glob, grep and ls declare their permissions
-// in their own files (`tools::NAME::permissions()`) and are registered with
-// `.into_dyn()` like the others.
-fn with_permissions<T: Tool>(tool: T) -> Arc<dyn Tool> {
-    use crate::approval::{Access, Permissions};
-    use serde_json::Value;
-    fn string_field(args: &Value, key: &str) -> Option<String> {
-        args.get(key).and_then(Value::as_str).map(str::to_owned)
-    }
-    let permissions = match tool.name() {
-        "read" => Permissions::new(|args| Access::read(string_field(args, "file_path"))),
-        "glob" | "grep" | "ls" => Permissions::new(|args| {
-            Access::read([string_field(args, "path").unwrap_or_else(|| ".".to_owned())])
-        }),
-        _ => return Arc::new(tool),
-    };
-    Arc::new(WithExtensions::new(tool).with(permissions))
 }
 
 #[cfg(test)]

@@ -70,12 +70,10 @@ fn builtin_permissions(name: &str) -> Permissions {
         "edit" => agentcore::tools::edit::permissions(),
         "write" => agentcore::tools::write::permissions(),
         "bash" => agentcore::tools::bash::permissions(),
-        // Until the read-side tools declare theirs: switch these four to
-        // `agentcore::tools::{read,glob,grep,ls}::permissions()`.
-        "read" => Permissions::new(|args| Access::read(args["file_path"].as_str())),
-        "glob" | "grep" | "ls" => {
-            Permissions::new(|args| Access::read([args["path"].as_str().unwrap_or(".")]))
-        }
+        "read" => agentcore::tools::read::permissions(),
+        "glob" => agentcore::tools::glob::permissions(),
+        "grep" => agentcore::tools::grep::permissions(),
+        "ls" => agentcore::tools::ls::permissions(),
         _ => panic!("{name} is not a built-in tool"),
     }
 }

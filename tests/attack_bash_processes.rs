@@ -17,8 +17,8 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
-use agentcore::tools::bash::{BashTool, OrphanScope, OutputDir, adopt_orphans};
 use agentcore::TypedTool;
+use agentcore::tools::bash::{BashTool, OrphanScope, OutputDir, adopt_orphans};
 use agentcore::{Call, CancelReason, Cancellation, Outcome, Pipeline, ToolRegistry, ToolResult};
 use serde_json::json;
 use tokio::sync::Mutex;

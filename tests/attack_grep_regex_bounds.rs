@@ -7,9 +7,10 @@
 use std::fs;
 use std::time::{Duration, Instant};
 
+use agentcore::TypedTool;
 use agentcore::tools::grep::GrepTool;
 use agentcore::tools::workspace::Workspace;
-use agentcore::{CallContext, CancelReason, EventSink, GatedArgs, Tool};
+use agentcore::{CallContext, CancelReason, EventSink, GatedArgs};
 use serde_json::json;
 
 /// The text blocks of a result, joined.
@@ -25,7 +26,7 @@ fn text_of(blocks: &[agentcore::Content]) -> String {
 async fn a_pattern_too_large_once_compiled_is_refused_with_the_fix() {
     let dir = tempfile::tempdir().unwrap();
     fs::write(dir.path().join("big.txt"), "a".repeat(200_000)).unwrap();
-    let tool = GrepTool::new(Workspace::new(dir.path()).unwrap());
+    let tool = GrepTool::new(Workspace::new(dir.path()).unwrap()).into_dyn();
     for pattern in [
         "a{30000}",
         "a{100000}",
@@ -62,7 +63,7 @@ async fn ordinary_patterns_stay_within_the_bound() {
         "fn main() { let needle_42 = 1; }\n",
     )
     .unwrap();
-    let tool = GrepTool::new(Workspace::new(dir.path()).unwrap());
+    let tool = GrepTool::new(Workspace::new(dir.path()).unwrap()).into_dyn();
     for pattern in [
         r"fn\s+main",
         r"\w+_\d{2}",
@@ -94,7 +95,7 @@ async fn a_search_inside_a_large_file_stops_when_cancelled() {
         body.push('\n');
         fs::write(dir.path().join(format!("line{i}.txt")), body).unwrap();
     }
-    let tool = GrepTool::new(Workspace::new(dir.path()).unwrap());
+    let tool = GrepTool::new(Workspace::new(dir.path()).unwrap()).into_dyn();
     let cx = CallContext::for_test("r3", EventSink::noop());
     let cancel = cx.cancellation().clone();
     let canceller = tokio::spawn(async move {
@@ -120,7 +121,7 @@ async fn a_search_cancelled_before_it_starts_reads_nothing() {
     for i in 0..50 {
         fs::write(dir.path().join(format!("f{i}.txt")), "needle\n").unwrap();
     }
-    let tool = GrepTool::new(Workspace::new(dir.path()).unwrap());
+    let tool = GrepTool::new(Workspace::new(dir.path()).unwrap()).into_dyn();
     let cx = CallContext::for_test("r4", EventSink::noop());
     cx.cancellation().cancel(CancelReason::Abort);
     let err = tool

@@ -10,12 +10,12 @@ use std::fs;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+use agentcore::TypedTool;
 use agentcore::tools::edit::EditTool;
 use agentcore::tools::read::ReadTool;
 use agentcore::tools::read_state::FileReadState;
 use agentcore::tools::workspace::Workspace;
 use agentcore::tools::write::WriteTool;
-use agentcore::TypedTool;
 use agentcore::{Call, Outcome, Pipeline, ToolRegistry, ToolResult};
 use serde_json::{Value, json};
 use tower::ServiceExt;
@@ -44,7 +44,7 @@ impl Ws {
             .unwrap()
             .with_exclusions(Arc::new(move |p: &Path| p.starts_with(&secrets)));
         let registry = ToolRegistry::new()
-            .with(Arc::new(ReadTool::new(ws.clone(), self.state.clone())))
+            .with(ReadTool::new(ws.clone(), self.state.clone()).into_dyn())
             .unwrap()
             .with(EditTool::new(ws.clone(), self.state.clone()).into_dyn())
             .unwrap()

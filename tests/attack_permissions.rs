@@ -22,12 +22,12 @@ use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+use agentcore::TypedTool;
 use agentcore::tools::edit::EditTool;
 use agentcore::tools::read::ReadTool;
 use agentcore::tools::read_state::FileReadState;
 use agentcore::tools::workspace::Workspace;
 use agentcore::tools::write::WriteTool;
-use agentcore::TypedTool;
 use agentcore::{Call, Outcome, Pipeline, ToolRegistry, ToolResult};
 use serde_json::{Value, json};
 use tower::ServiceExt;
@@ -57,7 +57,7 @@ impl Ws {
     async fn call(&self, tool: &str, args: Value) -> ToolResult {
         let ws = Workspace::new(&self.root).unwrap();
         let registry = ToolRegistry::new()
-            .with(Arc::new(ReadTool::new(ws.clone(), self.state.clone())))
+            .with(ReadTool::new(ws.clone(), self.state.clone()).into_dyn())
             .unwrap()
             .with(EditTool::new(ws.clone(), self.state.clone()).into_dyn())
             .unwrap()

@@ -15,6 +15,7 @@ use std::path::Path;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
+use agentcore::TypedTool;
 use agentcore::tools::glob::GlobTool;
 use agentcore::tools::grep::GrepTool;
 use agentcore::tools::ls::LsTool;
@@ -93,9 +94,9 @@ async fn call(tool: &dyn Tool, args: Value) -> String {
 async fn walks_never_show_outside_names_or_bytes_while_a_directory_is_swapped() {
     let (ws, _outside) = setup();
     let workspace = Workspace::new(ws.path()).unwrap();
-    let glob = GlobTool::new(workspace.clone());
-    let grep = GrepTool::new(workspace.clone());
-    let ls = LsTool::new(workspace);
+    let glob = GlobTool::new(workspace.clone()).into_dyn();
+    let grep = GrepTool::new(workspace.clone()).into_dyn();
+    let ls = LsTool::new(workspace).into_dyn();
 
     let stop = Arc::new(AtomicBool::new(false));
     let swaps = Arc::new(AtomicU64::new(0));
@@ -112,23 +113,23 @@ async fn walks_never_show_outside_names_or_bytes_while_a_directory_is_swapped() 
     };
 
     let calls: [(&dyn Tool, Value); 8] = [
-        (&glob, json!({"pattern": "**/*"})),
-        (&glob, json!({"pattern": "**/*.txt", "path": "d"})),
+        (&*glob, json!({"pattern": "**/*"})),
+        (&*glob, json!({"pattern": "**/*.txt", "path": "d"})),
         (
-            &grep,
+            &*grep,
             json!({"pattern": "needle", "output_mode": "content"}),
         ),
         (
-            &grep,
+            &*grep,
             json!({"pattern": "needle", "path": "d", "output_mode": "content"}),
         ),
         (
-            &grep,
+            &*grep,
             json!({"pattern": "needle", "path": "d/t.txt", "output_mode": "content"}),
         ),
-        (&grep, json!({"pattern": "needle"})),
-        (&ls, json!({"path": "."})),
-        (&ls, json!({"path": "d"})),
+        (&*grep, json!({"pattern": "needle"})),
+        (&*ls, json!({"path": "."})),
+        (&*ls, json!({"path": "d"})),
     ];
     let mut runs = 0;
     let mut saw_inside = 0;
@@ -165,16 +166,16 @@ async fn a_symlink_pointing_out_is_neither_listed_nor_followed() {
     let (ws, _outside) = setup();
     let workspace = Workspace::new(ws.path()).unwrap();
     let glob = call(
-        &GlobTool::new(workspace.clone()),
+        &*GlobTool::new(workspace.clone()).into_dyn(),
         json!({"pattern": "**/*"}),
     )
     .await;
     let grep = call(
-        &GrepTool::new(workspace.clone()),
+        &*GrepTool::new(workspace.clone()).into_dyn(),
         json!({"pattern": "needle", "output_mode": "content"}),
     )
     .await;
-    let ls = call(&LsTool::new(workspace), json!({"path": "."})).await;
+    let ls = call(&*LsTool::new(workspace).into_dyn(), json!({"path": "."})).await;
     for text in [&glob, &grep, &ls] {
         assert!(!text.contains(OUTSIDE), "{text}");
         assert!(

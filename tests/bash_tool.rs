@@ -8,8 +8,8 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
-use agentcore::tools::bash::{BashTool, OutputDir};
 use agentcore::TypedTool;
+use agentcore::tools::bash::{BashTool, OutputDir};
 use agentcore::{
     Call, CancelReason, Cancellation, Event, EventSink, Outcome, Pipeline, ToolRegistry,
     ToolResult, UpdateKind,

@@ -6,6 +6,7 @@ use std::fs;
 use std::sync::{Arc, Mutex};
 
 use agentcore::GateDecision;
+use agentcore::TypedTool;
 use agentcore::message::ToolCall;
 use agentcore::scheduler::{Scheduler, SchedulerConfig};
 use agentcore::stages::gate::gate_fn;
@@ -13,7 +14,6 @@ use agentcore::tools::edit::EditTool;
 use agentcore::tools::read_state::Freshness;
 use agentcore::tools::workspace::Workspace;
 use agentcore::turn::Turn;
-use agentcore::TypedTool;
 use agentcore::{EventSink, Outcome, Pipeline, ToolResult};
 use serde_json::json;
 

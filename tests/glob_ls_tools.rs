@@ -10,6 +10,7 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
+use agentcore::TypedTool;
 use agentcore::tools::glob::GlobTool;
 use agentcore::tools::ls::LsTool;
 use agentcore::tools::workspace::Workspace;
@@ -74,12 +75,12 @@ async fn run(root: &Path, tool: Arc<dyn Tool>, args: Value) -> ToolResult {
 
 async fn glob(root: &Path, args: Value) -> ToolResult {
     let ws = Workspace::new(root).unwrap();
-    run(root, Arc::new(GlobTool::new(ws)), args).await
+    run(root, GlobTool::new(ws).into_dyn(), args).await
 }
 
 async fn ls(root: &Path, args: Value) -> ToolResult {
     let ws = Workspace::new(root).unwrap();
-    run(root, Arc::new(LsTool::new(ws)), args).await
+    run(root, LsTool::new(ws).into_dyn(), args).await
 }
 
 #[tokio::test]
@@ -215,8 +216,8 @@ async fn ls_refuses_files_and_outside_paths() {
 fn metadata_matches_the_tools_table() {
     let dir = tempfile::tempdir().unwrap();
     let ws = Workspace::new(dir.path()).unwrap();
-    let glob = GlobTool::new(ws.clone());
-    let ls = LsTool::new(ws);
+    let glob = GlobTool::new(ws.clone()).into_dyn();
+    let ls = LsTool::new(ws).into_dyn();
     let g = json!({"pattern": "**/*.rs"});
     let l = json!({"path": "src"});
     assert_eq!(glob.label(), Some("Find Files"));
@@ -226,7 +227,7 @@ fn metadata_matches_the_tools_table() {
         Some("Finding files matching **/*.rs")
     );
     assert_eq!(ls.activity(&l).as_deref(), Some("Listing src"));
-    for (tool, args) in [(&glob as &dyn Tool, &g), (&ls as &dyn Tool, &l)] {
+    for (tool, args) in [(glob.as_ref(), &g), (ls.as_ref(), &l)] {
         assert!(tool.read_only(args));
         assert_eq!(tool.concurrency_safe(args), Some(true));
         assert_eq!(tool.interrupt_behavior(args), InterruptBehavior::Cancel);

@@ -9,6 +9,7 @@ use std::path::Path;
 use std::process::Command;
 use std::sync::Arc;
 
+use agentcore::TypedTool;
 use agentcore::tools::grep::GrepTool;
 use agentcore::tools::workspace::Workspace;
 use agentcore::{Call, Outcome, Pipeline, ToolRegistry};
@@ -62,7 +63,7 @@ async fn tool(root: &Path, mut args: Value) -> String {
     args["head_limit"] = json!(0);
     let ws = Workspace::new(root).unwrap();
     let registry = ToolRegistry::new()
-        .with(Arc::new(GrepTool::new(ws)))
+        .with(GrepTool::new(ws).into_dyn())
         .unwrap();
     let r = Pipeline::builder()
         .registry(Arc::new(registry))

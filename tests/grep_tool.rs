@@ -6,11 +6,12 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
+use agentcore::TypedTool;
 use agentcore::tools::grep::GrepTool;
 use agentcore::tools::workspace::Workspace;
 use agentcore::{
     Call, CallContext, CancelReason, EventSink, GatedArgs, InterruptBehavior, Outcome, Pipeline,
-    Tool, ToolRegistry, ToolResult,
+    ToolRegistry, ToolResult,
 };
 use serde_json::{Value, json};
 use tower::ServiceExt;
@@ -53,7 +54,7 @@ fn tree() -> tempfile::TempDir {
 async fn grep(root: &Path, args: Value) -> ToolResult {
     let ws = Workspace::new(root).unwrap();
     let registry = ToolRegistry::new()
-        .with(Arc::new(GrepTool::new(ws)))
+        .with(GrepTool::new(ws).into_dyn())
         .unwrap();
     Pipeline::builder()
         .registry(Arc::new(registry))
@@ -287,7 +288,7 @@ async fn bad_regex_and_paths_outside_are_clear_errors() {
 #[tokio::test]
 async fn a_cancelled_call_stops_the_search() {
     let dir = tree();
-    let tool = GrepTool::new(Workspace::new(dir.path()).unwrap());
+    let tool = GrepTool::new(Workspace::new(dir.path()).unwrap()).into_dyn();
     let cx = CallContext::for_test("c1", EventSink::noop());
     cx.cancellation().cancel(CancelReason::Abort);
     let err = tool
@@ -300,7 +301,7 @@ async fn a_cancelled_call_stops_the_search() {
 #[test]
 fn metadata_matches_the_tools_table() {
     let dir = tempfile::tempdir().unwrap();
-    let tool = GrepTool::new(Workspace::new(dir.path()).unwrap());
+    let tool = GrepTool::new(Workspace::new(dir.path()).unwrap()).into_dyn();
     let args = json!({"pattern": "TODO"});
     assert_eq!(tool.name(), "grep");
     assert_eq!(tool.label(), Some("Search Content"));

@@ -6,9 +6,10 @@
 use std::fs;
 use std::path::Path;
 
+use agentcore::TypedTool;
 use agentcore::tools::ls::LsTool;
 use agentcore::tools::workspace::Workspace;
-use agentcore::{CallContext, EventSink, GatedArgs, Tool};
+use agentcore::{CallContext, EventSink, GatedArgs};
 use serde_json::{Value, json};
 
 /// The text blocks of a result, joined.
@@ -21,7 +22,7 @@ fn text_of(blocks: &[agentcore::Content]) -> String {
 }
 
 async fn ls(root: &Path, args: Value) -> String {
-    let tool = LsTool::new(Workspace::new(root).unwrap());
+    let tool = LsTool::new(Workspace::new(root).unwrap()).into_dyn();
     let cx = CallContext::for_test("l1", EventSink::noop());
     let out = tool.execute(GatedArgs::for_test(args), &cx).await.unwrap();
     text_of(&out.content)

@@ -5,12 +5,11 @@ use std::fs;
 use std::path::Path;
 use std::sync::Arc;
 
+use agentcore::TypedTool;
 use agentcore::tools::read::ReadTool;
 use agentcore::tools::read_state::{FileReadState, Freshness};
 use agentcore::tools::workspace::Workspace;
-use agentcore::{
-    Call, Content, InterruptBehavior, Outcome, Pipeline, Tool, ToolRegistry, ToolResult,
-};
+use agentcore::{Call, Content, InterruptBehavior, Outcome, Pipeline, ToolRegistry, ToolResult};
 use base64::Engine as _;
 use serde_json::{Value, json};
 use tower::ServiceExt;
@@ -44,8 +43,8 @@ impl Env {
 
     async fn read(&self, args: Value) -> ToolResult {
         let ws = Workspace::new(self.root()).unwrap();
-        let tool = ReadTool::new(ws, self.state.clone());
-        let registry = ToolRegistry::new().with(Arc::new(tool)).unwrap();
+        let tool = ReadTool::new(ws, self.state.clone()).into_dyn();
+        let registry = ToolRegistry::new().with(tool).unwrap();
         Pipeline::builder()
             .registry(Arc::new(registry))
             .build()
@@ -327,7 +326,7 @@ async fn missing_files_and_bad_offsets_are_clear_errors() {
 #[test]
 fn metadata_matches_the_tools_table() {
     let dir = tempfile::tempdir().unwrap();
-    let tool = ReadTool::new(Workspace::new(dir.path()).unwrap(), FileReadState::new());
+    let tool = ReadTool::new(Workspace::new(dir.path()).unwrap(), FileReadState::new()).into_dyn();
     let args = json!({"file_path": "src/main.rs"});
     assert_eq!(tool.name(), "read");
     assert_eq!(tool.label(), Some("Read File"));

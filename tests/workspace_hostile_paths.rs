@@ -8,6 +8,7 @@ use std::os::unix::fs::symlink;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+use agentcore::TypedTool;
 use agentcore::tools::read::ReadTool;
 use agentcore::tools::read_state::FileReadState;
 use agentcore::tools::workspace::{PathError, Workspace};
@@ -174,8 +175,8 @@ fn names_with_spaces_percent_accents_and_cjk_work() {
 
 async fn read(ws: &Path, path: &str) -> agentcore::ToolResult {
     let workspace = Workspace::new(ws).unwrap();
-    let tool = ReadTool::new(workspace, FileReadState::new());
-    let registry = ToolRegistry::new().with(Arc::new(tool)).unwrap();
+    let tool = ReadTool::new(workspace, FileReadState::new()).into_dyn();
+    let registry = ToolRegistry::new().with(tool).unwrap();
     let service = Pipeline::builder()
         .registry(Arc::new(registry))
         .build()

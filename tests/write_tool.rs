@@ -8,11 +8,11 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use agentcore::GateDecision;
+use agentcore::TypedTool;
 use agentcore::stages::gate::gate_fn;
 use agentcore::tools::read_state::FileReadState;
 use agentcore::tools::workspace::Workspace;
 use agentcore::tools::write::WriteTool;
-use agentcore::TypedTool;
 use agentcore::{Call, Outcome, Pipeline, ToolRegistry, ToolResult};
 use serde_json::{Value, json};
 use tower::ServiceExt;

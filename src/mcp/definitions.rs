@@ -1,5 +1,6 @@
 //! The `tools/list` entries: each tool's name, description and schema, with
-//! annotations from its capabilities at default arguments (`{}`).
+//! annotations from its capabilities at the smallest arguments its schema
+//! accepts ([`sample_args`]).
 
 use std::sync::Arc;
 
@@ -10,8 +11,8 @@ use serde_json::{Map, Value};
 /// The MCP tool definitions for every tool in `registry`, in registration
 /// order.
 ///
-/// A tool that is read-only with default arguments gets
-/// `readOnlyHint: true`; any other gets `readOnlyHint: false,
+/// A tool that is read-only with the smallest arguments its schema accepts
+/// gets `readOnlyHint: true`; any other gets `readOnlyHint: false,
 /// destructiveHint: true`. The title is the tool's label, when it has one.
 ///
 /// ```
@@ -34,7 +35,7 @@ pub fn tool_definitions(registry: &ToolRegistry) -> Vec<Tool> {
 }
 
 fn definition(tool: &dyn agentcore_stages::Tool) -> Tool {
-    let defaults = Value::Object(Map::new());
+    let defaults = sample_args(tool.schema());
     // A capability method that panics counts as not read-only (fail closed),
     // as in the scheduler.
     let read_only =
@@ -63,4 +64,68 @@ fn definition(tool: &dyn agentcore_stages::Tool) -> Tool {
         Arc::new(schema),
     )
     .with_annotations(annotations)
+}
+
+/// The smallest arguments `schema` accepts, for asking a tool's
+/// capabilities without a call: `{}` with each required property at an
+/// empty value of its type (`""`, `0`, `false`, `[]`, `{}`, or the first of
+/// its `enum`). A typed tool answers its capability methods only for
+/// arguments that deserialize (`{}` lacks its required fields, and it
+/// would answer "not read-only" for any tool); a tool that ignores its
+/// arguments answers as for `{}`.
+fn sample_args(schema: &Value) -> Value {
+    let mut args = Map::new();
+    let required = schema.get("required").and_then(Value::as_array);
+    for name in required.into_iter().flatten().filter_map(Value::as_str) {
+        let property = &schema["properties"][name];
+        args.insert(name.to_owned(), empty_value(property));
+    }
+    Value::Object(args)
+}
+
+/// An empty value of the type `property` declares.
+fn empty_value(property: &Value) -> Value {
+    if let Some(first) = property.get("enum").and_then(|e| e.get(0)) {
+        return first.clone();
+    }
+    let declared = match property.get("type") {
+        Some(Value::Array(types)) => types.iter().find(|t| *t != "null"),
+        other => other,
+    };
+    match declared.and_then(Value::as_str) {
+        Some("string") => Value::from(""),
+        Some("integer" | "number") => Value::from(0),
+        Some("boolean") => Value::from(false),
+        Some("array") => Value::Array(Vec::new()),
+        Some("object") => Value::Object(Map::new()),
+        _ => Value::Null,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    #[test]
+    fn sample_args_fill_the_required_properties_only() {
+        let schema = json!({
+            "type": "object",
+            "properties": {
+                "path": {"type": "string"},
+                "mode": {"type": "string", "enum": ["fast", "careful"]},
+                "count": {"type": ["integer", "null"]},
+                "flags": {"type": "array"},
+                "limit": {"type": "integer"}
+            },
+            "required": ["path", "mode", "count", "flags"]
+        });
+        assert_eq!(
+            sample_args(&schema),
+            json!({"path": "", "mode": "fast", "count": 0, "flags": []})
+        );
+        assert_eq!(sample_args(&json!({"type": "object"})), json!({}));
+        assert_eq!(sample_args(&json!(true)), json!({}));
+    }
 }

@@ -305,17 +305,22 @@ pub(crate) fn stat_at(dir: BorrowedFd<'_>, name: &OsStr) -> Result<Option<FileSt
     }
 }
 
+/// What a FIFO is called in messages.
+const FIFO: &str = "FIFO (named pipe)";
+/// What a file of no known kind is called in messages.
+const SPECIAL_FILE: &str = "special file";
+
 /// What a non-regular file is, for messages; `None` for a regular file.
 pub(crate) fn kind_name(mode: u32) -> Option<&'static str> {
     match mode & libc::S_IFMT {
         libc::S_IFREG => None,
         libc::S_IFDIR => Some("directory"),
         libc::S_IFLNK => Some("symbolic link"),
-        libc::S_IFIFO => Some("FIFO (named pipe)"),
+        libc::S_IFIFO => Some(FIFO),
         libc::S_IFSOCK => Some("socket"),
         libc::S_IFCHR => Some("character device"),
         libc::S_IFBLK => Some("block device"),
-        _ => Some("special file"),
+        _ => Some(SPECIAL_FILE),
     }
 }
 
@@ -327,7 +332,7 @@ pub(crate) fn require_regular(mode: u32) -> Result<(), FileError> {
         // The canonical path named no link: one appeared meanwhile.
         libc::S_IFLNK => Err(FileError::Changed),
         _ => Err(FileError::NotRegular(
-            kind_name(mode).unwrap_or("special file"),
+            kind_name(mode).unwrap_or(SPECIAL_FILE),
         )),
     }
 }
@@ -362,7 +367,7 @@ pub(crate) fn open_file_at(
         Err(Errno::ELOOP) => return Err(FileError::Changed),
         Err(Errno::ENOENT) => return Err(FileError::NotFound),
         // A FIFO with no reader, opened for writing without blocking.
-        Err(Errno::ENXIO) => return Err(FileError::NotRegular("FIFO (named pipe)")),
+        Err(Errno::ENXIO) => return Err(FileError::NotRegular(FIFO)),
         Err(e @ (Errno::EACCES | Errno::EPERM | Errno::EROFS | Errno::ETXTBSY))
             if access == Access::Write =>
         {

@@ -59,9 +59,3 @@ where
     guard.disarm();
     result?
 }
-
-/// The message for arguments that do not deserialize (the schema normally
-/// catches these first).
-pub(crate) fn bad_args(tool: &str, e: serde_json::Error) -> ToolError {
-    ToolError::new(format!("invalid arguments for {tool}: {e}"))
-}

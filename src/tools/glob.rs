@@ -2,111 +2,116 @@
 //! recently modified first.
 
 use std::path::PathBuf;
-use std::sync::Mutex;
+use std::sync::{LazyLock, Mutex};
 use std::time::SystemTime;
 
+use agentcore_stages::typed::TypedTool;
 use agentcore_stages::{
-    BoxFuture, CallContext, GatedArgs, InterruptBehavior, Tool, ToolError, ToolOutput,
+    CallContext, Content, Extensions, InterruptBehavior, ToolError, ToolOutput,
 };
 use ignore::overrides::OverrideBuilder;
+use schemars::JsonSchema;
 use serde::Deserialize;
-use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
-use super::blocking::{bad_args, run_blocking};
-use super::walk::{Entry, Filters, Flow, Kind, default_threads, mtime_of, walk, walk_error};
+use super::blocking::run_blocking;
+use super::schema::builtin_args;
+use super::walk::{
+    Entry, Filters, Flow, Kind, SEARCH_CANCELLED, default_threads, mtime_of, walk, walk_error,
+};
 use super::workspace::Workspace;
+use crate::approval::{Access, Permissions};
 
 /// Paths shown at most.
 pub const MAX_RESULTS: usize = 100;
 
 const TRUNCATED: &str = "(Results are truncated. Consider using a more specific path or pattern.)";
 
-const DESCRIPTION: &str = "Finds files by name with a gitignore-style glob pattern such as \
+static DESCRIPTION: LazyLock<String> = LazyLock::new(|| {
+    format!(
+        "Finds files by name with a gitignore-style glob pattern such as \
 `**/*.rs` or `src/**/test_*.py` (a pattern without `/` matches file names at any depth). \
 Returns matching file paths relative to the workspace root, most recently modified first, at \
-most 100. Files ignored by .gitignore are skipped unless the pattern names them; hidden files \
-are included. Use grep to search file contents.";
+most {MAX_RESULTS}. Files ignored by .gitignore are skipped unless the pattern names them; hidden files \
+are included. Use grep to search file contents."
+    )
+});
+
+/// The arguments of `glob`. The field docs are the descriptions the model
+/// reads.
+#[derive(Clone, Debug, Deserialize, JsonSchema)]
+#[schemars(transform = builtin_args)]
+pub struct GlobArgs {
+    /// The gitignore-style glob to match file paths against, e.g. "**/*.ts" or "src/**/mod.rs".
+    pub pattern: String,
+    /// The directory to search in, absolute or relative to the workspace root. Omit it to search the whole workspace.
+    pub path: Option<String>,
+}
+
+/// What a call of `glob` touches: a read of the directory searched,
+/// `path` (the root `.` when absent).
+///
+/// ```
+/// use serde_json::json;
+///
+/// let access = agentcore::tools::glob::permissions().describe(&json!({"pattern": "*.rs"}));
+/// assert_eq!(access.paths, ["."]);
+/// ```
+pub fn permissions() -> Permissions {
+    Permissions::typed(|args: &GlobArgs| Access::read([args.path.as_deref().unwrap_or(".")]))
+}
 
 /// The `glob` tool.
 #[derive(Debug)]
 pub struct GlobTool {
     workspace: Workspace,
-    schema: Value,
 }
 
 impl GlobTool {
     /// A `glob` tool confined to `workspace`.
     pub fn new(workspace: Workspace) -> Self {
-        let schema = json!({
-            "type": "object",
-            "properties": {
-                "pattern": {
-                    "type": "string",
-                    "description": "The gitignore-style glob to match file paths against, e.g. \"**/*.ts\" or \"src/**/mod.rs\"."
-                },
-                "path": {
-                    "type": "string",
-                    "description": "The directory to search in, absolute or relative to the workspace root. Omit it to search the whole workspace."
-                }
-            },
-            "required": ["pattern"],
-            "additionalProperties": false
-        });
-        Self { workspace, schema }
+        Self { workspace }
     }
 }
 
-#[derive(Deserialize)]
-struct GlobArgs {
-    pattern: String,
-    path: Option<String>,
-}
+impl TypedTool for GlobTool {
+    type Args = GlobArgs;
 
-impl Tool for GlobTool {
     fn name(&self) -> &str {
         "glob"
     }
 
     fn description(&self) -> &str {
-        DESCRIPTION
+        &DESCRIPTION
     }
 
-    fn schema(&self) -> &Value {
-        &self.schema
+    async fn call(&self, args: GlobArgs, cx: &CallContext) -> Result<ToolOutput, ToolError> {
+        let workspace = self.workspace.clone();
+        run_blocking(cx, move |token| glob(&workspace, &args, &token)).await
     }
 
     fn label(&self) -> Option<&str> {
         Some("Find Files")
     }
 
-    fn read_only(&self, _args: &Value) -> bool {
+    fn read_only(&self, _args: &GlobArgs) -> bool {
         true
     }
 
-    fn concurrency_safe(&self, _args: &Value) -> Option<bool> {
+    fn concurrency_safe(&self, _args: &GlobArgs) -> Option<bool> {
         Some(true)
     }
 
-    fn interrupt_behavior(&self, _args: &Value) -> InterruptBehavior {
+    fn interrupt_behavior(&self, _args: &GlobArgs) -> InterruptBehavior {
         InterruptBehavior::Cancel
     }
 
-    fn activity(&self, args: &Value) -> Option<String> {
-        let pattern = args.get("pattern")?.as_str()?;
-        Some(format!("Finding files matching {pattern}"))
+    fn activity(&self, args: &GlobArgs) -> Option<String> {
+        Some(format!("Finding files matching {}", args.pattern))
     }
 
-    fn execute<'a>(
-        &'a self,
-        args: GatedArgs,
-        cx: &'a CallContext,
-    ) -> BoxFuture<'a, Result<ToolOutput, ToolError>> {
-        Box::pin(async move {
-            let args: GlobArgs = args.parse().map_err(|e| bad_args("glob", e))?;
-            let workspace = self.workspace.clone();
-            run_blocking(cx, move |token| glob(&workspace, &args, &token)).await
-        })
+    fn extensions(&self) -> Extensions {
+        permissions().into_extensions()
     }
 }
 
@@ -165,9 +170,7 @@ fn glob(
     })
     .map_err(|e| walk_error(workspace, &dir, &e))?;
     if token.is_cancelled() {
-        return Err(ToolError::cancelled(vec![agentcore_stages::Content::text(
-            "Search cancelled.",
-        )]));
+        return Err(ToolError::cancelled(vec![Content::text(SEARCH_CANCELLED)]));
     }
     let mut found = found.into_inner().unwrap_or_else(|p| p.into_inner());
     if found.is_empty() {
@@ -184,4 +187,22 @@ fn glob(
         out.push(TRUNCATED.to_owned());
     }
     Ok(ToolOutput::text(out.join("\n")))
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    #[test]
+    fn a_call_reads_the_directory_searched() {
+        let args = json!({"pattern": "**/*.rs", "path": "src"});
+        assert_eq!(permissions().describe(&args), Access::read(["src"]));
+        let root = json!({"pattern": "**/*.rs"});
+        assert_eq!(permissions().describe(&root), Access::read(["."]));
+        let ws = Workspace::new(std::env::temp_dir()).unwrap();
+        let tool = GlobTool::new(ws).into_dyn();
+        assert_eq!(Permissions::of(tool.as_ref(), &root), Access::read(["."]));
+    }
 }

@@ -10,11 +10,12 @@ use std::borrow::Cow;
 use std::collections::HashMap;
 use std::io;
 use std::path::PathBuf;
-use std::sync::Mutex;
+use std::sync::{LazyLock, Mutex};
 use std::time::SystemTime;
 
+use agentcore_stages::typed::TypedTool;
 use agentcore_stages::{
-    BoxFuture, CallContext, Content, GatedArgs, InterruptBehavior, Tool, ToolError, ToolOutput,
+    CallContext, Content, Extensions, InterruptBehavior, ToolError, ToolOutput,
 };
 use grep_regex::{RegexMatcher, RegexMatcherBuilder};
 use grep_searcher::{
@@ -22,30 +23,45 @@ use grep_searcher::{
 };
 use ignore::overrides::OverrideBuilder;
 use ignore::types::TypesBuilder;
+use schemars::JsonSchema;
 use serde::Deserialize;
-use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
-use super::blocking::{bad_args, run_blocking};
-use super::walk::{Entry, Filters, Flow, Kind, default_threads, walk, walk_error};
+use super::blocking::run_blocking;
+use super::schema::builtin_args;
+use super::walk::{
+    Entry, Filters, Flow, Kind, SEARCH_CANCELLED, default_threads, walk, walk_error,
+};
 use super::workspace::Workspace;
+use crate::approval::{Access, Permissions};
+
+/// The default `head_limit` as a literal, for the texts that name it.
+macro_rules! default_head_limit {
+    () => {
+        250
+    };
+}
 
 /// Output lines shown when the model gives no `head_limit`.
-pub const DEFAULT_HEAD_LIMIT: usize = 250;
+pub const DEFAULT_HEAD_LIMIT: usize = default_head_limit!();
 /// Characters of one matched or context line shown before it is cut.
 pub const MAX_LINE_CHARS: usize = 500;
 /// Characters of the whole result shown before it is cut.
 pub const MAX_OUTPUT_CHARS: usize = 30_000;
 
-const DESCRIPTION: &str = "Searches file contents with a regular expression (ripgrep syntax, \
-e.g. `fn\\s+main` or `log.*Error`; escape literal braces as `\\{`). `output_mode`: \
+static DESCRIPTION: LazyLock<String> = LazyLock::new(|| {
+    format!(
+        "Searches file contents with a regular expression (ripgrep syntax, \
+e.g. `fn\\s+main` or `log.*Error`; escape literal braces as `\\{{`). `output_mode`: \
 \"files_with_matches\" (default) lists matching files, newest first; \"content\" shows \
 matching lines as `path:line:text` with optional context (-A, -B, -C); \"count\" shows matches \
-per file. Narrow with `path`, `glob` (e.g. \"*.rs\", \"**/*.{ts,tsx}\") or `type` (ripgrep \
+per file. Narrow with `path`, `glob` (e.g. \"*.rs\", \"**/*.{{ts,tsx}}\") or `type` (ripgrep \
 file types such as rs, py, js). `multiline` lets a pattern span lines with `.` matching \
 newlines. Gitignored files, version-control directories and binary files are skipped; hidden \
-files are searched. `head_limit` (default 250, 0 for no limit) and `offset` page through the \
-output lines.";
+files are searched. `head_limit` (default {DEFAULT_HEAD_LIMIT}, 0 for no limit) and `offset` page through the \
+output lines."
+    )
+});
 
 /// The largest compiled regular expression accepted, in bytes (the NFA's
 /// approximate size, grep-regex's `size_limit`; the regex crate's default).
@@ -61,164 +77,124 @@ pub const MAX_REPETITION: u64 = 1000;
 /// `dfa_size_limit`; ripgrep's default is 1,000 MB).
 pub const REGEX_DFA_CACHE: usize = 64 << 20;
 
-/// The `grep` tool.
-#[derive(Debug)]
-pub struct GrepTool {
-    workspace: Workspace,
-    schema: Value,
-}
-
-impl GrepTool {
-    /// A `grep` tool confined to `workspace`.
-    pub fn new(workspace: Workspace) -> Self {
-        let schema = json!({
-            "type": "object",
-            "properties": {
-                "pattern": {
-                    "type": "string",
-                    "description": "The regular expression to search for (ripgrep syntax)."
-                },
-                "path": {
-                    "type": "string",
-                    "description": "The file or directory to search, absolute or relative to the workspace root. Omit it to search the whole workspace."
-                },
-                "glob": {
-                    "type": "string",
-                    "description": "Only search files matching this glob, e.g. \"*.js\" or \"src/**/*.{ts,tsx}\"; a leading ! excludes instead."
-                },
-                "type": {
-                    "type": "string",
-                    "description": "Only search files of this ripgrep file type, e.g. \"rs\", \"py\", \"js\". More efficient than glob for standard types."
-                },
-                "output_mode": {
-                    "type": "string",
-                    "enum": ["files_with_matches", "content", "count"],
-                    "description": "\"files_with_matches\" (default): matching file paths; \"content\": matching lines; \"count\": match counts per file."
-                },
-                "-i": {
-                    "type": "boolean",
-                    "description": "Case-insensitive search."
-                },
-                "-n": {
-                    "type": "boolean",
-                    "description": "Show line numbers in content mode (default true)."
-                },
-                "-A": {
-                    "type": "integer",
-                    "minimum": 0,
-                    "description": "Lines of context after each match (content mode)."
-                },
-                "-B": {
-                    "type": "integer",
-                    "minimum": 0,
-                    "description": "Lines of context before each match (content mode)."
-                },
-                "-C": {
-                    "type": "integer",
-                    "minimum": 0,
-                    "description": "Lines of context before and after each match (content mode)."
-                },
-                "multiline": {
-                    "type": "boolean",
-                    "description": "Let the pattern span lines; `.` then matches newlines too (default false)."
-                },
-                "head_limit": {
-                    "type": "integer",
-                    "minimum": 0,
-                    "description": "Show at most this many output lines (paths, content lines or count lines); default 250, 0 for no limit."
-                },
-                "offset": {
-                    "type": "integer",
-                    "minimum": 0,
-                    "description": "Skip this many output lines first, to page through long results (default 0)."
-                }
-            },
-            "required": ["pattern"],
-            "additionalProperties": false
-        });
-        Self { workspace, schema }
-    }
-}
-
-#[derive(Clone, Copy, Debug, Default, Deserialize, PartialEq, Eq)]
+/// Which output `grep` gives.
+// The variants are described in `GrepArgs::output_mode`'s doc, which the
+// model reads: a doc comment per variant would turn the schema's plain
+// `enum` into a `oneOf`.
+#[allow(missing_docs)]
+#[derive(Clone, Copy, Debug, Default, Deserialize, JsonSchema, PartialEq, Eq)]
 #[serde(rename_all = "snake_case")]
-enum OutputMode {
+pub enum OutputMode {
     #[default]
     FilesWithMatches,
     Content,
     Count,
 }
 
-#[derive(Deserialize)]
-struct GrepArgs {
-    pattern: String,
-    path: Option<String>,
-    glob: Option<String>,
+/// The arguments of `grep`. The field docs are the descriptions the model
+/// reads; the names of the flags are ripgrep's.
+#[derive(Clone, Debug, Deserialize, JsonSchema)]
+#[schemars(transform = builtin_args)]
+pub struct GrepArgs {
+    /// The regular expression to search for (ripgrep syntax).
+    pub pattern: String,
+    /// The file or directory to search, absolute or relative to the workspace root. Omit it to search the whole workspace.
+    pub path: Option<String>,
+    /// Only search files matching this glob, e.g. "*.js" or "src/**/*.{ts,tsx}"; a leading ! excludes instead.
+    pub glob: Option<String>,
+    /// Only search files of this ripgrep file type, e.g. "rs", "py", "js". More efficient than glob for standard types.
     #[serde(rename = "type")]
-    file_type: Option<String>,
+    pub file_type: Option<String>,
+    /// "files_with_matches" (default): matching file paths; "content": matching lines; "count": match counts per file.
     #[serde(default)]
-    output_mode: OutputMode,
-    #[serde(rename = "-i", default)]
-    case_insensitive: bool,
+    pub output_mode: OutputMode,
+    /// Case-insensitive search.
+    #[serde(rename = "-i")]
+    pub case_insensitive: Option<bool>,
+    /// Show line numbers in content mode (default true).
     #[serde(rename = "-n")]
-    line_numbers: Option<bool>,
+    pub line_numbers: Option<bool>,
+    /// Lines of context after each match (content mode).
     #[serde(rename = "-A")]
-    after: Option<usize>,
+    pub after: Option<usize>,
+    /// Lines of context before each match (content mode).
     #[serde(rename = "-B")]
-    before: Option<usize>,
+    pub before: Option<usize>,
+    /// Lines of context before and after each match (content mode).
     #[serde(rename = "-C")]
-    context: Option<usize>,
-    #[serde(default)]
-    multiline: bool,
-    head_limit: Option<usize>,
-    #[serde(default)]
-    offset: usize,
+    pub context: Option<usize>,
+    /// Let the pattern span lines; `.` then matches newlines too (default false).
+    pub multiline: Option<bool>,
+    #[doc = concat!("Show at most this many output lines (paths, content lines or count lines); default ", default_head_limit!(), ", 0 for no limit.")]
+    pub head_limit: Option<usize>,
+    /// Skip this many output lines first, to page through long results (default 0).
+    pub offset: Option<usize>,
 }
 
-impl Tool for GrepTool {
+/// What a call of `grep` touches: a read of the file or directory
+/// searched, `path` (the root `.` when absent).
+///
+/// ```
+/// use serde_json::json;
+///
+/// let access = agentcore::tools::grep::permissions().describe(&json!({"pattern": "fn", "path": "src"}));
+/// assert_eq!(access.paths, ["src"]);
+/// ```
+pub fn permissions() -> Permissions {
+    Permissions::typed(|args: &GrepArgs| Access::read([args.path.as_deref().unwrap_or(".")]))
+}
+
+/// The `grep` tool.
+#[derive(Debug)]
+pub struct GrepTool {
+    workspace: Workspace,
+}
+
+impl GrepTool {
+    /// A `grep` tool confined to `workspace`.
+    pub fn new(workspace: Workspace) -> Self {
+        Self { workspace }
+    }
+}
+
+impl TypedTool for GrepTool {
+    type Args = GrepArgs;
+
     fn name(&self) -> &str {
         "grep"
     }
 
     fn description(&self) -> &str {
-        DESCRIPTION
+        &DESCRIPTION
     }
 
-    fn schema(&self) -> &Value {
-        &self.schema
+    async fn call(&self, args: GrepArgs, cx: &CallContext) -> Result<ToolOutput, ToolError> {
+        let workspace = self.workspace.clone();
+        run_blocking(cx, move |token| grep(&workspace, &args, &token)).await
     }
 
     fn label(&self) -> Option<&str> {
         Some("Search Content")
     }
 
-    fn read_only(&self, _args: &Value) -> bool {
+    fn read_only(&self, _args: &GrepArgs) -> bool {
         true
     }
 
-    fn concurrency_safe(&self, _args: &Value) -> Option<bool> {
+    fn concurrency_safe(&self, _args: &GrepArgs) -> Option<bool> {
         Some(true)
     }
 
-    fn interrupt_behavior(&self, _args: &Value) -> InterruptBehavior {
+    fn interrupt_behavior(&self, _args: &GrepArgs) -> InterruptBehavior {
         InterruptBehavior::Cancel
     }
 
-    fn activity(&self, args: &Value) -> Option<String> {
-        let pattern = args.get("pattern")?.as_str()?;
-        Some(format!("Searching for {pattern}"))
+    fn activity(&self, args: &GrepArgs) -> Option<String> {
+        Some(format!("Searching for {}", args.pattern))
     }
 
-    fn execute<'a>(
-        &'a self,
-        args: GatedArgs,
-        cx: &'a CallContext,
-    ) -> BoxFuture<'a, Result<ToolOutput, ToolError>> {
-        Box::pin(async move {
-            let args: GrepArgs = args.parse().map_err(|e| bad_args("grep", e))?;
-            let workspace = self.workspace.clone();
-            run_blocking(cx, move |token| grep(&workspace, &args, &token)).await
-        })
+    fn extensions(&self) -> Extensions {
+        permissions().into_extensions()
     }
 }
 
@@ -330,7 +306,8 @@ fn grep(
             .map_err(|e| ToolError::new(e.to_string()))?,
         None => workspace.root().to_path_buf(),
     };
-    let matcher = build_matcher(args)?;
+    let multiline = args.multiline.unwrap_or(false);
+    let matcher = build_matcher(args, multiline)?;
     let (before, after) = match args.output_mode {
         OutputMode::Content => (
             args.before.or(args.context).unwrap_or(0),
@@ -341,7 +318,7 @@ fn grep(
     let mut searcher = SearcherBuilder::new();
     searcher
         .line_number(true)
-        .multi_line(args.multiline)
+        .multi_line(multiline)
         .before_context(before)
         .after_context(after)
         .binary_detection(BinaryDetection::quit(b'\x00'));
@@ -413,9 +390,7 @@ fn grep(
     })
     .map_err(|e| walk_error(workspace, &start, &e))?;
     if token.is_cancelled() {
-        return Err(ToolError::cancelled(vec![Content::text(
-            "Search cancelled.",
-        )]));
+        return Err(ToolError::cancelled(vec![Content::text(SEARCH_CANCELLED)]));
     }
     let found = found.into_inner().unwrap_or_else(|p| p.into_inner());
     let (hits, withheld) = found.finish();
@@ -437,7 +412,7 @@ fn grep(
     }
     hits.sort_by(|a, b| a.path.cmp(&b.path));
     let page = Page {
-        offset: args.offset,
+        offset: args.offset.unwrap_or(0),
         limit: match args.head_limit {
             Some(0) => None,
             Some(n) => Some(n),
@@ -525,13 +500,13 @@ impl io::Read for CancelReader<'_> {
     }
 }
 
-fn build_matcher(args: &GrepArgs) -> Result<RegexMatcher, ToolError> {
+fn build_matcher(args: &GrepArgs, multiline: bool) -> Result<RegexMatcher, ToolError> {
     let mut builder = RegexMatcherBuilder::new();
     builder
-        .case_insensitive(args.case_insensitive)
+        .case_insensitive(args.case_insensitive.unwrap_or(false))
         .multi_line(true)
-        .dot_matches_new_line(args.multiline);
-    if !args.multiline {
+        .dot_matches_new_line(multiline);
+    if !multiline {
         builder.line_terminator(Some(b'\n'));
     }
     builder
@@ -540,25 +515,36 @@ fn build_matcher(args: &GrepArgs) -> Result<RegexMatcher, ToolError> {
     if let Some(count) = repetition_count(&args.pattern)
         && count > MAX_REPETITION
     {
-        return Err(ToolError::new(format!(
-            "Invalid regular expression \"{}\": the pattern is too large once compiled (it repeats a part {count} times, nested counts multiplied; the limit is {MAX_REPETITION}); simplify it: use smaller repetition counts (e.g. `a{{1,100}}` or `a+` instead of `a{{30000}}`), or search for a shorter literal part of what you want.",
-            args.pattern
-        )));
+        return Err(too_large(
+            &args.pattern,
+            &format!(
+                "it repeats a part {count} times, nested counts multiplied; the limit is {MAX_REPETITION}"
+            ),
+            "",
+        ));
     }
     builder.build(&args.pattern).map_err(|e| {
         let text = e.to_string();
         if text.contains("size limit") {
-            return ToolError::new(format!(
-                "Invalid regular expression \"{}\": the pattern is too large once compiled ({}); simplify it: use smaller repetition counts (e.g. `a{{1,100}}` or `a+` instead of `a{{30000}}`), fewer alternatives, or narrower character classes, or search for a shorter literal part of what you want.",
-                args.pattern,
-                text.trim()
-            ));
+            return too_large(
+                &args.pattern,
+                text.trim(),
+                "fewer alternatives, or narrower character classes, ",
+            );
         }
         ToolError::new(format!(
             "Invalid regular expression \"{}\": {e}\nEscape special characters such as ( [ {{ with a backslash to match them literally.",
             args.pattern
         ))
     })
+}
+
+/// The refusal of a pattern too large once compiled: `why` it is, and the
+/// ways to simplify it beyond smaller counts (`more`, ending in ", ").
+fn too_large(pattern: &str, why: &str, more: &str) -> ToolError {
+    ToolError::new(format!(
+        "Invalid regular expression \"{pattern}\": the pattern is too large once compiled ({why}); simplify it: use smaller repetition counts (e.g. `a{{1,100}}` or `a+` instead of `a{{30000}}`), {more}or search for a shorter literal part of what you want."
+    ))
 }
 
 /// The largest number of times the pattern repeats any part, nested
@@ -698,13 +684,30 @@ fn cap_output(out: String) -> String {
     let cut = out[..limit].rfind('\n').unwrap_or(0);
     let omitted = out[cut..].lines().filter(|l| !l.is_empty()).count();
     format!(
-        "{}\n(Output truncated at 30,000 characters: {omitted} more lines not shown. Use head_limit and offset to page, or narrow the pattern, path or glob.)",
-        &out[..cut]
+        "{}\n(Output truncated at {} characters: {omitted} more lines not shown. Use head_limit and offset to page, or narrow the pattern, path or glob.)",
+        &out[..cut],
+        with_thousands(MAX_OUTPUT_CHARS)
     )
+}
+
+/// `n` with a comma between thousands, as the texts write numbers
+/// (`30,000`).
+fn with_thousands(n: usize) -> String {
+    let digits = n.to_string();
+    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
+    for (i, digit) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(digit);
+    }
+    out
 }
 
 #[cfg(test)]
 mod tests {
+    use serde_json::json;
+
     use super::*;
 
     #[test]
@@ -737,6 +740,34 @@ mod tests {
     }
 
     #[test]
+    fn a_pattern_repeating_too_often_is_refused_with_the_fix() {
+        let args: GrepArgs = serde_json::from_value(json!({"pattern": "a{30000}"})).unwrap();
+        let Err(err) = build_matcher(&args, false) else {
+            panic!("a{{30000}} compiled");
+        };
+        let text = err.content[0].as_text().unwrap_or_default().to_owned();
+        assert_eq!(
+            text,
+            "Invalid regular expression \"a{30000}\": the pattern is too large once compiled (it repeats a part 30000 times, nested counts multiplied; the limit is 1000); simplify it: use smaller repetition counts (e.g. `a{1,100}` or `a+` instead of `a{30000}`), or search for a shorter literal part of what you want."
+        );
+        assert!(
+            too_large("x", "why", "fewer alternatives, or narrower character classes, ")
+                .content[0]
+                .as_text()
+                .unwrap_or_default()
+                .ends_with("instead of `a{30000}`), fewer alternatives, or narrower character classes, or search for a shorter literal part of what you want.")
+        );
+    }
+
+    #[test]
+    fn thousands_are_separated() {
+        assert_eq!(with_thousands(0), "0");
+        assert_eq!(with_thousands(999), "999");
+        assert_eq!(with_thousands(30_000), "30,000");
+        assert_eq!(with_thousands(1_234_567), "1,234,567");
+    }
+
+    #[test]
     fn output_is_capped_at_a_line_boundary() {
         let out: String = (0..5000).map(|i| format!("line {i:05}\n")).collect();
         let capped = cap_output(out);
@@ -744,5 +775,16 @@ mod tests {
         assert!(body.chars().count() <= MAX_OUTPUT_CHARS);
         assert!(note.starts_with("(Output truncated at 30,000 characters: "));
         assert!(body.ends_with(|c: char| c.is_ascii_digit()));
+    }
+
+    #[test]
+    fn a_call_reads_the_file_or_directory_searched() {
+        let args = json!({"pattern": "fn", "path": "src/lib.rs", "-i": true});
+        assert_eq!(permissions().describe(&args), Access::read(["src/lib.rs"]));
+        let root = json!({"pattern": "fn", "output_mode": "content"});
+        assert_eq!(permissions().describe(&root), Access::read(["."]));
+        let ws = Workspace::new(std::env::temp_dir()).unwrap();
+        let tool = GrepTool::new(ws).into_dyn();
+        assert_eq!(Permissions::of(tool.as_ref(), &root), Access::read(["."]));
     }
 }

@@ -3,18 +3,22 @@
 
 use std::collections::BTreeMap;
 use std::path::Path;
+use std::sync::LazyLock;
 
+use agentcore_stages::typed::TypedTool;
 use agentcore_stages::{
-    BoxFuture, CallContext, Content, GatedArgs, InterruptBehavior, Tool, ToolError, ToolOutput,
+    CallContext, Content, Extensions, InterruptBehavior, ToolError, ToolOutput,
 };
 use ignore::overrides::OverrideBuilder;
+use schemars::JsonSchema;
 use serde::Deserialize;
-use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
-use super::blocking::{bad_args, run_blocking};
+use super::blocking::run_blocking;
+use super::schema::builtin_args;
 use super::walk::{Entry, Filters, Flow, Kind, walk_breadth_first, walk_error};
 use super::workspace::Workspace;
+use crate::approval::{Access, Permissions};
 
 /// Entries shown at most (the root line not counted).
 pub const MAX_ENTRIES: usize = 1000;
@@ -22,95 +26,89 @@ pub const MAX_ENTRIES: usize = 1000;
 /// trees (the note then says "more than").
 const MAX_COLLECTED: usize = 100_000;
 
-const DESCRIPTION: &str = "Lists a directory as a tree: directories first, then files, by name; \
+static DESCRIPTION: LazyLock<String> = LazyLock::new(|| {
+    format!(
+        "Lists a directory as a tree: directories first, then files, by name; \
 directories end in `/`. Files ignored by .gitignore and version-control directories are left \
 out; hidden files are included. `ignore` takes glob patterns of further entries to leave out. \
-At most 1000 entries are shown. Prefer glob or grep when you know what you are looking for.";
+At most {MAX_ENTRIES} entries are shown. Prefer glob or grep when you know what you are looking for."
+    )
+});
+
+/// The arguments of `ls`. The field docs are the descriptions the model
+/// reads.
+#[derive(Clone, Debug, Deserialize, JsonSchema)]
+#[schemars(transform = builtin_args)]
+pub struct LsArgs {
+    /// The directory to list, absolute or relative to the workspace root ("." for the root).
+    pub path: String,
+    /// Glob patterns of files and directories to leave out, e.g. ["*.log", "target"].
+    pub ignore: Option<Vec<String>>,
+}
+
+/// What a call of `ls` touches: a read of the directory listed, `path`.
+///
+/// ```
+/// use serde_json::json;
+///
+/// let access = agentcore::tools::ls::permissions().describe(&json!({"path": "src"}));
+/// assert_eq!(access.paths, ["src"]);
+/// ```
+pub fn permissions() -> Permissions {
+    Permissions::typed(|args: &LsArgs| Access::read([args.path.as_str()]))
+}
 
 /// The `ls` tool.
 #[derive(Debug)]
 pub struct LsTool {
     workspace: Workspace,
-    schema: Value,
 }
 
 impl LsTool {
     /// An `ls` tool confined to `workspace`.
     pub fn new(workspace: Workspace) -> Self {
-        let schema = json!({
-            "type": "object",
-            "properties": {
-                "path": {
-                    "type": "string",
-                    "description": "The directory to list, absolute or relative to the workspace root (\".\" for the root)."
-                },
-                "ignore": {
-                    "type": "array",
-                    "items": {"type": "string"},
-                    "description": "Glob patterns of files and directories to leave out, e.g. [\"*.log\", \"target\"]."
-                }
-            },
-            "required": ["path"],
-            "additionalProperties": false
-        });
-        Self { workspace, schema }
+        Self { workspace }
     }
 }
 
-#[derive(Deserialize)]
-struct LsArgs {
-    path: String,
-    #[serde(default)]
-    ignore: Vec<String>,
-}
+impl TypedTool for LsTool {
+    type Args = LsArgs;
 
-impl Tool for LsTool {
     fn name(&self) -> &str {
         "ls"
     }
 
     fn description(&self) -> &str {
-        DESCRIPTION
+        &DESCRIPTION
     }
 
-    fn schema(&self) -> &Value {
-        &self.schema
+    async fn call(&self, args: LsArgs, cx: &CallContext) -> Result<ToolOutput, ToolError> {
+        let workspace = self.workspace.clone();
+        run_blocking(cx, move |token| ls(&workspace, &args, &token)).await
     }
 
     fn label(&self) -> Option<&str> {
         Some("List Directory")
     }
 
-    fn read_only(&self, _args: &Value) -> bool {
+    fn read_only(&self, _args: &LsArgs) -> bool {
         true
     }
 
-    fn concurrency_safe(&self, _args: &Value) -> Option<bool> {
+    fn concurrency_safe(&self, _args: &LsArgs) -> Option<bool> {
         Some(true)
     }
 
-    fn interrupt_behavior(&self, _args: &Value) -> InterruptBehavior {
+    fn interrupt_behavior(&self, _args: &LsArgs) -> InterruptBehavior {
         InterruptBehavior::Cancel
     }
 
-    fn activity(&self, args: &Value) -> Option<String> {
-        let path = args.get("path")?.as_str()?;
-        Some(format!(
-            "Listing {}",
-            super::read::shown_arg(&self.workspace, path)
-        ))
+    fn activity(&self, args: &LsArgs) -> Option<String> {
+        Some(format!("Listing {}", self.workspace.shown_arg(&args.path)))
     }
 
-    fn execute<'a>(
-        &'a self,
-        args: GatedArgs,
-        cx: &'a CallContext,
-    ) -> BoxFuture<'a, Result<ToolOutput, ToolError>> {
-        Box::pin(async move {
-            let args: LsArgs = args.parse().map_err(|e| bad_args("ls", e))?;
-            let workspace = self.workspace.clone();
-            run_blocking(cx, move |token| ls(&workspace, &args, &token)).await
-        })
+    fn extensions(&self) -> Extensions {
+        permissions().into_extensions()
     }
 }
 
@@ -224,7 +222,7 @@ fn ls(
         )));
     }
     let mut overrides = OverrideBuilder::new(&dir);
-    for pattern in &args.ignore {
+    for pattern in args.ignore.iter().flatten() {
         overrides
             .add(&format!("!{pattern}"))
             .map_err(|e| ToolError::new(format!("Invalid ignore pattern \"{pattern}\": {e}")))?;
@@ -313,6 +311,8 @@ fn ls(
 
 #[cfg(test)]
 mod tests {
+    use serde_json::json;
+
     use super::*;
 
     #[test]
@@ -323,5 +323,14 @@ mod tests {
         assert_eq!((cut.depth, cut.room), (1, 1000));
         let cut = Cut::new(&[3, 4], 1000);
         assert_eq!(cut.depth, usize::MAX);
+    }
+
+    #[test]
+    fn a_call_reads_the_directory_listed() {
+        let args = json!({"path": "src", "ignore": ["*.log"]});
+        assert_eq!(permissions().describe(&args), Access::read(["src"]));
+        let ws = Workspace::new(std::env::temp_dir()).unwrap();
+        let tool = LsTool::new(ws).into_dyn();
+        assert_eq!(Permissions::of(tool.as_ref(), &args), Access::read(["src"]));
     }
 }

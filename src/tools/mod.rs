@@ -14,6 +14,7 @@ pub mod grep;
 pub mod ls;
 pub mod read;
 pub mod read_state;
+mod schema;
 mod text;
 mod walk;
 pub mod workspace;

@@ -1,4 +1,5 @@
-//! A file's bytes as text for `edit`, and back, byte for byte.
+//! A file's bytes as text for `edit`, and back, byte for byte; and the
+//! byte-order-mark sniffing `read` streams with ([`Encoding::sniff`]).
 //!
 //! [`decode`] accepts UTF-8 (with or without a BOM) and UTF-16 after a BOM,
 //! strictly: one invalid sequence and the file is not text, so that an edit
@@ -26,6 +27,38 @@ pub(crate) enum Encoding {
     Utf16Le,
     /// UTF-16 big-endian after the BOM `FE FF`.
     Utf16Be,
+}
+
+impl Encoding {
+    /// The encoding a file's first bytes announce with a byte-order mark;
+    /// UTF-8 when there is none. The one place BOMs are recognized (`read`
+    /// streams with it, `edit` decodes with it).
+    pub(crate) fn sniff(head: &[u8]) -> Self {
+        if head.starts_with(UTF8_BOM) {
+            Encoding::Utf8Bom
+        } else if head.starts_with(UTF16LE_BOM) {
+            Encoding::Utf16Le
+        } else if head.starts_with(UTF16BE_BOM) {
+            Encoding::Utf16Be
+        } else {
+            Encoding::Utf8
+        }
+    }
+
+    /// The byte-order mark the file starts with (empty for plain UTF-8).
+    pub(crate) fn bom(self) -> &'static [u8] {
+        match self {
+            Encoding::Utf8 => b"",
+            Encoding::Utf8Bom => UTF8_BOM,
+            Encoding::Utf16Le => UTF16LE_BOM,
+            Encoding::Utf16Be => UTF16BE_BOM,
+        }
+    }
+
+    /// Whether the characters are stored as UTF-8 (with or without a BOM).
+    pub(crate) fn is_utf8(self) -> bool {
+        matches!(self, Encoding::Utf8 | Encoding::Utf8Bom)
+    }
 }
 
 /// How the file's lines end.
@@ -72,22 +105,13 @@ pub(crate) struct Decoded<'a> {
 /// Decodes a file's bytes, or `None` when they are not valid UTF-8 or
 /// UTF-16 text.
 pub(crate) fn decode(bytes: &[u8]) -> Option<Decoded<'_>> {
-    let (encoding, text): (Encoding, Cow<'_, str>) =
-        if let Some(rest) = bytes.strip_prefix(UTF8_BOM) {
-            (
-                Encoding::Utf8Bom,
-                Cow::Borrowed(std::str::from_utf8(rest).ok()?),
-            )
-        } else if let Some(rest) = bytes.strip_prefix(UTF16LE_BOM) {
-            (Encoding::Utf16Le, decode_utf16(rest, true)?)
-        } else if let Some(rest) = bytes.strip_prefix(UTF16BE_BOM) {
-            (Encoding::Utf16Be, decode_utf16(rest, false)?)
-        } else {
-            (
-                Encoding::Utf8,
-                Cow::Borrowed(std::str::from_utf8(bytes).ok()?),
-            )
-        };
+    let encoding = Encoding::sniff(bytes);
+    let rest = &bytes[encoding.bom().len()..];
+    let text: Cow<'_, str> = match encoding {
+        Encoding::Utf8 | Encoding::Utf8Bom => Cow::Borrowed(std::str::from_utf8(rest).ok()?),
+        Encoding::Utf16Le => decode_utf16(rest, true)?,
+        Encoding::Utf16Be => decode_utf16(rest, false)?,
+    };
     let line_ending = line_ending(&text);
     let text = match line_ending {
         LineEnding::Crlf => Cow::Owned(text.replace("\r\n", "\n")),
@@ -149,7 +173,7 @@ pub(crate) fn encode<'a>(text: &'a str, format: Format) -> Cow<'a, [u8]> {
         Encoding::Utf16Le | Encoding::Utf16Be => {
             let le = format.encoding == Encoding::Utf16Le;
             let mut out = Vec::with_capacity(2 + text.len() * 2);
-            out.extend_from_slice(if le { UTF16LE_BOM } else { UTF16BE_BOM });
+            out.extend_from_slice(format.encoding.bom());
             for unit in text.encode_utf16() {
                 out.extend_from_slice(&if le {
                     unit.to_le_bytes()
@@ -214,6 +238,23 @@ mod tests {
         assert_eq!(decode(&le).unwrap().text, "h\n😀");
         let be = [0xFE, 0xFF, 0, b'h', 0, b'i'];
         assert_eq!(round_trip(&be).encoding, Encoding::Utf16Be);
+    }
+
+    #[test]
+    fn boms_are_sniffed_once() {
+        assert_eq!(Encoding::sniff(b"plain"), Encoding::Utf8);
+        assert_eq!(Encoding::sniff(b"\xEF\xBB\xBFx"), Encoding::Utf8Bom);
+        assert_eq!(Encoding::sniff(b"\xFF\xFEx\0"), Encoding::Utf16Le);
+        assert_eq!(Encoding::sniff(b"\xFE\xFF\0x"), Encoding::Utf16Be);
+        assert_eq!(Encoding::sniff(b"\xEF\xBB"), Encoding::Utf8);
+        for encoding in [
+            Encoding::Utf8,
+            Encoding::Utf8Bom,
+            Encoding::Utf16Le,
+            Encoding::Utf16Be,
+        ] {
+            assert_eq!(Encoding::sniff(encoding.bom()), encoding);
+        }
     }
 
     #[test]

@@ -35,7 +35,7 @@ use ignore::overrides::Override;
 use ignore::types::Types;
 use rustix::fs::{AtFlags, Dir, FileType, Mode, OFlags};
 
-use super::workspace::Workspace;
+use super::workspace::{OUTSIDE_ROOTS, Workspace};
 
 /// Version-control directories never walked into.
 const VCS_DIRS: [&str; 4] = [".git", ".hg", ".svn", ".jj"];
@@ -47,6 +47,9 @@ const MAX_HELD_HANDLES: usize = 256;
 
 /// Threads of a parallel walk at most (ripgrep's choice).
 const MAX_THREADS: usize = 12;
+
+/// What a cancelled search (glob, grep) says.
+pub(crate) const SEARCH_CANCELLED: &str = "Search cancelled.";
 
 /// What a visitor tells the walk.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -503,10 +506,10 @@ fn open_start(workspace: &Workspace, start: &Path) -> io::Result<Start> {
         .iter()
         .filter(|r| start.starts_with(r))
         .max_by_key(|r| r.as_os_str().len())
-        .ok_or_else(|| io::Error::other("the path is outside the workspace"))?;
+        .ok_or_else(|| io::Error::other(OUTSIDE_ROOTS))?;
     let rel = start
         .strip_prefix(root)
-        .map_err(|_| io::Error::other("the path is outside the workspace"))?;
+        .map_err(|_| io::Error::other(OUTSIDE_ROOTS))?;
     let mut fd = File::open(root).map(OwnedFd::from)?;
     let mut path = root.clone();
     let mut ignores = IgnoreDir::read(fd.as_fd(), &path, None, &Names::unknown());

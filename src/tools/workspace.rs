@@ -36,6 +36,15 @@ use super::beneath::{self, Access, CreatedDirs, FileError};
 /// The longest path, in bytes, a model may give (Linux's `PATH_MAX`).
 pub const MAX_PATH_BYTES: usize = 4096;
 
+/// Why a canonical path that lies in no root is refused, where that can
+/// only be a bug or a race (paths are resolved into a root first).
+pub(crate) const OUTSIDE_ROOTS: &str = "the path is outside the workspace";
+
+/// The longest name of one file or directory, in bytes (Linux's
+/// `NAME_MAX`; the system refuses longer ones, and the refusal is reported
+/// as [`PathError::TooLong`]).
+const MAX_NAME_BYTES: usize = 255;
+
 /// How many symbolic links one resolution may follow (Linux's limit).
 const MAX_SYMLINK_HOPS: usize = 40;
 
@@ -55,7 +64,7 @@ pub enum PathError {
     Nul,
     /// The path (or one of its names) is longer than the system allows.
     #[error(
-        "path is too long ({0} bytes; the limit is 4096 bytes, and 255 bytes for one name); give a shorter path"
+        "path is too long ({0} bytes; the limit is {MAX_PATH_BYTES} bytes, and {MAX_NAME_BYTES} bytes for one name); give a shorter path"
     )]
     TooLong(usize),
     /// More than 40 symbolic links were met, or a cycle.
@@ -143,7 +152,7 @@ impl Workspace {
     }
 
     /// Whether walks leave `path` out.
-    pub fn is_excluded(&self, path: &Path) -> bool {
+    pub(crate) fn is_excluded(&self, path: &Path) -> bool {
         self.exclusions
             .as_ref()
             .is_some_and(|excluded| excluded(path))
@@ -175,7 +184,7 @@ impl Workspace {
 
     /// Whether a canonical (symlink-free) path lies in one of the roots,
     /// compared component by component.
-    pub fn contains(&self, canonical: &Path) -> bool {
+    pub(crate) fn contains(&self, canonical: &Path) -> bool {
         self.roots.iter().any(|r| canonical.starts_with(r))
     }
 
@@ -223,6 +232,25 @@ impl Workspace {
         }
     }
 
+    /// A path argument as a UI line shows it ("Reading src/lib.rs"):
+    /// relative when it lies under the primary root, as given otherwise.
+    /// Purely lexical: nothing is resolved or touched.
+    ///
+    /// ```
+    /// use agentcore::tools::workspace::Workspace;
+    ///
+    /// let ws = Workspace::new(std::env::temp_dir()).unwrap();
+    /// let inside = ws.root().join("src/lib.rs");
+    /// assert_eq!(ws.shown_arg(inside.to_str().unwrap()), "src/lib.rs");
+    /// assert_eq!(ws.shown_arg("notes.md"), "notes.md");
+    /// ```
+    pub fn shown_arg(&self, path: &str) -> String {
+        match Path::new(path).strip_prefix(self.root()) {
+            Ok(rel) if !rel.as_os_str().is_empty() => rel.to_string_lossy().into_owned(),
+            _ => path.to_owned(),
+        }
+    }
+
     /// The root holding `canonical` (the deepest one when roots nest):
     /// its path and handle, and the path below it; `None` outside every
     /// root.
@@ -250,7 +278,7 @@ impl Workspace {
         self.locate(canonical).ok_or_else(|| {
             FileError::Io(io::Error::new(
                 io::ErrorKind::PermissionDenied,
-                "the path is outside the workspace",
+                OUTSIDE_ROOTS,
             ))
         })
     }
@@ -374,20 +402,6 @@ pub(crate) enum Opened {
     Dir(OwnedFd),
     /// A regular file and its metadata.
     File(File, Metadata),
-}
-
-/// Opens a resolved path for reading without following a symlink in its
-/// last component, so a file swapped for a symlink after
-/// [`Workspace::resolve`] is not followed out of the workspace.
-pub fn open_no_follow(path: &Path) -> io::Result<File> {
-    let mut options = fs::OpenOptions::new();
-    options.read(true);
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::OpenOptionsExt;
-        options.custom_flags(libc::O_NOFOLLOW);
-    }
-    options.open(path)
 }
 
 fn canonical_dir(root: &Path) -> io::Result<PathBuf> {
@@ -538,6 +552,10 @@ mod tests {
         assert!(matches!(ws.resolve("a\0b"), Err(PathError::Nul)));
         let long = "a/".repeat(3000);
         assert!(matches!(ws.resolve(&long), Err(PathError::TooLong(6000))));
+        assert_eq!(
+            PathError::TooLong(6000).to_string(),
+            "path is too long (6000 bytes; the limit is 4096 bytes, and 255 bytes for one name); give a shorter path"
+        );
         let long_name = "n".repeat(300);
         assert!(matches!(
             ws.resolve(&long_name),
@@ -552,18 +570,6 @@ mod tests {
         std::os::unix::fs::symlink("b", dir.path().join("a")).unwrap();
         std::os::unix::fs::symlink("a", dir.path().join("b")).unwrap();
         assert!(matches!(ws.resolve("a"), Err(PathError::SymlinkLoop(_))));
-    }
-
-    #[cfg(unix)]
-    #[test]
-    fn open_no_follow_refuses_a_symlink_swapped_in() {
-        let (dir, ws) = ws();
-        fs::write(dir.path().join("a.txt"), "x").unwrap();
-        let resolved = ws.resolve("a.txt").unwrap();
-        // Swapped for a link pointing out after the check.
-        fs::remove_file(&resolved).unwrap();
-        std::os::unix::fs::symlink("/etc/passwd", &resolved).unwrap();
-        assert!(open_no_follow(&resolved).is_err());
     }
 
     #[test]

@@ -22,7 +22,6 @@ use super::file_write::{
     cancelled, cannot_read, check_blocking, commit_failure, lock_or_cancel, path_failure,
     read_existing, refuse_read_denied, stamp_written, write_through,
 };
-use super::read::shown_arg;
 use super::read_state::{FileReadState, Freshness, StaleRead};
 use super::text;
 use super::workspace::Workspace;
@@ -125,7 +124,7 @@ impl TypedTool for WriteTool {
     fn activity(&self, args: &WriteArgs) -> Option<String> {
         Some(format!(
             "Writing {}",
-            shown_arg(&self.workspace, &args.file_path)
+            self.workspace.shown_arg(&args.file_path)
         ))
     }
 

@@ -11,10 +11,10 @@
 //! The schema is derived once, when the adapter is built, by schemars with
 //! [`SchemaSettings::draft2020_12`] and `inline_subschemas = true`: there is
 //! no `$ref` and no `$defs` (only a recursive type keeps a local `$ref`),
-//! because several model APIs reject or mishandle references. The root has
-//! no `$schema` and no `title` (the provider fixes the dialect; the title
-//! would be the Rust type's name). Doc comments on the args type and its
-//! fields become `description`s the model reads.
+//! because several model APIs reject or mishandle references. Doc comments
+//! on the args type and its fields become `description`s the model reads.
+//! The root carries no `$schema` and no `title` naming the Rust type: the
+//! schema is the tool's parameters as the model sees them.
 //!
 //! Unknown properties are refused by default: every object schema that
 //! lists `properties` and says nothing about further members gets
@@ -214,15 +214,19 @@ pub fn typed<T: TypedTool>(tool: T) -> Arc<dyn Tool> {
 pub fn schema_for<A: JsonSchema>(deny_unknown_fields: bool) -> Value {
     let mut settings = SchemaSettings::draft2020_12();
     settings.inline_subschemas = true;
+    // The model reads this schema as the tool's parameters: no `$schema`
+    // (the validate stage fixes draft 2020-12 whatever it says) and no
+    // `title` naming the Rust type (a title the type sets itself stays).
+    settings.meta_schema = None;
     let mut schema = settings.into_generator().into_root_schema_for::<A>();
+    if schema
+        .get("title")
+        .is_some_and(|title| *title == *A::schema_name())
+    {
+        schema.remove("title");
+    }
     if deny_unknown_fields {
         CloseObjects.transform(&mut schema);
-    }
-    // Neither is for the model: the provider fixes the dialect, and the
-    // title would be the Rust type's name.
-    if let Some(root) = schema.as_object_mut() {
-        root.remove("$schema");
-        root.remove("title");
     }
     schema.to_value()
 }
@@ -512,7 +516,8 @@ mod tests {
     #[test]
     fn schema_is_draft_2020_12_inlined_and_closed() {
         let schema = schema_for::<Args>(true);
-        // The dialect is the provider's; the Rust type's name is not the model's.
+        // Draft 2020-12 is what the validate stage compiles with; the model
+        // sees neither a dialect URI nor the Rust type's name.
         assert!(schema.get("$schema").is_none());
         assert!(schema.get("title").is_none());
         let mut keys = Vec::new();

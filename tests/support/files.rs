@@ -6,15 +6,14 @@ use std::fs;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use agentcore::GateDecision;
 use agentcore::stages::gate::gate_fn;
 use agentcore::tools::edit::EditTool;
 use agentcore::tools::read::ReadTool;
 use agentcore::tools::read_state::FileReadState;
 use agentcore::tools::workspace::Workspace;
 use agentcore::tools::write::WriteTool;
-use agentcore::TypedTool;
 use agentcore::{Call, Gate, Outcome, Pipeline, ToolRegistry, ToolResult};
+use agentcore::{GateDecision, TypedTool};
 use serde_json::{Value, json};
 use tower::ServiceExt;
 
@@ -58,7 +57,7 @@ impl Env {
         let ws = Workspace::new(self.root()).unwrap();
         Arc::new(
             ToolRegistry::new()
-                .with(Arc::new(ReadTool::new(ws.clone(), self.state.clone())))
+                .with(ReadTool::new(ws.clone(), self.state.clone()).into_dyn())
                 .unwrap()
                 .with(EditTool::new(ws.clone(), self.state.clone()).into_dyn())
                 .unwrap()

@@ -40,7 +40,6 @@ use super::file_write::{
     cancelled, cannot_read, check_blocking, commit_failure, lock_or_cancel, path_failure, read_all,
     read_existing, refuse_read_denied, stamp_written, write_through,
 };
-use super::read::shown_arg;
 use super::read_state::{FileReadState, Freshness, StaleRead, hash_bytes};
 use super::text;
 use super::workspace::Workspace;
@@ -151,7 +150,7 @@ impl TypedTool for EditTool {
     fn activity(&self, args: &EditArgs) -> Option<String> {
         Some(format!(
             "Editing {}",
-            shown_arg(&self.workspace, &args.file_path)
+            self.workspace.shown_arg(&args.file_path)
         ))
     }
 
