@@ -67,7 +67,7 @@ pub fn permissions() -> Permissions {
 ///
 /// ```
 /// use agentcore::tools::{read_state::FileReadState, workspace::Workspace, write::WriteTool};
-/// use agentcore::typed::TypedTool;
+/// use agentcore::TypedTool;
 ///
 /// let ws = Workspace::new(std::env::temp_dir()).unwrap();
 /// let write = WriteTool::new(ws, FileReadState::new()).into_dyn();

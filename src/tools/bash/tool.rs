@@ -147,7 +147,7 @@ pub fn permissions() -> Permissions {
 /// ```no_run
 /// use std::sync::Arc;
 /// use agentcore::tools::bash::{BashTool, OutputDir};
-/// use agentcore::typed::TypedTool;
+/// use agentcore::TypedTool;
 ///
 /// let output_dir = Arc::new(OutputDir::new()?);
 /// let bash = BashTool::new("/path/to/workspace".into(), output_dir.clone())

@@ -92,7 +92,7 @@ pub fn permissions() -> Permissions {
 ///
 /// ```
 /// use agentcore::tools::{edit::EditTool, read_state::FileReadState, workspace::Workspace};
-/// use agentcore::typed::TypedTool;
+/// use agentcore::TypedTool;
 ///
 /// let ws = Workspace::new(std::env::temp_dir()).unwrap();
 /// let edit = EditTool::new(ws, FileReadState::new()).into_dyn();
