@@ -1,0 +1,60 @@
+//! Argument parsing and coercion: pure functions, no I/O.
+//!
+//! See `semantics.md` §3. Only strings that have exactly one reading under
+//! the schema are replaced; everything else is left for validation to report.
+//! The Coerce stage ([`Coerce`]) applies them to each call.
+//!
+//! The same folder shape as the other stages: the stage in `layer` and
+//! `service`; argument parsing in `parse`, its limits in `limits`, the set
+//! of JSON types in `types` and the walk of a schema in `walk`.
+
+mod layer;
+mod limits;
+mod parse;
+mod service;
+mod types;
+mod walk;
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+pub use layer::CoerceLayer;
+pub use limits::{MAX_ARGS_BYTES, MAX_DEPTH};
+pub use parse::{ArgsError, parse_args};
+pub use service::Coerce;
+pub use types::json_type_name;
+pub use walk::coerce;
+
+use crate::call::RawArgs;
+use crate::registry::RegisteredTool;
+
+/// One repaired argument: a string replaced by the JSON value it spelled.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Coercion {
+    /// Where, written `edits[1].old_string`.
+    pub path: String,
+    /// The original string, as JSON text (`"\"3\""`).
+    pub from: String,
+    /// The replacement, as JSON text (`"3"`).
+    pub to: String,
+}
+
+/// Parses and coerces a call's raw arguments for `tool`, as the Coerce
+/// stage does; the error is the model-readable message of `semantics.md` §2.
+pub fn parse_and_coerce(
+    tool: &RegisteredTool,
+    raw: &RawArgs,
+) -> Result<(Value, Vec<Coercion>), String> {
+    let name = tool.name();
+    let describe = |e: ArgsError| match e {
+        ArgsError::Malformed(err) => format!(
+            "tool argument validation failed: {name} received malformed JSON arguments: {err}"
+        ),
+        ArgsError::NotObject(kind) => format!(
+            "tool argument validation failed: {name} expects a JSON object but received {kind}"
+        ),
+    };
+    let mut args = parse_args(raw).map_err(describe)?;
+    let coercions = coerce(tool.tool().schema(), &mut args).map_err(describe)?;
+    Ok((args, coercions))
+}
