@@ -77,6 +77,7 @@ pub mod preview;
 pub mod registry;
 pub mod resolve;
 mod stack;
+pub mod texts;
 pub mod tool;
 pub mod typed;
 pub mod validate;
@@ -99,13 +100,3 @@ pub use stack::{Executable, Stage, StageStack};
 pub use tool::{InterruptBehavior, Tool, ValidationFailure, is_concurrency_safe};
 pub use tower::BoxError;
 pub use typed::{Typed, TypedTool};
-
-/// The messages of `semantics.md` §2, exactly.
-pub mod messages {
-    /// An aborted call.
-    pub const CANCELLED: &str = "Tool execution cancelled.";
-    /// A call skipped by steering.
-    pub const SKIPPED: &str = "Skipped due to queued user message.";
-    /// A gate's denial without a reason.
-    pub const DENIED: &str = "tool execution denied";
-}

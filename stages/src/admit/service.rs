@@ -8,7 +8,7 @@ use tower::Service;
 use crate::breaker::Breaker;
 use crate::call::{Admitted, Call, CancelReason, Executed, Started};
 use crate::future::{StageFuture, inner_accessors};
-use crate::messages;
+use crate::texts;
 use crate::outcome::Outcome;
 
 /// Ends cancelled calls and calls of disabled tools; accounts the rest. It
@@ -37,8 +37,8 @@ where
     fn call(&mut self, call: Call<Started>) -> Self::Future {
         if let Some(reason) = call.cx.cancellation.reason() {
             let ended = match reason {
-                CancelReason::Abort => call.end(Outcome::Cancelled, messages::CANCELLED),
-                CancelReason::Skip => call.end(Outcome::Skipped, messages::SKIPPED),
+                CancelReason::Abort => call.end(Outcome::Cancelled, texts::CANCELLED),
+                CancelReason::Skip => call.end(Outcome::Skipped, texts::SKIPPED),
             };
             return ResponseFuture::unaccounted(ended);
         }

@@ -7,7 +7,7 @@ use tower::Service;
 
 use crate::call::{Call, Executed, Gated};
 use crate::future::ResponseFuture;
-use crate::messages;
+use crate::texts;
 use crate::outcome::{Content, Outcome};
 use crate::panic;
 
@@ -45,7 +45,7 @@ impl Service<Call<Gated>> for Execute {
             let cancelled = |call: Call<()>, coercions| {
                 call.finish(
                     Outcome::Cancelled,
-                    vec![Content::text(messages::CANCELLED)],
+                    vec![Content::text(texts::CANCELLED)],
                     None,
                     coercions,
                 )

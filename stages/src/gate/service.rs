@@ -9,7 +9,7 @@ use super::{Gate, GateDecision, GateRequest};
 use crate::call::{Call, CallContext, Executed, GateVerdict, Gated, GatedArgs, Previewed, RawArgs};
 use crate::coerce::{Coercion, parse_and_coerce};
 use crate::future::{ResponseFuture, inner_accessors, ready_call, take_inner};
-use crate::messages;
+use crate::texts;
 use crate::outcome::{Content, Outcome};
 use crate::registry::RegisteredTool;
 use crate::{preview, validate};
@@ -73,7 +73,7 @@ where
                         _ = call.cx.cancellation.cancelled() => {
                             return call.finish(
                                 Outcome::Cancelled,
-                                vec![Content::text(messages::CANCELLED)],
+                                vec![Content::text(texts::CANCELLED)],
                                 None,
                                 coercions,
                             );
@@ -115,7 +115,7 @@ where
                 Ok(GateDecision::Deny(reason)) => {
                     let reason = reason
                         .filter(|r| !r.is_empty())
-                        .unwrap_or_else(|| messages::DENIED.to_owned());
+                        .unwrap_or_else(|| texts::DENIED.to_owned());
                     return call.finish(
                         Outcome::Denied,
                         vec![Content::text(reason)],
@@ -126,7 +126,7 @@ where
                 Err(err) => {
                     let reason = err.to_string();
                     let reason = if reason.is_empty() {
-                        messages::DENIED.to_owned()
+                        texts::DENIED.to_owned()
                     } else {
                         reason
                     };

@@ -10,7 +10,7 @@ use tower::Service;
 use crate::call::{Call, CallEvents, CancelReason, Cancellation, Executed, Started, Unvalidated};
 use crate::event::{Event, EventSink};
 use crate::future::{ResponseFuture, inner_accessors, ready_call, take_inner};
-use crate::messages;
+use crate::texts;
 use crate::outcome::{Content, Outcome, ToolResult};
 use crate::panic;
 use crate::registry::ToolRegistry;
@@ -132,7 +132,7 @@ impl Drop for EndGuard {
         self.cancellation.cancel(CancelReason::Abort);
         let result = self.result(Executed {
             outcome: Outcome::Cancelled,
-            content: vec![Content::text(messages::CANCELLED)],
+            content: vec![Content::text(texts::CANCELLED)],
             error_code: None,
             coercions: Vec::new(),
         });
