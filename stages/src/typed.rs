@@ -199,11 +199,6 @@ pub trait TypedTool: Send + Sync + 'static {
     }
 }
 
-/// `Arc<dyn Tool>` for a typed tool; the same as [`TypedTool::into_dyn`].
-pub fn typed<T: TypedTool>(tool: T) -> Arc<dyn Tool> {
-    tool.into_dyn()
-}
-
 /// The JSON Schema a typed tool gets for `A`: draft 2020-12, subschemas
 /// inlined, and with `deny_unknown_fields` every plain object schema closed
 /// with `additionalProperties: false` (see the [module docs](self)).

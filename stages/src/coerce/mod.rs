@@ -22,7 +22,7 @@ pub use layer::CoerceLayer;
 pub use limits::{MAX_ARGS_BYTES, MAX_DEPTH};
 pub use parse::{ArgsError, parse_args};
 pub use service::Coerce;
-pub use types::json_type_name;
+pub(crate) use types::json_type_name;
 pub use walk::coerce;
 
 use crate::call::RawArgs;

@@ -4,7 +4,7 @@ use serde_json::Value;
 
 /// The JSON type name of `v` (`object`, `array`, `string`, `number`,
 /// `integer` for whole numbers, `boolean`, `null`).
-pub fn json_type_name(v: &Value) -> &'static str {
+pub(crate) fn json_type_name(v: &Value) -> &'static str {
     match v {
         Value::Null => "null",
         Value::Bool(_) => "boolean",

@@ -15,7 +15,7 @@ use crate::registry::RegisteredTool;
 
 /// Computes the tool's preview and emits it; the error is the message of
 /// `semantics.md` §2 (`preview tool "NAME": ERR`).
-pub async fn compute(
+pub(crate) async fn compute(
     tool: &RegisteredTool,
     args: &Value,
     cx: &CallContext,

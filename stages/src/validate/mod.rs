@@ -2,7 +2,7 @@
 //! then the tool's own `validate` with its message and code.
 
 mod layer;
-pub mod message;
+mod message;
 mod service;
 
 use serde_json::Value;
@@ -43,15 +43,15 @@ pub fn compile_schema_with(
 /// Why a call failed validation: the text and, for a tool's own refusal,
 /// its code.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Invalid {
+pub(crate) struct Invalid {
     /// The message for the model.
-    pub message: String,
+    pub(crate) message: String,
     /// The tool's code, `None` for schema issues.
-    pub code: Option<i64>,
+    pub(crate) code: Option<i64>,
 }
 
 /// Checks `args` against the tool's schema, then the tool's `validate`.
-pub async fn check(tool: &RegisteredTool, args: &Value, cx: &CallContext) -> Result<(), Invalid> {
+pub(crate) async fn check(tool: &RegisteredTool, args: &Value, cx: &CallContext) -> Result<(), Invalid> {
     if let Some(message) = schema_issues(tool.name(), tool.validator(), args) {
         return Err(Invalid {
             message,
