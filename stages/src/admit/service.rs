@@ -53,7 +53,7 @@ where
         let tool = call.tool.clone();
         let (call, Started { args }) = call.split();
         ResponseFuture {
-            inner: StageFuture::inner(self.inner.call(call.with_state(Admitted { args }))),
+            inner: StageFuture::inner(self.inner.call(call.advance(Admitted { args }))),
             account: Some((self.breaker.clone(), tool)),
         }
     }

@@ -65,13 +65,25 @@ impl<S> Call<S> {
         &self.state
     }
 
-    /// The same call in a new state; only stages of this crate move calls on.
-    pub(crate) fn with_state<T>(self, state: T) -> Call<T> {
+    /// The same call in the next state: the one way a stage moves a call
+    /// on (only stages of this crate can).
+    pub(crate) fn advance<T>(self, state: T) -> Call<T> {
         Call {
             id: self.id,
             tool: self.tool,
             cx: self.cx,
             state,
+        }
+    }
+
+    /// The call without its state, kept to report an ending after the call
+    /// itself was handed on.
+    pub(crate) fn shell(&self) -> Call<()> {
+        Call {
+            id: self.id.clone(),
+            tool: self.tool.clone(),
+            cx: self.cx.clone(),
+            state: (),
         }
     }
 
@@ -101,7 +113,7 @@ impl<S> Call<S> {
         error_code: Option<i64>,
         coercions: Vec<Coercion>,
     ) -> Call<Executed> {
-        self.with_state(Executed {
+        self.advance(Executed {
             outcome,
             content,
             error_code,

@@ -34,7 +34,7 @@ where
             Err(message) => StageFuture::ended(call.end(Outcome::Failed, message)),
             Ok((args, coercions)) => {
                 let (call, Resolved { tool, .. }) = call.split();
-                let next = call.with_state(Coerced {
+                let next = call.advance(Coerced {
                     tool,
                     args,
                     coercions,

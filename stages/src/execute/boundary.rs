@@ -58,12 +58,7 @@ where
     fn call(&mut self, call: Call<Gated>) -> Self::Future {
         let inner = take_inner(&mut self.inner);
         // Kept to report a failure after the middleware consumed the call.
-        let shell = Call {
-            id: call.id.clone(),
-            tool: call.tool.clone(),
-            cx: call.cx.clone(),
-            state: (),
-        };
+        let shell = call.shell();
         let coercions = call.state.coercions.clone();
         ResponseFuture::new(async move {
             let ran = AssertUnwindSafe(inner.oneshot(call)).catch_unwind().await;

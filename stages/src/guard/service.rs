@@ -61,13 +61,8 @@ where
             started: Instant::now(),
             armed: true,
         };
-        let args = call.state.args;
-        let next = Call {
-            id: call.id,
-            tool: call.tool,
-            cx: call.cx,
-            state: Started { args },
-        };
+        let (call, Unvalidated { args }) = call.split();
+        let next = call.advance(Started { args });
         ResponseFuture::new(async move {
             let ended = AssertUnwindSafe(ready_call(inner, next))
                 .catch_unwind()

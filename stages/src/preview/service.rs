@@ -50,7 +50,7 @@ where
                     coercions,
                 ),
                 Ok(preview) => {
-                    let next = call.with_state(Previewed {
+                    let next = call.advance(Previewed {
                         tool,
                         args,
                         coercions,

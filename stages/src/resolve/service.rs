@@ -37,6 +37,6 @@ where
             return StageFuture::ended(call.end(Outcome::Failed, message));
         };
         let (call, Admitted { args }) = call.split();
-        StageFuture::inner(self.inner.call(call.with_state(Resolved { tool, args })))
+        StageFuture::inner(self.inner.call(call.advance(Resolved { tool, args })))
     }
 }

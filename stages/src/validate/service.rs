@@ -50,7 +50,7 @@ where
                     coercions,
                 ),
                 Ok(()) => {
-                    let next = call.with_state(Validated {
+                    let next = call.advance(Validated {
                         tool,
                         args,
                         coercions,
