@@ -8,8 +8,8 @@ use tower::Service;
 use crate::breaker::Breaker;
 use crate::call::{Admitted, Call, CancelReason, Executed, Started};
 use crate::future::{StageFuture, inner_accessors};
-use crate::texts;
 use crate::outcome::Outcome;
+use crate::texts;
 
 /// Ends cancelled calls and calls of disabled tools; accounts the rest. It
 /// decides in `call()`, so it is ready when its inner service is.

@@ -9,27 +9,15 @@ pub const MAX_DEPTH: usize = 128;
 /// Arguments larger than this (as JSON text) are refused.
 pub const MAX_ARGS_BYTES: usize = 4 * 1024 * 1024;
 
-pub(super) fn too_large(size: usize) -> ArgsError {
-    ArgsError::Malformed(format!(
-        "arguments are {size} bytes, more than the limit of {MAX_ARGS_BYTES} bytes"
-    ))
-}
-
 pub(super) fn check_depth(value: &Value, depth: usize) -> Result<(), ArgsError> {
     if depth > MAX_DEPTH {
-        return Err(too_deep());
+        return Err(ArgsError::too_deep());
     }
     match value {
         Value::Array(items) => items.iter().try_for_each(|v| check_depth(v, depth + 1)),
         Value::Object(map) => map.values().try_for_each(|v| check_depth(v, depth + 1)),
         _ => Ok(()),
     }
-}
-
-pub(super) fn too_deep() -> ArgsError {
-    ArgsError::Malformed(format!(
-        "arguments are nested deeper than {MAX_DEPTH} levels"
-    ))
 }
 
 /// The length of `value` as compact JSON text, without building the text.

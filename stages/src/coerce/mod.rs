@@ -8,6 +8,7 @@
 //! `service`; argument parsing in `parse`, its limits in `limits`, the set
 //! of JSON types in `types` and the walk of a schema in `walk`.
 
+mod error;
 mod layer;
 mod limits;
 mod parse;
@@ -18,9 +19,10 @@ mod walk;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+pub use error::ArgsError;
 pub use layer::CoerceLayer;
 pub use limits::{MAX_ARGS_BYTES, MAX_DEPTH};
-pub use parse::{ArgsError, parse_args};
+pub use parse::parse_args;
 pub use service::Coerce;
 pub(crate) use types::json_type_name;
 pub use walk::coerce;
@@ -47,11 +49,9 @@ pub fn parse_and_coerce(
 ) -> Result<(Value, Vec<Coercion>), String> {
     let name = tool.name();
     let describe = |e: ArgsError| match e {
-        ArgsError::Malformed(err) => format!(
-            "tool argument validation failed: {name} received malformed JSON arguments: {err}"
-        ),
-        ArgsError::NotObject(kind) => format!(
-            "tool argument validation failed: {name} expects a JSON object but received {kind}"
+        ArgsError::NotObject(_) => format!("tool argument validation failed: {name} {e}"),
+        _ => format!(
+            "tool argument validation failed: {name} received malformed JSON arguments: {e}"
         ),
     };
     let mut args = parse_args(raw).map_err(describe)?;

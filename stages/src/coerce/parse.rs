@@ -2,20 +2,10 @@
 
 use serde_json::Value;
 
-use super::limits::{MAX_ARGS_BYTES, check_depth, too_large};
+use super::ArgsError;
+use super::limits::{MAX_ARGS_BYTES, check_depth};
 use super::types::json_type_name;
 use crate::call::RawArgs;
-
-/// Why arguments could not be parsed.
-#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-pub enum ArgsError {
-    /// Not JSON, too deep or too large.
-    #[error("{0}")]
-    Malformed(String),
-    /// JSON, but not an object; carries the JSON type name.
-    #[error("expects a JSON object but received {0}")]
-    NotObject(&'static str),
-}
 
 /// Parses raw arguments into a JSON object: JSON text is parsed (`""` and
 /// whitespace mean `{}`), a value is taken as is. Enforces [`MAX_DEPTH`](super::MAX_DEPTH) and
@@ -24,18 +14,18 @@ pub fn parse_args(raw: &RawArgs) -> Result<Value, ArgsError> {
     let value = match raw {
         RawArgs::Text(text) => {
             if text.len() > MAX_ARGS_BYTES {
-                return Err(too_large(text.len()));
+                return Err(ArgsError::too_large(text.len()));
             }
             if text.trim().is_empty() {
                 return Ok(Value::Object(Default::default()));
             }
-            serde_json::from_str::<Value>(text).map_err(|e| ArgsError::Malformed(e.to_string()))?
+            serde_json::from_str::<Value>(text).map_err(|e| ArgsError::syntax(&e))?
         }
         RawArgs::Value(value) => {
             check_depth(value, 0)?;
             let size = serde_json::to_vec(value).map(|v| v.len()).unwrap_or(0);
             if size > MAX_ARGS_BYTES {
-                return Err(too_large(size));
+                return Err(ArgsError::too_large(size));
             }
             value.clone()
         }

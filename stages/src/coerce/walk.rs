@@ -5,9 +5,7 @@ use std::sync::{Arc, LazyLock, Mutex, PoisonError};
 
 use serde_json::{Map, Value};
 
-use super::limits::{
-    MAX_ARGS_BYTES, MAX_DEPTH, check_depth, json_size, nesting, too_deep, too_large,
-};
+use super::limits::{MAX_ARGS_BYTES, MAX_DEPTH, check_depth, json_size, nesting};
 use super::types::{Types, reading};
 use super::{ArgsError, Coercion};
 use crate::validate::compile_schema;
@@ -28,7 +26,7 @@ const PATTERN_CACHE_LIMIT: usize = 256;
 /// validation to report.
 ///
 /// Nesting deeper than [`MAX_DEPTH`] or a result larger than
-/// [`MAX_ARGS_BYTES`] is an [`ArgsError::Malformed`]; `args` may then be
+/// [`MAX_ARGS_BYTES`] is an [`ArgsError::TooDeep`] or [`ArgsError::TooLarge`]; `args` may then be
 /// partly coerced and should be discarded.
 ///
 /// ```
@@ -55,7 +53,7 @@ pub fn coerce(schema: &Value, args: &mut Value) -> Result<Vec<Coercion>, ArgsErr
         // A number can be longer than the string that spelled it ("1e15").
         let size = json_size(args);
         if size > MAX_ARGS_BYTES {
-            return Err(too_large(size));
+            return Err(ArgsError::too_large(size));
         }
     }
     Ok(walk.coercions)
@@ -81,7 +79,7 @@ impl<'s> Walk<'s> {
         depth: usize,
     ) -> Result<(), ArgsError> {
         if depth > MAX_DEPTH {
-            return Err(too_deep());
+            return Err(ArgsError::too_deep());
         }
         let nodes = self.applicable(direct);
         if nodes.is_empty() {
@@ -93,7 +91,7 @@ impl<'s> Walk<'s> {
             && let Some(value) = reading(text, allowed)
         {
             if depth + nesting(&value) > MAX_DEPTH {
-                return Err(too_deep());
+                return Err(ArgsError::too_deep());
             }
             self.coercions.push(Coercion {
                 path: self.path.clone(),
@@ -575,7 +573,8 @@ mod tests {
             "$defs": {"t": {"type": "array", "items": {"$ref": "#/$defs/t"}}}
         });
         let err = coerce(&schema, &mut args).unwrap_err();
-        assert!(matches!(err, ArgsError::Malformed(m) if m.contains("deeper than 128")));
+        assert!(matches!(err, ArgsError::TooDeep { limit: 128 }));
+        assert!(err.to_string().contains("deeper than 128"));
         // 90 more levels fit.
         let fits = format!("{}{}", "[".repeat(90), "]".repeat(90));
         let mut inner = json!([fits]);
@@ -605,7 +604,8 @@ mod tests {
         assert!(json_size(&args) <= MAX_ARGS_BYTES);
         let schema = object(json!({"a": {"type": "array"}}));
         let err = coerce(&schema, &mut args).unwrap_err();
-        assert!(matches!(err, ArgsError::Malformed(m) if m.contains("more than the limit")));
+        assert!(matches!(err, ArgsError::TooLarge { .. }));
+        assert!(err.to_string().contains("more than the limit"));
     }
 
     #[test]

@@ -7,9 +7,9 @@ use tower::Service;
 
 use crate::call::{Call, Executed, Gated};
 use crate::future::ResponseFuture;
-use crate::texts;
 use crate::outcome::{Content, Outcome};
 use crate::panic;
+use crate::texts;
 
 /// Runs the tool: the innermost service of every pipeline.
 #[derive(Clone, Copy, Debug, Default)]

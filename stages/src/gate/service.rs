@@ -9,9 +9,9 @@ use super::{Gate, GateDecision, GateRequest};
 use crate::call::{Call, CallContext, Executed, GateVerdict, Gated, GatedArgs, Previewed, RawArgs};
 use crate::coerce::{Coercion, parse_and_coerce};
 use crate::future::{ResponseFuture, inner_accessors, ready_call, take_inner};
-use crate::texts;
 use crate::outcome::{Content, Outcome};
 use crate::registry::RegisteredTool;
+use crate::texts;
 use crate::{preview, validate};
 
 /// Asks the gate; the only maker of `Call<Gated>`.

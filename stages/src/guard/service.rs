@@ -10,10 +10,10 @@ use tower::Service;
 use crate::call::{Call, CallEvents, CancelReason, Cancellation, Executed, Started, Unvalidated};
 use crate::event::{Event, EventSink};
 use crate::future::{ResponseFuture, inner_accessors, ready_call, take_inner};
-use crate::texts;
 use crate::outcome::{Content, Outcome, ToolResult};
 use crate::panic;
 use crate::registry::ToolRegistry;
+use crate::texts;
 
 /// Emits Start in `call()` and exactly one End per call.
 #[derive(Clone, Debug)]

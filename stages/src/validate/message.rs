@@ -172,7 +172,10 @@ mod tests {
 
     #[test]
     fn locations_are_written_with_dots_and_brackets() {
-        let location = Location::new().join("edits").join(1usize).join("old_string");
+        let location = Location::new()
+            .join("edits")
+            .join(1usize)
+            .join("old_string");
         assert_eq!(format_steps(&steps(&location)), "edits[1].old_string");
     }
 }
