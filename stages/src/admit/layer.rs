@@ -24,10 +24,6 @@ impl<S> Layer<S> for AdmitLayer {
     type Service = Admit<S>;
 
     fn layer(&self, inner: S) -> Self::Service {
-        Admit {
-            inner,
-            breaker: self.breaker.clone(),
-            max_tool_errors: self.max_tool_errors,
-        }
+        Admit::new(inner, self.breaker.clone(), self.max_tool_errors)
     }
 }

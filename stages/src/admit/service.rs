@@ -15,12 +15,23 @@ use crate::texts;
 /// decides in `call()`, so it is ready when its inner service is.
 #[derive(Clone, Debug)]
 pub struct Admit<S> {
-    pub(super) inner: S,
-    pub(super) breaker: Breaker,
-    pub(super) max_tool_errors: u32,
+    inner: S,
+    breaker: Breaker,
+    max_tool_errors: u32,
 }
 
 inner_accessors!(Admit);
+
+impl<S> Admit<S> {
+    /// Admits calls to `inner`, counting failures in `breaker`; `max_tool_errors` of 0 disables it.
+    pub fn new(inner: S, breaker: Breaker, max_tool_errors: u32) -> Self {
+        Self {
+            inner,
+            breaker,
+            max_tool_errors,
+        }
+    }
+}
 
 impl<S> Service<Call<Started>> for Admit<S>
 where

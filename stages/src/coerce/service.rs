@@ -12,10 +12,17 @@ use crate::outcome::Outcome;
 /// decides in `call()`, so it is ready when its inner service is.
 #[derive(Clone, Debug)]
 pub struct Coerce<S> {
-    pub(super) inner: S,
+    inner: S,
 }
 
 inner_accessors!(Coerce);
+
+impl<S> Coerce<S> {
+    /// Coerces the arguments of calls to `inner`.
+    pub fn new(inner: S) -> Self {
+        Self { inner }
+    }
+}
 
 impl<S> Service<Call<Resolved>> for Coerce<S>
 where

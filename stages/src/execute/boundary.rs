@@ -29,7 +29,7 @@ impl<S> Layer<S> for BoundaryLayer {
     type Service = Boundary<S>;
 
     fn layer(&self, inner: S) -> Self::Service {
-        Boundary { inner }
+        Boundary::new(inner)
     }
 }
 
@@ -40,6 +40,13 @@ pub struct Boundary<S> {
 }
 
 inner_accessors!(Boundary);
+
+impl<S> Boundary<S> {
+    /// Wraps `inner`, user middleware, so that its errors and panics become `Failed` results.
+    pub fn new(inner: S) -> Self {
+        Self { inner }
+    }
+}
 
 impl<S> Service<Call<Gated>> for Boundary<S>
 where

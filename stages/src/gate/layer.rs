@@ -29,9 +29,6 @@ impl<S> Layer<S> for GateLayer {
     type Service = GateService<S>;
 
     fn layer(&self, inner: S) -> Self::Service {
-        GateService {
-            inner,
-            gate: self.gate.clone(),
-        }
+        GateService::new(inner, self.gate.clone())
     }
 }

@@ -17,11 +17,18 @@ use crate::{preview, validate};
 /// Asks the gate; the only maker of `Call<Gated>`.
 #[derive(Clone)]
 pub struct GateService<S> {
-    pub(super) inner: S,
-    pub(super) gate: Option<Arc<dyn Gate>>,
+    inner: S,
+    gate: Option<Arc<dyn Gate>>,
 }
 
 inner_accessors!(GateService);
+
+impl<S> GateService<S> {
+    /// Asks `gate` about every call to `inner`; `None` allows every call.
+    pub fn new(inner: S, gate: Option<Arc<dyn Gate>>) -> Self {
+        Self { inner, gate }
+    }
+}
 
 impl<S: std::fmt::Debug> std::fmt::Debug for GateService<S> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {

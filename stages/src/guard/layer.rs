@@ -25,10 +25,6 @@ impl<S> Layer<S> for EventGuardLayer {
     type Service = EventGuard<S>;
 
     fn layer(&self, inner: S) -> Self::Service {
-        EventGuard {
-            inner,
-            registry: self.registry.clone(),
-            sink: self.sink.clone(),
-        }
+        EventGuard::new(inner, self.registry.clone(), self.sink.clone())
     }
 }

@@ -18,12 +18,23 @@ use crate::texts;
 /// Emits Start in `call()` and exactly one End per call.
 #[derive(Clone, Debug)]
 pub struct EventGuard<S> {
-    pub(super) inner: S,
-    pub(super) registry: Arc<ToolRegistry>,
-    pub(super) sink: EventSink,
+    inner: S,
+    registry: Arc<ToolRegistry>,
+    sink: EventSink,
 }
 
 inner_accessors!(EventGuard);
+
+impl<S> EventGuard<S> {
+    /// Emits Start and End for every call to `inner`; labels come from `registry`, events go to `sink` unless a call brings its own.
+    pub fn new(inner: S, registry: Arc<ToolRegistry>, sink: EventSink) -> Self {
+        Self {
+            inner,
+            registry,
+            sink,
+        }
+    }
+}
 
 impl<S> Service<Call<Unvalidated>> for EventGuard<S>
 where

@@ -11,10 +11,17 @@ use crate::outcome::{Content, Outcome};
 /// Computes and emits the tool's preview.
 #[derive(Clone, Debug)]
 pub struct Preview<S> {
-    pub(super) inner: S,
+    inner: S,
 }
 
 inner_accessors!(Preview);
+
+impl<S> Preview<S> {
+    /// Previews calls to `inner`.
+    pub fn new(inner: S) -> Self {
+        Self { inner }
+    }
+}
 
 impl<S> Service<Call<Validated>> for Preview<S>
 where

@@ -22,9 +22,6 @@ impl<S> Layer<S> for ResolveLayer {
     type Service = Resolve<S>;
 
     fn layer(&self, inner: S) -> Self::Service {
-        Resolve {
-            inner,
-            registry: self.registry.clone(),
-        }
+        Resolve::new(inner, self.registry.clone())
     }
 }

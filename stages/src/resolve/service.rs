@@ -13,11 +13,18 @@ use crate::registry::ToolRegistry;
 /// ready when its inner service is.
 #[derive(Clone, Debug)]
 pub struct Resolve<S> {
-    pub(super) inner: S,
-    pub(super) registry: Arc<ToolRegistry>,
+    inner: S,
+    registry: Arc<ToolRegistry>,
 }
 
 inner_accessors!(Resolve);
+
+impl<S> Resolve<S> {
+    /// Resolves calls to `inner` against `registry`.
+    pub fn new(inner: S, registry: Arc<ToolRegistry>) -> Self {
+        Self { inner, registry }
+    }
+}
 
 impl<S> Service<Call<Admitted>> for Resolve<S>
 where

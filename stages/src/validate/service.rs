@@ -11,10 +11,17 @@ use crate::outcome::{Content, Outcome};
 /// Checks the coerced arguments against the schema and the tool.
 #[derive(Clone, Debug)]
 pub struct Validate<S> {
-    pub(super) inner: S,
+    inner: S,
 }
 
 inner_accessors!(Validate);
+
+impl<S> Validate<S> {
+    /// Validates the arguments of calls to `inner`.
+    pub fn new(inner: S) -> Self {
+        Self { inner }
+    }
+}
 
 impl<S> Service<Call<Coerced>> for Validate<S>
 where
