@@ -20,6 +20,23 @@
 //! `Error = Infallible`: failures become results, never errors. Stages in
 //! the wrong order do not compile (see [`StageStack`]).
 //!
+//! # One stage shape
+//!
+//! Each stage lives in its own folder with the same files: `mod.rs` (what
+//! the stage decides), `layer.rs` (`XLayer::new(…)`), `service.rs`
+//! (`X::new(inner, …)`, with `get_ref` / `get_mut` / `into_inner`) and
+//! `future.rs` (`x::ResponseFuture`). A stage moves a call on only with
+//! the next state (the fields of a call are private to this crate), and
+//! [`Stage`] and [`Executable`] are sealed: only the Gate stage can claim to
+//! produce a `Call<Gated>`.
+//!
+//! Readiness follows one contract: a stage that decides synchronously in
+//! `call()` (Admit, Resolve, Coerce) is ready when its inner service is; a
+//! stage that awaits before calling its inner service (the event guard,
+//! Validate, Preview, Gate, the Boundary) is always ready and readies its
+//! inner service inside its future, as does Execute. The standard pipeline
+//! is therefore always ready; put backpressure in front of it.
+//!
 //! # Example
 //!
 //! ```
@@ -67,7 +84,7 @@ pub mod call;
 pub mod coerce;
 pub mod event;
 pub mod execute;
-pub mod future;
+mod future;
 pub mod gate;
 pub mod guard;
 pub mod outcome;
@@ -89,7 +106,6 @@ pub use call::{
 };
 pub use coerce::Coercion;
 pub use event::{Event, EventSink, ToolResultMessage, ToolResultSummary, UpdateKind};
-pub use future::{ResponseFuture, StageFuture};
 pub use futures::future::BoxFuture;
 pub use gate::{Gate, GateDecision, GateRequest};
 pub use http::Extensions;

@@ -1,13 +1,12 @@
 use std::convert::Infallible;
-use std::future::Future;
-use std::pin::Pin;
-use std::task::{Context, Poll, ready};
+use std::task::{Context, Poll};
 
 use tower::Service;
 
+use super::ResponseFuture;
 use crate::breaker::Breaker;
 use crate::call::{Admitted, Call, CancelReason, Executed, Started};
-use crate::future::{StageFuture, inner_accessors};
+use crate::future::inner_accessors;
 use crate::outcome::Outcome;
 use crate::texts;
 
@@ -63,50 +62,10 @@ where
         }
         let tool = call.tool.clone();
         let (call, Started { args }) = call.split();
-        ResponseFuture {
-            inner: StageFuture::inner(self.inner.call(call.advance(Admitted { args }))),
-            account: Some((self.breaker.clone(), tool)),
-        }
-    }
-}
-
-pin_project_lite::pin_project! {
-    /// Admit's future: the stage's own ending, or the inner future whose
-    /// outcome is then accounted by the breaker.
-    pub struct ResponseFuture<F> {
-        #[pin]
-        inner: StageFuture<F>,
-        account: Option<(Breaker, String)>,
-    }
-}
-
-impl<F> ResponseFuture<F> {
-    fn unaccounted(ended: Call<Executed>) -> Self {
-        Self {
-            inner: StageFuture::ended(ended),
-            account: None,
-        }
-    }
-}
-
-impl<F> Future for ResponseFuture<F>
-where
-    F: Future<Output = Result<Call<Executed>, Infallible>>,
-{
-    type Output = Result<Call<Executed>, Infallible>;
-
-    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
-        let this = self.project();
-        let Ok(call) = ready!(this.inner.poll(cx));
-        if let Some((breaker, tool)) = this.account.take() {
-            breaker.record(&tool, call.state.outcome);
-        }
-        Poll::Ready(Ok(call))
-    }
-}
-
-impl<F> std::fmt::Debug for ResponseFuture<F> {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("ResponseFuture").finish_non_exhaustive()
+        ResponseFuture::accounted(
+            self.inner.call(call.advance(Admitted { args })),
+            self.breaker.clone(),
+            tool,
+        )
     }
 }

@@ -9,6 +9,7 @@
 //! of JSON types in `types` and the walk of a schema in `walk`.
 
 mod error;
+mod future;
 mod layer;
 mod limits;
 mod parse;
@@ -20,6 +21,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 pub use error::ArgsError;
+pub use future::ResponseFuture;
 pub use layer::CoerceLayer;
 pub use limits::{MAX_ARGS_BYTES, MAX_DEPTH};
 pub use parse::parse_args;

@@ -3,9 +3,10 @@ use std::task::{Context, Poll};
 
 use tower::Service;
 
+use super::ResponseFuture;
 use super::parse_and_coerce;
 use crate::call::{Call, Coerced, Executed, Resolved};
-use crate::future::{StageFuture, inner_accessors};
+use crate::future::inner_accessors;
 use crate::outcome::Outcome;
 
 /// Parses the raw arguments and coerces them to the tool's schema. It
@@ -30,7 +31,7 @@ where
 {
     type Response = Call<Executed>;
     type Error = Infallible;
-    type Future = StageFuture<S::Future>;
+    type Future = ResponseFuture<S::Future>;
 
     fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Self::Error>> {
         self.inner.poll_ready(cx)
@@ -38,7 +39,7 @@ where
 
     fn call(&mut self, call: Call<Resolved>) -> Self::Future {
         match parse_and_coerce(&call.state.tool, &call.state.args) {
-            Err(message) => StageFuture::ended(call.end(Outcome::Failed, message)),
+            Err(message) => ResponseFuture::ended(call.end(Outcome::Failed, message)),
             Ok((args, coercions)) => {
                 let (call, Resolved { tool, .. }) = call.split();
                 let next = call.advance(Coerced {
@@ -46,7 +47,7 @@ where
                     args,
                     coercions,
                 });
-                StageFuture::inner(self.inner.call(next))
+                ResponseFuture::inner(self.inner.call(next))
             }
         }
     }

@@ -5,8 +5,9 @@ use std::task::{Context, Poll};
 use futures::FutureExt;
 use tower::{BoxError, Layer, Service, ServiceExt};
 
+use super::BoundaryFuture;
 use crate::call::{Call, Executed, Gated};
-use crate::future::{ResponseFuture, inner_accessors, take_inner};
+use crate::future::{inner_accessors, take_inner};
 use crate::outcome::{Content, Outcome};
 use crate::panic;
 
@@ -33,7 +34,8 @@ impl<S> Layer<S> for BoundaryLayer {
     }
 }
 
-/// See [`BoundaryLayer`].
+/// See [`BoundaryLayer`]. It catches the middleware's panics around its
+/// future, so it is always ready and readies the middleware in its future.
 #[derive(Clone, Debug)]
 pub struct Boundary<S> {
     inner: S,
@@ -56,7 +58,7 @@ where
 {
     type Response = Call<Executed>;
     type Error = Infallible;
-    type Future = ResponseFuture<Call<Executed>>;
+    type Future = BoundaryFuture;
 
     fn poll_ready(&mut self, _cx: &mut Context<'_>) -> Poll<Result<(), Self::Error>> {
         Poll::Ready(Ok(()))
@@ -67,7 +69,7 @@ where
         // Kept to report a failure after the middleware consumed the call.
         let shell = call.shell();
         let coercions = call.state.coercions.clone();
-        ResponseFuture::new(async move {
+        BoundaryFuture::new(async move {
             let ran = AssertUnwindSafe(inner.oneshot(call)).catch_unwind().await;
             let message = match ran {
                 Ok(Ok(executed)) => return executed,

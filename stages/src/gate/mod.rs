@@ -8,6 +8,7 @@
 //! `Denied` with `the gate rewrote the arguments into an invalid call: ERR`.
 //! Only this stage builds a `Call<Gated>`.
 
+mod future;
 mod layer;
 mod service;
 
@@ -18,6 +19,7 @@ use futures::future::BoxFuture;
 use serde_json::Value;
 use tower::{BoxError, Service, ServiceExt};
 
+pub use future::ResponseFuture;
 pub use layer::GateLayer;
 pub use service::GateService;
 

@@ -5,16 +5,19 @@ use std::task::{Context, Poll};
 use serde_json::Value;
 use tower::Service;
 
+use super::ResponseFuture;
 use super::{Gate, GateDecision, GateRequest};
 use crate::call::{Call, CallContext, Executed, GateVerdict, Gated, GatedArgs, Previewed, RawArgs};
 use crate::coerce::{Coercion, parse_and_coerce};
-use crate::future::{ResponseFuture, inner_accessors, ready_call, take_inner};
+use crate::future::{inner_accessors, ready_call, take_inner};
 use crate::outcome::{Content, Outcome};
 use crate::registry::RegisteredTool;
 use crate::texts;
 use crate::{preview, validate};
 
-/// Asks the gate; the only maker of `Call<Gated>`.
+/// Asks the gate; the only maker of `Call<Gated>`. It awaits before
+/// calling its inner service, so it is always ready and readies the inner
+/// service in its future.
 #[derive(Clone)]
 pub struct GateService<S> {
     inner: S,
@@ -46,7 +49,7 @@ where
 {
     type Response = Call<Executed>;
     type Error = Infallible;
-    type Future = ResponseFuture<Call<Executed>>;
+    type Future = ResponseFuture;
 
     fn poll_ready(&mut self, _cx: &mut Context<'_>) -> Poll<Result<(), Self::Error>> {
         Poll::Ready(Ok(()))

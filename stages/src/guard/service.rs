@@ -7,15 +7,18 @@ use std::time::{Duration, Instant};
 use futures::FutureExt;
 use tower::Service;
 
+use super::ResponseFuture;
 use crate::call::{Call, CallEvents, CancelReason, Cancellation, Executed, Started, Unvalidated};
 use crate::event::{Event, EventSink};
-use crate::future::{ResponseFuture, inner_accessors, ready_call, take_inner};
+use crate::future::{inner_accessors, ready_call, take_inner};
 use crate::outcome::{Content, Outcome, ToolResult};
 use crate::panic;
 use crate::registry::ToolRegistry;
 use crate::texts;
 
-/// Emits Start in `call()` and exactly one End per call.
+/// Emits Start in `call()` and exactly one End per call. It catches the
+/// inner stages' panics around their future, so it is always ready and
+/// readies the inner service in its future.
 #[derive(Clone, Debug)]
 pub struct EventGuard<S> {
     inner: S,
@@ -46,7 +49,7 @@ where
 {
     type Response = ToolResult;
     type Error = Infallible;
-    type Future = ResponseFuture<ToolResult>;
+    type Future = ResponseFuture;
 
     fn poll_ready(&mut self, _cx: &mut Context<'_>) -> Poll<Result<(), Self::Error>> {
         Poll::Ready(Ok(()))

@@ -1,11 +1,13 @@
 //! Preview: the tool's preview (e.g. a unified diff), computed before the
 //! gate and emitted as `ToolExecUpdate{kind: preview}`.
 
+mod future;
 mod layer;
 mod service;
 
 use serde_json::Value;
 
+pub use future::ResponseFuture;
 pub use layer::PreviewLayer;
 pub use service::Preview;
 

@@ -1,6 +1,7 @@
 //! Validate: the schema (every issue in one message, `semantics.md` §4),
 //! then the tool's own `validate` with its message and code.
 
+mod future;
 mod layer;
 mod message;
 mod schema;
@@ -8,6 +9,7 @@ mod service;
 
 use serde_json::Value;
 
+pub use future::ResponseFuture;
 pub use layer::ValidateLayer;
 pub use message::schema_issues;
 pub use schema::{SchemaError, compile_schema, compile_schema_with};
