@@ -69,7 +69,7 @@ impl TypedTool for Convert {
         Some("Convert Units")
     }
 
-    async fn call(&self, args: ConvertArgs, cx: &CallContext) -> Result<ToolOutput, ToolError> {
+    async fn execute(&self, args: ConvertArgs, cx: &CallContext) -> Result<ToolOutput, ToolError> {
         cx.progress()
             .report(json!({"step": "converting", "from": format!("{:?}", args.from)}));
         let value = args.amount * args.from.metres() / args.to.metres();

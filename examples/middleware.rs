@@ -133,7 +133,7 @@ impl TypedTool for Nap {
         "Sleeps for `ms` milliseconds."
     }
 
-    async fn call(&self, args: NapArgs, _cx: &CallContext) -> Result<ToolOutput, ToolError> {
+    async fn execute(&self, args: NapArgs, _cx: &CallContext) -> Result<ToolOutput, ToolError> {
         tokio::time::sleep(Duration::from_millis(args.ms)).await;
         Ok(ToolOutput::text(format!("slept {} ms", args.ms)))
     }

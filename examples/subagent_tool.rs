@@ -43,7 +43,7 @@ impl TypedTool for Lookup {
         "Looks a topic up in the almanac."
     }
 
-    async fn call(&self, args: LookupArgs, _cx: &CallContext) -> Result<ToolOutput, ToolError> {
+    async fn execute(&self, args: LookupArgs, _cx: &CallContext) -> Result<ToolOutput, ToolError> {
         tokio::time::sleep(Duration::from_millis(10)).await;
         let fact = match args.topic.to_lowercase().as_str() {
             "tower" => {
@@ -96,7 +96,7 @@ impl TypedTool for Research {
         Some("Research")
     }
 
-    async fn call(&self, args: ResearchArgs, cx: &CallContext) -> Result<ToolOutput, ToolError> {
+    async fn execute(&self, args: ResearchArgs, cx: &CallContext) -> Result<ToolOutput, ToolError> {
         // The inner session: its own pipeline and scheduler, so its breaker
         // and queue are separate from the outer one's.
         let pipeline = Pipeline::builder().registry(self.registry.clone()).build();

@@ -102,7 +102,7 @@ impl TypedTool for Work {
     fn description(&self) -> &str {
         "Does what `mode` says."
     }
-    async fn call(&self, args: WorkArgs, cx: &CallContext) -> Result<ToolOutput, ToolError> {
+    async fn execute(&self, args: WorkArgs, cx: &CallContext) -> Result<ToolOutput, ToolError> {
         match args.mode {
             Mode::Ok | Mode::Write | Mode::Deny => {
                 cx.progress().report(json!({"size": args.size}));
