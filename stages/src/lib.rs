@@ -80,18 +80,18 @@
 
 pub mod admit;
 mod breaker;
-pub mod call;
+mod call;
 pub mod coerce;
-pub mod event;
+mod event;
 pub mod execute;
 mod future;
 pub mod gate;
 pub mod guard;
-pub mod outcome;
+mod outcome;
 mod panic;
 mod pipeline;
 pub mod preview;
-pub mod registry;
+mod registry;
 pub mod resolve;
 mod stack;
 pub mod texts;
