@@ -149,7 +149,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
 
     println!();
     for r in &result.results {
-        println!("{} {:>7}: {}", r.tool_id, r.outcome, r.text());
+        println!("{} {:>7}: {}", r.call_id, r.outcome, r.text());
     }
     let outcomes: Vec<Outcome> = result.results.iter().map(|r| r.outcome).collect();
     assert_eq!(

@@ -168,11 +168,11 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         while let Some(event) = events.recv().await {
             match &event {
                 Event::ToolExecUpdate {
-                    tool_id,
+                    call_id,
                     kind: UpdateKind::Progress,
                     payload,
                 } => {
-                    println!("{tool_id} progress <- inner {}", payload["type"]);
+                    println!("{call_id} progress <- inner {}", payload["type"]);
                     bubbled.push(payload.clone());
                 }
                 other => println!(

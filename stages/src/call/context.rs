@@ -18,31 +18,31 @@ use crate::event::{Event, UpdateKind};
 pub struct CallContext {
     pub(crate) cancellation: Cancellation,
     pub(crate) events: CallEvents,
-    pub(crate) tool_id: Arc<str>,
+    pub(crate) call_id: Arc<str>,
     extensions: Extensions,
 }
 
 impl CallContext {
-    pub(crate) fn new(tool_id: &str) -> Self {
+    pub(crate) fn new(call_id: &str) -> Self {
         Self {
             cancellation: Cancellation::new(),
             events: CallEvents::default(),
-            tool_id: Arc::from(tool_id),
+            call_id: Arc::from(call_id),
             extensions: Extensions::new(),
         }
     }
 
     /// A context for calling a tool directly in a tool author's tests.
     #[cfg(feature = "test-util")]
-    pub fn for_test(tool_id: &str, sink: EventSink) -> Self {
-        let cx = Self::new(tool_id);
+    pub fn for_test(call_id: &str, sink: EventSink) -> Self {
+        let cx = Self::new(call_id);
         cx.events.bind(sink);
         cx
     }
 
     /// The id of the call this context belongs to.
     pub fn call_id(&self) -> &str {
-        &self.tool_id
+        &self.call_id
     }
 
     /// The call's cancellation.
@@ -53,7 +53,7 @@ impl CallContext {
     /// The call's progress reporter.
     pub fn progress(&self) -> ProgressReporter {
         ProgressReporter {
-            tool_id: self.tool_id.clone(),
+            call_id: self.call_id.clone(),
             events: self.events.clone(),
         }
     }
@@ -61,7 +61,7 @@ impl CallContext {
     /// Emits a preview update for this call.
     pub(crate) fn emit_preview(&self, preview: &str) {
         self.events.emit(Event::ToolExecUpdate {
-            tool_id: self.tool_id.to_string(),
+            call_id: self.call_id.to_string(),
             kind: UpdateKind::Preview,
             payload: Value::String(preview.to_owned()),
         });
@@ -81,7 +81,7 @@ impl CallContext {
 impl fmt::Debug for CallContext {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("CallContext")
-            .field("tool_id", &self.tool_id)
+            .field("call_id", &self.call_id)
             .field("cancelled", &self.cancellation.is_cancelled())
             .finish_non_exhaustive()
     }

@@ -33,7 +33,7 @@ use crate::outcome::{Content, Outcome};
 
 /// A tool call on its way through the pipeline, in state `S`.
 pub struct Call<S> {
-    pub(crate) id: String,
+    pub(crate) call_id: String,
     pub(crate) tool: String,
     pub(crate) cx: CallContext,
     pub(crate) state: S,
@@ -41,8 +41,8 @@ pub struct Call<S> {
 
 impl<S> Call<S> {
     /// The call's id, as the model gave it.
-    pub fn id(&self) -> &str {
-        &self.id
+    pub fn call_id(&self) -> &str {
+        &self.call_id
     }
 
     /// The tool name the model asked for.
@@ -69,7 +69,7 @@ impl<S> Call<S> {
     /// on (only stages of this crate can).
     pub(crate) fn advance<T>(self, state: T) -> Call<T> {
         Call {
-            id: self.id,
+            call_id: self.call_id,
             tool: self.tool,
             cx: self.cx,
             state,
@@ -80,7 +80,7 @@ impl<S> Call<S> {
     /// itself was handed on.
     pub(crate) fn shell(&self) -> Call<()> {
         Call {
-            id: self.id.clone(),
+            call_id: self.call_id.clone(),
             tool: self.tool.clone(),
             cx: self.cx.clone(),
             state: (),
@@ -91,7 +91,7 @@ impl<S> Call<S> {
     pub(crate) fn split(self) -> (Call<()>, S) {
         (
             Call {
-                id: self.id,
+                call_id: self.call_id,
                 tool: self.tool,
                 cx: self.cx,
                 state: (),
@@ -125,7 +125,7 @@ impl<S> Call<S> {
 impl<S: fmt::Debug> fmt::Debug for Call<S> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Call")
-            .field("id", &self.id)
+            .field("call_id", &self.call_id)
             .field("tool", &self.tool)
             .field("state", &self.state)
             .finish_non_exhaustive()
@@ -135,11 +135,15 @@ impl<S: fmt::Debug> fmt::Debug for Call<S> {
 impl Call<Unvalidated> {
     /// A new call as the model proposed it. `args` may be a JSON value or
     /// JSON text (`""` means `{}`).
-    pub fn new(id: impl Into<String>, tool: impl Into<String>, args: impl Into<RawArgs>) -> Self {
-        let id = id.into();
+    pub fn new(
+        call_id: impl Into<String>,
+        tool: impl Into<String>,
+        args: impl Into<RawArgs>,
+    ) -> Self {
+        let call_id = call_id.into();
         Call {
-            cx: CallContext::new(&id),
-            id,
+            cx: CallContext::new(&call_id),
+            call_id,
             tool: tool.into(),
             state: Unvalidated { args: args.into() },
         }

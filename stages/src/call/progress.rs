@@ -12,7 +12,7 @@ use crate::event::{Event, UpdateKind};
 /// Reports after the call's End are dropped.
 #[derive(Clone)]
 pub struct ProgressReporter {
-    pub(super) tool_id: Arc<str>,
+    pub(super) call_id: Arc<str>,
     pub(super) events: CallEvents,
 }
 
@@ -20,7 +20,7 @@ impl ProgressReporter {
     /// Reports `payload`; returns `false` if the call already ended.
     pub fn report(&self, payload: impl Into<Value>) -> bool {
         self.events.emit(Event::ToolExecUpdate {
-            tool_id: self.tool_id.to_string(),
+            call_id: self.call_id.to_string(),
             kind: UpdateKind::Progress,
             payload: payload.into(),
         })
@@ -30,7 +30,7 @@ impl ProgressReporter {
 impl fmt::Debug for ProgressReporter {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("ProgressReporter")
-            .field("tool_id", &self.tool_id)
+            .field("call_id", &self.call_id)
             .finish_non_exhaustive()
     }
 }

@@ -113,7 +113,7 @@ async fn verdict(
         Some(gate) => {
             let request = GateRequest {
                 tool: tool.clone(),
-                call_id: call.id.clone(),
+                call_id: call.call_id.clone(),
                 label: tool.tool().label().map(str::to_owned),
                 args: args.clone(),
                 preview: preview.clone(),

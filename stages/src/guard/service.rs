@@ -61,7 +61,7 @@ where
         call.cx.events.bind_default(&self.sink);
         let label = self.registry.label(&call.tool);
         call.cx.events.emit(Event::ToolExecStart {
-            tool_id: call.id.clone(),
+            call_id: call.call_id.clone(),
             tool: call.tool.clone(),
             label: label.clone(),
             args: call.state.args.to_value(),
@@ -69,7 +69,7 @@ where
         let mut guard = EndGuard {
             events: call.cx.events.clone(),
             cancellation: call.cx.cancellation.clone(),
-            tool_id: call.id.clone(),
+            call_id: call.call_id.clone(),
             tool: call.tool.clone(),
             label,
             started: Instant::now(),
@@ -100,7 +100,7 @@ where
 struct EndGuard {
     events: CallEvents,
     cancellation: Cancellation,
-    tool_id: String,
+    call_id: String,
     tool: String,
     label: Option<String>,
     started: Instant,
@@ -114,7 +114,7 @@ impl EndGuard {
 
     fn result(&self, executed: Executed) -> ToolResult {
         ToolResult {
-            tool_id: self.tool_id.clone(),
+            call_id: self.call_id.clone(),
             tool: self.tool.clone(),
             label: self.label.clone(),
             outcome: executed.outcome,
