@@ -12,7 +12,7 @@ pub struct AdmitLayer {
 
 impl AdmitLayer {
     /// Counts failures in `breaker`; `max_tool_errors` of 0 disables it.
-    pub fn new(breaker: Breaker, max_tool_errors: u32) -> Self {
+    pub const fn new(breaker: Breaker, max_tool_errors: u32) -> Self {
         Self {
             breaker,
             max_tool_errors,

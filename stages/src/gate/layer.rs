@@ -12,7 +12,7 @@ pub struct GateLayer {
 
 impl GateLayer {
     /// Asks `gate` about every call; `None` allows every call.
-    pub fn new(gate: Option<Arc<dyn Gate>>) -> Self {
+    pub const fn new(gate: Option<Arc<dyn Gate>>) -> Self {
         Self { gate }
     }
 }

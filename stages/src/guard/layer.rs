@@ -16,7 +16,7 @@ pub struct EventGuardLayer {
 impl EventGuardLayer {
     /// Labels come from `registry`; events go to `sink` unless a call brings
     /// its own.
-    pub fn new(registry: Arc<ToolRegistry>, sink: EventSink) -> Self {
+    pub const fn new(registry: Arc<ToolRegistry>, sink: EventSink) -> Self {
         Self { registry, sink }
     }
 }

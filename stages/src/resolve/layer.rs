@@ -13,7 +13,7 @@ pub struct ResolveLayer {
 
 impl ResolveLayer {
     /// Looks tools up in `registry`.
-    pub fn new(registry: Arc<ToolRegistry>) -> Self {
+    pub const fn new(registry: Arc<ToolRegistry>) -> Self {
         Self { registry }
     }
 }
