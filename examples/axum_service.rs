@@ -57,7 +57,7 @@ impl TypedTool for Add {
     fn description(&self) -> &str {
         "Adds `a` and `b`."
     }
-    async fn call(&self, args: AddArgs, _cx: &CallContext) -> Result<ToolOutput, ToolError> {
+    async fn execute(&self, args: AddArgs, _cx: &CallContext) -> Result<ToolOutput, ToolError> {
         let sum = args
             .a
             .checked_add(args.b)
@@ -87,7 +87,7 @@ impl TypedTool for Count {
     fn description(&self) -> &str {
         "Counts from 1 to `to`, one number every 20 ms."
     }
-    async fn call(&self, args: CountArgs, cx: &CallContext) -> Result<ToolOutput, ToolError> {
+    async fn execute(&self, args: CountArgs, cx: &CallContext) -> Result<ToolOutput, ToolError> {
         for n in 1..=args.to {
             tokio::time::sleep(Duration::from_millis(20)).await;
             cx.progress().report(n);

@@ -69,7 +69,7 @@ impl TypedTool for Convert {
         Some("Convert Units")
     }
 
-    async fn call(&self, args: ConvertArgs, cx: &CallContext) -> Result<ToolOutput, ToolError> {
+    async fn execute(&self, args: ConvertArgs, cx: &CallContext) -> Result<ToolOutput, ToolError> {
         cx.progress()
             .report(json!({"step": "converting", "from": format!("{:?}", args.from)}));
         let value = args.amount * args.from.metres() / args.to.metres();
@@ -149,7 +149,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
 
     println!();
     for r in &result.results {
-        println!("{} {:>7}: {}", r.tool_id, r.outcome, r.text());
+        println!("{} {:>7}: {}", r.call_id, r.outcome, r.text());
     }
     let outcomes: Vec<Outcome> = result.results.iter().map(|r| r.outcome).collect();
     assert_eq!(

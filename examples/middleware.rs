@@ -87,7 +87,7 @@ where
         let clone = self.inner.clone();
         let mut inner = std::mem::replace(&mut self.inner, clone);
         let log = self.log.clone();
-        let (call_id, tool) = (call.id().to_owned(), call.tool_name().to_owned());
+        let (call_id, tool) = (call.call_id().to_owned(), call.tool_name().to_owned());
         println!(
             "audit: {call_id} {tool} {} (gate: {:?})",
             call.state().args().value(),
@@ -134,7 +134,7 @@ impl TypedTool for Nap {
         "Sleeps for `ms` milliseconds."
     }
 
-    async fn call(&self, args: NapArgs, _cx: &CallContext) -> Result<ToolOutput, ToolError> {
+    async fn execute(&self, args: NapArgs, _cx: &CallContext) -> Result<ToolOutput, ToolError> {
         tokio::time::sleep(Duration::from_millis(args.ms)).await;
         Ok(ToolOutput::text(format!("slept {} ms", args.ms)))
     }
@@ -180,10 +180,10 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let printer = tokio::spawn(async move {
         while let Some(event) = events.recv().await {
             if let agentcore::Event::ToolExecEnd {
-                tool_id, outcome, ..
+                call_id, outcome, ..
             } = &event
             {
-                println!("event: {tool_id} ended {outcome}");
+                println!("event: {call_id} ended {outcome}");
             }
         }
     });
@@ -201,7 +201,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
 
     println!();
     for r in &result.results {
-        println!("{:>7} {:>7}: {}", r.tool_id, r.outcome, r.text());
+        println!("{:>7} {:>7}: {}", r.call_id, r.outcome, r.text());
     }
     let log = log.lock().expect("audit log").clone();
     println!("\naudit log ({} entries):", log.len());
@@ -217,7 +217,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         result
             .results
             .iter()
-            .find(|r| r.tool_id == id)
+            .find(|r| r.call_id == id)
             .expect("every call has a result")
     };
     assert_eq!(by_id("quick1").outcome, Outcome::Success);

@@ -43,7 +43,7 @@ impl TypedTool for Lookup {
         "Looks a topic up in the almanac."
     }
 
-    async fn call(&self, args: LookupArgs, _cx: &CallContext) -> Result<ToolOutput, ToolError> {
+    async fn execute(&self, args: LookupArgs, _cx: &CallContext) -> Result<ToolOutput, ToolError> {
         tokio::time::sleep(Duration::from_millis(10)).await;
         let fact = match args.topic.to_lowercase().as_str() {
             "tower" => {
@@ -96,7 +96,7 @@ impl TypedTool for Research {
         Some("Research")
     }
 
-    async fn call(&self, args: ResearchArgs, cx: &CallContext) -> Result<ToolOutput, ToolError> {
+    async fn execute(&self, args: ResearchArgs, cx: &CallContext) -> Result<ToolOutput, ToolError> {
         // The inner session: its own pipeline and scheduler, so its breaker
         // and queue are separate from the outer one's.
         let pipeline = Pipeline::builder().registry(self.registry.clone()).build();
@@ -168,11 +168,11 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         while let Some(event) = events.recv().await {
             match &event {
                 Event::ToolExecUpdate {
-                    tool_id,
+                    call_id,
                     kind: UpdateKind::Progress,
                     payload,
                 } => {
-                    println!("{tool_id} progress <- inner {}", payload["type"]);
+                    println!("{call_id} progress <- inner {}", payload["type"]);
                     bubbled.push(payload.clone());
                 }
                 other => println!(

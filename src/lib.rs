@@ -63,7 +63,7 @@
 //!     type Args = ShoutArgs;
 //!     fn name(&self) -> &str { "shout" }
 //!     fn description(&self) -> &str { "Upper-cases `text`." }
-//!     async fn call(&self, args: ShoutArgs, _cx: &CallContext) -> Result<ToolOutput, ToolError> {
+//!     async fn execute(&self, args: ShoutArgs, _cx: &CallContext) -> Result<ToolOutput, ToolError> {
 //!         Ok(ToolOutput::text(args.text.to_uppercase()))
 //!     }
 //!     fn read_only(&self, _args: &ShoutArgs) -> bool { true }

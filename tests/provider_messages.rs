@@ -10,7 +10,7 @@ use serde_json::{Value, json};
 
 fn result(id: &str, tool: &str, outcome: Outcome, content: Vec<Content>) -> ToolResult {
     ToolResult {
-        tool_id: id.into(),
+        call_id: id.into(),
         tool: tool.into(),
         label: None,
         outcome,

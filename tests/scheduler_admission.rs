@@ -89,15 +89,15 @@ async fn end_order_is_completion_order_and_message_order_is_source_order() {
     ];
     let (turn, mut rx) = Turn::with_channel(&scheduler);
     let result = turn.run(calls).await.unwrap();
-    let ids: Vec<&str> = result.results.iter().map(|r| r.tool_id.as_str()).collect();
+    let ids: Vec<&str> = result.results.iter().map(|r| r.call_id.as_str()).collect();
     assert_eq!(ids, ["slow", "mid", "fast"]);
     let mut ends = Vec::new();
     let mut messages = Vec::new();
     let mut tail = Vec::new();
     while let Ok(e) = rx.try_recv() {
         match &e {
-            Event::ToolExecEnd { tool_id, .. } => ends.push(tool_id.clone()),
-            Event::MessageEnd { message } => messages.push(message.tool_call_id.clone()),
+            Event::ToolExecEnd { call_id, .. } => ends.push(call_id.clone()),
+            Event::MessageEnd { message } => messages.push(message.call_id.clone()),
             _ => {}
         }
         tail.push(e);
@@ -107,10 +107,7 @@ async fn end_order_is_completion_order_and_message_order_is_source_order() {
     let Some(Event::ModelResponse { tool_results }) = tail.last() else {
         panic!("the turn ends with a model response");
     };
-    let ids: Vec<&str> = tool_results
-        .iter()
-        .map(|r| r.tool_call_id.as_str())
-        .collect();
+    let ids: Vec<&str> = tool_results.iter().map(|r| r.call_id.as_str()).collect();
     assert_eq!(ids, ["slow", "mid", "fast"]);
     let first_message = tail
         .iter()

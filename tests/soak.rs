@@ -103,7 +103,7 @@ impl TypedTool for Work {
     fn description(&self) -> &str {
         "Does what `mode` says."
     }
-    async fn call(&self, args: WorkArgs, cx: &CallContext) -> Result<ToolOutput, ToolError> {
+    async fn execute(&self, args: WorkArgs, cx: &CallContext) -> Result<ToolOutput, ToolError> {
         match args.mode {
             Mode::Ok | Mode::Write | Mode::Deny => {
                 cx.progress().report(json!({"size": args.size}));
@@ -201,26 +201,26 @@ fn check_pairing(turn: usize, events: &[Event], calls: usize) {
     let mut ended: HashMap<&str, usize> = HashMap::new();
     for (i, event) in events.iter().enumerate() {
         match event {
-            Event::ToolExecStart { tool_id, .. } => {
+            Event::ToolExecStart { call_id, .. } => {
                 assert!(
-                    started.insert(tool_id, i).is_none(),
-                    "turn {turn}: two Starts for {tool_id}"
+                    started.insert(call_id, i).is_none(),
+                    "turn {turn}: two Starts for {call_id}"
                 );
             }
-            Event::ToolExecUpdate { tool_id, .. } => {
+            Event::ToolExecUpdate { call_id, .. } => {
                 assert!(
-                    started.contains_key(tool_id.as_str()) && !ended.contains_key(tool_id.as_str()),
-                    "turn {turn}: update outside Start..End for {tool_id}"
+                    started.contains_key(call_id.as_str()) && !ended.contains_key(call_id.as_str()),
+                    "turn {turn}: update outside Start..End for {call_id}"
                 );
             }
-            Event::ToolExecEnd { tool_id, .. } => {
+            Event::ToolExecEnd { call_id, .. } => {
                 assert!(
-                    started.contains_key(tool_id.as_str()),
-                    "turn {turn}: End before Start for {tool_id}"
+                    started.contains_key(call_id.as_str()),
+                    "turn {turn}: End before Start for {call_id}"
                 );
                 assert!(
-                    ended.insert(tool_id, i).is_none(),
-                    "turn {turn}: two Ends for {tool_id}"
+                    ended.insert(call_id, i).is_none(),
+                    "turn {turn}: two Ends for {call_id}"
                 );
             }
             _ => {}

@@ -202,8 +202,8 @@ async fn dropping_the_turn_future_ends_every_started_call() {
         .iter()
         .filter_map(|e| match e {
             Event::ToolExecEnd {
-                tool_id, outcome, ..
-            } => Some((tool_id.clone(), *outcome)),
+                call_id, outcome, ..
+            } => Some((call_id.clone(), *outcome)),
             _ => None,
         })
         .collect();
@@ -259,13 +259,13 @@ proptest! {
         let mut ended = std::collections::HashSet::new();
         for e in &events {
             match e {
-                Event::ToolExecStart { tool_id, .. } => prop_assert!(open.insert(tool_id.clone())),
-                Event::ToolExecUpdate { tool_id, .. } => prop_assert!(open.contains(tool_id) && !ended.contains(tool_id)),
-                Event::ToolExecEnd { tool_id, outcome, .. } => {
-                    prop_assert!(open.contains(tool_id));
-                    prop_assert!(ended.insert(tool_id.clone()));
+                Event::ToolExecStart { call_id, .. } => prop_assert!(open.insert(call_id.clone())),
+                Event::ToolExecUpdate { call_id, .. } => prop_assert!(open.contains(call_id) && !ended.contains(call_id)),
+                Event::ToolExecEnd { call_id, outcome, .. } => {
+                    prop_assert!(open.contains(call_id));
+                    prop_assert!(ended.insert(call_id.clone()));
                     if *outcome == Outcome::Skipped {
-                        prop_assert!(!started.contains(tool_id), "{} was skipped after it started", tool_id);
+                        prop_assert!(!started.contains(call_id), "{} was skipped after it started", call_id);
                     }
                 }
                 _ => {}

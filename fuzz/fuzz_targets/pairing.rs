@@ -120,15 +120,15 @@ fn check_pairing(events: &[Event], expected_starts: Option<usize>) {
     let mut state: HashMap<&str, bool> = HashMap::new();
     for event in events {
         match event {
-            Event::ToolExecStart { tool_id, .. } => {
-                assert!(state.insert(tool_id, false).is_none(), "second Start for {tool_id}");
+            Event::ToolExecStart { call_id, .. } => {
+                assert!(state.insert(call_id, false).is_none(), "second Start for {call_id}");
             }
-            Event::ToolExecUpdate { tool_id, .. } => {
-                assert_eq!(state.get(tool_id.as_str()), Some(&false), "update outside Start/End");
+            Event::ToolExecUpdate { call_id, .. } => {
+                assert_eq!(state.get(call_id.as_str()), Some(&false), "update outside Start/End");
             }
-            Event::ToolExecEnd { tool_id, .. } => {
-                assert_eq!(state.get(tool_id.as_str()), Some(&false), "End without open Start");
-                state.insert(tool_id, true);
+            Event::ToolExecEnd { call_id, .. } => {
+                assert_eq!(state.get(call_id.as_str()), Some(&false), "End without open Start");
+                state.insert(call_id, true);
             }
             _ => {}
         }

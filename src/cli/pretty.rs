@@ -100,17 +100,17 @@ impl Pretty {
     pub(crate) fn event(&mut self, event: &Event) {
         match event {
             Event::ToolExecStart {
-                tool_id,
+                call_id,
                 tool,
                 label,
                 args,
-            } => self.start(tool_id, tool, label.as_deref(), args),
+            } => self.start(call_id, tool, label.as_deref(), args),
             Event::ToolExecUpdate {
-                tool_id,
+                call_id,
                 kind: UpdateKind::Preview,
                 payload,
             } => {
-                let title = self.title(tool_id);
+                let title = self.title(call_id);
                 self.println(format!("  {} {title}", style("diff").dim()));
                 if let Some(diff) = payload.as_str() {
                     for line in diff.lines() {
@@ -119,29 +119,29 @@ impl Pretty {
                 }
             }
             Event::ToolExecUpdate {
-                tool_id,
+                call_id,
                 kind: UpdateKind::Progress,
                 payload,
             } => {
                 if let Some(Running {
                     bar: Some(bar),
                     title,
-                }) = self.running.get(tool_id)
+                }) = self.running.get(call_id)
                 {
                     let last = progress_text(payload);
                     bar.set_message(format!("{title}  {}", style(last).dim()));
                 }
             }
             Event::ToolExecEnd {
-                tool_id,
+                call_id,
                 outcome,
                 content,
                 duration_ms,
                 coercions,
                 ..
             } => {
-                let title = self.title(tool_id);
-                if let Some(Running { bar: Some(bar), .. }) = self.running.remove(tool_id) {
+                let title = self.title(call_id);
+                if let Some(Running { bar: Some(bar), .. }) = self.running.remove(call_id) {
                     bar.finish_and_clear();
                 }
                 let (icon, word) = outcome_style(*outcome);
@@ -187,7 +187,7 @@ impl Pretty {
         }
     }
 
-    fn start(&mut self, tool_id: &str, tool: &str, label: Option<&str>, args: &Value) {
+    fn start(&mut self, call_id: &str, tool: &str, label: Option<&str>, args: &Value) {
         let name = escape_controls(label.unwrap_or(tool));
         let parsed = match args {
             Value::String(text) => serde_json::from_str(text).unwrap_or(Value::Null),
@@ -215,14 +215,14 @@ impl Pretty {
             bar
         });
         self.running
-            .insert(tool_id.to_owned(), Running { bar, title });
+            .insert(call_id.to_owned(), Running { bar, title });
     }
 
-    fn title(&self, tool_id: &str) -> String {
+    fn title(&self, call_id: &str) -> String {
         self.running
-            .get(tool_id)
+            .get(call_id)
             .map(|r| r.title.clone())
-            .unwrap_or_else(|| escape_controls(tool_id).into_owned())
+            .unwrap_or_else(|| escape_controls(call_id).into_owned())
     }
 }
 

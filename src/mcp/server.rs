@@ -6,7 +6,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::Duration;
 
-use agentcore_stages::messages;
+use agentcore_stages::texts;
 use agentcore_stages::{Call, CancelReason, Cancellation, Content, Event, EventSink, UpdateKind};
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, Implementation,
@@ -306,7 +306,7 @@ impl CancelledBeforeStart {
     fn new(call_id: String) -> Self {
         Self {
             call_id,
-            content: [Content::text(messages::CANCELLED)],
+            content: [Content::text(texts::CANCELLED)],
         }
     }
 }

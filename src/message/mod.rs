@@ -106,7 +106,7 @@ pub trait ToolAnswer {
 
 impl ToolAnswer for ToolResult {
     fn call_id(&self) -> &str {
-        &self.tool_id
+        &self.call_id
     }
     fn content(&self) -> &[Content] {
         &self.content
@@ -118,7 +118,7 @@ impl ToolAnswer for ToolResult {
 
 impl ToolAnswer for ToolResultMessage {
     fn call_id(&self) -> &str {
-        &self.tool_call_id
+        &self.call_id
     }
     fn content(&self) -> &[Content] {
         &self.content
@@ -130,7 +130,7 @@ impl ToolAnswer for ToolResultMessage {
 
 impl ToolAnswer for ToolResultSummary {
     fn call_id(&self) -> &str {
-        &self.tool_call_id
+        &self.call_id
     }
     fn content(&self) -> &[Content] {
         &self.content
@@ -164,7 +164,7 @@ pub(crate) mod tests {
     /// A result of tool `t` answering call `id`.
     pub(crate) fn result(id: &str, outcome: Outcome, content: Vec<Content>) -> ToolResult {
         ToolResult {
-            tool_id: id.into(),
+            call_id: id.into(),
             tool: "t".into(),
             label: None,
             outcome,
@@ -218,7 +218,7 @@ pub(crate) mod tests {
     #[test]
     fn tool_call_converts_into_an_unvalidated_call() {
         let call: Call<Unvalidated> = ToolCall::new("c1", "read", json!({"path": "a"})).into();
-        assert_eq!(call.id(), "c1");
+        assert_eq!(call.call_id(), "c1");
         assert_eq!(call.tool_name(), "read");
         assert_eq!(call.state().args(), &RawArgs::Value(json!({"path": "a"})));
     }

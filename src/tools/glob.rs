@@ -85,7 +85,7 @@ impl TypedTool for GlobTool {
         &DESCRIPTION
     }
 
-    async fn call(&self, args: GlobArgs, cx: &CallContext) -> Result<ToolOutput, ToolError> {
+    async fn execute(&self, args: GlobArgs, cx: &CallContext) -> Result<ToolOutput, ToolError> {
         let workspace = self.workspace.clone();
         run_blocking(cx, move |token| glob(&workspace, &args, &token)).await
     }

@@ -168,7 +168,7 @@ impl TypedTool for GrepTool {
         &DESCRIPTION
     }
 
-    async fn call(&self, args: GrepArgs, cx: &CallContext) -> Result<ToolOutput, ToolError> {
+    async fn execute(&self, args: GrepArgs, cx: &CallContext) -> Result<ToolOutput, ToolError> {
         let workspace = self.workspace.clone();
         run_blocking(cx, move |token| grep(&workspace, &args, &token)).await
     }

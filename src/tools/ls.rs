@@ -82,7 +82,7 @@ impl TypedTool for LsTool {
         &DESCRIPTION
     }
 
-    async fn call(&self, args: LsArgs, cx: &CallContext) -> Result<ToolOutput, ToolError> {
+    async fn execute(&self, args: LsArgs, cx: &CallContext) -> Result<ToolOutput, ToolError> {
         let workspace = self.workspace.clone();
         run_blocking(cx, move |token| ls(&workspace, &args, &token)).await
     }

@@ -148,7 +148,7 @@ impl TypedTool for WriteTool {
             .map(Some)
     }
 
-    async fn call(&self, args: WriteArgs, cx: &CallContext) -> Result<ToolOutput, ToolError> {
+    async fn execute(&self, args: WriteArgs, cx: &CallContext) -> Result<ToolOutput, ToolError> {
         let path = self
             .workspace
             .resolve_new(&args.file_path)

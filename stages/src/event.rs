@@ -1,7 +1,7 @@
 //! Events a call emits, and the [`EventSink`] that receives them.
 //!
 //! Every call emits exactly one [`Event::ToolExecStart`] and later exactly one
-//! [`Event::ToolExecEnd`] with the same `tool_id`; updates come in between
+//! [`Event::ToolExecEnd`] with the same `call_id` (`tool_id` on the wire); updates come in between
 //! and never after the End. The event guard stage enforces the pairing.
 
 use std::fmt;
@@ -29,8 +29,9 @@ pub enum UpdateKind {
 pub struct ToolResultMessage {
     /// Always `"tool"`.
     pub role: &'static str,
-    /// The id of the call this message answers.
-    pub tool_call_id: String,
+    /// The id of the call this message answers (`tool_call_id` on the wire).
+    #[serde(rename = "tool_call_id")]
+    pub call_id: String,
     /// The tool name.
     pub tool: String,
     /// The result's content blocks.
@@ -44,7 +45,7 @@ impl ToolResultMessage {
     pub fn from_result(result: &ToolResult) -> Self {
         Self {
             role: "tool",
-            tool_call_id: result.tool_id.clone(),
+            call_id: result.call_id.clone(),
             tool: result.tool.clone(),
             content: result.content.clone(),
             is_error: result.is_error(),
@@ -55,8 +56,9 @@ impl ToolResultMessage {
 /// One call's result as listed in [`Event::ModelResponse`].
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct ToolResultSummary {
-    /// The call's id.
-    pub tool_call_id: String,
+    /// The call's id (`tool_call_id` on the wire).
+    #[serde(rename = "tool_call_id")]
+    pub call_id: String,
     /// The tool name.
     pub tool: String,
     /// How it ended.
@@ -71,7 +73,7 @@ impl ToolResultSummary {
     /// The summary of one result.
     pub fn from_result(result: &ToolResult) -> Self {
         Self {
-            tool_call_id: result.tool_id.clone(),
+            call_id: result.call_id.clone(),
             tool: result.tool.clone(),
             outcome: result.outcome,
             is_error: result.is_error(),
@@ -87,8 +89,9 @@ impl ToolResultSummary {
 pub enum Event {
     /// A call entered the pipeline.
     ToolExecStart {
-        /// The call's id.
-        tool_id: String,
+        /// The call's id (`tool_id` on the wire).
+        #[serde(rename = "tool_id")]
+        call_id: String,
         /// The tool name as the model gave it.
         tool: String,
         /// The registered tool's label, `null` when unknown or unset.
@@ -98,8 +101,9 @@ pub enum Event {
     },
     /// A preview or progress report for a running call.
     ToolExecUpdate {
-        /// The call's id.
-        tool_id: String,
+        /// The call's id (`tool_id` on the wire).
+        #[serde(rename = "tool_id")]
+        call_id: String,
         /// Preview or progress.
         kind: UpdateKind,
         /// The preview text or the progress value.
@@ -107,8 +111,9 @@ pub enum Event {
     },
     /// A call ended; emitted exactly once per Start.
     ToolExecEnd {
-        /// The call's id.
-        tool_id: String,
+        /// The call's id (`tool_id` on the wire).
+        #[serde(rename = "tool_id")]
+        call_id: String,
         /// The tool name.
         tool: String,
         /// The label, as in the Start event.
@@ -147,7 +152,7 @@ impl Event {
     /// The End event reporting `result`.
     pub fn end(result: &ToolResult) -> Self {
         Event::ToolExecEnd {
-            tool_id: result.tool_id.clone(),
+            call_id: result.call_id.clone(),
             tool: result.tool.clone(),
             label: result.label.clone(),
             outcome: result.outcome,
@@ -160,11 +165,11 @@ impl Event {
     }
 
     /// The call id this event belongs to, for per-call events.
-    pub fn tool_id(&self) -> Option<&str> {
+    pub fn call_id(&self) -> Option<&str> {
         match self {
-            Event::ToolExecStart { tool_id, .. }
-            | Event::ToolExecUpdate { tool_id, .. }
-            | Event::ToolExecEnd { tool_id, .. } => Some(tool_id),
+            Event::ToolExecStart { call_id, .. }
+            | Event::ToolExecUpdate { call_id, .. }
+            | Event::ToolExecEnd { call_id, .. } => Some(call_id),
             _ => None,
         }
     }

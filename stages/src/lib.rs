@@ -20,6 +20,23 @@
 //! `Error = Infallible`: failures become results, never errors. Stages in
 //! the wrong order do not compile (see [`StageStack`]).
 //!
+//! # One stage shape
+//!
+//! Each stage lives in its own folder with the same files: `mod.rs` (what
+//! the stage decides), `layer.rs` (`XLayer::new(…)`), `service.rs`
+//! (`X::new(inner, …)`, with `get_ref` / `get_mut` / `into_inner`) and
+//! `future.rs` (`x::ResponseFuture`). A stage moves a call on only with
+//! the next state (the fields of a call are private to this crate), and
+//! [`Stage`] and [`Executable`] are sealed: only the Gate stage can claim to
+//! produce a `Call<Gated>`.
+//!
+//! Readiness follows one contract: a stage that decides synchronously in
+//! `call()` (Admit, Resolve, Coerce) is ready when its inner service is; a
+//! stage that awaits before calling its inner service (the event guard,
+//! Validate, Preview, Gate, the Boundary) is always ready and readies its
+//! inner service inside its future, as does Execute. The standard pipeline
+//! is therefore always ready; put backpressure in front of it.
+//!
 //! # Example
 //!
 //! ```
@@ -63,20 +80,21 @@
 
 pub mod admit;
 mod breaker;
-pub mod call;
+mod call;
 pub mod coerce;
-pub mod event;
+mod event;
 pub mod execute;
-pub mod future;
+mod future;
 pub mod gate;
 pub mod guard;
-pub mod outcome;
+mod outcome;
 mod panic;
 mod pipeline;
 pub mod preview;
-pub mod registry;
+mod registry;
 pub mod resolve;
 mod stack;
+pub mod texts;
 pub mod tool;
 pub mod typed;
 pub mod validate;
@@ -88,7 +106,6 @@ pub use call::{
 };
 pub use coerce::Coercion;
 pub use event::{Event, EventSink, ToolResultMessage, ToolResultSummary, UpdateKind};
-pub use future::{ResponseFuture, StageFuture};
 pub use futures::future::BoxFuture;
 pub use gate::{Gate, GateDecision, GateRequest};
 pub use http::Extensions;
@@ -99,13 +116,3 @@ pub use stack::{Executable, Stage, StageStack};
 pub use tool::{InterruptBehavior, Tool, ValidationFailure, is_concurrency_safe};
 pub use tower::BoxError;
 pub use typed::{Typed, TypedTool};
-
-/// The messages of `semantics.md` §2, exactly.
-pub mod messages {
-    /// An aborted call.
-    pub const CANCELLED: &str = "Tool execution cancelled.";
-    /// A call skipped by steering.
-    pub const SKIPPED: &str = "Skipped due to queued user message.";
-    /// A gate's denial without a reason.
-    pub const DENIED: &str = "tool execution denied";
-}

@@ -184,7 +184,7 @@ impl<E: std::error::Error> From<E> for ToolError {
 #[derive(Clone, Debug, PartialEq)]
 pub struct ToolResult {
     /// The call's id, as the model gave it.
-    pub tool_id: String,
+    pub call_id: String,
     /// The tool name the model asked for.
     pub tool: String,
     /// The tool's label, or `None` for an unknown tool or one without a label.

@@ -5,7 +5,7 @@ use std::fmt;
 use std::sync::Arc;
 
 use crate::tool::Tool;
-use crate::validate::compile_schema;
+use crate::validate::{SchemaError, compile_schema};
 
 /// A tool with its compiled schema validator.
 pub struct RegisteredTool {
@@ -40,17 +40,18 @@ impl fmt::Debug for RegisteredTool {
 
 /// Why a tool could not be registered.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum RegistryError {
     /// Another tool already has this name.
     #[error("a tool named {0:?} is already registered")]
     Duplicate(String),
     /// The tool's schema is not a valid JSON Schema.
-    #[error("the schema of tool {name:?} is invalid: {message}")]
+    #[error("the schema of tool {name:?} is invalid: {error}")]
     InvalidSchema {
         /// The tool's name.
         name: String,
-        /// The compiler's message.
-        message: String,
+        /// Why it does not compile (its text is already in this error's).
+        error: SchemaError,
     },
 }
 
@@ -73,9 +74,9 @@ impl ToolRegistry {
             return Err(RegistryError::Duplicate(name));
         }
         let validator =
-            compile_schema(tool.schema()).map_err(|message| RegistryError::InvalidSchema {
+            compile_schema(tool.schema()).map_err(|error| RegistryError::InvalidSchema {
                 name: name.clone(),
-                message,
+                error,
             })?;
         self.tools
             .insert(name, Arc::new(RegisteredTool { tool, validator }));

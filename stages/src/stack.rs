@@ -20,27 +20,47 @@ use crate::preview::PreviewLayer;
 use crate::resolve::ResolveLayer;
 use crate::validate::ValidateLayer;
 
+/// Keeps [`Stage`] and [`Executable`] to this crate's types: a user type
+/// cannot claim to turn a call into `Call<Gated>`.
+mod sealed {
+    /// Implemented only by this crate's stage layers.
+    pub trait Stage {}
+    /// Implemented only by the state `Execute` accepts.
+    pub trait State {}
+}
+
 /// A pipeline stage that accepts `Call<In>` and hands its inner service a
-/// `Call<Self::Out>`.
+/// `Call<Self::Out>`. Sealed: only this crate's stage layers implement it,
+/// so only the Gate stage can claim to produce `Call<Gated>`.
 #[diagnostic::on_unimplemented(
     message = "`{Self}` cannot take a `Call<{In}>`: the pipeline stages are out of order",
     label = "this stage does not accept `Call<{In}>`",
     note = "stages run in this order: EventGuardLayer (Unvalidated) → AdmitLayer (Started) → ResolveLayer (Admitted) → CoerceLayer (Resolved) → ValidateLayer (Coerced) → PreviewLayer (Validated) → GateLayer (Previewed) → BoundaryLayer and your layers (Gated) → Execute (Gated)"
 )]
-pub trait Stage<In> {
+pub trait Stage<In>: sealed::Stage {
     /// The state the stage establishes.
     type Out;
 }
 
-/// The state `Execute` accepts: only `Gated`.
+/// The state `Execute` accepts: only `Gated`. Sealed, like [`Stage`].
 #[diagnostic::on_unimplemented(
     message = "the pipeline is incomplete: `Execute` needs a `Call<Gated>` but the stages so far produce `Call<{Self}>`",
     label = "stages are missing before `Execute`",
     note = "stages run in this order: EventGuardLayer (Unvalidated) → AdmitLayer (Started) → ResolveLayer (Admitted) → CoerceLayer (Resolved) → ValidateLayer (Coerced) → PreviewLayer (Validated) → GateLayer (Previewed) → BoundaryLayer and your layers (Gated) → Execute (Gated)"
 )]
-pub trait Executable {}
+pub trait Executable: sealed::State {}
 
+impl sealed::State for Gated {}
 impl Executable for Gated {}
+
+impl sealed::Stage for EventGuardLayer {}
+impl sealed::Stage for AdmitLayer {}
+impl sealed::Stage for ResolveLayer {}
+impl sealed::Stage for CoerceLayer {}
+impl sealed::Stage for ValidateLayer {}
+impl sealed::Stage for PreviewLayer {}
+impl sealed::Stage for GateLayer {}
+impl sealed::Stage for BoundaryLayer {}
 
 impl Stage<Unvalidated> for EventGuardLayer {
     type Out = Started;

@@ -1,7 +1,7 @@
 //! Typed tools: arguments as a Rust type, the schema derived from it.
 //!
 //! A [`TypedTool`] names an `Args` type that is [`DeserializeOwned`] and
-//! [`JsonSchema`]; its `call` receives the arguments already deserialized,
+//! [`JsonSchema`]; its `execute` receives the arguments already deserialized,
 //! and every capability method (`read_only`, `activity`, `validate`, …)
 //! sees them typed too. [`Typed`] adapts it to the kernel's [`Tool`] trait
 //! (or call [`TypedTool::into_dyn`] for an `Arc<dyn Tool>` at once).
@@ -62,7 +62,7 @@
 //!     type Args = RepeatArgs;
 //!     fn name(&self) -> &str { "repeat" }
 //!     fn description(&self) -> &str { "Repeats `word` `times` times." }
-//!     async fn call(&self, args: RepeatArgs, _cx: &CallContext) -> Result<ToolOutput, ToolError> {
+//!     async fn execute(&self, args: RepeatArgs, _cx: &CallContext) -> Result<ToolOutput, ToolError> {
 //!         Ok(ToolOutput::text(args.word.repeat(args.times.unwrap_or(1) as usize)))
 //!     }
 //!     fn read_only(&self, _args: &RepeatArgs) -> bool { true }
@@ -101,7 +101,7 @@ pub const DESERIALIZE_FAILURE_CODE: i64 = -32602;
 
 /// A tool whose arguments are a Rust type.
 ///
-/// Only `name`, `description` and `call` are required; every capability has
+/// Only `name`, `description` and `execute` are required; every capability has
 /// the same default as on [`Tool`] and receives the typed arguments. The
 /// futures must be `Send`; write them as `async fn` in the impl.
 ///
@@ -122,11 +122,14 @@ pub trait TypedTool: Send + Sync + 'static {
     /// What it does, for the model.
     fn description(&self) -> &str;
 
-    /// Runs the call with its arguments deserialized. Watch
+    /// Runs the call with its arguments deserialized: the same verb as
+    /// [`Tool::execute`], the `Execute` stage and the `Executed` state
+    /// (`call` names the request, `Call<S>`, and tower's `Service::call`).
+    /// Watch
     /// `cx.cancellation()` if it runs for long (and say so in
     /// [`TypedTool::observes_cancellation`]); report progress with
     /// `cx.progress()`.
-    fn call(
+    fn execute(
         &self,
         args: Self::Args,
         cx: &CallContext,
@@ -179,7 +182,7 @@ pub trait TypedTool: Send + Sync + 'static {
         InterruptBehavior::Block
     }
 
-    /// True when `call` watches the cancellation itself; see
+    /// True when `execute` watches the cancellation itself; see
     /// [`Tool::observes_cancellation`].
     fn observes_cancellation(&self) -> bool {
         false
@@ -199,11 +202,6 @@ pub trait TypedTool: Send + Sync + 'static {
     {
         Arc::new(Typed::new(self))
     }
-}
-
-/// `Arc<dyn Tool>` for a typed tool; the same as [`TypedTool::into_dyn`].
-pub fn typed<T: TypedTool>(tool: T) -> Arc<dyn Tool> {
-    tool.into_dyn()
 }
 
 /// The JSON Schema a typed tool gets for `A`: draft 2020-12 (without a
@@ -339,7 +337,7 @@ impl<T: TypedTool> Tool for Typed<T> {
         Box::pin(async move {
             // Validate already parsed these; a gate's rewrite is re-validated.
             let args = self.parse(args.value()).map_err(ToolError::new)?;
-            self.tool.call(args, cx).await
+            self.tool.execute(args, cx).await
         })
     }
 
@@ -456,7 +454,7 @@ mod tests {
         fn description(&self) -> &str {
             "d"
         }
-        async fn call(&self, args: Args, _cx: &CallContext) -> Result<ToolOutput, ToolError> {
+        async fn execute(&self, args: Args, _cx: &CallContext) -> Result<ToolOutput, ToolError> {
             Ok(ToolOutput::text(args.path))
         }
         fn read_only(&self, args: &Args) -> bool {
@@ -495,7 +493,7 @@ mod tests {
         fn description(&self) -> &str {
             "d"
         }
-        async fn call(&self, args: Args, _cx: &CallContext) -> Result<ToolOutput, ToolError> {
+        async fn execute(&self, args: Args, _cx: &CallContext) -> Result<ToolOutput, ToolError> {
             Ok(ToolOutput::text(args.path))
         }
     }

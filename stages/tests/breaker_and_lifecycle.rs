@@ -255,7 +255,7 @@ async fn middleware_runs_outermost_first_and_its_errors_fail_the_call() {
                 c
             })
             .filter(move |c: Call<agentcore_stages::Gated>| {
-                if c.id() == "blocked" {
+                if c.call_id() == "blocked" {
                     refused2.fetch_add(1, Ordering::SeqCst);
                     Err(agentcore_stages::BoxError::from(
                         "rate limited: try again later",

@@ -24,7 +24,7 @@ async fn start_carries_args_as_received_and_label_from_registry() {
     assert_eq!(
         events[0],
         Event::ToolExecStart {
-            tool_id: "c1".into(),
+            call_id: "c1".into(),
             tool: "t".into(),
             label: Some("Test Tool".into()),
             args: json!(r#"{"a": 1}"#),

@@ -61,7 +61,7 @@ impl TypedTool for ReadLines {
         Some("Read Lines")
     }
 
-    async fn call(&self, args: ReadArgs, _cx: &CallContext) -> Result<ToolOutput, ToolError> {
+    async fn execute(&self, args: ReadArgs, _cx: &CallContext) -> Result<ToolOutput, ToolError> {
         let span = match &args.span {
             Some(Span { start, end }) => {
                 format!("{start}..{}", end.map_or("$".into(), |e| e.to_string()))

@@ -370,7 +370,7 @@ impl TypedTool for BashTool {
         &DESCRIPTION
     }
 
-    async fn call(&self, args: BashArgs, cx: &CallContext) -> Result<ToolOutput, ToolError> {
+    async fn execute(&self, args: BashArgs, cx: &CallContext) -> Result<ToolOutput, ToolError> {
         self.run(args, cx).await
     }
 

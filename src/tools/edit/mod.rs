@@ -174,7 +174,7 @@ impl TypedTool for EditTool {
             .map(Some)
     }
 
-    async fn call(&self, args: EditArgs, cx: &CallContext) -> Result<ToolOutput, ToolError> {
+    async fn execute(&self, args: EditArgs, cx: &CallContext) -> Result<ToolOutput, ToolError> {
         let path = self
             .workspace
             .resolve_new(&args.file_path)

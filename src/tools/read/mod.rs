@@ -137,7 +137,7 @@ impl TypedTool for ReadTool {
         &DESCRIPTION
     }
 
-    async fn call(&self, args: ReadArgs, cx: &CallContext) -> Result<ToolOutput, ToolError> {
+    async fn execute(&self, args: ReadArgs, cx: &CallContext) -> Result<ToolOutput, ToolError> {
         let workspace = self.workspace.clone();
         let state = self.state.clone();
         run_blocking(cx, move |token| read(&workspace, &state, &args, &token)).await

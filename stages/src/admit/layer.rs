@@ -12,7 +12,7 @@ pub struct AdmitLayer {
 
 impl AdmitLayer {
     /// Counts failures in `breaker`; `max_tool_errors` of 0 disables it.
-    pub fn new(breaker: Breaker, max_tool_errors: u32) -> Self {
+    pub const fn new(breaker: Breaker, max_tool_errors: u32) -> Self {
         Self {
             breaker,
             max_tool_errors,
@@ -24,10 +24,6 @@ impl<S> Layer<S> for AdmitLayer {
     type Service = Admit<S>;
 
     fn layer(&self, inner: S) -> Self::Service {
-        Admit {
-            inner,
-            breaker: self.breaker.clone(),
-            max_tool_errors: self.max_tool_errors,
-        }
+        Admit::new(inner, self.breaker.clone(), self.max_tool_errors)
     }
 }

@@ -6,8 +6,10 @@
 //! admitted, not when it was queued, and every call this stage lets through
 //! is accounted when it ends.
 
+mod future;
 mod layer;
 mod service;
 
+pub use future::ResponseFuture;
 pub use layer::AdmitLayer;
-pub use service::{Admit, ResponseFuture};
+pub use service::Admit;

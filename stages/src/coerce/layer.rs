@@ -19,6 +19,6 @@ impl<S> Layer<S> for CoerceLayer {
     type Service = Coerce<S>;
 
     fn layer(&self, inner: S) -> Self::Service {
-        Coerce { inner }
+        Coerce::new(inner)
     }
 }

@@ -3,19 +3,27 @@ use std::task::{Context, Poll};
 
 use tower::Service;
 
+use super::ResponseFuture;
 use super::parse_and_coerce;
 use crate::call::{Call, Coerced, Executed, Resolved};
-use crate::future::{StageFuture, inner_accessors};
+use crate::future::inner_accessors;
 use crate::outcome::Outcome;
 
 /// Parses the raw arguments and coerces them to the tool's schema. It
 /// decides in `call()`, so it is ready when its inner service is.
 #[derive(Clone, Debug)]
 pub struct Coerce<S> {
-    pub(super) inner: S,
+    inner: S,
 }
 
 inner_accessors!(Coerce);
+
+impl<S> Coerce<S> {
+    /// Coerces the arguments of calls to `inner`.
+    pub fn new(inner: S) -> Self {
+        Self { inner }
+    }
+}
 
 impl<S> Service<Call<Resolved>> for Coerce<S>
 where
@@ -23,7 +31,7 @@ where
 {
     type Response = Call<Executed>;
     type Error = Infallible;
-    type Future = StageFuture<S::Future>;
+    type Future = ResponseFuture<S::Future>;
 
     fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Self::Error>> {
         self.inner.poll_ready(cx)
@@ -31,15 +39,15 @@ where
 
     fn call(&mut self, call: Call<Resolved>) -> Self::Future {
         match parse_and_coerce(&call.state.tool, &call.state.args) {
-            Err(message) => StageFuture::ended(call.end(Outcome::Failed, message)),
+            Err(message) => ResponseFuture::ended(call.end(Outcome::Failed, message)),
             Ok((args, coercions)) => {
                 let (call, Resolved { tool, .. }) = call.split();
-                let next = call.with_state(Coerced {
+                let next = call.advance(Coerced {
                     tool,
                     args,
                     coercions,
                 });
-                StageFuture::inner(self.inner.call(next))
+                ResponseFuture::inner(self.inner.call(next))
             }
         }
     }

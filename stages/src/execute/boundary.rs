@@ -5,8 +5,9 @@ use std::task::{Context, Poll};
 use futures::FutureExt;
 use tower::{BoxError, Layer, Service, ServiceExt};
 
+use super::BoundaryFuture;
 use crate::call::{Call, Executed, Gated};
-use crate::future::{ResponseFuture, inner_accessors, take_inner};
+use crate::future::{inner_accessors, take_inner};
 use crate::outcome::{Content, Outcome};
 use crate::panic;
 
@@ -29,17 +30,25 @@ impl<S> Layer<S> for BoundaryLayer {
     type Service = Boundary<S>;
 
     fn layer(&self, inner: S) -> Self::Service {
-        Boundary { inner }
+        Boundary::new(inner)
     }
 }
 
-/// See [`BoundaryLayer`].
+/// See [`BoundaryLayer`]. It catches the middleware's panics around its
+/// future, so it is always ready and readies the middleware in its future.
 #[derive(Clone, Debug)]
 pub struct Boundary<S> {
     inner: S,
 }
 
 inner_accessors!(Boundary);
+
+impl<S> Boundary<S> {
+    /// Wraps `inner`, user middleware, so that its errors and panics become `Failed` results.
+    pub fn new(inner: S) -> Self {
+        Self { inner }
+    }
+}
 
 impl<S> Service<Call<Gated>> for Boundary<S>
 where
@@ -49,7 +58,7 @@ where
 {
     type Response = Call<Executed>;
     type Error = Infallible;
-    type Future = ResponseFuture<Call<Executed>>;
+    type Future = BoundaryFuture;
 
     fn poll_ready(&mut self, _cx: &mut Context<'_>) -> Poll<Result<(), Self::Error>> {
         Poll::Ready(Ok(()))
@@ -58,14 +67,9 @@ where
     fn call(&mut self, call: Call<Gated>) -> Self::Future {
         let inner = take_inner(&mut self.inner);
         // Kept to report a failure after the middleware consumed the call.
-        let shell = Call {
-            id: call.id.clone(),
-            tool: call.tool.clone(),
-            cx: call.cx.clone(),
-            state: (),
-        };
+        let shell = call.shell();
         let coercions = call.state.coercions.clone();
-        ResponseFuture::new(async move {
+        BoundaryFuture::new(async move {
             let ran = AssertUnwindSafe(inner.oneshot(call)).catch_unwind().await;
             let message = match ran {
                 Ok(Ok(executed)) => return executed,

@@ -6,7 +6,9 @@
 //! mid-run becomes `Cancelled` (`Tool execution cancelled.`).
 
 mod boundary;
+mod future;
 mod service;
 
 pub use boundary::{Boundary, BoundaryLayer};
+pub use future::{BoundaryFuture, ResponseFuture};
 pub use service::Execute;

@@ -5,13 +5,13 @@ use std::task::{Context, Poll};
 use futures::FutureExt;
 use tower::Service;
 
+use super::ResponseFuture;
 use crate::call::{Call, Executed, Gated};
-use crate::future::ResponseFuture;
-use crate::messages;
 use crate::outcome::{Content, Outcome};
 use crate::panic;
+use crate::texts;
 
-/// Runs the tool: the innermost service of every pipeline.
+/// Runs the tool: the innermost service of every pipeline. Always ready.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct Execute {
     _priv: (),
@@ -27,7 +27,7 @@ impl Execute {
 impl Service<Call<Gated>> for Execute {
     type Response = Call<Executed>;
     type Error = Infallible;
-    type Future = ResponseFuture<Call<Executed>>;
+    type Future = ResponseFuture;
 
     fn poll_ready(&mut self, _cx: &mut Context<'_>) -> Poll<Result<(), Self::Error>> {
         Poll::Ready(Ok(()))
@@ -45,7 +45,7 @@ impl Service<Call<Gated>> for Execute {
             let cancelled = |call: Call<()>, coercions| {
                 call.finish(
                     Outcome::Cancelled,
-                    vec![Content::text(messages::CANCELLED)],
+                    vec![Content::text(texts::CANCELLED)],
                     None,
                     coercions,
                 )

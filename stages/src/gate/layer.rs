@@ -12,7 +12,7 @@ pub struct GateLayer {
 
 impl GateLayer {
     /// Asks `gate` about every call; `None` allows every call.
-    pub fn new(gate: Option<Arc<dyn Gate>>) -> Self {
+    pub const fn new(gate: Option<Arc<dyn Gate>>) -> Self {
         Self { gate }
     }
 }
@@ -29,9 +29,6 @@ impl<S> Layer<S> for GateLayer {
     type Service = GateService<S>;
 
     fn layer(&self, inner: S) -> Self::Service {
-        GateService {
-            inner,
-            gate: self.gate.clone(),
-        }
+        GateService::new(inner, self.gate.clone())
     }
 }

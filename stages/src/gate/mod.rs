@@ -8,17 +8,18 @@
 //! `Denied` with `the gate rewrote the arguments into an invalid call: ERR`.
 //! Only this stage builds a `Call<Gated>`.
 
+mod future;
 mod layer;
 mod service;
 
 use std::future::Future;
 use std::sync::Arc;
-use std::task::{Context, Poll};
 
 use futures::future::BoxFuture;
 use serde_json::Value;
 use tower::{BoxError, Service, ServiceExt};
 
+pub use future::ResponseFuture;
 pub use layer::GateLayer;
 pub use service::GateService;
 
@@ -120,29 +121,5 @@ where
     fn decide(&self, request: GateRequest) -> BoxFuture<'static, Result<GateDecision, BoxError>> {
         let service = self.service.clone();
         Box::pin(async move { service.oneshot(request).await.map_err(Into::into) })
-    }
-}
-
-/// Allows every call: the gate used when none is configured.
-#[derive(Clone, Copy, Debug, Default)]
-pub struct AllowAll;
-
-impl Gate for AllowAll {
-    fn decide(&self, _request: GateRequest) -> BoxFuture<'static, Result<GateDecision, BoxError>> {
-        Box::pin(async { Ok(GateDecision::Allow) })
-    }
-}
-
-impl Service<GateRequest> for AllowAll {
-    type Response = GateDecision;
-    type Error = BoxError;
-    type Future = BoxFuture<'static, Result<GateDecision, BoxError>>;
-
-    fn poll_ready(&mut self, _cx: &mut Context<'_>) -> Poll<Result<(), Self::Error>> {
-        Poll::Ready(Ok(()))
-    }
-
-    fn call(&mut self, request: GateRequest) -> Self::Future {
-        Gate::decide(self, request)
     }
 }

@@ -5,23 +5,33 @@ use std::task::{Context, Poll};
 use serde_json::Value;
 use tower::Service;
 
+use super::ResponseFuture;
 use super::{Gate, GateDecision, GateRequest};
 use crate::call::{Call, CallContext, Executed, GateVerdict, Gated, GatedArgs, Previewed, RawArgs};
 use crate::coerce::{Coercion, parse_and_coerce};
-use crate::future::{ResponseFuture, inner_accessors, ready_call, take_inner};
-use crate::messages;
+use crate::future::{inner_accessors, ready_call, take_inner};
 use crate::outcome::{Content, Outcome};
 use crate::registry::RegisteredTool;
+use crate::texts;
 use crate::{preview, validate};
 
-/// Asks the gate; the only maker of `Call<Gated>`.
+/// Asks the gate; the only maker of `Call<Gated>`. It awaits before
+/// calling its inner service, so it is always ready and readies the inner
+/// service in its future.
 #[derive(Clone)]
 pub struct GateService<S> {
-    pub(super) inner: S,
-    pub(super) gate: Option<Arc<dyn Gate>>,
+    inner: S,
+    gate: Option<Arc<dyn Gate>>,
 }
 
 inner_accessors!(GateService);
+
+impl<S> GateService<S> {
+    /// Asks `gate` about every call to `inner`; `None` allows every call.
+    pub fn new(inner: S, gate: Option<Arc<dyn Gate>>) -> Self {
+        Self { inner, gate }
+    }
+}
 
 impl<S: std::fmt::Debug> std::fmt::Debug for GateService<S> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -39,7 +49,7 @@ where
 {
     type Response = Call<Executed>;
     type Error = Infallible;
-    type Future = ResponseFuture<Call<Executed>>;
+    type Future = ResponseFuture;
 
     fn poll_ready(&mut self, _cx: &mut Context<'_>) -> Poll<Result<(), Self::Error>> {
         Poll::Ready(Ok(()))
@@ -50,96 +60,105 @@ where
         let gate = self.gate.clone();
         ResponseFuture::new(async move {
             let (call, state) = call.split();
-            let Previewed {
+            match verdict(gate.as_deref(), &call, state).await {
+                Ok(gated) => ready_call(inner, call.advance(gated)).await,
+                Err(Refusal {
+                    outcome,
+                    text,
+                    coercions,
+                }) => call.finish(outcome, vec![Content::text(text)], None, coercions),
+            }
+        })
+    }
+}
+
+/// How a call ends at the gate: the one shape of its four endings.
+struct Refusal {
+    outcome: Outcome,
+    text: String,
+    coercions: Vec<Coercion>,
+}
+
+impl Refusal {
+    /// A denial with `reason`, or the default text when it is empty.
+    fn denied(reason: String, coercions: Vec<Coercion>) -> Self {
+        let text = if reason.is_empty() {
+            texts::DENIED.to_owned()
+        } else {
+            reason
+        };
+        Self {
+            outcome: Outcome::Denied,
+            text,
+            coercions,
+        }
+    }
+}
+
+/// Asks the gate about the call (none allows it): the gated state, or how
+/// the call ends here.
+async fn verdict(
+    gate: Option<&dyn Gate>,
+    call: &Call<()>,
+    state: Previewed,
+) -> Result<Gated, Refusal> {
+    let Previewed {
+        tool,
+        args,
+        coercions,
+        preview,
+    } = state;
+    let decision = match gate {
+        None => Ok(GateDecision::Allow),
+        Some(gate) => {
+            let request = GateRequest {
+                tool: tool.clone(),
+                call_id: call.call_id.clone(),
+                label: tool.tool().label().map(str::to_owned),
+                args: args.clone(),
+                preview: preview.clone(),
+                context: call.cx.clone(),
+            };
+            // A person may take minutes; an abort must not wait for them.
+            tokio::select! {
+                biased;
+                _ = call.cx.cancellation.cancelled() => {
+                    return Err(Refusal {
+                        outcome: Outcome::Cancelled,
+                        text: texts::CANCELLED.to_owned(),
+                        coercions,
+                    });
+                }
+                decision = gate.decide(request) => decision,
+            }
+        }
+    };
+    match decision {
+        Ok(GateDecision::Allow) => Ok(Gated {
+            tool,
+            args: GatedArgs::new(args),
+            coercions,
+            preview,
+            verdict: GateVerdict::Allowed,
+        }),
+        Ok(GateDecision::Rewrite(new_args)) => match recheck(&tool, new_args, &call.cx).await {
+            Ok((args, coercions, preview)) => Ok(Gated {
                 tool,
-                args,
+                args: GatedArgs::new(args),
                 coercions,
                 preview,
-            } = state;
-            let decision = match &gate {
-                None => Ok(GateDecision::Allow),
-                Some(gate) => {
-                    let request = GateRequest {
-                        tool: tool.clone(),
-                        call_id: call.id.clone(),
-                        label: tool.tool().label().map(str::to_owned),
-                        args: args.clone(),
-                        preview: preview.clone(),
-                        context: call.cx.clone(),
-                    };
-                    // A person may take minutes; an abort must not wait for them.
-                    tokio::select! {
-                        biased;
-                        _ = call.cx.cancellation.cancelled() => {
-                            return call.finish(
-                                Outcome::Cancelled,
-                                vec![Content::text(messages::CANCELLED)],
-                                None,
-                                coercions,
-                            );
-                        }
-                        decision = gate.decide(request) => decision,
-                    }
-                }
-            };
-            let gated = match decision {
-                Ok(GateDecision::Allow) => Gated {
-                    tool,
-                    args: GatedArgs::new(args),
-                    coercions,
-                    preview,
-                    verdict: GateVerdict::Allowed,
-                },
-                Ok(GateDecision::Rewrite(new_args)) => {
-                    match recheck(&tool, new_args, &call.cx).await {
-                        Ok((args, coercions, preview)) => Gated {
-                            tool,
-                            args: GatedArgs::new(args),
-                            coercions,
-                            preview,
-                            verdict: GateVerdict::Rewritten,
-                        },
-                        Err(err) => {
-                            let message = format!(
-                                "the gate rewrote the arguments into an invalid call: {err}"
-                            );
-                            return call.finish(
-                                Outcome::Denied,
-                                vec![Content::text(message)],
-                                None,
-                                coercions,
-                            );
-                        }
-                    }
-                }
-                Ok(GateDecision::Deny(reason)) => {
-                    let reason = reason
-                        .filter(|r| !r.is_empty())
-                        .unwrap_or_else(|| messages::DENIED.to_owned());
-                    return call.finish(
-                        Outcome::Denied,
-                        vec![Content::text(reason)],
-                        None,
-                        coercions,
-                    );
-                }
-                Err(err) => {
-                    let reason = err.to_string();
-                    let reason = if reason.is_empty() {
-                        messages::DENIED.to_owned()
-                    } else {
-                        reason
-                    };
-                    return call.finish(
-                        Outcome::Denied,
-                        vec![Content::text(reason)],
-                        None,
-                        coercions,
-                    );
-                }
-            };
-            ready_call(inner, call.with_state(gated)).await
-        })
+                verdict: GateVerdict::Rewritten,
+            }),
+            Err(err) => Err(Refusal {
+                outcome: Outcome::Denied,
+                text: format!("the gate rewrote the arguments into an invalid call: {err}"),
+                coercions,
+            }),
+        },
+        Ok(GateDecision::Deny(reason)) => {
+            Err(Refusal::denied(reason.unwrap_or_default(), coercions))
+        }
+        Err(err) => Err(Refusal::denied(err.to_string(), coercions)),
     }
 }
 

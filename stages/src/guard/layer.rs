@@ -16,7 +16,7 @@ pub struct EventGuardLayer {
 impl EventGuardLayer {
     /// Labels come from `registry`; events go to `sink` unless a call brings
     /// its own.
-    pub fn new(registry: Arc<ToolRegistry>, sink: EventSink) -> Self {
+    pub const fn new(registry: Arc<ToolRegistry>, sink: EventSink) -> Self {
         Self { registry, sink }
     }
 }
@@ -25,10 +25,6 @@ impl<S> Layer<S> for EventGuardLayer {
     type Service = EventGuard<S>;
 
     fn layer(&self, inner: S) -> Self::Service {
-        EventGuard {
-            inner,
-            registry: self.registry.clone(),
-            sink: self.sink.clone(),
-        }
+        EventGuard::new(inner, self.registry.clone(), self.sink.clone())
     }
 }

@@ -5,8 +5,10 @@
 //! future is dropped: a drop guard then cancels the call's token (so work in
 //! spawned tasks stops) and reports `Cancelled`.
 
+mod future;
 mod layer;
 mod service;
 
+pub use future::ResponseFuture;
 pub use layer::EventGuardLayer;
 pub use service::EventGuard;

@@ -7,23 +7,37 @@ use std::time::{Duration, Instant};
 use futures::FutureExt;
 use tower::Service;
 
+use super::ResponseFuture;
 use crate::call::{Call, CallEvents, CancelReason, Cancellation, Executed, Started, Unvalidated};
 use crate::event::{Event, EventSink};
-use crate::future::{ResponseFuture, inner_accessors, ready_call, take_inner};
-use crate::messages;
+use crate::future::{inner_accessors, ready_call, take_inner};
 use crate::outcome::{Content, Outcome, ToolResult};
 use crate::panic;
 use crate::registry::ToolRegistry;
+use crate::texts;
 
-/// Emits Start in `call()` and exactly one End per call.
+/// Emits Start in `call()` and exactly one End per call. It catches the
+/// inner stages' panics around their future, so it is always ready and
+/// readies the inner service in its future.
 #[derive(Clone, Debug)]
 pub struct EventGuard<S> {
-    pub(super) inner: S,
-    pub(super) registry: Arc<ToolRegistry>,
-    pub(super) sink: EventSink,
+    inner: S,
+    registry: Arc<ToolRegistry>,
+    sink: EventSink,
 }
 
 inner_accessors!(EventGuard);
+
+impl<S> EventGuard<S> {
+    /// Emits Start and End for every call to `inner`; labels come from `registry`, events go to `sink` unless a call brings its own.
+    pub fn new(inner: S, registry: Arc<ToolRegistry>, sink: EventSink) -> Self {
+        Self {
+            inner,
+            registry,
+            sink,
+        }
+    }
+}
 
 impl<S> Service<Call<Unvalidated>> for EventGuard<S>
 where
@@ -35,7 +49,7 @@ where
 {
     type Response = ToolResult;
     type Error = Infallible;
-    type Future = ResponseFuture<ToolResult>;
+    type Future = ResponseFuture;
 
     fn poll_ready(&mut self, _cx: &mut Context<'_>) -> Poll<Result<(), Self::Error>> {
         Poll::Ready(Ok(()))
@@ -47,7 +61,7 @@ where
         call.cx.events.bind_default(&self.sink);
         let label = self.registry.label(&call.tool);
         call.cx.events.emit(Event::ToolExecStart {
-            tool_id: call.id.clone(),
+            call_id: call.call_id.clone(),
             tool: call.tool.clone(),
             label: label.clone(),
             args: call.state.args.to_value(),
@@ -55,19 +69,14 @@ where
         let mut guard = EndGuard {
             events: call.cx.events.clone(),
             cancellation: call.cx.cancellation.clone(),
-            tool_id: call.id.clone(),
+            call_id: call.call_id.clone(),
             tool: call.tool.clone(),
             label,
             started: Instant::now(),
             armed: true,
         };
-        let args = call.state.args;
-        let next = Call {
-            id: call.id,
-            tool: call.tool,
-            cx: call.cx,
-            state: Started { args },
-        };
+        let (call, Unvalidated { args }) = call.split();
+        let next = call.advance(Started { args });
         ResponseFuture::new(async move {
             let ended = AssertUnwindSafe(ready_call(inner, next))
                 .catch_unwind()
@@ -91,7 +100,7 @@ where
 struct EndGuard {
     events: CallEvents,
     cancellation: Cancellation,
-    tool_id: String,
+    call_id: String,
     tool: String,
     label: Option<String>,
     started: Instant,
@@ -105,7 +114,7 @@ impl EndGuard {
 
     fn result(&self, executed: Executed) -> ToolResult {
         ToolResult {
-            tool_id: self.tool_id.clone(),
+            call_id: self.call_id.clone(),
             tool: self.tool.clone(),
             label: self.label.clone(),
             outcome: executed.outcome,
@@ -132,7 +141,7 @@ impl Drop for EndGuard {
         self.cancellation.cancel(CancelReason::Abort);
         let result = self.result(Executed {
             outcome: Outcome::Cancelled,
-            content: vec![Content::text(messages::CANCELLED)],
+            content: vec![Content::text(texts::CANCELLED)],
             error_code: None,
             coercions: Vec::new(),
         });

@@ -19,6 +19,6 @@ impl<S> Layer<S> for PreviewLayer {
     type Service = Preview<S>;
 
     fn layer(&self, inner: S) -> Self::Service {
-        Preview { inner }
+        Preview::new(inner)
     }
 }

@@ -1,11 +1,13 @@
 //! Preview: the tool's preview (e.g. a unified diff), computed before the
 //! gate and emitted as `ToolExecUpdate{kind: preview}`.
 
+mod future;
 mod layer;
 mod service;
 
 use serde_json::Value;
 
+pub use future::ResponseFuture;
 pub use layer::PreviewLayer;
 pub use service::Preview;
 
@@ -15,7 +17,7 @@ use crate::registry::RegisteredTool;
 
 /// Computes the tool's preview and emits it; the error is the message of
 /// `semantics.md` §2 (`preview tool "NAME": ERR`).
-pub async fn compute(
+pub(crate) async fn compute(
     tool: &RegisteredTool,
     args: &Value,
     cx: &CallContext,

@@ -3,18 +3,28 @@ use std::task::{Context, Poll};
 
 use tower::Service;
 
+use super::ResponseFuture;
 use super::compute;
 use crate::call::{Call, Executed, Previewed, Validated};
-use crate::future::{ResponseFuture, inner_accessors, ready_call, take_inner};
+use crate::future::{inner_accessors, ready_call, take_inner};
 use crate::outcome::{Content, Outcome};
 
-/// Computes and emits the tool's preview.
+/// Computes and emits the tool's preview. It awaits before
+/// calling its inner service, so it is always ready and readies the inner
+/// service in its future.
 #[derive(Clone, Debug)]
 pub struct Preview<S> {
-    pub(super) inner: S,
+    inner: S,
 }
 
 inner_accessors!(Preview);
+
+impl<S> Preview<S> {
+    /// Previews calls to `inner`.
+    pub fn new(inner: S) -> Self {
+        Self { inner }
+    }
+}
 
 impl<S> Service<Call<Validated>> for Preview<S>
 where
@@ -26,7 +36,7 @@ where
 {
     type Response = Call<Executed>;
     type Error = Infallible;
-    type Future = ResponseFuture<Call<Executed>>;
+    type Future = ResponseFuture;
 
     fn poll_ready(&mut self, _cx: &mut Context<'_>) -> Poll<Result<(), Self::Error>> {
         Poll::Ready(Ok(()))
@@ -50,7 +60,7 @@ where
                     coercions,
                 ),
                 Ok(preview) => {
-                    let next = call.with_state(Previewed {
+                    let next = call.advance(Previewed {
                         tool,
                         args,
                         coercions,

@@ -13,7 +13,7 @@ pub struct ResolveLayer {
 
 impl ResolveLayer {
     /// Looks tools up in `registry`.
-    pub fn new(registry: Arc<ToolRegistry>) -> Self {
+    pub const fn new(registry: Arc<ToolRegistry>) -> Self {
         Self { registry }
     }
 }
@@ -22,9 +22,6 @@ impl<S> Layer<S> for ResolveLayer {
     type Service = Resolve<S>;
 
     fn layer(&self, inner: S) -> Self::Service {
-        Resolve {
-            inner,
-            registry: self.registry.clone(),
-        }
+        Resolve::new(inner, self.registry.clone())
     }
 }

@@ -4,8 +4,9 @@ use std::task::{Context, Poll};
 
 use tower::Service;
 
+use super::ResponseFuture;
 use crate::call::{Admitted, Call, Executed, Resolved};
-use crate::future::{StageFuture, inner_accessors};
+use crate::future::inner_accessors;
 use crate::outcome::Outcome;
 use crate::registry::ToolRegistry;
 
@@ -13,11 +14,18 @@ use crate::registry::ToolRegistry;
 /// ready when its inner service is.
 #[derive(Clone, Debug)]
 pub struct Resolve<S> {
-    pub(super) inner: S,
-    pub(super) registry: Arc<ToolRegistry>,
+    inner: S,
+    registry: Arc<ToolRegistry>,
 }
 
 inner_accessors!(Resolve);
+
+impl<S> Resolve<S> {
+    /// Resolves calls to `inner` against `registry`.
+    pub fn new(inner: S, registry: Arc<ToolRegistry>) -> Self {
+        Self { inner, registry }
+    }
+}
 
 impl<S> Service<Call<Admitted>> for Resolve<S>
 where
@@ -25,7 +33,7 @@ where
 {
     type Response = Call<Executed>;
     type Error = Infallible;
-    type Future = StageFuture<S::Future>;
+    type Future = ResponseFuture<S::Future>;
 
     fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Self::Error>> {
         self.inner.poll_ready(cx)
@@ -34,9 +42,9 @@ where
     fn call(&mut self, call: Call<Admitted>) -> Self::Future {
         let Some(tool) = self.registry.get(&call.tool).cloned() else {
             let message = format!("tool \"{}\" not found", call.tool);
-            return StageFuture::ended(call.end(Outcome::Failed, message));
+            return ResponseFuture::ended(call.end(Outcome::Failed, message));
         };
         let (call, Admitted { args }) = call.split();
-        StageFuture::inner(self.inner.call(call.with_state(Resolved { tool, args })))
+        ResponseFuture::inner(self.inner.call(call.advance(Resolved { tool, args })))
     }
 }

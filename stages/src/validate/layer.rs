@@ -19,6 +19,6 @@ impl<S> Layer<S> for ValidateLayer {
     type Service = Validate<S>;
 
     fn layer(&self, inner: S) -> Self::Service {
-        Validate { inner }
+        Validate::new(inner)
     }
 }

@@ -144,18 +144,6 @@ fn type_set(types: impl Iterator<Item = JsonType>) -> String {
 
 /// A location written `edits[1].old_string`: names joined by `.`, indices
 /// in brackets, the empty string for the arguments as a whole.
-///
-/// ```
-/// use agentcore_stages::validate::message::format_path;
-/// use jsonschema::paths::Location;
-///
-/// let location = Location::new().join("edits").join(1usize).join("old_string");
-/// assert_eq!(format_path(&location), "edits[1].old_string");
-/// ```
-pub fn format_path(location: &Location) -> String {
-    format_steps(&steps(location))
-}
-
 fn format_steps(steps: &[Step]) -> String {
     let mut out = String::new();
     for step in steps {
@@ -174,4 +162,20 @@ fn format_steps(steps: &[Step]) -> String {
         }
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use jsonschema::paths::Location;
+
+    use super::*;
+
+    #[test]
+    fn locations_are_written_with_dots_and_brackets() {
+        let location = Location::new()
+            .join("edits")
+            .join(1usize)
+            .join("old_string");
+        assert_eq!(format_steps(&steps(&location)), "edits[1].old_string");
+    }
 }

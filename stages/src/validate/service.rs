@@ -3,18 +3,28 @@ use std::task::{Context, Poll};
 
 use tower::Service;
 
+use super::ResponseFuture;
 use super::{Invalid, check};
 use crate::call::{Call, Coerced, Executed, Validated};
-use crate::future::{ResponseFuture, inner_accessors, ready_call, take_inner};
+use crate::future::{inner_accessors, ready_call, take_inner};
 use crate::outcome::{Content, Outcome};
 
-/// Checks the coerced arguments against the schema and the tool.
+/// Checks the coerced arguments against the schema and the tool. It awaits before
+/// calling its inner service, so it is always ready and readies the inner
+/// service in its future.
 #[derive(Clone, Debug)]
 pub struct Validate<S> {
-    pub(super) inner: S,
+    inner: S,
 }
 
 inner_accessors!(Validate);
+
+impl<S> Validate<S> {
+    /// Validates the arguments of calls to `inner`.
+    pub fn new(inner: S) -> Self {
+        Self { inner }
+    }
+}
 
 impl<S> Service<Call<Coerced>> for Validate<S>
 where
@@ -26,7 +36,7 @@ where
 {
     type Response = Call<Executed>;
     type Error = Infallible;
-    type Future = ResponseFuture<Call<Executed>>;
+    type Future = ResponseFuture;
 
     fn poll_ready(&mut self, _cx: &mut Context<'_>) -> Poll<Result<(), Self::Error>> {
         Poll::Ready(Ok(()))
@@ -50,7 +60,7 @@ where
                     coercions,
                 ),
                 Ok(()) => {
-                    let next = call.with_state(Validated {
+                    let next = call.advance(Validated {
                         tool,
                         args,
                         coercions,

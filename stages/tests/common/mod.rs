@@ -210,26 +210,26 @@ pub fn assert_paired(events: &[Event]) {
     let mut state: HashMap<String, S> = HashMap::new();
     for e in events {
         match e {
-            Event::ToolExecStart { tool_id, .. } => {
+            Event::ToolExecStart { call_id, .. } => {
                 assert!(
-                    state.insert(tool_id.clone(), S::Open).is_none(),
-                    "second Start for {tool_id}"
+                    state.insert(call_id.clone(), S::Open).is_none(),
+                    "second Start for {call_id}"
                 );
             }
-            Event::ToolExecUpdate { tool_id, .. } => {
+            Event::ToolExecUpdate { call_id, .. } => {
                 assert_eq!(
-                    state.get(tool_id),
+                    state.get(call_id),
                     Some(&S::Open),
-                    "update outside Start/End: {tool_id}"
+                    "update outside Start/End: {call_id}"
                 );
             }
-            Event::ToolExecEnd { tool_id, .. } => {
+            Event::ToolExecEnd { call_id, .. } => {
                 assert_eq!(
-                    state.get(tool_id),
+                    state.get(call_id),
                     Some(&S::Open),
-                    "End without open Start: {tool_id}"
+                    "End without open Start: {call_id}"
                 );
-                state.insert(tool_id.clone(), S::Closed);
+                state.insert(call_id.clone(), S::Closed);
             }
             _ => {}
         }

@@ -6,5 +6,5 @@ fn main() {
     let _args = GatedArgs { value: json!({}) };
     let _args = GatedArgs::new(json!({}));
     let call = Call::new("c1", "t", json!({}));
-    let _gated: Call<Gated> = call.with_state(Gated {});
+    let _gated: Call<Gated> = call.advance(Gated {});
 }

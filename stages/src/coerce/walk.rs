@@ -1,111 +1,14 @@
-//! Argument parsing and coercion: pure functions, no I/O.
-//!
-//! See `semantics.md` §3. Only strings that have exactly one reading under
-//! the schema are replaced; everything else is left for validation to report.
-//! The Coerce stage ([`Coerce`]) applies them to each call.
-
-mod layer;
-mod service;
+//! The walk of an instance alongside its schema, coercing as it goes.
 
 use std::collections::HashMap;
 use std::sync::{Arc, LazyLock, Mutex, PoisonError};
 
-use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-pub use layer::CoerceLayer;
-pub use service::Coerce;
-
-use crate::call::RawArgs;
-use crate::registry::RegisteredTool;
+use super::limits::{MAX_ARGS_BYTES, MAX_DEPTH, check_depth, json_size, nesting};
+use super::types::{Types, reading};
+use super::{ArgsError, Coercion};
 use crate::validate::compile_schema;
-
-/// Arguments nested deeper than this are refused.
-pub const MAX_DEPTH: usize = 128;
-/// Arguments larger than this (as JSON text) are refused.
-pub const MAX_ARGS_BYTES: usize = 4 * 1024 * 1024;
-
-/// One repaired argument: a string replaced by the JSON value it spelled.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Coercion {
-    /// Where, written `edits[1].old_string`.
-    pub path: String,
-    /// The original string, as JSON text (`"\"3\""`).
-    pub from: String,
-    /// The replacement, as JSON text (`"3"`).
-    pub to: String,
-}
-
-/// Why arguments could not be parsed.
-#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-pub enum ArgsError {
-    /// Not JSON, too deep or too large.
-    #[error("{0}")]
-    Malformed(String),
-    /// JSON, but not an object; carries the JSON type name.
-    #[error("expects a JSON object but received {0}")]
-    NotObject(&'static str),
-}
-
-/// The JSON type name of `v` (`object`, `array`, `string`, `number`,
-/// `integer` for whole numbers, `boolean`, `null`).
-pub fn json_type_name(v: &Value) -> &'static str {
-    match v {
-        Value::Null => "null",
-        Value::Bool(_) => "boolean",
-        Value::Number(n) if n.is_i64() || n.is_u64() => "integer",
-        Value::Number(_) => "number",
-        Value::String(_) => "string",
-        Value::Array(_) => "array",
-        Value::Object(_) => "object",
-    }
-}
-
-/// Parses raw arguments into a JSON object: JSON text is parsed (`""` and
-/// whitespace mean `{}`), a value is taken as is. Enforces [`MAX_DEPTH`] and
-/// [`MAX_ARGS_BYTES`].
-pub fn parse_args(raw: &RawArgs) -> Result<Value, ArgsError> {
-    let value = match raw {
-        RawArgs::Text(text) => {
-            if text.len() > MAX_ARGS_BYTES {
-                return Err(too_large(text.len()));
-            }
-            if text.trim().is_empty() {
-                return Ok(Value::Object(Default::default()));
-            }
-            serde_json::from_str::<Value>(text).map_err(|e| ArgsError::Malformed(e.to_string()))?
-        }
-        RawArgs::Value(value) => {
-            check_depth(value, 0)?;
-            let size = serde_json::to_vec(value).map(|v| v.len()).unwrap_or(0);
-            if size > MAX_ARGS_BYTES {
-                return Err(too_large(size));
-            }
-            value.clone()
-        }
-    };
-    match value {
-        Value::Object(_) => Ok(value),
-        other => Err(ArgsError::NotObject(json_type_name(&other))),
-    }
-}
-
-fn too_large(size: usize) -> ArgsError {
-    ArgsError::Malformed(format!(
-        "arguments are {size} bytes, more than the limit of {MAX_ARGS_BYTES} bytes"
-    ))
-}
-
-fn check_depth(value: &Value, depth: usize) -> Result<(), ArgsError> {
-    if depth > MAX_DEPTH {
-        return Err(too_deep());
-    }
-    match value {
-        Value::Array(items) => items.iter().try_for_each(|v| check_depth(v, depth + 1)),
-        Value::Object(map) => map.values().try_for_each(|v| check_depth(v, depth + 1)),
-        _ => Ok(()),
-    }
-}
 
 /// The dialect coercion walks; a schema declaring another is left alone.
 const DRAFT_2020_12: &str = "https://json-schema.org/draft/2020-12/schema";
@@ -123,7 +26,7 @@ const PATTERN_CACHE_LIMIT: usize = 256;
 /// validation to report.
 ///
 /// Nesting deeper than [`MAX_DEPTH`] or a result larger than
-/// [`MAX_ARGS_BYTES`] is an [`ArgsError::Malformed`]; `args` may then be
+/// [`MAX_ARGS_BYTES`] is an [`ArgsError::TooDeep`] or [`ArgsError::TooLarge`]; `args` may then be
 /// partly coerced and should be discarded.
 ///
 /// ```
@@ -150,117 +53,10 @@ pub fn coerce(schema: &Value, args: &mut Value) -> Result<Vec<Coercion>, ArgsErr
         // A number can be longer than the string that spelled it ("1e15").
         let size = json_size(args);
         if size > MAX_ARGS_BYTES {
-            return Err(too_large(size));
+            return Err(ArgsError::too_large(size));
         }
     }
     Ok(walk.coercions)
-}
-
-fn too_deep() -> ArgsError {
-    ArgsError::Malformed(format!(
-        "arguments are nested deeper than {MAX_DEPTH} levels"
-    ))
-}
-
-/// The length of `value` as compact JSON text, without building the text.
-fn json_size(value: &Value) -> usize {
-    struct Count(usize);
-    impl std::io::Write for Count {
-        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-            self.0 += buf.len();
-            Ok(buf.len())
-        }
-        fn flush(&mut self) -> std::io::Result<()> {
-            Ok(())
-        }
-    }
-    let mut count = Count(0);
-    // Writing a `Value` to a sink that never fails cannot fail.
-    let _ = serde_json::to_writer(&mut count, value);
-    count.0
-}
-
-/// How many levels of values lie below `value`: 0 for a scalar or an empty
-/// container, as [`check_depth`] counts.
-fn nesting(value: &Value) -> usize {
-    match value {
-        Value::Array(items) => items.iter().map(|v| 1 + nesting(v)).max().unwrap_or(0),
-        Value::Object(map) => map.values().map(|v| 1 + nesting(v)).max().unwrap_or(0),
-        _ => 0,
-    }
-}
-
-/// A set of JSON types; `number` is `INTEGER | FRACTION`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-struct Types(u8);
-
-impl Types {
-    const NONE: Types = Types(0);
-    const ALL: Types = Types(0x7f);
-    const NULL: Types = Types(1);
-    const BOOLEAN: Types = Types(2);
-    const OBJECT: Types = Types(4);
-    const ARRAY: Types = Types(8);
-    const STRING: Types = Types(16);
-    const INTEGER: Types = Types(32);
-    /// Numbers that are not exact integers (`1.5`, `1.0`, `1e3`).
-    const FRACTION: Types = Types(64);
-
-    fn named(name: &str) -> Option<Types> {
-        Some(match name {
-            "null" => Self::NULL,
-            "boolean" => Self::BOOLEAN,
-            "object" => Self::OBJECT,
-            "array" => Self::ARRAY,
-            "string" => Self::STRING,
-            "integer" => Self::INTEGER,
-            "number" => Types(Self::INTEGER.0 | Self::FRACTION.0),
-            _ => return None,
-        })
-    }
-
-    /// The types a `type` keyword allows; a malformed keyword constrains
-    /// nothing (such a schema does not compile anyway).
-    fn of_keyword(keyword: &Value) -> Types {
-        match keyword {
-            Value::String(name) => Self::named(name).unwrap_or(Self::ALL),
-            Value::Array(names) => names
-                .iter()
-                .try_fold(Self::NONE, |acc, name| {
-                    name.as_str()
-                        .and_then(Self::named)
-                        .map(|t| Types(acc.0 | t.0))
-                })
-                .unwrap_or(Self::ALL),
-            _ => Self::ALL,
-        }
-    }
-
-    fn of_value(value: &Value) -> Types {
-        match value {
-            Value::Null => Self::NULL,
-            Value::Bool(_) => Self::BOOLEAN,
-            Value::Number(n) if n.is_i64() || n.is_u64() => Self::INTEGER,
-            Value::Number(_) => Self::FRACTION,
-            Value::String(_) => Self::STRING,
-            Value::Array(_) => Self::ARRAY,
-            Value::Object(_) => Self::OBJECT,
-        }
-    }
-
-    fn contains(self, other: Types) -> bool {
-        other.0 != 0 && self.0 & other.0 == other.0
-    }
-}
-
-/// The one reading of `text` allowed by `allowed`, if there is one.
-fn reading(text: &str, allowed: Types) -> Option<Value> {
-    let value: Value = serde_json::from_str(text.trim()).ok()?;
-    match value {
-        Value::String(_) | Value::Null => None,
-        value if allowed.contains(Types::of_value(&value)) => Some(value),
-        _ => None,
-    }
 }
 
 /// The walk of one instance alongside one schema document.
@@ -283,7 +79,7 @@ impl<'s> Walk<'s> {
         depth: usize,
     ) -> Result<(), ArgsError> {
         if depth > MAX_DEPTH {
-            return Err(too_deep());
+            return Err(ArgsError::too_deep());
         }
         let nodes = self.applicable(direct);
         if nodes.is_empty() {
@@ -295,7 +91,7 @@ impl<'s> Walk<'s> {
             && let Some(value) = reading(text, allowed)
         {
             if depth + nesting(&value) > MAX_DEPTH {
-                return Err(too_deep());
+                return Err(ArgsError::too_deep());
             }
             self.coercions.push(Coercion {
                 path: self.path.clone(),
@@ -425,7 +221,7 @@ fn allowed_types(nodes: &[&Schema]) -> Option<Types> {
         .iter()
         .filter_map(|schema| schema.get("type"))
         .map(Types::of_keyword)
-        .reduce(|a, b| Types(a.0 & b.0))
+        .reduce(Types::intersect)
 }
 
 /// In `[X, {"type": "null"}]` (either order), `X`.
@@ -543,31 +339,12 @@ fn percent_decode(text: &str) -> Option<String> {
     String::from_utf8(out).ok()
 }
 
-/// Parses and coerces a call's raw arguments for `tool`, as the Coerce
-/// stage does; the error is the model-readable message of `semantics.md` §2.
-pub fn parse_and_coerce(
-    tool: &RegisteredTool,
-    raw: &RawArgs,
-) -> Result<(Value, Vec<Coercion>), String> {
-    let name = tool.name();
-    let describe = |e: ArgsError| match e {
-        ArgsError::Malformed(err) => format!(
-            "tool argument validation failed: {name} received malformed JSON arguments: {err}"
-        ),
-        ArgsError::NotObject(kind) => format!(
-            "tool argument validation failed: {name} expects a JSON object but received {kind}"
-        ),
-    };
-    let mut args = parse_args(raw).map_err(describe)?;
-    let coercions = coerce(tool.tool().schema(), &mut args).map_err(describe)?;
-    Ok((args, coercions))
-}
-
 #[cfg(test)]
 mod tests {
     use serde_json::json;
 
     use super::*;
+    use crate::coerce::limits::json_size;
 
     fn coerced(schema: Value, args: Value) -> (Value, Vec<(String, String, String)>) {
         let mut args = args;
@@ -796,7 +573,8 @@ mod tests {
             "$defs": {"t": {"type": "array", "items": {"$ref": "#/$defs/t"}}}
         });
         let err = coerce(&schema, &mut args).unwrap_err();
-        assert!(matches!(err, ArgsError::Malformed(m) if m.contains("deeper than 128")));
+        assert!(matches!(err, ArgsError::TooDeep { limit: 128 }));
+        assert!(err.to_string().contains("deeper than 128"));
         // 90 more levels fit.
         let fits = format!("{}{}", "[".repeat(90), "]".repeat(90));
         let mut inner = json!([fits]);
@@ -826,16 +604,8 @@ mod tests {
         assert!(json_size(&args) <= MAX_ARGS_BYTES);
         let schema = object(json!({"a": {"type": "array"}}));
         let err = coerce(&schema, &mut args).unwrap_err();
-        assert!(matches!(err, ArgsError::Malformed(m) if m.contains("more than the limit")));
-    }
-
-    #[test]
-    fn json_size_matches_serialization() {
-        let v = json!({"a": [1, "x\"y", {"b": null}], "c": 1.5});
-        assert_eq!(
-            json_size(&v),
-            serde_json::to_string(&v).map(|s| s.len()).unwrap_or(0)
-        );
+        assert!(matches!(err, ArgsError::TooLarge { .. }));
+        assert!(err.to_string().contains("more than the limit"));
     }
 
     #[test]
@@ -844,15 +614,5 @@ mod tests {
         assert_eq!(percent_decode("%").as_deref(), Some("%"));
         assert_eq!(percent_decode("%4").as_deref(), Some("%4"));
         assert_eq!(percent_decode("%ff"), None);
-    }
-
-    #[test]
-    fn empty_text_is_an_empty_object() {
-        assert_eq!(parse_args(&RawArgs::Text(String::new())), Ok(json!({})));
-        assert_eq!(parse_args(&RawArgs::Text(" \n".into())), Ok(json!({})));
-        assert_eq!(
-            parse_args(&RawArgs::Text("[1]".into())),
-            Err(ArgsError::NotObject("array"))
-        );
     }
 }

@@ -1,0 +1,163 @@
+//! The call as a type: [`Call<S>`], its state markers, and its [`CallContext`].
+//!
+//! A call's state is its type parameter. Each state holds exactly what the
+//! stages so far have established, and only the stage that establishes it
+//! can build the next state: the fields are private to this crate.
+//!
+//! One concept per file: the call itself here, its states in `state`, its
+//! arguments in `args`, cancellation in `cancel`, the context in `context`,
+//! the per-call event emitter in `events` and progress in `progress`.
+
+mod args;
+mod cancel;
+mod context;
+mod events;
+mod progress;
+mod state;
+
+use std::fmt;
+
+pub use args::{GatedArgs, RawArgs};
+pub use cancel::{CancelReason, Cancellation};
+pub use context::CallContext;
+pub(crate) use events::CallEvents;
+pub use progress::ProgressReporter;
+pub use state::{
+    Admitted, Coerced, Executed, GateVerdict, Gated, Previewed, Resolved, Started, Unvalidated,
+    Validated,
+};
+
+use crate::coerce::Coercion;
+use crate::event::EventSink;
+use crate::outcome::{Content, Outcome};
+
+/// A tool call on its way through the pipeline, in state `S`.
+pub struct Call<S> {
+    pub(crate) call_id: String,
+    pub(crate) tool: String,
+    pub(crate) cx: CallContext,
+    pub(crate) state: S,
+}
+
+impl<S> Call<S> {
+    /// The call's id, as the model gave it.
+    pub fn call_id(&self) -> &str {
+        &self.call_id
+    }
+
+    /// The tool name the model asked for.
+    pub fn tool_name(&self) -> &str {
+        &self.tool
+    }
+
+    /// The call's context: cancellation, events, extensions.
+    pub fn context(&self) -> &CallContext {
+        &self.cx
+    }
+
+    /// The call's context, mutably (to add extensions).
+    pub fn context_mut(&mut self) -> &mut CallContext {
+        &mut self.cx
+    }
+
+    /// What the stages so far have established.
+    pub fn state(&self) -> &S {
+        &self.state
+    }
+
+    /// The same call in the next state: the one way a stage moves a call
+    /// on (only stages of this crate can).
+    pub(crate) fn advance<T>(self, state: T) -> Call<T> {
+        Call {
+            call_id: self.call_id,
+            tool: self.tool,
+            cx: self.cx,
+            state,
+        }
+    }
+
+    /// The call without its state, kept to report an ending after the call
+    /// itself was handed on.
+    pub(crate) fn shell(&self) -> Call<()> {
+        Call {
+            call_id: self.call_id.clone(),
+            tool: self.tool.clone(),
+            cx: self.cx.clone(),
+            state: (),
+        }
+    }
+
+    /// Separates the state from the rest of the call.
+    pub(crate) fn split(self) -> (Call<()>, S) {
+        (
+            Call {
+                call_id: self.call_id,
+                tool: self.tool,
+                cx: self.cx,
+                state: (),
+            },
+            self.state,
+        )
+    }
+
+    /// Ends the call here with `outcome` and one text block.
+    pub(crate) fn end(self, outcome: Outcome, message: impl Into<String>) -> Call<Executed> {
+        self.finish(outcome, vec![Content::text(message)], None, Vec::new())
+    }
+
+    /// Ends the call here with everything the End event reports.
+    pub(crate) fn finish(
+        self,
+        outcome: Outcome,
+        content: Vec<Content>,
+        error_code: Option<i64>,
+        coercions: Vec<Coercion>,
+    ) -> Call<Executed> {
+        self.advance(Executed {
+            outcome,
+            content,
+            error_code,
+            coercions,
+        })
+    }
+}
+
+impl<S: fmt::Debug> fmt::Debug for Call<S> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Call")
+            .field("call_id", &self.call_id)
+            .field("tool", &self.tool)
+            .field("state", &self.state)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Call<Unvalidated> {
+    /// A new call as the model proposed it. `args` may be a JSON value or
+    /// JSON text (`""` means `{}`).
+    pub fn new(
+        call_id: impl Into<String>,
+        tool: impl Into<String>,
+        args: impl Into<RawArgs>,
+    ) -> Self {
+        let call_id = call_id.into();
+        Call {
+            cx: CallContext::new(&call_id),
+            call_id,
+            tool: tool.into(),
+            state: Unvalidated { args: args.into() },
+        }
+    }
+
+    /// Sends this call's events to `sink` instead of the pipeline's sink.
+    pub fn with_sink(self, sink: EventSink) -> Self {
+        self.cx.events.bind(sink);
+        self
+    }
+
+    /// Uses `cancellation` for this call (e.g. a child of the turn's).
+    pub fn with_cancellation(mut self, cancellation: Cancellation) -> Self {
+        self.cx.cancellation = cancellation;
+        self
+    }
+}

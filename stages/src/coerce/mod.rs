@@ -1,0 +1,62 @@
+//! Argument parsing and coercion: pure functions, no I/O.
+//!
+//! See `semantics.md` §3. Only strings that have exactly one reading under
+//! the schema are replaced; everything else is left for validation to report.
+//! The Coerce stage ([`Coerce`]) applies them to each call.
+//!
+//! The same folder shape as the other stages: the stage in `layer` and
+//! `service`; argument parsing in `parse`, its limits in `limits`, the set
+//! of JSON types in `types` and the walk of a schema in `walk`.
+
+mod error;
+mod future;
+mod layer;
+mod limits;
+mod parse;
+mod service;
+mod types;
+mod walk;
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+pub use error::ArgsError;
+pub use future::ResponseFuture;
+pub use layer::CoerceLayer;
+pub use limits::{MAX_ARGS_BYTES, MAX_DEPTH};
+pub use parse::parse_args;
+pub use service::Coerce;
+pub(crate) use types::json_type_name;
+pub use walk::coerce;
+
+use crate::call::RawArgs;
+use crate::registry::RegisteredTool;
+
+/// One repaired argument: a string replaced by the JSON value it spelled.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Coercion {
+    /// Where, written `edits[1].old_string`.
+    pub path: String,
+    /// The original string, as JSON text (`"\"3\""`).
+    pub from: String,
+    /// The replacement, as JSON text (`"3"`).
+    pub to: String,
+}
+
+/// Parses and coerces a call's raw arguments for `tool`, as the Coerce
+/// stage does; the error is the model-readable message of `semantics.md` §2.
+pub fn parse_and_coerce(
+    tool: &RegisteredTool,
+    raw: &RawArgs,
+) -> Result<(Value, Vec<Coercion>), String> {
+    let name = tool.name();
+    let describe = |e: ArgsError| match e {
+        ArgsError::NotObject(_) => format!("tool argument validation failed: {name} {e}"),
+        _ => format!(
+            "tool argument validation failed: {name} received malformed JSON arguments: {e}"
+        ),
+    };
+    let mut args = parse_args(raw).map_err(describe)?;
+    let coercions = coerce(tool.tool().schema(), &mut args).map_err(describe)?;
+    Ok((args, coercions))
+}
