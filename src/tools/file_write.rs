@@ -1,20 +1,107 @@
-//! What `edit` and `write` share: the read-deny refusal before anything is
-//! looked at, reading the file whole, the path lock, committing the new
-//! bytes, and stamping the tool's own write in the ledger.
+//! What `edit` and `write` share: the three steps of a change to one file
+//! ([`FileTool`] running a [`FileChange`]), the read-deny refusal before
+//! anything is looked at, reading the file whole, the path lock, committing
+//! the new bytes, and stamping the tool's own write in the ledger.
 
 use std::fs::File;
 use std::io::{self, Read};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::time::SystemTime;
 
-use agentcore_stages::{CallContext, Content, ToolError, ValidationFailure};
+use agentcore_stages::{CallContext, Content, ToolError, ToolOutput, ValidationFailure};
 use tokio_util::sync::CancellationToken;
 
 use super::atomic::{Base, CommitError, Written, commit};
 use super::beneath::{CreatedDirs, FileError};
-use super::blocking;
+use super::blocking::{self, run_blocking};
 use super::read_state::{FileReadState, ReadStamp, StaleRead, hash_bytes};
 use super::workspace::{OpenFile, Workspace};
+
+/// A change to one file, as the arguments of `edit` or `write` describe
+/// it: its three steps, each run on the blocking pool by [`FileTool`].
+pub(crate) trait FileChange: Clone + Send + Sync + 'static {
+    /// The path as the model gave it.
+    fn file_path(&self) -> &str;
+
+    /// The validate step: read-only, it may stat and read but never
+    /// writes.
+    fn check(&self, workspace: &Workspace, state: &FileReadState) -> Result<(), ValidationFailure>;
+
+    /// The preview: the unified diff the change would make.
+    fn preview(&self, workspace: &Workspace) -> Result<String, ToolError>;
+
+    /// The change itself, at the resolved `path`, under its path lock.
+    fn write(
+        &self,
+        workspace: &Workspace,
+        state: &FileReadState,
+        path: PathBuf,
+        token: &CancellationToken,
+    ) -> Result<ToolOutput, ToolError>;
+}
+
+/// The workspace and ledger a file-changing tool works on, and the steps
+/// every such tool takes around its [`FileChange`].
+#[derive(Clone, Debug)]
+pub(crate) struct FileTool {
+    /// Where the tool may write.
+    pub(crate) workspace: Workspace,
+    /// The read-before-write ledger.
+    pub(crate) state: FileReadState,
+}
+
+impl FileTool {
+    /// The validate step, on the blocking pool.
+    pub(crate) async fn validate<C: FileChange>(
+        &self,
+        change: &C,
+    ) -> Result<(), ValidationFailure> {
+        let (workspace, state, change) =
+            (self.workspace.clone(), self.state.clone(), change.clone());
+        check_blocking(move || change.check(&workspace, &state)).await
+    }
+
+    /// The preview, on the blocking pool.
+    pub(crate) async fn preview<C: FileChange>(
+        &self,
+        change: &C,
+        cx: &CallContext,
+    ) -> Result<Option<String>, ToolError> {
+        let (workspace, change) = (self.workspace.clone(), change.clone());
+        run_blocking(cx, move |_| change.preview(&workspace))
+            .await
+            .map(Some)
+    }
+
+    /// The change: the path resolved, its lock taken (or the call
+    /// cancelled while waiting, with nothing done), then the write on the
+    /// blocking pool.
+    pub(crate) async fn execute<C: FileChange>(
+        &self,
+        change: C,
+        cx: &CallContext,
+    ) -> Result<ToolOutput, ToolError> {
+        let path = self
+            .workspace
+            .resolve_new(change.file_path())
+            .map_err(|e| ToolError::new(e.to_string()))?;
+        let shown = self.workspace.display(&path);
+        let lock = lock_or_cancel(&self.state, &path, cx, &shown).await?;
+        let (workspace, state) = (self.workspace.clone(), self.state.clone());
+        run_blocking(cx, move |token| {
+            // Held until the write is done and stamped, even if the
+            // call's future is dropped meanwhile.
+            let _lock = lock;
+            change.write(&workspace, &state, path, &token)
+        })
+        .await
+    }
+
+    /// The busy line: `VERB SHOWN-PATH`.
+    pub(crate) fn activity(&self, verb: &str, change: &impl FileChange) -> String {
+        format!("{verb} {}", self.workspace.shown_arg(change.file_path()))
+    }
+}
 
 /// The code for path problems (outside the workspace, missing, a
 /// directory); codes 2–8 are tools.md's.
@@ -31,7 +118,7 @@ pub(crate) fn cannot_read(shown: &str, e: &io::Error) -> String {
 }
 
 /// Runs a read-only check on the blocking pool.
-pub(crate) async fn check_blocking<F>(check: F) -> Result<(), ValidationFailure>
+async fn check_blocking<F>(check: F) -> Result<(), ValidationFailure>
 where
     F: FnOnce() -> Result<(), ValidationFailure> + Send + 'static,
 {
@@ -102,7 +189,7 @@ pub(crate) fn read_existing(
 
 /// Waits for the path lock of `path`, or for the call's cancellation
 /// (then nothing was done: Cancelled).
-pub(crate) async fn lock_or_cancel(
+async fn lock_or_cancel(
     state: &FileReadState,
     path: &Path,
     cx: &CallContext,

@@ -16,11 +16,10 @@ use serde::Deserialize;
 use tokio_util::sync::CancellationToken;
 
 use super::beneath::FileError;
-use super::blocking::run_blocking;
 use super::diff::unified_diff;
 use super::file_write::{
-    cancelled, cannot_read, check_blocking, commit_failure, lock_or_cancel, path_failure,
-    read_existing, refuse_read_denied, stamp_written, write_through,
+    FileChange, FileTool, cancelled, cannot_read, commit_failure, path_failure, read_existing,
+    refuse_read_denied, stamp_written, write_through,
 };
 use super::read_state::{FileReadState, Freshness, StaleRead};
 use super::text;
@@ -75,15 +74,16 @@ pub fn permissions() -> Permissions {
 /// ```
 #[derive(Debug)]
 pub struct WriteTool {
-    workspace: Workspace,
-    state: FileReadState,
+    files: FileTool,
 }
 
 impl WriteTool {
     /// A `write` tool confined to `workspace`, checking and recording in
     /// `state`.
     pub fn new(workspace: Workspace, state: FileReadState) -> Self {
-        Self { workspace, state }
+        Self {
+            files: FileTool { workspace, state },
+        }
     }
 }
 
@@ -122,10 +122,7 @@ impl TypedTool for WriteTool {
     }
 
     fn activity(&self, args: &WriteArgs) -> Option<String> {
-        Some(format!(
-            "Writing {}",
-            self.workspace.shown_arg(&args.file_path)
-        ))
+        Some(self.files.activity("Writing", args))
     }
 
     fn extensions(&self) -> Extensions {
@@ -133,8 +130,7 @@ impl TypedTool for WriteTool {
     }
 
     async fn validate(&self, args: &WriteArgs, _cx: &CallContext) -> Result<(), ValidationFailure> {
-        let (workspace, state, args) = (self.workspace.clone(), self.state.clone(), args.clone());
-        check_blocking(move || check(&workspace, &state, &args)).await
+        self.files.validate(args).await
     }
 
     async fn preview(
@@ -142,26 +138,35 @@ impl TypedTool for WriteTool {
         args: &WriteArgs,
         cx: &CallContext,
     ) -> Result<Option<String>, ToolError> {
-        let (workspace, args) = (self.workspace.clone(), args.clone());
-        run_blocking(cx, move |_| preview(&workspace, &args))
-            .await
-            .map(Some)
+        self.files.preview(args, cx).await
     }
 
     async fn execute(&self, args: WriteArgs, cx: &CallContext) -> Result<ToolOutput, ToolError> {
-        let path = self
-            .workspace
-            .resolve_new(&args.file_path)
-            .map_err(|e| ToolError::new(e.to_string()))?;
-        let shown = self.workspace.display(&path);
-        let lock = lock_or_cancel(&self.state, &path, cx, &shown).await?;
-        let workspace = self.workspace.clone();
-        let state = self.state.clone();
-        run_blocking(cx, move |token| {
-            let _lock = lock;
-            execute(&workspace, &state, path, &args, &token)
-        })
-        .await
+        self.files.execute(args, cx).await
+    }
+}
+
+impl FileChange for WriteArgs {
+    fn file_path(&self) -> &str {
+        &self.file_path
+    }
+
+    fn check(&self, workspace: &Workspace, state: &FileReadState) -> Result<(), ValidationFailure> {
+        check(workspace, state, self)
+    }
+
+    fn preview(&self, workspace: &Workspace) -> Result<String, ToolError> {
+        preview(workspace, self)
+    }
+
+    fn write(
+        &self,
+        workspace: &Workspace,
+        state: &FileReadState,
+        path: PathBuf,
+        token: &CancellationToken,
+    ) -> Result<ToolOutput, ToolError> {
+        execute(workspace, state, path, self, token)
     }
 }
 

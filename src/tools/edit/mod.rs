@@ -34,10 +34,9 @@ pub use apply::{EditError, apply_edit, edit_bytes};
 use self::apply::edit_decoded;
 use self::snippet::snippet;
 use super::beneath::FileError;
-use super::blocking::run_blocking;
 use super::diff::unified_diff;
 use super::file_write::{
-    cancelled, cannot_read, check_blocking, commit_failure, lock_or_cancel, path_failure, read_all,
+    FileChange, FileTool, cancelled, cannot_read, commit_failure, path_failure, read_all,
     read_existing, refuse_read_denied, stamp_written, write_through,
 };
 use super::read_state::{FileReadState, Freshness, StaleRead, hash_bytes};
@@ -101,15 +100,16 @@ pub fn permissions() -> Permissions {
 /// ```
 #[derive(Debug)]
 pub struct EditTool {
-    workspace: Workspace,
-    state: FileReadState,
+    files: FileTool,
 }
 
 impl EditTool {
     /// An `edit` tool confined to `workspace`, checking and recording in
     /// `state`.
     pub fn new(workspace: Workspace, state: FileReadState) -> Self {
-        Self { workspace, state }
+        Self {
+            files: FileTool { workspace, state },
+        }
     }
 }
 
@@ -148,10 +148,7 @@ impl TypedTool for EditTool {
     }
 
     fn activity(&self, args: &EditArgs) -> Option<String> {
-        Some(format!(
-            "Editing {}",
-            self.workspace.shown_arg(&args.file_path)
-        ))
+        Some(self.files.activity("Editing", args))
     }
 
     fn extensions(&self) -> Extensions {
@@ -159,8 +156,7 @@ impl TypedTool for EditTool {
     }
 
     async fn validate(&self, args: &EditArgs, _cx: &CallContext) -> Result<(), ValidationFailure> {
-        let (workspace, state, args) = (self.workspace.clone(), self.state.clone(), args.clone());
-        check_blocking(move || check(&workspace, &state, &args)).await
+        self.files.validate(args).await
     }
 
     async fn preview(
@@ -168,33 +164,40 @@ impl TypedTool for EditTool {
         args: &EditArgs,
         cx: &CallContext,
     ) -> Result<Option<String>, ToolError> {
-        let (workspace, args) = (self.workspace.clone(), args.clone());
-        run_blocking(cx, move |_| preview(&workspace, &args))
-            .await
-            .map(Some)
+        self.files.preview(args, cx).await
     }
 
     async fn execute(&self, args: EditArgs, cx: &CallContext) -> Result<ToolOutput, ToolError> {
-        let path = self
-            .workspace
-            .resolve_new(&args.file_path)
-            .map_err(|e| ToolError::new(e.to_string()))?;
-        let shown = self.workspace.display(&path);
-        let lock = lock_or_cancel(&self.state, &path, cx, &shown).await?;
-        let workspace = self.workspace.clone();
-        let state = self.state.clone();
-        run_blocking(cx, move |token| {
-            // Held until the write is done and stamped, even if the
-            // call's future is dropped meanwhile.
-            let _lock = lock;
-            execute(&workspace, &state, path, &args, &token)
-        })
-        .await
+        self.files.execute(args, cx).await
     }
 }
 
 fn edit_failure(e: EditError) -> ValidationFailure {
     ValidationFailure::new(e.code(), e.to_string())
+}
+
+impl FileChange for EditArgs {
+    fn file_path(&self) -> &str {
+        &self.file_path
+    }
+
+    fn check(&self, workspace: &Workspace, state: &FileReadState) -> Result<(), ValidationFailure> {
+        check(workspace, state, self)
+    }
+
+    fn preview(&self, workspace: &Workspace) -> Result<String, ToolError> {
+        preview(workspace, self)
+    }
+
+    fn write(
+        &self,
+        workspace: &Workspace,
+        state: &FileReadState,
+        path: PathBuf,
+        token: &CancellationToken,
+    ) -> Result<ToolOutput, ToolError> {
+        execute(workspace, state, path, self, token)
+    }
 }
 
 /// validate: a read-denied path, then codes 6, 1, 8, 7, 2, 3, 4, 5 in that
