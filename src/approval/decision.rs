@@ -5,7 +5,7 @@ use std::fmt;
 use std::path::PathBuf;
 
 use super::mode::Mode;
-use super::rule::RuleKind;
+use super::rule::{Rule, RuleKind};
 
 /// Allow, ask or deny.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -39,6 +39,16 @@ pub enum DecisionSource {
     SessionGrant(String),
     /// The person asked.
     Person,
+}
+
+impl DecisionSource {
+    /// The rule `rule` of list `kind`, as written.
+    pub(crate) fn rule(kind: RuleKind, rule: &Rule) -> Self {
+        DecisionSource::Rule {
+            kind,
+            rule: rule.to_string(),
+        }
+    }
 }
 
 impl fmt::Display for DecisionSource {

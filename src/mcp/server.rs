@@ -7,7 +7,9 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::Duration;
 
 use agentcore_stages::texts;
-use agentcore_stages::{Call, CancelReason, Cancellation, Content, Event, EventSink, UpdateKind};
+use agentcore_stages::{
+    Call, CancelReason, Cancellation, Content, Event, EventSink, ToolResultMessage, UpdateKind,
+};
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, Implementation,
     InitializeRequestParams, InitializeResult, ListToolsResult, NumberOrString,
@@ -171,9 +173,10 @@ impl McpServer {
             .with_sink(sink)
             .with_cancellation(cancellation.clone());
 
+        let tool = call.tool_name().to_owned();
         let submitted = tokio::select! {
             biased;
-            () = context.ct.cancelled() => return call_tool_result(&CancelledBeforeStart::new(call_id)),
+            () = context.ct.cancelled() => return call_tool_result(&cancelled_before_start(call_id, tool)),
             submitted = self.submit(call, ticket.as_ref()) => submitted,
         };
         let pending = submitted.map_err(scheduler_error)?;
@@ -297,29 +300,13 @@ fn call_tool_result(answer: &impl ToolAnswer) -> Result<CallToolResult, ErrorDat
 
 /// The answer to a call the client cancelled before the scheduler took it:
 /// the cancelled text, as an error.
-struct CancelledBeforeStart {
-    call_id: String,
-    content: [Content; 1],
-}
-
-impl CancelledBeforeStart {
-    fn new(call_id: String) -> Self {
-        Self {
-            call_id,
-            content: [Content::text(texts::CANCELLED)],
-        }
-    }
-}
-
-impl ToolAnswer for CancelledBeforeStart {
-    fn call_id(&self) -> &str {
-        &self.call_id
-    }
-    fn content(&self) -> &[Content] {
-        &self.content
-    }
-    fn is_error(&self) -> bool {
-        true
+fn cancelled_before_start(call_id: String, tool: String) -> ToolResultMessage {
+    ToolResultMessage {
+        role: "tool",
+        call_id,
+        tool,
+        content: vec![Content::text(texts::CANCELLED)],
+        is_error: true,
     }
 }
 

@@ -434,39 +434,35 @@ mod tests {
     fn write(dir: &OwnedFd, name: &str, bytes: &[u8]) -> Result<Written, CommitError> {
         let token = CancellationToken::new();
         let existing = beneath::stat_at(dir.as_fd(), OsStr::new(name)).unwrap();
-        if existing.is_none() {
-            return commit(
-                dir,
-                OsStr::new(name),
-                None,
-                bytes,
-                &token,
-                CreatedDirs::default(),
-            );
-        }
-        let (file, meta, hash) = base_of(dir, name);
-        let base = Base {
-            file: &file,
-            meta: &meta,
-            hash,
-        };
+        let parts = existing.map(|_| base_of(dir, name));
+        let base = parts.as_ref().map(|(file, meta, hash)| Base {
+            file,
+            meta,
+            hash: *hash,
+        });
         commit(
             dir,
             OsStr::new(name),
-            Some(base),
+            base,
             bytes,
             &token,
             CreatedDirs::default(),
         )
     }
 
+    /// A directory holding `name` with content "old" and `mode`.
+    fn file_with_mode(name: &str, mode: u32) -> (tempfile::TempDir, std::path::PathBuf, OwnedFd) {
+        let tmp = tempfile::tempdir().unwrap();
+        let path = tmp.path().join(name);
+        fs::write(&path, "old").unwrap();
+        fs::set_permissions(&path, fs::Permissions::from_mode(mode)).unwrap();
+        let dir = open(tmp.path());
+        (tmp, path, dir)
+    }
+
     #[test]
     fn replaces_keeps_mode_and_leaves_no_temp_file() {
-        let tmp = tempfile::tempdir().unwrap();
-        let path = tmp.path().join("f.sh");
-        fs::write(&path, "old").unwrap();
-        fs::set_permissions(&path, fs::Permissions::from_mode(0o751)).unwrap();
-        let dir = open(tmp.path());
+        let (tmp, path, dir) = file_with_mode("f.sh", 0o751);
         let w = write(&dir, "f.sh", b"new").unwrap();
         assert_eq!(w.how, How::Replaced);
         assert_eq!(fs::read(&path).unwrap(), b"new");
@@ -539,11 +535,7 @@ mod tests {
 
     #[test]
     fn set_id_bits_are_not_restored() {
-        let tmp = tempfile::tempdir().unwrap();
-        let path = tmp.path().join("tool");
-        fs::write(&path, "old").unwrap();
-        fs::set_permissions(&path, fs::Permissions::from_mode(0o6755)).unwrap();
-        let dir = open(tmp.path());
+        let (_tmp, path, dir) = file_with_mode("tool", 0o6755);
         write(&dir, "tool", b"new").unwrap();
         let mode = fs::metadata(&path).unwrap().permissions().mode() & 0o7777;
         assert_eq!(mode, 0o755);

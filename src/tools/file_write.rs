@@ -1,5 +1,5 @@
 //! What `edit` and `write` share: the three steps of a change to one file
-//! ([`FileTool`] running a [`FileChange`]), the read-deny refusal before
+//! ([`FileTool`]), the read-deny refusal before
 //! anything is looked at, reading the file whole, the path lock, committing
 //! the new bytes, and stamping the tool's own write in the ledger.
 
@@ -17,31 +17,23 @@ use super::blocking::{self, run_blocking};
 use super::read_state::{FileReadState, ReadStamp, StaleRead, hash_bytes};
 use super::workspace::{OpenFile, Workspace};
 
-/// A change to one file, as the arguments of `edit` or `write` describe
-/// it: its three steps, each run on the blocking pool by [`FileTool`].
-pub(crate) trait FileChange: Clone + Send + Sync + 'static {
-    /// The path as the model gave it.
-    fn file_path(&self) -> &str;
+/// The validate step of a file change: read-only, it may stat and read
+/// but never writes.
+pub(crate) type Check<A> = fn(&Workspace, &FileReadState, &A) -> Result<(), ValidationFailure>;
+/// The preview of a file change: the unified diff it would make.
+pub(crate) type Preview<A> = fn(&Workspace, &A) -> Result<String, ToolError>;
+/// The change itself, at the resolved path, under its path lock.
+pub(crate) type Change<A> = fn(
+    &Workspace,
+    &FileReadState,
+    PathBuf,
+    &A,
+    &CancellationToken,
+) -> Result<ToolOutput, ToolError>;
 
-    /// The validate step: read-only, it may stat and read but never
-    /// writes.
-    fn check(&self, workspace: &Workspace, state: &FileReadState) -> Result<(), ValidationFailure>;
-
-    /// The preview: the unified diff the change would make.
-    fn preview(&self, workspace: &Workspace) -> Result<String, ToolError>;
-
-    /// The change itself, at the resolved `path`, under its path lock.
-    fn write(
-        &self,
-        workspace: &Workspace,
-        state: &FileReadState,
-        path: PathBuf,
-        token: &CancellationToken,
-    ) -> Result<ToolOutput, ToolError>;
-}
-
-/// The workspace and ledger a file-changing tool works on, and the steps
-/// every such tool takes around its [`FileChange`].
+/// The workspace and ledger a file-changing tool (edit, write) works on,
+/// and the steps every such tool takes around its own check, preview and
+/// change: each on the blocking pool, the change under the path lock.
 #[derive(Clone, Debug)]
 pub(crate) struct FileTool {
     /// Where the tool may write.
@@ -52,23 +44,24 @@ pub(crate) struct FileTool {
 
 impl FileTool {
     /// The validate step, on the blocking pool.
-    pub(crate) async fn validate<C: FileChange>(
+    pub(crate) async fn validate<A: Clone + Send + 'static>(
         &self,
-        change: &C,
+        args: &A,
+        check: Check<A>,
     ) -> Result<(), ValidationFailure> {
-        let (workspace, state, change) =
-            (self.workspace.clone(), self.state.clone(), change.clone());
-        check_blocking(move || change.check(&workspace, &state)).await
+        let (workspace, state, args) = (self.workspace.clone(), self.state.clone(), args.clone());
+        check_blocking(move || check(&workspace, &state, &args)).await
     }
 
     /// The preview, on the blocking pool.
-    pub(crate) async fn preview<C: FileChange>(
+    pub(crate) async fn preview<A: Clone + Send + 'static>(
         &self,
-        change: &C,
+        args: &A,
         cx: &CallContext,
+        preview: Preview<A>,
     ) -> Result<Option<String>, ToolError> {
-        let (workspace, change) = (self.workspace.clone(), change.clone());
-        run_blocking(cx, move |_| change.preview(&workspace))
+        let (workspace, args) = (self.workspace.clone(), args.clone());
+        run_blocking(cx, move |_| preview(&workspace, &args))
             .await
             .map(Some)
     }
@@ -76,14 +69,16 @@ impl FileTool {
     /// The change: the path resolved, its lock taken (or the call
     /// cancelled while waiting, with nothing done), then the write on the
     /// blocking pool.
-    pub(crate) async fn execute<C: FileChange>(
+    pub(crate) async fn execute<A: Send + 'static>(
         &self,
-        change: C,
+        file_path: &str,
+        args: A,
         cx: &CallContext,
+        change: Change<A>,
     ) -> Result<ToolOutput, ToolError> {
         let path = self
             .workspace
-            .resolve_new(change.file_path())
+            .resolve_new(file_path)
             .map_err(|e| ToolError::new(e.to_string()))?;
         let shown = self.workspace.display(&path);
         let lock = lock_or_cancel(&self.state, &path, cx, &shown).await?;
@@ -92,14 +87,14 @@ impl FileTool {
             // Held until the write is done and stamped, even if the
             // call's future is dropped meanwhile.
             let _lock = lock;
-            change.write(&workspace, &state, path, &token)
+            change(&workspace, &state, path, &args, &token)
         })
         .await
     }
 
     /// The busy line: `VERB SHOWN-PATH`.
-    pub(crate) fn activity(&self, verb: &str, change: &impl FileChange) -> String {
-        format!("{verb} {}", self.workspace.shown_arg(change.file_path()))
+    pub(crate) fn activity(&self, verb: &str, file_path: &str) -> String {
+        format!("{verb} {}", self.workspace.shown_arg(file_path))
     }
 }
 

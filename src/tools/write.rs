@@ -18,7 +18,7 @@ use tokio_util::sync::CancellationToken;
 use super::beneath::FileError;
 use super::diff::unified_diff;
 use super::file_write::{
-    FileChange, FileTool, cancelled, cannot_read, commit_failure, path_failure, read_existing,
+    FileTool, cancelled, cannot_read, commit_failure, path_failure, read_existing,
     refuse_read_denied, stamp_written, write_through,
 };
 use super::read_state::{FileReadState, Freshness, StaleRead};
@@ -122,7 +122,7 @@ impl TypedTool for WriteTool {
     }
 
     fn activity(&self, args: &WriteArgs) -> Option<String> {
-        Some(self.files.activity("Writing", args))
+        Some(self.files.activity("Writing", &args.file_path))
     }
 
     fn extensions(&self) -> Extensions {
@@ -130,7 +130,7 @@ impl TypedTool for WriteTool {
     }
 
     async fn validate(&self, args: &WriteArgs, _cx: &CallContext) -> Result<(), ValidationFailure> {
-        self.files.validate(args).await
+        self.files.validate(args, check).await
     }
 
     async fn preview(
@@ -138,35 +138,12 @@ impl TypedTool for WriteTool {
         args: &WriteArgs,
         cx: &CallContext,
     ) -> Result<Option<String>, ToolError> {
-        self.files.preview(args, cx).await
+        self.files.preview(args, cx, preview).await
     }
 
     async fn execute(&self, args: WriteArgs, cx: &CallContext) -> Result<ToolOutput, ToolError> {
-        self.files.execute(args, cx).await
-    }
-}
-
-impl FileChange for WriteArgs {
-    fn file_path(&self) -> &str {
-        &self.file_path
-    }
-
-    fn check(&self, workspace: &Workspace, state: &FileReadState) -> Result<(), ValidationFailure> {
-        check(workspace, state, self)
-    }
-
-    fn preview(&self, workspace: &Workspace) -> Result<String, ToolError> {
-        preview(workspace, self)
-    }
-
-    fn write(
-        &self,
-        workspace: &Workspace,
-        state: &FileReadState,
-        path: PathBuf,
-        token: &CancellationToken,
-    ) -> Result<ToolOutput, ToolError> {
-        execute(workspace, state, path, self, token)
+        let file_path = args.file_path.clone();
+        self.files.execute(&file_path, args, cx, execute).await
     }
 }
 

@@ -47,10 +47,7 @@ impl<'a> Evaluation<'a> {
         if let Some(rule) = self.first_binding(&self.engine.inner.deny, RuleKind::Deny) {
             return Decision::new(
                 Verdict::Deny,
-                DecisionSource::Rule {
-                    kind: RuleKind::Deny,
-                    rule: rule.to_string(),
-                },
+                DecisionSource::rule(RuleKind::Deny, rule),
                 format!(
                     "denied by the policy rule deny {:?}: this call {}. The user does not allow it; do not retry it or work around it with another tool, and choose a different approach.",
                     rule.as_str(),
@@ -81,10 +78,7 @@ impl<'a> Evaluation<'a> {
         if let Some(rule) = self.first_binding(&self.engine.inner.ask, RuleKind::Ask) {
             return Decision::new(
                 Verdict::Ask,
-                DecisionSource::Rule {
-                    kind: RuleKind::Ask,
-                    rule: rule.to_string(),
-                },
+                DecisionSource::rule(RuleKind::Ask, rule),
                 format!(
                     "the policy rule ask {:?} requires the user's approval for this call, which {}.",
                     rule.as_str(),
@@ -153,10 +147,7 @@ impl<'a> Evaluation<'a> {
             .find(|r| r.binds(self.tool, self.access))?;
         Some(Decision::new(
             Verdict::Ask,
-            DecisionSource::Rule {
-                kind: RuleKind::Deny,
-                rule: rule.to_string(),
-            },
+            DecisionSource::rule(RuleKind::Deny, rule),
             format!(
                 "the policy rule deny {:?} cannot be checked against `{command}`: the command {}. Deny rules hold in every mode, so this call needs the user's approval. Write the commands you mean as plain words (no eval, inline code, arithmetic, [[ ]] or command names built from variables) so the rule can be checked.",
                 rule.as_str(),
@@ -276,10 +267,7 @@ impl<'a> Evaluation<'a> {
     fn allowed(&self) -> (Option<DecisionSource>, Option<String>) {
         let rules = &self.engine.inner.allow;
         let grants = self.engine.session_grants();
-        let rule_source = |r: &Rule| DecisionSource::Rule {
-            kind: RuleKind::Allow,
-            rule: r.to_string(),
-        };
+        let rule_source = |r: &Rule| DecisionSource::rule(RuleKind::Allow, r);
         let grant_source = |r: &Rule| DecisionSource::SessionGrant(r.to_string());
         let candidates = || {
             rules

@@ -197,6 +197,15 @@ mod tests {
             .collect()
     }
 
+    /// The environment built from `pairs` with nothing allowed through.
+    fn built(pairs: &[(&str, &str)]) -> Vec<(OsString, OsString)> {
+        EnvPolicy {
+            base: Some(vars(pairs)),
+            allowed: BTreeSet::new(),
+        }
+        .build()
+    }
+
     fn get<'a>(env: &'a [(OsString, OsString)], name: &str) -> Option<&'a OsString> {
         env.iter().find(|(n, _)| n == name).map(|(_, v)| v)
     }
@@ -362,11 +371,7 @@ mod tests {
 
     #[test]
     fn git_config_is_added_after_the_users_own() {
-        let env = EnvPolicy {
-            base: Some(vars(&[("PATH", "/bin")])),
-            allowed: BTreeSet::new(),
-        }
-        .build();
+        let env = built(&[("PATH", "/bin")]);
         assert_eq!(get(&env, "GIT_CONFIG_COUNT").unwrap(), "1");
         assert_eq!(
             get(&env, "GIT_CONFIG_KEY_0").unwrap(),
@@ -374,17 +379,13 @@ mod tests {
         );
         assert_eq!(get(&env, "GIT_CONFIG_VALUE_0").unwrap(), "explicit");
 
-        let env = EnvPolicy {
-            base: Some(vars(&[
-                ("GIT_CONFIG_COUNT", "2"),
-                ("GIT_CONFIG_KEY_0", "user.name"),
-                ("GIT_CONFIG_VALUE_0", "A"),
-                ("GIT_CONFIG_KEY_1", "user.email"),
-                ("GIT_CONFIG_VALUE_1", "a@b"),
-            ])),
-            allowed: BTreeSet::new(),
-        }
-        .build();
+        let env = built(&[
+            ("GIT_CONFIG_COUNT", "2"),
+            ("GIT_CONFIG_KEY_0", "user.name"),
+            ("GIT_CONFIG_VALUE_0", "A"),
+            ("GIT_CONFIG_KEY_1", "user.email"),
+            ("GIT_CONFIG_VALUE_1", "a@b"),
+        ]);
         assert_eq!(get(&env, "GIT_CONFIG_COUNT").unwrap(), "3");
         assert_eq!(get(&env, "GIT_CONFIG_KEY_1").unwrap(), "user.email");
         assert_eq!(
@@ -398,15 +399,11 @@ mod tests {
         );
 
         // A stale pair at our index is overwritten, not doubled.
-        let env = EnvPolicy {
-            base: Some(vars(&[
-                ("GIT_CONFIG_COUNT", "0"),
-                ("GIT_CONFIG_KEY_0", "safe.bareRepository"),
-                ("GIT_CONFIG_VALUE_0", "all"),
-            ])),
-            allowed: BTreeSet::new(),
-        }
-        .build();
+        let env = built(&[
+            ("GIT_CONFIG_COUNT", "0"),
+            ("GIT_CONFIG_KEY_0", "safe.bareRepository"),
+            ("GIT_CONFIG_VALUE_0", "all"),
+        ]);
         assert_eq!(get(&env, "GIT_CONFIG_VALUE_0").unwrap(), "explicit");
         assert_eq!(
             env.iter()
@@ -416,15 +413,11 @@ mod tests {
         );
 
         // A count git would refuse is replaced.
-        let env = EnvPolicy {
-            base: Some(vars(&[
-                ("GIT_CONFIG_COUNT", "many"),
-                ("GIT_CONFIG_KEY_0", "core.fsmonitor"),
-                ("GIT_CONFIG_VALUE_0", "x"),
-            ])),
-            allowed: BTreeSet::new(),
-        }
-        .build();
+        let env = built(&[
+            ("GIT_CONFIG_COUNT", "many"),
+            ("GIT_CONFIG_KEY_0", "core.fsmonitor"),
+            ("GIT_CONFIG_VALUE_0", "x"),
+        ]);
         assert_eq!(get(&env, "GIT_CONFIG_COUNT").unwrap(), "1");
         assert_eq!(
             get(&env, "GIT_CONFIG_KEY_0").unwrap(),
@@ -434,11 +427,7 @@ mod tests {
 
     #[test]
     fn an_inherited_call_marker_is_dropped() {
-        let env = EnvPolicy {
-            base: Some(vars(&[(CALL_MARKER, "someone-else")])),
-            allowed: BTreeSet::new(),
-        }
-        .build();
+        let env = built(&[(CALL_MARKER, "someone-else")]);
         assert!(get(&env, CALL_MARKER).is_none());
     }
 }

@@ -419,25 +419,30 @@ mod tests {
         (Typed::new(BashTool::new(root.path().to_owned(), dir)), root)
     }
 
+    /// Runs one call of `bash` with `args`.
+    async fn run(
+        bash: &Typed<BashTool>,
+        cx: &CallContext,
+        args: Value,
+    ) -> Result<ToolOutput, ToolError> {
+        bash.execute(GatedArgs::for_test(args), cx).await
+    }
+
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn exits_are_output_and_timeouts_are_errors() {
         let (bash, _root) = tool();
         let cx = CallContext::for_test("u", EventSink::noop());
-        let out = bash
-            .execute(
-                GatedArgs::for_test(json!({"command": "echo hi; exit 4"})),
-                &cx,
-            )
+        let out = run(&bash, &cx, json!({"command": "echo hi; exit 4"}))
             .await
             .unwrap();
         assert_eq!(out, ToolOutput::text("Exit code: 4\nhi\n"));
-        let err = bash
-            .execute(
-                GatedArgs::for_test(json!({"command": "echo a; sleep 30", "timeout": 200})),
-                &cx,
-            )
-            .await
-            .unwrap_err();
+        let err = run(
+            &bash,
+            &cx,
+            json!({"command": "echo a; sleep 30", "timeout": 200}),
+        )
+        .await
+        .unwrap_err();
         assert!(!err.cancelled);
         assert_eq!(err, ToolError::new("Timed out after 200 ms\na\n"));
     }
@@ -451,11 +456,7 @@ mod tests {
             tokio::time::sleep(Duration::from_millis(300)).await;
             cancel.cancel(CancelReason::Skip);
         });
-        let err = bash
-            .execute(
-                GatedArgs::for_test(json!({"command": "echo a; sleep 30"})),
-                &cx,
-            )
+        let err = run(&bash, &cx, json!({"command": "echo a; sleep 30"}))
             .await
             .unwrap_err();
         assert!(err.cancelled);

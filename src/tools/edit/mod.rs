@@ -36,8 +36,8 @@ use self::snippet::snippet;
 use super::beneath::FileError;
 use super::diff::unified_diff;
 use super::file_write::{
-    FileChange, FileTool, cancelled, cannot_read, commit_failure, path_failure, read_all,
-    read_existing, refuse_read_denied, stamp_written, write_through,
+    FileTool, cancelled, cannot_read, commit_failure, path_failure, read_all, read_existing,
+    refuse_read_denied, stamp_written, write_through,
 };
 use super::read_state::{FileReadState, Freshness, StaleRead, hash_bytes};
 use super::text;
@@ -148,7 +148,7 @@ impl TypedTool for EditTool {
     }
 
     fn activity(&self, args: &EditArgs) -> Option<String> {
-        Some(self.files.activity("Editing", args))
+        Some(self.files.activity("Editing", &args.file_path))
     }
 
     fn extensions(&self) -> Extensions {
@@ -156,7 +156,7 @@ impl TypedTool for EditTool {
     }
 
     async fn validate(&self, args: &EditArgs, _cx: &CallContext) -> Result<(), ValidationFailure> {
-        self.files.validate(args).await
+        self.files.validate(args, check).await
     }
 
     async fn preview(
@@ -164,40 +164,17 @@ impl TypedTool for EditTool {
         args: &EditArgs,
         cx: &CallContext,
     ) -> Result<Option<String>, ToolError> {
-        self.files.preview(args, cx).await
+        self.files.preview(args, cx, preview).await
     }
 
     async fn execute(&self, args: EditArgs, cx: &CallContext) -> Result<ToolOutput, ToolError> {
-        self.files.execute(args, cx).await
+        let file_path = args.file_path.clone();
+        self.files.execute(&file_path, args, cx, execute).await
     }
 }
 
 fn edit_failure(e: EditError) -> ValidationFailure {
     ValidationFailure::new(e.code(), e.to_string())
-}
-
-impl FileChange for EditArgs {
-    fn file_path(&self) -> &str {
-        &self.file_path
-    }
-
-    fn check(&self, workspace: &Workspace, state: &FileReadState) -> Result<(), ValidationFailure> {
-        check(workspace, state, self)
-    }
-
-    fn preview(&self, workspace: &Workspace) -> Result<String, ToolError> {
-        preview(workspace, self)
-    }
-
-    fn write(
-        &self,
-        workspace: &Workspace,
-        state: &FileReadState,
-        path: PathBuf,
-        token: &CancellationToken,
-    ) -> Result<ToolOutput, ToolError> {
-        execute(workspace, state, path, self, token)
-    }
 }
 
 /// validate: a read-denied path, then codes 6, 1, 8, 7, 2, 3, 4, 5 in that
