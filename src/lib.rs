@@ -120,6 +120,8 @@ pub use agentcore_stages::{
 pub use agentcore_stages::{
     Event, EventSink, Gate, GateDecision, GateRequest, ToolResultMessage, UpdateKind,
 };
+// The fixed texts a model reads (cancelled, skipped, denied, …).
+pub use agentcore_stages::texts;
 
 pub mod approval;
 pub mod lines;

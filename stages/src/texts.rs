@@ -9,3 +9,12 @@ pub const CANCELLED: &str = "Tool execution cancelled.";
 pub const SKIPPED: &str = "Skipped due to queued user message.";
 /// A gate's denial without a reason.
 pub const DENIED: &str = "tool execution denied";
+
+/// How every refusal of a call's arguments begins, before the tool's name
+/// (`tool argument validation failed: read …`).
+pub const ARGUMENTS_REFUSED: &str = "tool argument validation failed:";
+
+/// `ARGUMENTS_REFUSED TOOL DETAIL`: a refusal of `tool`'s arguments.
+pub(crate) fn arguments_refused(tool: &str, detail: impl std::fmt::Display) -> String {
+    format!("{ARGUMENTS_REFUSED} {tool} {detail}")
+}

@@ -93,6 +93,7 @@ use serde_json::Value;
 
 use crate::call::{CallContext, GatedArgs};
 use crate::outcome::{ToolError, ToolOutput};
+use crate::texts;
 use crate::tool::{InterruptBehavior, Tool, ValidationFailure};
 
 /// The `error_code` of a call whose arguments passed the schema but could
@@ -299,9 +300,9 @@ impl<T: TypedTool> Typed<T> {
 
     fn parse(&self, args: &Value) -> Result<T::Args, String> {
         T::Args::deserialize(args).map_err(|err| {
-            format!(
-                "tool argument validation failed: {} could not read its arguments: {err}",
-                self.tool.name()
+            texts::arguments_refused(
+                self.tool.name(),
+                format_args!("could not read its arguments: {err}"),
             )
         })
     }

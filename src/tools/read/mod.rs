@@ -24,6 +24,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::beneath::list_dir;
 use super::blocking::run_blocking;
+use super::file_write::cannot_read;
 use super::read_state::{FileReadState, ReadStamp, StreamHasher, hash_bytes};
 use super::schema::builtin_args;
 use super::text::Encoding;
@@ -181,7 +182,7 @@ fn read(
         .resolve(&args.file_path)
         .map_err(|e| ToolError::new(e.to_string()))?;
     let shown = workspace.display(&path);
-    let cannot = |e: io::Error| ToolError::new(format!("Cannot read {shown}: {e}"));
+    let cannot = |e: io::Error| ToolError::new(cannot_read(&shown, &e));
     // Taken before opening: a write racing the read must look racy.
     let read_at = SystemTime::now();
     // Opened beneath the root's handle, typed first (a FIFO or device is

@@ -31,6 +31,7 @@ pub use walk::coerce;
 
 use crate::call::RawArgs;
 use crate::registry::RegisteredTool;
+use crate::texts;
 
 /// One repaired argument: a string replaced by the JSON value it spelled.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -51,10 +52,8 @@ pub fn parse_and_coerce(
 ) -> Result<(Value, Vec<Coercion>), String> {
     let name = tool.name();
     let describe = |e: ArgsError| match e {
-        ArgsError::NotObject(_) => format!("tool argument validation failed: {name} {e}"),
-        _ => format!(
-            "tool argument validation failed: {name} received malformed JSON arguments: {e}"
-        ),
+        ArgsError::NotObject(_) => texts::arguments_refused(name, e),
+        _ => texts::arguments_refused(name, format_args!("received malformed JSON arguments: {e}")),
     };
     let mut args = parse_args(raw).map_err(describe)?;
     let coercions = coerce(tool.tool().schema(), &mut args).map_err(describe)?;
