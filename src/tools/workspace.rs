@@ -50,6 +50,7 @@ const MAX_SYMLINK_HOPS: usize = 40;
 
 /// Why a path was refused. The `Display` text is what the model reads.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum PathError {
     /// The path resolves outside every root.
     #[error("path \"{0}\" is outside the workspace")]

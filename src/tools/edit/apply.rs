@@ -12,6 +12,7 @@ use crate::tools::text::{self, Format};
 /// Why an edit cannot be applied to a text. `Display` is the message the
 /// model reads; [`EditError::code`] is tools.md's code.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum EditError {
     /// `old_string` does not occur (code 4); holds `old_string` as given.
     #[error("String to replace not found in file.\nString: {0}")]
