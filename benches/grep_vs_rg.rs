@@ -1,7 +1,7 @@
 //! The read-side tools against the `rg` binary, in one run.
 //!
 //! ```text
-//! CARGO_TARGET_DIR=/work/target-tools cargo bench -p agentcore --bench grep_vs_rg
+//! CARGO_TARGET_DIR=/work/target-tools cargo bench -p agentcore-kernel --bench grep_vs_rg
 //! ```
 //!
 //! Generates (once, under `$AGENTCORE_BENCH_DIR` or the temp dir) a ~200 MB
