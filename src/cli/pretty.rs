@@ -14,7 +14,8 @@ use std::io::IsTerminal;
 use std::sync::Arc;
 use std::time::Duration;
 
-use agentcore::{Content, Event, Outcome, ToolRegistry, UpdateKind};
+use agentcore::stages::coerce::parse_and_coerce;
+use agentcore::{Content, Event, Outcome, RawArgs, ToolRegistry, UpdateKind};
 use console::{Style, style};
 use indicatif::{MultiProgress, ProgressBar, ProgressStyle};
 use serde_json::Value;
@@ -189,14 +190,19 @@ impl Pretty {
 
     fn start(&mut self, call_id: &str, tool: &str, label: Option<&str>, args: &Value) {
         let name = escape_controls(label.unwrap_or(tool));
-        let parsed = match args {
-            Value::String(text) => serde_json::from_str(text).unwrap_or(Value::Null),
-            other => other.clone(),
+        // Parsed and coerced as the pipeline will ("10" → 10 where the schema
+        // says integer), so a typed tool can read them.
+        let raw = match args {
+            Value::String(text) => RawArgs::Text(text.clone()),
+            other => RawArgs::Value(other.clone()),
         };
         let activity = self
             .registry
             .get(tool)
-            .and_then(|t| t.tool().activity(&parsed))
+            .and_then(|entry| {
+                let (args, _) = parse_and_coerce(entry, &raw).ok()?;
+                entry.tool().activity(&args)
+            })
             .map(|a| escape_controls(&cut(&a, 70)).into_owned())
             .unwrap_or_default();
         let title = if activity.is_empty() {
