@@ -1,6 +1,5 @@
 //! The `tools/list` entries: each tool's name, description and schema, with
-//! annotations from its capabilities at the smallest arguments its schema
-//! accepts ([`sample_args`]).
+//! annotations from [`Tool::always_read_only`](agentcore_stages::Tool::always_read_only).
 
 use std::sync::Arc;
 
@@ -11,9 +10,11 @@ use serde_json::{Map, Value};
 /// The MCP tool definitions for every tool in `registry`, in registration
 /// order.
 ///
-/// A tool that is read-only with the smallest arguments its schema accepts
+/// A tool that says every call of it is read-only
+/// ([`Tool::always_read_only`](agentcore_stages::Tool::always_read_only))
 /// gets `readOnlyHint: true`; any other gets `readOnlyHint: false,
-/// destructiveHint: true`. The title is the tool's label, when it has one.
+/// destructiveHint: true` (a client may skip asking for a read-only tool,
+/// so nothing is guessed). The title is the tool's label, when it has one.
 ///
 /// ```
 /// # #[tokio::main(flavor = "current_thread")]
@@ -35,11 +36,10 @@ pub fn tool_definitions(registry: &ToolRegistry) -> Vec<Tool> {
 }
 
 fn definition(tool: &dyn agentcore_stages::Tool) -> Tool {
-    let defaults = sample_args(tool.schema());
     // A capability method that panics counts as not read-only (fail closed),
     // as in the scheduler.
     let read_only =
-        std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| tool.read_only(&defaults)))
+        std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| tool.always_read_only()))
             .unwrap_or(false);
     let annotations = ToolAnnotations::from_raw(
         tool.label().map(str::to_owned),
@@ -66,66 +66,77 @@ fn definition(tool: &dyn agentcore_stages::Tool) -> Tool {
     .with_annotations(annotations)
 }
 
-/// The smallest arguments `schema` accepts, for asking a tool's
-/// capabilities without a call: `{}` with each required property at an
-/// empty value of its type (`""`, `0`, `false`, `[]`, `{}`, or the first of
-/// its `enum`). A typed tool answers its capability methods only for
-/// arguments that deserialize (`{}` lacks its required fields, and it
-/// would answer "not read-only" for any tool); a tool that ignores its
-/// arguments answers as for `{}`.
-fn sample_args(schema: &Value) -> Value {
-    let mut args = Map::new();
-    let required = schema.get("required").and_then(Value::as_array);
-    for name in required.into_iter().flatten().filter_map(Value::as_str) {
-        let property = &schema["properties"][name];
-        args.insert(name.to_owned(), empty_value(property));
-    }
-    Value::Object(args)
-}
-
-/// An empty value of the type `property` declares.
-fn empty_value(property: &Value) -> Value {
-    if let Some(first) = property.get("enum").and_then(|e| e.get(0)) {
-        return first.clone();
-    }
-    let declared = match property.get("type") {
-        Some(Value::Array(types)) => types.iter().find(|t| *t != "null"),
-        other => other,
-    };
-    match declared.and_then(Value::as_str) {
-        Some("string") => Value::from(""),
-        Some("integer" | "number") => Value::from(0),
-        Some("boolean") => Value::from(false),
-        Some("array") => Value::Array(Vec::new()),
-        Some("object") => Value::Object(Map::new()),
-        _ => Value::Null,
-    }
-}
-
 #[cfg(test)]
 mod tests {
-    use serde_json::json;
+    use agentcore_stages::{CallContext, ToolError, ToolOutput, ToolRegistry, TypedTool};
+    use schemars::JsonSchema;
+    use serde::Deserialize;
 
     use super::*;
 
+    /// A git tool: read-only for `status`, not for `push`.
+    #[derive(Deserialize, JsonSchema)]
+    #[allow(dead_code)]
+    struct GitArgs {
+        action: Action,
+    }
+
+    #[derive(Deserialize, JsonSchema, PartialEq)]
+    #[serde(rename_all = "lowercase")]
+    enum Action {
+        Status,
+        Push,
+    }
+
+    struct Git;
+
+    impl TypedTool for Git {
+        type Args = GitArgs;
+        fn name(&self) -> &str {
+            "git"
+        }
+        fn description(&self) -> &str {
+            "Runs git."
+        }
+        async fn execute(
+            &self,
+            _args: GitArgs,
+            _cx: &CallContext,
+        ) -> Result<ToolOutput, ToolError> {
+            Ok(ToolOutput::text("ok"))
+        }
+        fn read_only(&self, args: &GitArgs) -> bool {
+            args.action == Action::Status
+        }
+    }
+
+    fn hint(registry: &ToolRegistry, name: &str) -> (Option<bool>, Option<bool>) {
+        let tools = tool_definitions(registry);
+        let tool = tools.iter().find(|t| t.name == name).expect("listed");
+        let annotations = tool.annotations.as_ref().expect("annotations");
+        (annotations.read_only_hint, annotations.destructive_hint)
+    }
+
     #[test]
-    fn sample_args_fill_the_required_properties_only() {
-        let schema = json!({
-            "type": "object",
-            "properties": {
-                "path": {"type": "string"},
-                "mode": {"type": "string", "enum": ["fast", "careful"]},
-                "count": {"type": ["integer", "null"]},
-                "flags": {"type": "array"},
-                "limit": {"type": "integer"}
-            },
-            "required": ["path", "mode", "count", "flags"]
-        });
-        assert_eq!(
-            sample_args(&schema),
-            json!({"path": "", "mode": "fast", "count": 0, "flags": []})
-        );
-        assert_eq!(sample_args(&json!({"type": "object"})), json!({}));
-        assert_eq!(sample_args(&json!(true)), json!({}));
+    fn a_tool_read_only_for_some_arguments_only_is_not_hinted_read_only() {
+        let registry = ToolRegistry::new().with(Git.into_dyn()).unwrap();
+        assert_eq!(hint(&registry, "git"), (Some(false), Some(true)));
+    }
+
+    #[tokio::test]
+    async fn the_read_side_built_ins_are_hinted_read_only_and_the_others_are_not() {
+        let dir = tempfile::tempdir().unwrap();
+        let session =
+            crate::session::Session::start(crate::session::SessionConfig::new(dir.path())).unwrap();
+        for name in ["read", "glob", "grep", "ls"] {
+            assert_eq!(hint(session.registry(), name), (Some(true), None), "{name}");
+        }
+        for name in ["edit", "write", "bash"] {
+            assert_eq!(
+                hint(session.registry(), name),
+                (Some(false), Some(true)),
+                "{name}"
+            );
+        }
     }
 }

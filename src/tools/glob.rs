@@ -98,6 +98,10 @@ impl TypedTool for GlobTool {
         true
     }
 
+    fn always_read_only(&self) -> bool {
+        true
+    }
+
     fn concurrency_safe(&self, _args: &GlobArgs) -> Option<bool> {
         Some(true)
     }

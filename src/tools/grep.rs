@@ -181,6 +181,10 @@ impl TypedTool for GrepTool {
         true
     }
 
+    fn always_read_only(&self) -> bool {
+        true
+    }
+
     fn concurrency_safe(&self, _args: &GrepArgs) -> Option<bool> {
         Some(true)
     }

@@ -95,6 +95,10 @@ impl TypedTool for LsTool {
         true
     }
 
+    fn always_read_only(&self) -> bool {
+        true
+    }
+
     fn concurrency_safe(&self, _args: &LsArgs) -> Option<bool> {
         Some(true)
     }

@@ -124,6 +124,15 @@ pub trait Tool: Send + Sync + 'static {
         false
     }
 
+    /// True when every call of this tool is read-only, whatever its
+    /// arguments: what a client may rely on before any call, such as MCP's
+    /// `readOnlyHint`. By default, [`Tool::read_only`] of empty arguments
+    /// `{}`; a tool whose answer depends on its arguments should leave it
+    /// `false` for `{}` or override this.
+    fn always_read_only(&self) -> bool {
+        self.read_only(&Value::Object(serde_json::Map::new()))
+    }
+
     /// Whether the call may run beside other safe calls; `None` falls back
     /// to [`Tool::read_only`].
     fn concurrency_safe(&self, _args: &Value) -> Option<bool> {
@@ -235,6 +244,9 @@ impl<T: Tool> Tool for WithExtensions<T> {
     fn read_only(&self, args: &Value) -> bool {
         self.inner.read_only(args)
     }
+    fn always_read_only(&self) -> bool {
+        self.inner.always_read_only()
+    }
     fn concurrency_safe(&self, args: &Value) -> Option<bool> {
         self.inner.concurrency_safe(args)
     }
@@ -291,6 +303,8 @@ mod tests {
         assert_eq!(tool.name(), "bare");
         assert!(tool.read_only(&json!({})));
         assert!(is_concurrency_safe(&tool, &json!({})));
+        // Read-only at `{}`, so read-only for every call by default.
+        assert!(tool.always_read_only());
         assert!(Bare(json!({})).extensions().get::<Tag>().is_none());
     }
 }

@@ -166,6 +166,13 @@ pub trait TypedTool: Send + Sync + 'static {
         false
     }
 
+    /// True when every call is read-only, whatever its arguments; see
+    /// [`Tool::always_read_only`]. `false` unless the tool says so: the
+    /// adapter never guesses it from sample arguments.
+    fn always_read_only(&self) -> bool {
+        false
+    }
+
     /// Whether the call may run beside other safe calls; see
     /// [`Tool::concurrency_safe`].
     fn concurrency_safe(&self, _args: &Self::Args) -> Option<bool> {
@@ -375,6 +382,10 @@ impl<T: TypedTool> Tool for Typed<T> {
             .is_ok_and(|args| self.tool.read_only(&args))
     }
 
+    fn always_read_only(&self) -> bool {
+        self.tool.always_read_only()
+    }
+
     fn concurrency_safe(&self, args: &Value) -> Option<bool> {
         match self.parse(args) {
             Ok(args) => self.tool.concurrency_safe(&args),
@@ -560,6 +571,9 @@ mod tests {
         assert_eq!(tool.interrupt_behavior(&ok), InterruptBehavior::Cancel);
         assert_eq!(tool.concurrency_safe(&ok), None);
         assert!(crate::tool::is_concurrency_safe(&tool, &ok));
+
+        // Read-only for some arguments is not read-only for every call.
+        assert!(!tool.always_read_only());
 
         let bad = json!({"path": 3});
         assert!(!tool.read_only(&bad));

@@ -152,6 +152,10 @@ impl TypedTool for ReadTool {
         true
     }
 
+    fn always_read_only(&self) -> bool {
+        true
+    }
+
     fn concurrency_safe(&self, _args: &ReadArgs) -> Option<bool> {
         Some(true)
     }
