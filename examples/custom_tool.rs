@@ -90,7 +90,8 @@ impl TypedTool for Convert {
 
     // What a call touches, for the approval engine (the built-in tools
     // declare theirs the same way). A pure computation touches no file and
-    // runs nothing, so the engine lets it run without asking.
+    // runs nothing: the engine judges it as a read, which runs without
+    // asking unless a rule about reads or about `convert` says otherwise.
     fn extensions(&self) -> Extensions {
         Permissions::typed(|_: &ConvertArgs| Access::nothing()).into_extensions()
     }

@@ -30,7 +30,6 @@
 //! | [`session`] | The built-in tools, approval engine, pipeline and scheduler wired together, and built from the CLI's options, as `agentcore run` and `agentcore mcp` use them |
 //! | [`message`] | Tool calls and results in each provider's shape: one file per provider (Anthropic, OpenAI, MCP) |
 //! | [`mcp`] | The built-in tools served over MCP (`tools/list`, `tools/call`, progress, cancellation) |
-//! | [`lines`] | Bounded reading of JSON Lines input from a peer, shared by `agentcore run` and the MCP server |
 //!
 //! The `agentcore` binary (`run`, `demo`, `tools`, `mcp`) is built on these
 //! modules; its command-line code is private to it.
@@ -124,6 +123,9 @@ pub use agentcore_stages::{
 pub use agentcore_stages::texts;
 
 pub mod approval;
+// The bounded JSON Lines reader the binary's `run` and the MCP server
+// share; public for the binary, not part of the library's API.
+#[doc(hidden)]
 pub mod lines;
 pub mod mcp;
 pub mod message;

@@ -89,7 +89,10 @@ impl Access {
     }
 
     /// A call that touches no file and runs nothing, such as a pure
-    /// computation: a read of no paths.
+    /// computation: a read of no paths. It is judged as a read: allowed
+    /// without asking in every mode, unless a rule about reads (`deny =
+    /// ["read"]`, `ask = ["read"]`) or about the tool by name says
+    /// otherwise.
     pub fn nothing() -> Self {
         Self::read(std::iter::empty::<String>())
     }

@@ -80,6 +80,7 @@ pub struct RuleError {
 /// assert_eq!(grep.target(), &RuleTarget::Tool("grep".into()));
 /// ```
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub enum RuleTarget {
     /// `read`, or `write` and `edit`: every call that declares this
     /// capability (read, glob, grep, ls; write, edit; any tool describing

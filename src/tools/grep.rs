@@ -29,6 +29,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::blocking::run_blocking;
 use super::schema::builtin_args;
+use super::text;
 use super::walk::{
     Entry, Filters, Flow, Kind, SEARCH_CANCELLED, default_threads, walk, walk_error,
 };
@@ -690,22 +691,8 @@ fn cap_output(out: String) -> String {
     format!(
         "{}\n(Output truncated at {} characters: {omitted} more lines not shown. Use head_limit and offset to page, or narrow the pattern, path or glob.)",
         &out[..cut],
-        with_thousands(MAX_OUTPUT_CHARS)
+        text::thousands(MAX_OUTPUT_CHARS)
     )
-}
-
-/// `n` with a comma between thousands, as the texts write numbers
-/// (`30,000`).
-fn with_thousands(n: usize) -> String {
-    let digits = n.to_string();
-    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
-    for (i, digit) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i).is_multiple_of(3) {
-            out.push(',');
-        }
-        out.push(digit);
-    }
-    out
 }
 
 #[cfg(test)]
@@ -761,14 +748,6 @@ mod tests {
                 .unwrap_or_default()
                 .ends_with("instead of `a{30000}`), fewer alternatives, or narrower character classes, or search for a shorter literal part of what you want.")
         );
-    }
-
-    #[test]
-    fn thousands_are_separated() {
-        assert_eq!(with_thousands(0), "0");
-        assert_eq!(with_thousands(999), "999");
-        assert_eq!(with_thousands(30_000), "30,000");
-        assert_eq!(with_thousands(1_234_567), "1,234,567");
     }
 
     #[test]

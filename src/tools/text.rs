@@ -195,9 +195,30 @@ pub(crate) fn for_display(bytes: &[u8]) -> Cow<'_, str> {
     }
 }
 
+/// `n` with a comma between groups of three digits: `30,000`.
+pub(crate) fn thousands(n: usize) -> String {
+    let digits = n.to_string();
+    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
+    for (i, digit) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(digit);
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn thousands_are_separated() {
+        assert_eq!(thousands(0), "0");
+        assert_eq!(thousands(999), "999");
+        assert_eq!(thousands(30_000), "30,000");
+        assert_eq!(thousands(1_234_567), "1,234,567");
+    }
 
     fn round_trip(bytes: &[u8]) -> Format {
         let decoded = decode(bytes).expect("text");

@@ -236,16 +236,7 @@ impl Workspace {
     /// A path argument as a UI line shows it ("Reading src/lib.rs"):
     /// relative when it lies under the primary root, as given otherwise.
     /// Purely lexical: nothing is resolved or touched.
-    ///
-    /// ```
-    /// use agentcore::tools::workspace::Workspace;
-    ///
-    /// let ws = Workspace::new(std::env::temp_dir()).unwrap();
-    /// let inside = ws.root().join("src/lib.rs");
-    /// assert_eq!(ws.shown_arg(inside.to_str().unwrap()), "src/lib.rs");
-    /// assert_eq!(ws.shown_arg("notes.md"), "notes.md");
-    /// ```
-    pub fn shown_arg(&self, path: &str) -> String {
+    pub(crate) fn shown_arg(&self, path: &str) -> String {
         match Path::new(path).strip_prefix(self.root()) {
             Ok(rel) if !rel.as_os_str().is_empty() => rel.to_string_lossy().into_owned(),
             _ => path.to_owned(),
@@ -507,6 +498,14 @@ fn push_components(pending: &mut Vec<OsString>, path: &Path, current: &mut PathB
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn shown_args_are_relative_under_the_root_and_as_given_elsewhere() {
+        let ws = Workspace::new(std::env::temp_dir()).unwrap();
+        let inside = ws.root().join("src/lib.rs");
+        assert_eq!(ws.shown_arg(inside.to_str().unwrap()), "src/lib.rs");
+        assert_eq!(ws.shown_arg("notes.md"), "notes.md");
+    }
 
     fn ws() -> (tempfile::TempDir, Workspace) {
         let dir = tempfile::tempdir().expect("tempdir");

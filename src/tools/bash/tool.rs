@@ -20,6 +20,7 @@ use super::progress::Progress;
 use super::run::{self, Ending, Sinks};
 use super::spool::Spool;
 use crate::approval::{Access, Permissions};
+use crate::tools::text;
 
 /// The timeout when the model gives none, in milliseconds.
 pub const DEFAULT_TIMEOUT_MS: u64 = 120_000;
@@ -57,24 +58,11 @@ parts.
 - Prefer the dedicated tools for reading, searching and editing files.",
         DEFAULT_TIMEOUT_MS / MS_PER_MINUTE,
         MAX_TIMEOUT_MS / MS_PER_MINUTE,
-        thousands(MAX_CHARS),
+        text::thousands(MAX_CHARS),
     )
 });
 
 const MS_PER_MINUTE: u64 = 60_000;
-
-/// `n` with a comma between groups of three digits (`30,000`).
-fn thousands(n: usize) -> String {
-    let digits = n.to_string();
-    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
-    for (i, digit) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i).is_multiple_of(3) {
-            out.push(',');
-        }
-        out.push(digit);
-    }
-    out
-}
 
 /// The arguments of one `bash` call. The field docs are the descriptions
 /// the model reads in the schema.
@@ -527,9 +515,9 @@ mod tests {
 
     #[test]
     fn the_texts_give_the_limits_of_the_constants() {
-        assert_eq!(thousands(30_000), "30,000");
-        assert_eq!(thousands(999), "999");
-        assert_eq!(thousands(1_234_567), "1,234,567");
+        assert_eq!(text::thousands(30_000), "30,000");
+        assert_eq!(text::thousands(999), "999");
+        assert_eq!(text::thousands(1_234_567), "1,234,567");
         assert!(DESCRIPTION.contains("default 120000 (2 minutes), at most 600000 (10 minutes)"));
         // The schema's text is the field's doc comment, which cannot name
         // the constants: it is held to them here.
