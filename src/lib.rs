@@ -128,6 +128,7 @@ pub mod approval;
 #[doc(hidden)]
 pub mod lines;
 pub mod mcp;
+pub mod sandbox;
 pub mod message;
 pub mod scheduler;
 pub mod session;

@@ -1,0 +1,473 @@
+//! The code that runs between fork and exec: the three processes of a
+//! confined command, M (namespaces and mounts), G (PID 1 of the new PID
+//! namespace, mounts `/proc` and reaps) and S (Landlock, seccomp, no
+//! capabilities, then the exec std does).
+//!
+//! Everything here runs in a child forked from a multithreaded process, so
+//! it makes raw, async-signal-safe syscalls only, on data prepared before
+//! the fork ([`Plan`]): no allocation, no lock, no panic path.
+// The whole module is `unsafe` by nature: each function wraps libc calls
+// whose arguments are pointers into the plan (NUL-terminated `CString`s,
+// stack buffers of the stated length) and fds the plan owns.
+#![allow(unsafe_code)]
+
+use std::ffi::CString;
+use std::io;
+use std::os::fd::{AsRawFd, OwnedFd};
+
+use seccompiler::BpfProgram;
+
+/// Everything the child needs, computed before the fork.
+#[derive(Debug)]
+pub(super) struct Plan {
+    /// `None`: no user namespace, so no namespaces at all.
+    pub(super) namespaces: Option<Namespaces>,
+    /// The Landlock ruleset (`O_CLOEXEC`), or `None` without Landlock.
+    pub(super) ruleset: Option<OwnedFd>,
+    /// Seccomp programs, applied in order.
+    pub(super) filters: Vec<BpfProgram>,
+    /// The command's working directory, entered again after `unshare`.
+    pub(super) cwd: CString,
+}
+
+/// The namespaces and mounts of M.
+#[derive(Debug)]
+pub(super) struct Namespaces {
+    /// `CLONE_NEW*` flags besides `CLONE_NEWUSER`.
+    pub(super) flags: libc::c_int,
+    /// `uid_map` and `gid_map` text.
+    pub(super) uid_map: Vec<u8>,
+    pub(super) gid_map: Vec<u8>,
+    /// Root: a helper left in the parent user namespace writes the
+    /// identity maps of every id (M may not, once unshared).
+    pub(super) root_helper: bool,
+    /// The single-id maps M writes itself when the helper fails (a root
+    /// without the whole id range, e.g. in a container).
+    pub(super) fallback_uid_map: Vec<u8>,
+    pub(super) fallback_gid_map: Vec<u8>,
+    pub(super) hidden_dirs: Vec<CString>,
+    pub(super) hidden_files: Vec<CString>,
+    /// `(source, target)` plain binds (the session's shm dir on `/dev/shm`).
+    pub(super) binds: Vec<(CString, CString)>,
+    /// Read-only binds with the mount flags locked on their mount.
+    pub(super) read_only: Vec<(CString, libc::c_ulong)>,
+}
+
+impl Namespaces {
+    fn has(&self, flag: libc::c_int) -> bool {
+        self.flags & flag != 0
+    }
+}
+
+fn check(result: libc::c_int) -> io::Result<()> {
+    if result < 0 {
+        Err(io::Error::last_os_error())
+    } else {
+        Ok(())
+    }
+}
+
+fn errno() -> i32 {
+    io::Error::last_os_error().raw_os_error().unwrap_or(0)
+}
+
+/// Writes `data` to the file `path` (NUL-terminated) in one `write`.
+fn write_file(path: &[u8], data: &[u8]) -> io::Result<()> {
+    // SAFETY: `path` is NUL-terminated (every caller passes a literal with
+    // `\0` or a buffer it terminated); `data` is a valid slice.
+    unsafe {
+        let fd = libc::open(path.as_ptr().cast(), libc::O_WRONLY | libc::O_CLOEXEC);
+        if fd < 0 {
+            return Err(io::Error::last_os_error());
+        }
+        let written = libc::write(fd, data.as_ptr().cast(), data.len());
+        let error = io::Error::last_os_error();
+        libc::close(fd);
+        if written != data.len() as isize {
+            return Err(error);
+        }
+    }
+    Ok(())
+}
+
+/// Brings the loopback interface of a new network namespace up, by ioctl
+/// (no `ip` binary, no netlink).
+pub(super) fn loopback_up() -> io::Result<()> {
+    // SAFETY: plain syscalls on a socket this function owns and a zeroed
+    // `ifreq` on the stack.
+    unsafe {
+        let sock = libc::socket(libc::AF_INET, libc::SOCK_DGRAM | libc::SOCK_CLOEXEC, 0);
+        check(sock)?;
+        let mut ifr: libc::ifreq = std::mem::zeroed();
+        ifr.ifr_name[0] = b'l' as libc::c_char;
+        ifr.ifr_name[1] = b'o' as libc::c_char;
+        let mut result = libc::ioctl(sock, libc::SIOCGIFFLAGS, &mut ifr);
+        if result == 0 {
+            ifr.ifr_ifru.ifru_flags |= libc::IFF_UP as libc::c_short;
+            result = libc::ioctl(sock, libc::SIOCSIFFLAGS, &mut ifr);
+        }
+        let error = io::Error::last_os_error();
+        libc::close(sock);
+        if result < 0 {
+            return Err(error);
+        }
+    }
+    Ok(())
+}
+
+/// Writes `/proc/<pid>/<name>` into `buf`, NUL-terminated, and returns its
+/// length without the NUL. procfs rejects leading zeros, so digits only.
+fn proc_path(buf: &mut [u8; 48], pid: libc::pid_t, name: &[u8]) -> usize {
+    let mut len = 0;
+    for b in b"/proc/" {
+        buf[len] = *b;
+        len += 1;
+    }
+    let mut digits = [0u8; 10];
+    let mut count = 0;
+    let mut n = pid.unsigned_abs();
+    loop {
+        digits[count] = b'0' + (n % 10) as u8;
+        n /= 10;
+        count += 1;
+        if n == 0 {
+            break;
+        }
+    }
+    while count > 0 {
+        count -= 1;
+        buf[len] = digits[count];
+        len += 1;
+    }
+    buf[len] = b'/';
+    len += 1;
+    for b in name {
+        buf[len] = *b;
+        len += 1;
+    }
+    buf[len] = 0;
+    len
+}
+
+/// `waitpid` until `pid` ends (reaping any other child when `reap_all`),
+/// then `_exit` with its code, a death by signal as `128 + signal`.
+fn exit_with(pid: libc::pid_t, reap_all: bool) -> ! {
+    loop {
+        let mut status = 0;
+        // SAFETY: waitpid with a valid pointer to a local.
+        let waited = unsafe { libc::waitpid(if reap_all { -1 } else { pid }, &mut status, 0) };
+        if waited < 0 && errno() != libc::EINTR {
+            // SAFETY: _exit never returns and is async-signal-safe.
+            unsafe { libc::_exit(125) };
+        }
+        if waited == pid {
+            let code = if libc::WIFEXITED(status) {
+                libc::WEXITSTATUS(status)
+            } else {
+                128 + libc::WTERMSIG(status)
+            };
+            // SAFETY: as above.
+            unsafe { libc::_exit(code) };
+        }
+    }
+}
+
+/// Closes every fd but `keep` (every fd when `keep` is `None`).
+fn close_all_but(keep: Option<libc::c_int>) {
+    // SAFETY: close_range takes plain integers; no fd is used afterwards
+    // but `keep`.
+    unsafe {
+        match keep.map(|fd| fd as libc::c_uint) {
+            None => {
+                libc::close_range(0, libc::c_uint::MAX, 0);
+            }
+            Some(keep) => {
+                if keep > 0 {
+                    libc::close_range(0, keep - 1, 0);
+                }
+                libc::close_range(keep + 1, libc::c_uint::MAX, 0);
+            }
+        }
+    }
+}
+
+/// Runs in the forked child: builds the sandbox around it, and returns
+/// only in S, for std to exec the command; M and G never return.
+pub(super) fn enter(plan: &Plan) -> io::Result<()> {
+    // SAFETY: setsid has no arguments. It fails with EPERM when an earlier
+    // `pre_exec` closure made this process a session leader already.
+    unsafe { libc::setsid() };
+    if let Some(ns) = &plan.namespaces {
+        unshare_and_map(ns)?;
+        if ns.has(libc::CLONE_NEWNET) {
+            loopback_up()?;
+        }
+        if ns.has(libc::CLONE_NEWNS) {
+            mount_all(ns)?;
+        }
+        if ns.has(libc::CLONE_NEWPID) {
+            fork_init(ns.has(libc::CLONE_NEWNS))?;
+            // Only S gets here.
+            // SAFETY: as above; S is a new process, not a group leader.
+            unsafe { libc::setsid() };
+        }
+    }
+    restrict(plan)
+}
+
+/// `unshare` and the id maps: M's own single-id maps, or for root the
+/// identity of every id, written by a helper that stays outside.
+fn unshare_and_map(ns: &Namespaces) -> io::Result<()> {
+    let flags = libc::CLONE_NEWUSER | ns.flags;
+    if !ns.root_helper {
+        // SAFETY: unshare takes flags only.
+        check(unsafe { libc::unshare(flags) })?;
+        return write_own_maps(&ns.uid_map, &ns.gid_map);
+    }
+    let mut go = [0; 2];
+    let mut done = [0; 2];
+    // SAFETY: pipe2 fills the two-element arrays.
+    unsafe {
+        check(libc::pipe2(go.as_mut_ptr(), libc::O_CLOEXEC))?;
+        check(libc::pipe2(done.as_mut_ptr(), libc::O_CLOEXEC))?;
+    }
+    // SAFETY: getpid and fork have no arguments; the helper branch only
+    // reads, writes and exits.
+    let me = unsafe { libc::getpid() };
+    let helper = unsafe { libc::fork() };
+    check(helper)?;
+    if helper == 0 {
+        let mut byte = [0u8; 1];
+        // SAFETY: one-byte reads and writes on the pipes made above.
+        unsafe { libc::read(go[0], byte.as_mut_ptr().cast(), 1) };
+        let mut path = [0u8; 48];
+        let len = proc_path(&mut path, me, b"uid_map");
+        let uid_ok = write_file(&path[..=len], &ns.uid_map).is_ok();
+        let len = proc_path(&mut path, me, b"gid_map");
+        let gid_ok = write_file(&path[..=len], &ns.gid_map).is_ok();
+        let ok = [u8::from(uid_ok && gid_ok)];
+        // SAFETY: as above, then exit without running any destructor.
+        unsafe {
+            libc::write(done[1], ok.as_ptr().cast(), 1);
+            libc::_exit(0);
+        }
+    }
+    // SAFETY: unshare takes flags; the reads and writes are one byte on the
+    // pipes above; waitpid reaps the helper.
+    let unshared = check(unsafe { libc::unshare(flags) });
+    let mut ok = [0u8; 1];
+    unsafe {
+        libc::write(go[1], b"x".as_ptr().cast(), 1);
+        libc::read(done[0], ok.as_mut_ptr().cast(), 1);
+        let mut status = 0;
+        libc::waitpid(helper, &mut status, 0);
+        for fd in go.into_iter().chain(done) {
+            libc::close(fd);
+        }
+    }
+    unshared?;
+    if ok[0] == 1 {
+        Ok(())
+    } else {
+        write_own_maps(&ns.fallback_uid_map, &ns.fallback_gid_map)
+    }
+}
+
+fn write_own_maps(uid_map: &[u8], gid_map: &[u8]) -> io::Result<()> {
+    // `setgroups` must be denied before an unprivileged `gid_map` write.
+    write_file(b"/proc/self/setgroups\0", b"deny")?;
+    write_file(b"/proc/self/uid_map\0", uid_map)?;
+    write_file(b"/proc/self/gid_map\0", gid_map)
+}
+
+/// The mounts, in a private copy of the mount tree: hidden directories
+/// under an empty tmpfs, hidden files under `/dev/null`, the plain binds,
+/// then the read-only binds (their remount keeps the locked flags, or a
+/// user namespace gets EPERM).
+fn mount_all(ns: &Namespaces) -> io::Result<()> {
+    let null = std::ptr::null::<libc::c_char>();
+    // SAFETY: every path is a NUL-terminated CString of the plan or a C
+    // literal; null pointers where mount(2) accepts them.
+    unsafe {
+        check(libc::mount(
+            null,
+            c"/".as_ptr(),
+            null,
+            libc::MS_REC | libc::MS_PRIVATE,
+            std::ptr::null(),
+        ))?;
+        for dir in &ns.hidden_dirs {
+            check(libc::mount(
+                c"tmpfs".as_ptr(),
+                dir.as_ptr(),
+                c"tmpfs".as_ptr(),
+                libc::MS_NOSUID | libc::MS_NODEV | libc::MS_NOEXEC,
+                c"mode=0755,size=16k".as_ptr().cast(),
+            ))?;
+        }
+        for file in &ns.hidden_files {
+            check(libc::mount(
+                c"/dev/null".as_ptr(),
+                file.as_ptr(),
+                null,
+                libc::MS_BIND,
+                std::ptr::null(),
+            ))?;
+        }
+        for (source, target) in &ns.binds {
+            check(libc::mount(
+                source.as_ptr(),
+                target.as_ptr(),
+                null,
+                libc::MS_BIND,
+                std::ptr::null(),
+            ))?;
+        }
+        for (path, locked) in &ns.read_only {
+            check(libc::mount(
+                path.as_ptr(),
+                path.as_ptr(),
+                null,
+                libc::MS_BIND | libc::MS_REC,
+                std::ptr::null(),
+            ))?;
+            check(libc::mount(
+                null,
+                path.as_ptr(),
+                null,
+                libc::MS_REMOUNT | libc::MS_BIND | libc::MS_RDONLY | locked,
+                std::ptr::null(),
+            ))?;
+        }
+    }
+    Ok(())
+}
+
+/// M forks G, PID 1 of the new PID namespace, and waits for it; G mounts
+/// `/proc` (with a mount namespace) and forks S, then reaps until S ends.
+/// Returns in S only. G dies with M (`PR_SET_PDEATHSIG`), and the kernel
+/// kills everything in the namespace when G dies.
+fn fork_init(mount_proc: bool) -> io::Result<()> {
+    let mut alive = [0; 2];
+    // SAFETY: pipe2 fills the array; fork has no arguments.
+    check(unsafe { libc::pipe2(alive.as_mut_ptr(), libc::O_CLOEXEC) })?;
+    let init = unsafe { libc::fork() };
+    check(init)?;
+    if init > 0 {
+        // M keeps only the liveness pipe's write end: std's error pipe and
+        // the stdio copies must close, or `spawn()` and the output reader
+        // wait for the whole command.
+        close_all_but(Some(alive[1]));
+        exit_with(init, false);
+    }
+    // G. `getppid()` is 0 in a PID namespace's init, so M's death before
+    // PDEATHSIG was armed shows as a hung-up liveness pipe instead.
+    // SAFETY: prctl, close and poll with a local pollfd.
+    unsafe {
+        libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
+        libc::close(alive[1]);
+        let mut poll = libc::pollfd {
+            fd: alive[0],
+            events: libc::POLLIN,
+            revents: 0,
+        };
+        if libc::poll(&mut poll, 1, 0) != 0 {
+            libc::_exit(124);
+        }
+        libc::close(alive[0]);
+    }
+    if mount_proc {
+        // SAFETY: C literals and null pointers as mount(2) accepts.
+        check(unsafe {
+            libc::mount(
+                c"proc".as_ptr(),
+                c"/proc".as_ptr(),
+                c"proc".as_ptr(),
+                libc::MS_NOSUID | libc::MS_NODEV | libc::MS_NOEXEC,
+                std::ptr::null(),
+            )
+        })?;
+    }
+    // SAFETY: fork has no arguments.
+    let shell = unsafe { libc::fork() };
+    check(shell)?;
+    if shell > 0 {
+        close_all_but(None);
+        exit_with(shell, true);
+    }
+    Ok(())
+}
+
+/// S's last steps: Landlock, seccomp, no capabilities, the working
+/// directory again (std entered it before the namespaces moved).
+fn restrict(plan: &Plan) -> io::Result<()> {
+    if let Some(ruleset) = &plan.ruleset {
+        // SAFETY: prctl and the Landlock syscall with an fd the plan owns.
+        unsafe {
+            check(libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0))?;
+            check(libc::syscall(libc::SYS_landlock_restrict_self, ruleset.as_raw_fd(), 0u32)
+                as libc::c_int)?;
+        }
+    }
+    for filter in &plan.filters {
+        // `apply_filter` sets NO_NEW_PRIVS and builds its `sock_fprog` on
+        // the stack: no allocation.
+        seccompiler::apply_filter(filter).map_err(|_| io::Error::from_raw_os_error(libc::EINVAL))?;
+    }
+    drop_capabilities();
+    // SAFETY: a NUL-terminated CString of the plan.
+    check(unsafe { libc::chdir(plan.cwd.as_ptr()) })?;
+    Ok(())
+}
+
+/// Clears the bounding and ambient sets, then every capability: root
+/// inside a user namespace would keep them across exec.
+fn drop_capabilities() {
+    #[repr(C)]
+    struct Header {
+        version: u32,
+        pid: libc::c_int,
+    }
+    #[repr(C)]
+    #[derive(Clone, Copy)]
+    struct Data {
+        effective: u32,
+        permitted: u32,
+        inheritable: u32,
+    }
+    /// `_LINUX_CAPABILITY_VERSION_3`: two `Data` words.
+    const VERSION_3: u32 = 0x2008_0522;
+    let mut header = Header {
+        version: VERSION_3,
+        pid: 0,
+    };
+    let data = [Data {
+        effective: 0,
+        permitted: 0,
+        inheritable: 0,
+    }; 2];
+    // SAFETY: prctl with integers; capset with pointers to the locals above
+    // laid out as linux/capability.h. EPERM/EINVAL (no such capability, no
+    // CAP_SETPCAP) leave nothing to drop.
+    unsafe {
+        for cap in 0..64 {
+            libc::prctl(libc::PR_CAPBSET_DROP, cap, 0, 0, 0);
+        }
+        libc::prctl(libc::PR_CAP_AMBIENT, libc::PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0);
+        libc::syscall(libc::SYS_capset, &mut header, data.as_ptr());
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn proc_paths_have_no_leading_zeros() {
+        let mut buf = [0u8; 48];
+        let len = proc_path(&mut buf, 12345, b"uid_map");
+        assert_eq!(&buf[..=len], b"/proc/12345/uid_map\0");
+        let len = proc_path(&mut buf, 7, b"gid_map");
+        assert_eq!(&buf[..=len], b"/proc/7/gid_map\0");
+    }
+}

@@ -1,0 +1,294 @@
+//! The Linux sandbox: a user namespace with mount, PID and network
+//! namespaces, Landlock and seccomp, set up between fork and exec by the
+//! plan built here.
+
+mod child;
+mod probe;
+
+use std::collections::BTreeMap;
+use std::ffi::CString;
+use std::os::unix::ffi::OsStrExt;
+use std::path::{Path, PathBuf};
+
+use landlock::{
+    ABI, Access, AccessFs, AccessNet, CompatLevel, Compatible, Ruleset, RulesetAttr,
+    RulesetCreatedAttr, Scope,
+};
+use seccompiler::{
+    BpfProgram, SeccompAction, SeccompCmpArgLen, SeccompCmpOp, SeccompCondition, SeccompFilter,
+    SeccompRule, TargetArch,
+};
+
+use super::paths::{self, Cover};
+use super::status::Feature;
+use super::{Confinement, Inner, SandboxError};
+
+pub(super) use probe::probe;
+
+/// The devices a command may write besides its roots.
+const WRITABLE_DEVICES: &[&str] = &[
+    "/dev/null",
+    "/dev/zero",
+    "/dev/full",
+    "/dev/tty",
+    "/dev/pts",
+    "/dev/ptmx",
+];
+
+/// The seccomp architecture of this build, when seccompiler knows it.
+pub(super) fn seccomp_arch() -> Option<&'static str> {
+    target_arch().map(|_| std::env::consts::ARCH)
+}
+
+fn target_arch() -> Option<TargetArch> {
+    if cfg!(target_arch = "x86_64") {
+        Some(TargetArch::x86_64)
+    } else if cfg!(target_arch = "aarch64") {
+        Some(TargetArch::aarch64)
+    } else if cfg!(target_arch = "riscv64") {
+        Some(TargetArch::riscv64)
+    } else {
+        None
+    }
+}
+
+/// A filter that allows everything, for the probe.
+fn allow_all_filter() -> Option<BpfProgram> {
+    let filter = SeccompFilter::new(
+        BTreeMap::new(),
+        SeccompAction::Allow,
+        SeccompAction::Allow,
+        target_arch()?,
+    )
+    .ok()?;
+    filter.try_into().ok()
+}
+
+/// The mount flags a read-only remount of `path` must keep (a user
+/// namespace may not clear them), from `statvfs`'s `ST_*` bits, which are
+/// not the `MS_*` bits.
+fn locked_flags(path: &Path) -> libc::c_ulong {
+    let Ok(stat) = rustix::fs::statvfs(path) else {
+        return 0;
+    };
+    let flags = stat.f_flag;
+    let mut locked = 0;
+    for (st, ms) in [
+        (rustix::fs::StatVfsMountFlags::NOSUID, libc::MS_NOSUID),
+        (rustix::fs::StatVfsMountFlags::NODEV, libc::MS_NODEV),
+        (rustix::fs::StatVfsMountFlags::NOEXEC, libc::MS_NOEXEC),
+        (rustix::fs::StatVfsMountFlags::NOATIME, libc::MS_NOATIME),
+        (rustix::fs::StatVfsMountFlags::NODIRATIME, libc::MS_NODIRATIME),
+        (rustix::fs::StatVfsMountFlags::RELATIME, libc::MS_RELATIME),
+    ] {
+        if flags.contains(st) {
+            locked |= ms;
+        }
+    }
+    locked
+}
+
+fn cstring(path: &Path) -> Result<CString, SandboxError> {
+    CString::new(path.as_os_str().as_bytes()).map_err(|_| SandboxError::NulInPath(path.into()))
+}
+
+/// The Landlock ruleset: read everywhere, write under the writable roots,
+/// the temporary directory and the devices; with `deny_tcp`, TCP connect
+/// and bind refused (the fallback without a network namespace); signals and
+/// abstract UNIX sockets scoped to the sandbox.
+fn ruleset(writable: &[PathBuf], deny_tcp: bool) -> Result<Option<std::os::fd::OwnedFd>, SandboxError> {
+    let abi = ABI::V10;
+    let landlock = |e: landlock::RulesetError| SandboxError::Landlock(e.to_string());
+    let mut ruleset = Ruleset::default()
+        .set_compatibility(CompatLevel::BestEffort)
+        .handle_access(AccessFs::from_all(abi))
+        .map_err(landlock)?;
+    if deny_tcp {
+        ruleset = ruleset
+            .handle_access(AccessNet::from_all(ABI::V4))
+            .map_err(landlock)?;
+    }
+    let created = ruleset
+        .scope(Scope::from_all(abi))
+        .map_err(landlock)?
+        .create()
+        .map_err(landlock)?
+        .add_rules(landlock::path_beneath_rules(["/"], AccessFs::from_read(abi)))
+        .map_err(landlock)?
+        .add_rules(landlock::path_beneath_rules(WRITABLE_DEVICES, AccessFs::from_all(abi)))
+        .map_err(landlock)?
+        .add_rules(landlock::path_beneath_rules(writable, AccessFs::from_all(abi)))
+        .map_err(landlock)?;
+    Ok(created.into())
+}
+
+/// The seccomp programs: socket families other than UNIX, INET, INET6 and
+/// NETLINK refused (EAFNOSUPPORT); `io_uring_setup` refused (ENOSYS, so
+/// programs fall back to epoll), since io_uring can open sockets without
+/// `socket()`; with `deny_udp`, UDP sockets refused (ENETUNREACH), the
+/// fallback without a network namespace.
+fn filters(deny_udp: bool) -> Result<Vec<BpfProgram>, SandboxError> {
+    let Some(arch) = target_arch() else {
+        return Ok(Vec::new());
+    };
+    let seccomp = |e: &dyn std::fmt::Display| SandboxError::Seccomp(e.to_string());
+    let arg = |index: u8, op: SeccompCmpOp, value: i32| {
+        SeccompCondition::new(index, SeccompCmpArgLen::Dword, op, value as u64)
+            .map_err(|e| seccomp(&e))
+    };
+    let program = |rules: BTreeMap<i64, Vec<SeccompRule>>, errno: i32| {
+        let filter = SeccompFilter::new(
+            rules,
+            SeccompAction::Allow,
+            SeccompAction::Errno(errno as u32),
+            arch,
+        )
+        .map_err(|e| seccomp(&e))?;
+        BpfProgram::try_from(filter).map_err(|e| seccomp(&e))
+    };
+    let odd_family = SeccompRule::new(vec![
+        arg(0, SeccompCmpOp::Ne, libc::AF_UNIX)?,
+        arg(0, SeccompCmpOp::Ne, libc::AF_INET)?,
+        arg(0, SeccompCmpOp::Ne, libc::AF_INET6)?,
+        arg(0, SeccompCmpOp::Ne, libc::AF_NETLINK)?,
+    ])
+    .map_err(|e| seccomp(&e))?;
+    let mut programs = vec![
+        program(
+            BTreeMap::from([(libc::SYS_socket, vec![odd_family])]),
+            libc::EAFNOSUPPORT,
+        )?,
+        program(
+            BTreeMap::from([(libc::SYS_io_uring_setup, vec![])]),
+            libc::ENOSYS,
+        )?,
+    ];
+    if deny_udp {
+        let udp = |family| -> Result<SeccompRule, SandboxError> {
+            SeccompRule::new(vec![
+                arg(0, SeccompCmpOp::Eq, family)?,
+                // The type without SOCK_NONBLOCK and SOCK_CLOEXEC.
+                arg(1, SeccompCmpOp::MaskedEq(0xf), libc::SOCK_DGRAM)?,
+            ])
+            .map_err(|e| seccomp(&e))
+        };
+        programs.push(program(
+            BTreeMap::from([(libc::SYS_socket, vec![udp(libc::AF_INET)?, udp(libc::AF_INET6)?])]),
+            libc::ENETUNREACH,
+        )?);
+    }
+    Ok(programs)
+}
+
+/// Builds the plan for one command and installs it as the command's
+/// `pre_exec`.
+pub(super) fn confine(
+    inner: &Inner,
+    cmd: &mut tokio::process::Command,
+) -> Result<Confinement, SandboxError> {
+    let status = &inner.status;
+    let user = status.has(Feature::UserNamespace);
+    let mounts = user && status.has(Feature::MountNamespace);
+    let pids = user && status.has(Feature::PidNamespace);
+    let new_net = user && !inner.network && status.has(Feature::NetworkNamespace);
+    let landlock = status.has(Feature::Landlock);
+    let seccomp = status.has(Feature::Seccomp);
+    // Without a network namespace, Landlock (TCP) and seccomp (UDP) refuse
+    // the network, loopback included.
+    let fallback_net = !inner.network && !new_net;
+
+    let mut writable = inner.writable.clone();
+    writable.push(inner.tmpdir.path().to_path_buf());
+    let shm = inner.tmpdir.path().join(".shm");
+    let bind_shm = mounts && shm.is_dir() && Path::new("/dev/shm").is_dir();
+    if bind_shm {
+        // A bind's mount root takes Landlock's walk to its own rules: the
+        // bound directory needs one of its own.
+        writable.push(shm.clone());
+    }
+    let ruleset = if landlock {
+        ruleset(&writable, fallback_net)?
+    } else {
+        None
+    };
+    let filters = if seccomp {
+        filters(fallback_net)?
+    } else {
+        Vec::new()
+    };
+
+    let namespaces = if user {
+        let mut flags = 0;
+        if mounts {
+            flags |= libc::CLONE_NEWNS;
+        }
+        if pids {
+            flags |= libc::CLONE_NEWPID;
+        }
+        if new_net {
+            flags |= libc::CLONE_NEWNET;
+        }
+        let (uid, gid) = (nix::unistd::geteuid(), nix::unistd::getegid());
+        let root = uid.is_root();
+        let (uid, gid) = (uid.as_raw(), gid.as_raw());
+        let mut hidden_dirs = Vec::new();
+        let mut hidden_files = Vec::new();
+        let mut binds = Vec::new();
+        let mut read_only = Vec::new();
+        if mounts {
+            for cover in paths::existing(&inner.hidden) {
+                match cover {
+                    Cover::Dir(dir) => hidden_dirs.push(cstring(&dir)?),
+                    Cover::File(file) => hidden_files.push(cstring(&file)?),
+                }
+            }
+            if bind_shm {
+                binds.push((cstring(&shm)?, c"/dev/shm".to_owned()));
+            }
+            let mut protected = inner.protected.clone();
+            for root in &inner.writable {
+                protected.extend(paths::default_protected(root));
+            }
+            for cover in paths::existing(&protected) {
+                let (Cover::Dir(path) | Cover::File(path)) = cover;
+                read_only.push((cstring(&path)?, locked_flags(&path)));
+            }
+        }
+        Some(child::Namespaces {
+            flags,
+            uid_map: paths::id_map(uid, root).into_bytes(),
+            gid_map: paths::id_map(gid, root).into_bytes(),
+            root_helper: root,
+            fallback_uid_map: paths::id_map(uid, false).into_bytes(),
+            fallback_gid_map: paths::id_map(gid, false).into_bytes(),
+            hidden_dirs,
+            hidden_files,
+            binds,
+            read_only,
+        })
+    } else {
+        None
+    };
+    let cwd = match cmd.as_std().get_current_dir() {
+        Some(dir) => dir.to_path_buf(),
+        None => std::env::current_dir().map_err(SandboxError::Io)?,
+    };
+    let plan = child::Plan {
+        namespaces,
+        ruleset,
+        filters,
+        cwd: cstring(&cwd)?,
+    };
+    // SAFETY: the closure runs in the forked child and only calls
+    // `child::enter`, which makes raw async-signal-safe syscalls on the
+    // plan moved into it (see src/sandbox/linux/child.rs).
+    #[allow(unsafe_code)]
+    unsafe {
+        cmd.pre_exec(move || child::enter(&plan));
+    }
+    Ok(Confinement {
+        full: status.is_complete(),
+        tree_dies_with_child: pids,
+        enforced: status.enforced(),
+    })
+}

@@ -1,0 +1,407 @@
+//! The command sandbox: a process confined by the kernel, not only by
+//! rules.
+//!
+//! A [`Sandbox`] confines a command before it starts
+//! ([`Sandbox::confine`] on a `tokio::process::Command`). On Linux, with no
+//! root, no setuid helper and no extra binary:
+//!
+//! - **reads**: the whole filesystem but the hidden paths (credential
+//!   stores of the home by default), which appear empty;
+//! - **writes**: only under the writable roots, the sandbox's own
+//!   temporary directory ([`Sandbox::tmpdir`]) and `/dev/null` and the
+//!   like (Landlock), never under the protected paths inside them (`.git`,
+//!   existing `.env*` files: read-only binds, `Read-only file system`);
+//! - **network**: none unless allowed, TCP and UDP alike; the command gets
+//!   a loopback of its own (a network namespace per command);
+//! - **processes**: the command runs as PID 2 of a PID namespace of its
+//!   own, so everything it starts, `setsid` and double forks included, dies
+//!   when it exits or when the spawned child is killed;
+//! - **syscalls**: socket families other than UNIX, INET, INET6 and NETLINK
+//!   and `io_uring` are refused (seccomp), and the command has no
+//!   capabilities.
+//!
+//! How it is built: the spawned child (M) creates a user namespace with
+//! mount, PID and (without network) network namespaces, mounts over the
+//! hidden and protected paths and forks the PID namespace's init (G),
+//! which mounts `/proc` and forks the shell (S); S applies Landlock and
+//! seccomp, drops its capabilities and is exec'd. M exits with the
+//! command's code (`128 + signal` for a death by signal). Killing M (the
+//! pid `spawn` returns) kills everything inside.
+//!
+//! The kernel may lack a part ([`Sandbox::status`]): in
+//! [`SandboxMode::Auto`] a command is confined with what exists, in
+//! [`SandboxMode::Required`] [`SandboxBuilder::build`] fails naming the
+//! missing feature. On other platforms `Auto` means unconfined.
+//!
+//! ```no_run
+//! # async fn example() -> Result<(), Box<dyn std::error::Error>> {
+//! use agentcore::sandbox::{Sandbox, SandboxMode};
+//!
+//! let sandbox = Sandbox::builder()
+//!     .writable(["/home/me/project"])
+//!     .network(false)
+//!     .mode(SandboxMode::Auto)
+//!     .build()?;
+//! let mut cmd = tokio::process::Command::new("bash");
+//! cmd.arg("-c").arg("cargo test").current_dir("/home/me/project");
+//! cmd.env("TMPDIR", sandbox.tmpdir());
+//! let confinement = sandbox.confine(&mut cmd)?;
+//! let status = cmd.spawn()?.wait().await?;
+//! println!("{status} ({})", confinement.enforced());
+//! # Ok(()) }
+//! ```
+
+#[cfg(target_os = "linux")]
+mod linux;
+mod paths;
+mod status;
+
+use std::io;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, OnceLock};
+
+pub use paths::{DEFAULT_HIDDEN_IN_HOME, default_hidden, default_protected};
+pub use status::{Feature, SandboxStatus};
+
+/// How much confinement a [`Sandbox`] insists on.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum SandboxMode {
+    /// Confine with what the kernel offers; the status says what is
+    /// missing.
+    #[default]
+    Auto,
+    /// Fail ([`SandboxBuilder::build`]) unless every feature the sandbox
+    /// needs is there.
+    Required,
+    /// No confinement: commands run as without a sandbox.
+    Off,
+}
+
+/// Why a sandbox could not be built or a command not confined.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum SandboxError {
+    /// [`SandboxMode::Required`] and a feature is missing, e.g. `Landlock
+    /// is not available (kernel without CONFIG_SECURITY_LANDLOCK)`.
+    #[error("{feature} is not available ({reason})")]
+    Unavailable {
+        /// The missing feature.
+        feature: Feature,
+        /// Why it is missing.
+        reason: String,
+    },
+    /// A writable root that does not exist or cannot be read.
+    #[error("the writable root {}: {source}", path.display())]
+    WritableRoot {
+        /// The root as given.
+        path: PathBuf,
+        /// What `stat` said.
+        source: io::Error,
+    },
+    /// A path with a NUL byte, which no syscall can take.
+    #[error("{} contains a NUL byte", .0.display())]
+    NulInPath(PathBuf),
+    /// The Landlock ruleset could not be built.
+    #[error("the Landlock rules: {0}")]
+    Landlock(String),
+    /// The seccomp filter could not be built.
+    #[error("the seccomp filter: {0}")]
+    Seccomp(String),
+    /// Creating the temporary directory, or reading the working directory.
+    #[error(transparent)]
+    Io(#[from] io::Error),
+}
+
+/// Builds a [`Sandbox`]; from [`Sandbox::builder`].
+#[derive(Debug, Clone, Default)]
+#[must_use]
+pub struct SandboxBuilder {
+    writable: Vec<PathBuf>,
+    hidden: Vec<PathBuf>,
+    protected: Vec<PathBuf>,
+    network: bool,
+    mode: SandboxMode,
+    home: Option<PathBuf>,
+    no_default_hidden: bool,
+    tmpdir_in: Option<PathBuf>,
+    assume_missing: Vec<Feature>,
+}
+
+impl SandboxBuilder {
+    /// Adds roots the command may write under (they must exist).
+    pub fn writable<I, P>(mut self, paths: I) -> Self
+    where
+        I: IntoIterator<Item = P>,
+        P: Into<PathBuf>,
+    {
+        self.writable.extend(paths.into_iter().map(Into::into));
+        self
+    }
+
+    /// Adds paths that appear empty inside (a directory as an empty tmpfs,
+    /// a file as `/dev/null`), besides the defaults. A path that does not
+    /// exist when a command starts is left alone.
+    pub fn hidden<I, P>(mut self, paths: I) -> Self
+    where
+        I: IntoIterator<Item = P>,
+        P: Into<PathBuf>,
+    {
+        self.hidden.extend(paths.into_iter().map(Into::into));
+        self
+    }
+
+    /// Adds paths that are read-only inside even under a writable root,
+    /// besides each root's `.git` and existing `.env*` files.
+    pub fn protected<I, P>(mut self, paths: I) -> Self
+    where
+        I: IntoIterator<Item = P>,
+        P: Into<PathBuf>,
+    {
+        self.protected.extend(paths.into_iter().map(Into::into));
+        self
+    }
+
+    /// Whether the command may use the network (default `false`).
+    pub fn network(mut self, allowed: bool) -> Self {
+        self.network = allowed;
+        self
+    }
+
+    /// How much confinement to insist on (default [`SandboxMode::Auto`]).
+    pub fn mode(mut self, mode: SandboxMode) -> Self {
+        self.mode = mode;
+        self
+    }
+
+    /// The home directory whose credential stores are hidden (default
+    /// `$HOME`).
+    pub fn home(mut self, home: impl Into<PathBuf>) -> Self {
+        self.home = Some(home.into());
+        self
+    }
+
+    /// Hides only the paths given to [`hidden`](Self::hidden), not the
+    /// default credential stores.
+    pub fn without_default_hidden(mut self) -> Self {
+        self.no_default_hidden = true;
+        self
+    }
+
+    /// Creates the sandbox's temporary directory in `dir` (default the
+    /// system's temporary directory).
+    pub fn tmpdir_in(mut self, dir: impl Into<PathBuf>) -> Self {
+        self.tmpdir_in = Some(dir.into());
+        self
+    }
+
+    /// Behaves as if this machine lacked `feature`: for tests and for
+    /// diagnosis (what would `Required` say, what does `Auto` still
+    /// enforce). The status gives the reason `simulated`.
+    pub fn assume_missing(mut self, feature: Feature) -> Self {
+        self.assume_missing.push(feature);
+        self
+    }
+
+    /// Probes the kernel (once per process), creates the temporary
+    /// directory and checks the writable roots.
+    ///
+    /// # Errors
+    ///
+    /// [`SandboxError::Unavailable`] in [`SandboxMode::Required`] when a
+    /// needed feature is missing; [`SandboxError::WritableRoot`] for a root
+    /// that does not exist; [`SandboxError::Io`] when the temporary
+    /// directory cannot be created.
+    pub fn build(self) -> Result<Sandbox, SandboxError> {
+        let mut status = machine_status().clone().with_network(self.network);
+        for feature in &self.assume_missing {
+            status.set_missing(*feature, "simulated".to_owned());
+        }
+        if self.mode == SandboxMode::Required
+            && let Some((feature, reason)) = status.first_missing()
+        {
+            return Err(SandboxError::Unavailable {
+                feature,
+                reason: reason.to_owned(),
+            });
+        }
+        let mut writable = Vec::new();
+        for path in self.writable {
+            match std::fs::canonicalize(&path) {
+                Ok(real) => writable.push(real),
+                Err(source) => return Err(SandboxError::WritableRoot { path, source }),
+            }
+        }
+        let mut hidden = Vec::new();
+        if !self.no_default_hidden {
+            let home = self.home.or_else(|| std::env::var_os("HOME").map(PathBuf::from));
+            if let Some(home) = home {
+                let runtime = std::env::var_os("XDG_RUNTIME_DIR").map(PathBuf::from);
+                hidden = default_hidden(&home, runtime.as_deref());
+            }
+        }
+        hidden.extend(self.hidden);
+        let mut tmp = tempfile::Builder::new();
+        tmp.prefix("agentcore-sandbox-");
+        let tmpdir = match &self.tmpdir_in {
+            Some(dir) => tmp.tempdir_in(dir)?,
+            None => tmp.tempdir()?,
+        };
+        std::fs::create_dir(tmpdir.path().join(".shm"))?;
+        Ok(Sandbox {
+            inner: Arc::new(Inner {
+                mode: self.mode,
+                network: self.network,
+                writable,
+                hidden,
+                protected: self.protected,
+                tmpdir,
+                status,
+            }),
+        })
+    }
+}
+
+/// What the kernel offers this process, probed once.
+fn machine_status() -> &'static SandboxStatus {
+    static STATUS: OnceLock<SandboxStatus> = OnceLock::new();
+    STATUS.get_or_init(|| {
+        #[cfg(target_os = "linux")]
+        {
+            linux::probe()
+        }
+        #[cfg(not(target_os = "linux"))]
+        {
+            SandboxStatus::nothing("no command sandbox on this platform yet")
+        }
+    })
+}
+
+/// What the kernel of this machine offers the sandbox (probed once per
+/// process), for `agentcore sandbox check`.
+pub fn check() -> SandboxStatus {
+    machine_status().clone()
+}
+
+/// A command sandbox: what a confined command may write, what it cannot
+/// see, whether it has the network. Cheap to clone (shared); its temporary
+/// directory is removed when the last clone is dropped.
+#[derive(Debug, Clone)]
+pub struct Sandbox {
+    inner: Arc<Inner>,
+}
+
+#[derive(Debug)]
+struct Inner {
+    mode: SandboxMode,
+    network: bool,
+    writable: Vec<PathBuf>,
+    hidden: Vec<PathBuf>,
+    protected: Vec<PathBuf>,
+    tmpdir: tempfile::TempDir,
+    status: SandboxStatus,
+}
+
+impl Sandbox {
+    /// A builder: no writable root, the default hidden paths, no network,
+    /// [`SandboxMode::Auto`].
+    pub fn builder() -> SandboxBuilder {
+        SandboxBuilder::default()
+    }
+
+    /// What this sandbox can enforce here (with the features assumed
+    /// missing struck out).
+    pub fn status(&self) -> &SandboxStatus {
+        &self.inner.status
+    }
+
+    /// The mode it was built with.
+    pub fn mode(&self) -> SandboxMode {
+        self.inner.mode
+    }
+
+    /// Whether commands get the network.
+    pub fn network(&self) -> bool {
+        self.inner.network
+    }
+
+    /// The writable roots, canonical.
+    pub fn writable(&self) -> &[PathBuf] {
+        &self.inner.writable
+    }
+
+    /// The sandbox's temporary directory: writable inside, removed with the
+    /// sandbox. Export it to the command as `TMPDIR`.
+    pub fn tmpdir(&self) -> &Path {
+        self.inner.tmpdir.path()
+    }
+
+    /// Whether a command is confined by every feature it needs (`false`
+    /// for [`SandboxMode::Off`]).
+    pub fn is_fully_confining(&self) -> bool {
+        self.inner.mode != SandboxMode::Off && self.inner.status.is_complete()
+    }
+
+    /// Prepares `cmd` to run confined: computes the mounts, the Landlock
+    /// ruleset and the seccomp filters now, and adds a `pre_exec` step that
+    /// builds the sandbox between fork and exec. Call it after the command's
+    /// other `pre_exec` steps, once per command; the spawned child is M,
+    /// whose death kills everything inside (see the module docs).
+    ///
+    /// # Errors
+    ///
+    /// A path with a NUL byte, or a Landlock or seccomp rule the crates
+    /// refuse. Failures in the child (a mount refused) make `spawn` fail.
+    pub fn confine(
+        &self,
+        cmd: &mut tokio::process::Command,
+    ) -> Result<Confinement, SandboxError> {
+        if self.inner.mode == SandboxMode::Off {
+            return Ok(Confinement::unconfined());
+        }
+        #[cfg(target_os = "linux")]
+        {
+            linux::confine(&self.inner, cmd)
+        }
+        #[cfg(not(target_os = "linux"))]
+        {
+            let _ = cmd;
+            Ok(Confinement::unconfined())
+        }
+    }
+}
+
+/// What [`Sandbox::confine`] installed for one command.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Confinement {
+    full: bool,
+    tree_dies_with_child: bool,
+    enforced: String,
+}
+
+impl Confinement {
+    fn unconfined() -> Self {
+        Confinement {
+            full: false,
+            tree_dies_with_child: false,
+            enforced: "unconfined".to_owned(),
+        }
+    }
+
+    /// Whether every feature the sandbox needs confines the command (what
+    /// approval's `auto_allow` may rely on).
+    pub fn is_full(&self) -> bool {
+        self.full
+    }
+
+    /// Whether killing the spawned child (M) kills every process of the
+    /// command (a PID namespace of its own). Otherwise the caller kills the
+    /// process tree as for an unconfined command.
+    pub fn tree_dies_with_child(&self) -> bool {
+        self.tree_dies_with_child
+    }
+
+    /// What is enforced, one line (see [`SandboxStatus::enforced`]).
+    pub fn enforced(&self) -> &str {
+        &self.enforced
+    }
+}

@@ -1,0 +1,183 @@
+//! Which paths a sandbox hides, protects and lets the command write: the
+//! default lists and the look-ups done once, before any command runs.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+
+/// The credential stores of a user's home hidden by default, relative to
+/// the home directory (`.cargo/credentials*` is expanded by
+/// [`default_hidden`]).
+pub const DEFAULT_HIDDEN_IN_HOME: &[&str] = &[
+    ".ssh",
+    ".gnupg",
+    ".aws",
+    ".azure",
+    ".config/gcloud",
+    ".kube",
+    ".docker/config.json",
+    ".netrc",
+    ".git-credentials",
+    ".npmrc",
+    ".pypirc",
+];
+
+/// Sockets outside the home that give a command more authority than the
+/// user (the docker daemon's is root), hidden by default.
+const DEFAULT_HIDDEN_SOCKETS: &[&str] = &["/run/docker.sock", "/var/run/docker.sock"];
+
+/// The default hidden paths for `home`: [`DEFAULT_HIDDEN_IN_HOME`], every
+/// `~/.cargo/credentials*` present, the docker sockets and
+/// `$XDG_RUNTIME_DIR` when given (it holds the D-Bus and ssh-agent
+/// sockets). Paths that do not exist are kept: [`existing`] drops them when
+/// the mounts are planned.
+pub fn default_hidden(home: &Path, xdg_runtime_dir: Option<&Path>) -> Vec<PathBuf> {
+    let mut paths: Vec<PathBuf> = DEFAULT_HIDDEN_IN_HOME
+        .iter()
+        .map(|rel| home.join(rel))
+        .collect();
+    if let Ok(entries) = fs::read_dir(home.join(".cargo")) {
+        let mut credentials: Vec<PathBuf> = entries
+            .filter_map(Result::ok)
+            .filter(|e| e.file_name().to_string_lossy().starts_with("credentials"))
+            .map(|e| e.path())
+            .collect();
+        credentials.sort();
+        paths.extend(credentials);
+    }
+    paths.extend(DEFAULT_HIDDEN_SOCKETS.iter().map(PathBuf::from));
+    if let Some(dir) = xdg_runtime_dir {
+        paths.push(dir.to_path_buf());
+    }
+    paths
+}
+
+/// The paths inside a writable root protected by default: its `.git` and
+/// the `.env*` files present now (a mount needs an existing path, so a
+/// `.env` created later is not protected).
+pub fn default_protected(root: &Path) -> Vec<PathBuf> {
+    let mut paths = Vec::new();
+    let git = root.join(".git");
+    if git.symlink_metadata().is_ok() {
+        paths.push(git);
+    }
+    if let Ok(entries) = fs::read_dir(root) {
+        let mut envs: Vec<PathBuf> = entries
+            .filter_map(Result::ok)
+            .filter(|e| e.file_name().to_string_lossy().starts_with(".env"))
+            .filter(|e| e.file_type().is_ok_and(|t| t.is_file()))
+            .map(|e| e.path())
+            .collect();
+        envs.sort();
+        paths.extend(envs);
+    }
+    paths
+}
+
+/// A path to mount over, split by what covers it: a directory gets an empty
+/// tmpfs, anything else (file, socket, device) a bind of `/dev/null`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Cover {
+    Dir(PathBuf),
+    File(PathBuf),
+}
+
+/// The paths of `paths` that exist (following symlinks, as `mount` does),
+/// canonical and without duplicates, in their first order, each with the
+/// cover its kind needs.
+pub(crate) fn existing(paths: &[PathBuf]) -> Vec<Cover> {
+    let mut seen: Vec<PathBuf> = Vec::new();
+    let mut covers = Vec::new();
+    for path in paths {
+        let Ok(real) = fs::canonicalize(path) else {
+            continue;
+        };
+        let Ok(meta) = fs::metadata(&real) else {
+            continue;
+        };
+        if seen.contains(&real) {
+            continue;
+        }
+        seen.push(real.clone());
+        covers.push(if meta.is_dir() {
+            Cover::Dir(real)
+        } else {
+            Cover::File(real)
+        });
+    }
+    covers
+}
+
+/// The text written to `/proc/PID/uid_map` or `gid_map`: the id mapped to
+/// itself, or for root every id to itself (`0 0 4294967295`), so that files
+/// owned by other users stay accessible as outside.
+pub(crate) fn id_map(id: u32, everything: bool) -> String {
+    if everything {
+        "0 0 4294967295".to_owned()
+    } else {
+        format!("{id} {id} 1")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn default_hidden_are_home_relative_and_expand_cargo_credentials() {
+        let home = tempfile::tempdir().unwrap();
+        fs::create_dir(home.path().join(".cargo")).unwrap();
+        fs::write(home.path().join(".cargo/credentials.toml"), "t").unwrap();
+        fs::write(home.path().join(".cargo/config.toml"), "").unwrap();
+        let hidden = default_hidden(home.path(), Some(Path::new("/run/user/1000")));
+        assert_eq!(hidden[0], home.path().join(".ssh"));
+        assert!(hidden.contains(&home.path().join(".config/gcloud")));
+        assert!(hidden.contains(&home.path().join(".docker/config.json")));
+        assert!(hidden.contains(&home.path().join(".cargo/credentials.toml")));
+        assert!(!hidden.contains(&home.path().join(".cargo/config.toml")));
+        assert!(hidden.contains(&PathBuf::from("/run/docker.sock")));
+        assert_eq!(hidden.last().unwrap(), Path::new("/run/user/1000"));
+    }
+
+    #[test]
+    fn protected_are_git_and_existing_env_files() {
+        let root = tempfile::tempdir().unwrap();
+        fs::create_dir(root.path().join(".git")).unwrap();
+        fs::write(root.path().join(".env"), "").unwrap();
+        fs::write(root.path().join(".env.local"), "").unwrap();
+        fs::create_dir(root.path().join(".envs")).unwrap();
+        fs::write(root.path().join("env"), "").unwrap();
+        assert_eq!(
+            default_protected(root.path()),
+            vec![
+                root.path().join(".git"),
+                root.path().join(".env"),
+                root.path().join(".env.local"),
+            ]
+        );
+    }
+
+    #[test]
+    fn existing_drops_missing_and_duplicates_and_splits_by_kind() {
+        let dir = tempfile::tempdir().unwrap();
+        let real = fs::canonicalize(dir.path()).unwrap();
+        fs::create_dir(real.join("d")).unwrap();
+        fs::write(real.join("f"), "").unwrap();
+        std::os::unix::fs::symlink(real.join("d"), real.join("link")).unwrap();
+        let covers = existing(&[
+            real.join("d"),
+            real.join("missing"),
+            real.join("f"),
+            real.join("link"),
+        ]);
+        assert_eq!(
+            covers,
+            vec![Cover::Dir(real.join("d")), Cover::File(real.join("f"))]
+        );
+    }
+
+    #[test]
+    fn id_maps_are_identity() {
+        assert_eq!(id_map(1000, false), "1000 1000 1");
+        assert_eq!(id_map(0, true), "0 0 4294967295");
+    }
+}

@@ -1,0 +1,412 @@
+//! The command sandbox, through `Sandbox` directly: each test runs
+//! `bash -c` confined and checks what the kernel refused (or allowed), so
+//! each fails if the sandbox were off. A test that cannot run on this
+//! machine says why on stderr.
+#![cfg(target_os = "linux")]
+
+use std::io::{ErrorKind, Read};
+use std::net::{TcpListener, UdpSocket};
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::time::{Duration, Instant};
+
+use agentcore::sandbox::{Feature, Sandbox, SandboxError, SandboxMode};
+
+/// A workspace (writable) and a home with credentials (hidden), both fresh.
+struct Fixture {
+    workspace: tempfile::TempDir,
+    home: tempfile::TempDir,
+}
+
+impl Fixture {
+    fn new() -> Self {
+        let workspace = tempfile::tempdir().unwrap();
+        let home = tempfile::tempdir().unwrap();
+        Fixture { workspace, home }
+    }
+
+    fn ws(&self) -> PathBuf {
+        std::fs::canonicalize(self.workspace.path()).unwrap()
+    }
+
+    fn sandbox(&self, network: bool) -> Sandbox {
+        Sandbox::builder()
+            .writable([self.ws()])
+            .home(self.home.path())
+            .network(network)
+            .build()
+            .unwrap()
+    }
+}
+
+/// Whether `sandbox` has every feature in `needed` here; if not, says why
+/// on stderr, and the test stops there.
+fn lacks(sandbox: &Sandbox, needed: &[Feature], test: &str) -> bool {
+    for feature in needed {
+        if let Some(reason) = sandbox.status().reason_missing(*feature) {
+            eprintln!("{test}: NOT RUN on this machine: {feature} is not available ({reason})");
+            return true;
+        }
+    }
+    false
+}
+
+/// Runs `script` with `bash -c` in `cwd`, confined, with `TMPDIR` the
+/// sandbox's and `env` added; returns the exit code and stdout+stderr.
+async fn run(sandbox: &Sandbox, cwd: &Path, script: &str, env: &[(&str, &str)]) -> (i32, String) {
+    let mut cmd = command(sandbox, cwd, script, env);
+    let output = cmd.output().await.expect("spawn");
+    let mut text = String::from_utf8_lossy(&output.stdout).into_owned();
+    text.push_str(&String::from_utf8_lossy(&output.stderr));
+    (output.status.code().unwrap_or(-1), text)
+}
+
+fn command(
+    sandbox: &Sandbox,
+    cwd: &Path,
+    script: &str,
+    env: &[(&str, &str)],
+) -> tokio::process::Command {
+    let mut cmd = tokio::process::Command::new("/bin/bash");
+    cmd.arg("-c")
+        .arg(script)
+        .current_dir(cwd)
+        .env("TMPDIR", sandbox.tmpdir())
+        .envs(env.iter().copied())
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    let confinement = sandbox.confine(&mut cmd).unwrap();
+    assert_ne!(confinement.enforced(), "unconfined");
+    cmd
+}
+
+#[tokio::test]
+async fn a_write_outside_the_roots_fails_and_leaves_nothing() {
+    let fx = Fixture::new();
+    let sandbox = fx.sandbox(false);
+    if lacks(&sandbox, &[Feature::Landlock], "write_outside") {
+        return;
+    }
+    let outside = tempfile::tempdir().unwrap();
+    let target = outside.path().join("escaped.txt");
+    let script = format!("echo x > {0}; touch {0}2; mkdir {0}.d", target.display());
+    let (code, out) = run(&sandbox, &fx.ws(), &script, &[]).await;
+    assert_ne!(code, 0, "{out}");
+    assert!(out.contains("Permission denied"), "{out}");
+    assert_eq!(std::fs::read_dir(outside.path()).unwrap().count(), 0, "{out}");
+}
+
+#[tokio::test]
+async fn writes_inside_the_roots_and_tmpdir_succeed_and_the_exit_code_passes_through() {
+    let fx = Fixture::new();
+    let sandbox = fx.sandbox(false);
+    if lacks(&sandbox, &[Feature::Landlock], "writes_inside") {
+        return;
+    }
+    let script = "echo hi > a.txt && mkdir -p d/e && echo t > d/e/t && mv a.txt d/ \
+                  && echo tmp > \"$TMPDIR/t\" && cat \"$TMPDIR/t\" && echo ok > /dev/null && exit 3";
+    let (code, out) = run(&sandbox, &fx.ws(), script, &[]).await;
+    assert_eq!(code, 3, "{out}");
+    assert_eq!(out, "tmp\n");
+    assert_eq!(std::fs::read_to_string(fx.ws().join("d/a.txt")).unwrap(), "hi\n");
+    assert_eq!(std::fs::read_to_string(sandbox.tmpdir().join("t")).unwrap(), "tmp\n");
+}
+
+#[tokio::test]
+async fn git_config_and_env_files_cannot_be_changed() {
+    let fx = Fixture::new();
+    let ws = fx.ws();
+    std::fs::create_dir_all(ws.join(".git/hooks")).unwrap();
+    std::fs::write(ws.join(".git/config"), "[core]\n").unwrap();
+    std::fs::write(ws.join(".env"), "SECRET=1\n").unwrap();
+    let sandbox = fx.sandbox(false);
+    if lacks(&sandbox, &[Feature::MountNamespace], "git_config") {
+        return;
+    }
+    let script = "echo x >> .git/config; echo y > .git/hooks/pre-commit; echo z >> .env; \
+                  echo fine > other.txt";
+    let (_, out) = run(&sandbox, &ws, script, &[]).await;
+    assert_eq!(out.matches("Read-only file system").count(), 3, "{out}");
+    assert_eq!(std::fs::read_to_string(ws.join(".git/config")).unwrap(), "[core]\n");
+    assert!(!ws.join(".git/hooks/pre-commit").exists());
+    assert_eq!(std::fs::read_to_string(ws.join(".env")).unwrap(), "SECRET=1\n");
+    assert_eq!(std::fs::read_to_string(ws.join("other.txt")).unwrap(), "fine\n");
+}
+
+#[tokio::test]
+async fn hidden_credential_files_read_empty() {
+    let fx = Fixture::new();
+    let home = fx.home.path();
+    std::fs::create_dir(home.join(".ssh")).unwrap();
+    std::fs::write(home.join(".ssh/id_ed25519"), "PRIVATE-KEY-MATERIAL").unwrap();
+    std::fs::write(home.join(".netrc"), "machine x password NETRC-SECRET").unwrap();
+    let sandbox = fx.sandbox(false);
+    if lacks(&sandbox, &[Feature::MountNamespace], "hidden_credentials") {
+        return;
+    }
+    let script = format!(
+        "ls -A {h}/.ssh; cat {h}/.ssh/id_ed25519; cat {h}/.netrc; wc -c < {h}/.netrc",
+        h = home.display()
+    );
+    let (_, out) = run(&sandbox, &fx.ws(), &script, &[]).await;
+    assert!(!out.contains("PRIVATE-KEY-MATERIAL"), "{out}");
+    assert!(!out.contains("NETRC-SECRET"), "{out}");
+    assert!(out.contains("No such file or directory"), "{out}");
+    assert!(out.starts_with("0\n"), "{out}"); // stdout (wc) comes first
+}
+
+/// A TCP listener and a UDP socket on the host's loopback, outside the
+/// command.
+struct Listeners {
+    tcp: TcpListener,
+    udp: UdpSocket,
+}
+
+impl Listeners {
+    fn new() -> Self {
+        let tcp = TcpListener::bind("127.0.0.1:0").unwrap();
+        tcp.set_nonblocking(true).unwrap();
+        let udp = UdpSocket::bind("127.0.0.1:0").unwrap();
+        udp.set_read_timeout(Some(Duration::from_millis(300))).unwrap();
+        Listeners { tcp, udp }
+    }
+
+    fn script(&self) -> String {
+        format!(
+            "echo tcp > /dev/tcp/127.0.0.1/{}; echo udp > /dev/udp/127.0.0.1/{}; true",
+            self.tcp.local_addr().unwrap().port(),
+            self.udp.local_addr().unwrap().port()
+        )
+    }
+
+    /// What reached the listeners: the TCP payload, the UDP datagram.
+    fn received(&self) -> (Option<String>, Option<String>) {
+        let tcp = match self.tcp.accept() {
+            Ok((mut stream, _)) => {
+                stream.set_nonblocking(false).unwrap();
+                let mut text = String::new();
+                stream.read_to_string(&mut text).unwrap();
+                Some(text)
+            }
+            Err(e) if e.kind() == ErrorKind::WouldBlock => None,
+            Err(e) => panic!("accept: {e}"),
+        };
+        let mut buf = [0u8; 64];
+        let udp = match self.udp.recv(&mut buf) {
+            Ok(n) => Some(String::from_utf8_lossy(&buf[..n]).into_owned()),
+            Err(e) if matches!(e.kind(), ErrorKind::WouldBlock | ErrorKind::TimedOut) => None,
+            Err(e) => panic!("recv: {e}"),
+        };
+        (tcp, udp)
+    }
+}
+
+#[tokio::test]
+async fn tcp_and_udp_to_a_listener_outside_fail_without_network() {
+    let fx = Fixture::new();
+    let sandbox = fx.sandbox(false);
+    if lacks(&sandbox, &[Feature::NetworkNamespace], "no_network") {
+        return;
+    }
+    let listeners = Listeners::new();
+    let (_, out) = run(&sandbox, &fx.ws(), &listeners.script(), &[]).await;
+    assert!(out.contains("Connection refused"), "{out}");
+    assert_eq!(listeners.received(), (None, None), "{out}");
+}
+
+#[tokio::test]
+async fn tcp_and_udp_to_a_listener_outside_work_with_network() {
+    let fx = Fixture::new();
+    let sandbox = fx.sandbox(true);
+    if lacks(&sandbox, &[Feature::UserNamespace], "with_network") {
+        return;
+    }
+    let listeners = Listeners::new();
+    let (code, out) = run(&sandbox, &fx.ws(), &listeners.script(), &[]).await;
+    assert_eq!(code, 0, "{out}");
+    assert_eq!(
+        listeners.received(),
+        (Some("tcp\n".to_owned()), Some("udp\n".to_owned())),
+        "{out}"
+    );
+}
+
+#[tokio::test]
+async fn a_server_and_a_client_in_one_command_talk_over_its_own_loopback() {
+    let fx = Fixture::new();
+    let sandbox = fx.sandbox(false);
+    if lacks(&sandbox, &[Feature::NetworkNamespace], "loopback") {
+        return;
+    }
+    let python = "/usr/bin/python3";
+    if !Path::new(python).exists() {
+        eprintln!("loopback: NOT RUN on this machine: no {python} for the server");
+        return;
+    }
+    let script = format!(
+        r#"readlink /proc/self/ns/net
+{python} -c 'import socket
+s = socket.socket(); s.bind(("127.0.0.1", 0)); s.listen()
+open("port.tmp", "w").write(str(s.getsockname()[1]))
+c, _ = s.accept(); c.sendall(b"pong\n"); c.close()' &
+for i in $(seq 100); do [ -s port.tmp ] && break; sleep 0.05; done
+exec 3<>/dev/tcp/127.0.0.1/$(cat port.tmp); cat <&3; wait"#
+    );
+    let (code, out) = run(&sandbox, &fx.ws(), &script, &[]).await;
+    assert_eq!(code, 0, "{out}");
+    let outside = std::fs::read_link("/proc/self/ns/net").unwrap();
+    let mut lines = out.lines();
+    assert_ne!(lines.next(), Some(outside.to_str().unwrap()), "{out}");
+    assert_eq!(lines.next(), Some("pong"), "{out}");
+}
+
+/// The host pids of the processes whose environment holds `marker`
+/// and whose command line is `sleep 300`.
+fn marked_sleepers(marker: &str) -> Vec<u32> {
+    let mut found = Vec::new();
+    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Ok(pid) = entry.file_name().to_string_lossy().parse::<u32>() else {
+            continue;
+        };
+        let environ = std::fs::read(entry.path().join("environ")).unwrap_or_default();
+        let cmdline = std::fs::read(entry.path().join("cmdline")).unwrap_or_default();
+        if cmdline == b"sleep\0300\0"
+            && environ.split(|b| *b == 0).any(|var| var == marker.as_bytes())
+        {
+            found.push(pid);
+        }
+    }
+    found
+}
+
+/// Polls until `marked_sleepers` is empty, for up to five seconds.
+fn gone(marker: &str) -> bool {
+    let start = Instant::now();
+    while start.elapsed() < Duration::from_secs(5) {
+        if marked_sleepers(marker).is_empty() {
+            return true;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    false
+}
+
+fn new_marker() -> String {
+    let dir = tempfile::tempdir().unwrap();
+    let name = dir.path().file_name().unwrap().to_string_lossy().into_owned();
+    format!("SANDBOX_TEST_MARK={name}-{}", std::process::id())
+}
+
+#[tokio::test]
+async fn a_setsid_double_forked_sleeper_is_gone_when_the_command_exits() {
+    let fx = Fixture::new();
+    let sandbox = fx.sandbox(false);
+    if lacks(&sandbox, &[Feature::PidNamespace], "sleeper_exit") {
+        return;
+    }
+    let marker = new_marker();
+    let (key, value) = marker.split_once('=').unwrap();
+    let mut cmd = command(&sandbox, &fx.ws(), "(setsid sleep 300 &); sleep 1", &[(key, value)]);
+    let mut child = cmd.spawn().unwrap();
+    let start = Instant::now();
+    while marked_sleepers(&marker).is_empty() && start.elapsed() < Duration::from_secs(5) {
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    assert!(!marked_sleepers(&marker).is_empty(), "the sleeper never started");
+    let status = child.wait().await.unwrap();
+    assert!(status.success(), "{status}");
+    assert!(gone(&marker), "the sleeper outlived the command");
+}
+
+#[tokio::test]
+async fn a_setsid_double_forked_sleeper_is_gone_when_m_is_killed() {
+    let fx = Fixture::new();
+    let sandbox = fx.sandbox(false);
+    if lacks(&sandbox, &[Feature::PidNamespace], "sleeper_kill") {
+        return;
+    }
+    let marker = new_marker();
+    let (key, value) = marker.split_once('=').unwrap();
+    let mut cmd = command(&sandbox, &fx.ws(), "(setsid sleep 300 &); sleep 300", &[(key, value)]);
+    let mut child = cmd.spawn().unwrap();
+    let start = Instant::now();
+    while marked_sleepers(&marker).len() < 2 && start.elapsed() < Duration::from_secs(5) {
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    assert_eq!(marked_sleepers(&marker).len(), 2, "the sleepers never started");
+    let m = nix::unistd::Pid::from_raw(child.id().unwrap() as i32);
+    nix::sys::signal::kill(m, nix::sys::signal::Signal::SIGKILL).unwrap();
+    child.wait().await.unwrap();
+    assert!(gone(&marker), "a sleeper outlived M");
+}
+
+#[test]
+fn required_with_a_missing_feature_fails_naming_it() {
+    let error = Sandbox::builder()
+        .mode(SandboxMode::Required)
+        .assume_missing(Feature::Landlock)
+        .build()
+        .unwrap_err();
+    assert!(matches!(
+        error,
+        SandboxError::Unavailable {
+            feature: Feature::Landlock,
+            ..
+        }
+    ));
+    assert_eq!(error.to_string(), "Landlock is not available (simulated)");
+
+    let error = Sandbox::builder()
+        .mode(SandboxMode::Required)
+        .assume_missing(Feature::UserNamespace)
+        .build()
+        .unwrap_err();
+    assert_eq!(error.to_string(), "user namespaces is not available (simulated)");
+
+    // Auto builds, and says what it lacks.
+    let sandbox = Sandbox::builder()
+        .assume_missing(Feature::PidNamespace)
+        .build()
+        .unwrap();
+    assert!(!sandbox.is_fully_confining());
+    assert!(
+        sandbox
+            .status()
+            .to_string()
+            .ends_with("not fully confined: PID namespaces is not available (simulated)"),
+        "{}",
+        sandbox.status()
+    );
+}
+
+#[tokio::test]
+async fn auto_without_user_namespaces_still_refuses_writes_and_tcp_by_landlock() {
+    let fx = Fixture::new();
+    let sandbox = Sandbox::builder()
+        .writable([fx.ws()])
+        .home(fx.home.path())
+        .assume_missing(Feature::UserNamespace)
+        .build()
+        .unwrap();
+    if lacks(&sandbox, &[Feature::Landlock, Feature::Seccomp], "auto_degraded") {
+        return;
+    }
+    if sandbox.status().landlock_abi() < Some(4) {
+        eprintln!("auto_degraded: NOT RUN on this machine: Landlock ABI below 4 has no TCP rules");
+        return;
+    }
+    let outside = tempfile::tempdir().unwrap();
+    let listeners = Listeners::new();
+    let script = format!(
+        "{}; echo x > {}/f; echo in > in.txt",
+        listeners.script(),
+        outside.path().display()
+    );
+    let (_, out) = run(&sandbox, &fx.ws(), &script, &[]).await;
+    assert_eq!(out.matches("Permission denied").count(), 2, "{out}");
+    assert!(out.contains("Network is unreachable"), "{out}");
+    assert_eq!(listeners.received(), (None, None), "{out}");
+    assert!(!outside.path().join("f").exists());
+    assert_eq!(std::fs::read_to_string(fx.ws().join("in.txt")).unwrap(), "in\n");
+}
