@@ -404,9 +404,35 @@ async fn auto_without_user_namespaces_still_refuses_writes_and_tcp_by_landlock()
         outside.path().display()
     );
     let (_, out) = run(&sandbox, &fx.ws(), &script, &[]).await;
-    assert_eq!(out.matches("Permission denied").count(), 2, "{out}");
-    assert!(out.contains("Network is unreachable"), "{out}");
+    assert!(out.contains("connect: Permission denied"), "{out}");
+    assert!(out.contains("socket: Network is unreachable"), "{out}");
+    let denied = format!("{}/f: Permission denied", outside.path().display());
+    assert!(out.contains(&denied), "{out}");
     assert_eq!(listeners.received(), (None, None), "{out}");
     assert!(!outside.path().join("f").exists());
     assert_eq!(std::fs::read_to_string(fx.ws().join("in.txt")).unwrap(), "in\n");
+}
+
+#[tokio::test]
+async fn odd_socket_families_are_refused_and_no_capability_is_left() {
+    let fx = Fixture::new();
+    let sandbox = fx.sandbox(false);
+    if lacks(&sandbox, &[Feature::Seccomp], "seccomp") {
+        return;
+    }
+    let python = "/usr/bin/python3";
+    if !Path::new(python).exists() {
+        eprintln!("seccomp: NOT RUN on this machine: no {python} to open a packet socket");
+        return;
+    }
+    let script = format!(
+        "grep -E '^Cap(Eff|Prm|Bnd)' /proc/self/status; \
+         {python} -c 'import socket; socket.socket(socket.AF_PACKET, socket.SOCK_RAW)' 2>&1 \
+         | tail -1"
+    );
+    let (_, out) = run(&sandbox, &fx.ws(), &script, &[]).await;
+    assert!(out.contains("CapEff:\t0000000000000000"), "{out}");
+    assert!(out.contains("CapPrm:\t0000000000000000"), "{out}");
+    assert!(out.contains("CapBnd:\t0000000000000000"), "{out}");
+    assert!(out.contains("[Errno 97] Address family not supported by protocol"), "{out}");
 }

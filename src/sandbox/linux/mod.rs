@@ -52,16 +52,10 @@ fn target_arch() -> Option<TargetArch> {
     }
 }
 
-/// A filter that allows everything, for the probe.
-fn allow_all_filter() -> Option<BpfProgram> {
-    let filter = SeccompFilter::new(
-        BTreeMap::new(),
-        SeccompAction::Allow,
-        SeccompAction::Allow,
-        target_arch()?,
-    )
-    .ok()?;
-    filter.try_into().ok()
+/// A filter for the probe to apply: the first of the real ones (seccompiler
+/// refuses a filter whose two actions are the same, so no allow-all).
+fn probe_filter() -> Option<BpfProgram> {
+    filters(false).ok()?.into_iter().next()
 }
 
 /// The mount flags a read-only remount of `path` must keep (a user

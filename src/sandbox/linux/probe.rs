@@ -98,7 +98,7 @@ fn trial() -> io::Result<[i32; 5]> {
     let (uid, gid) = unsafe { (libc::geteuid(), libc::getegid()) };
     let uid_map = crate::sandbox::paths::id_map(uid, false).into_bytes();
     let gid_map = crate::sandbox::paths::id_map(gid, false).into_bytes();
-    let allow_all = super::allow_all_filter();
+    let filter = super::probe_filter();
     let mut report = [0; 2];
     // SAFETY: pipe2 fills the array.
     if unsafe { libc::pipe2(report.as_mut_ptr(), libc::O_CLOEXEC) } < 0 {
@@ -123,7 +123,7 @@ fn trial() -> io::Result<[i32; 5]> {
             &tmpfs_dir,
             &ro_dir,
             ro_locked,
-            allow_all.as_ref(),
+            filter.as_ref(),
         );
         // SAFETY: a write of a local array, then _exit.
         unsafe {
@@ -165,7 +165,7 @@ fn trial_child(
     tmpfs_dir: &CString,
     ro_dir: &CString,
     ro_locked: libc::c_ulong,
-    allow_all: Option<&seccompiler::BpfProgram>,
+    filter: Option<&seccompiler::BpfProgram>,
 ) -> [i32; 5] {
     let mut errors = [0; 5];
     let null = std::ptr::null::<libc::c_char>();
@@ -245,7 +245,7 @@ fn trial_child(
                 }
             };
         }
-        errors[4] = match allow_all {
+        errors[4] = match filter {
             None => libc::ENOSYS,
             Some(program) => match seccompiler::apply_filter(program) {
                 Ok(()) => 0,
