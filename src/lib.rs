@@ -128,8 +128,8 @@ pub mod approval;
 #[doc(hidden)]
 pub mod lines;
 pub mod mcp;
-pub mod sandbox;
 pub mod message;
+pub mod sandbox;
 pub mod scheduler;
 pub mod session;
 pub mod tools;

@@ -94,7 +94,11 @@ async fn a_write_outside_the_roots_fails_and_leaves_nothing() {
     let (code, out) = run(&sandbox, &fx.ws(), &script, &[]).await;
     assert_ne!(code, 0, "{out}");
     assert!(out.contains("Permission denied"), "{out}");
-    assert_eq!(std::fs::read_dir(outside.path()).unwrap().count(), 0, "{out}");
+    assert_eq!(
+        std::fs::read_dir(outside.path()).unwrap().count(),
+        0,
+        "{out}"
+    );
 }
 
 #[tokio::test]
@@ -109,8 +113,14 @@ async fn writes_inside_the_roots_and_tmpdir_succeed_and_the_exit_code_passes_thr
     let (code, out) = run(&sandbox, &fx.ws(), script, &[]).await;
     assert_eq!(code, 3, "{out}");
     assert_eq!(out, "tmp\n");
-    assert_eq!(std::fs::read_to_string(fx.ws().join("d/a.txt")).unwrap(), "hi\n");
-    assert_eq!(std::fs::read_to_string(sandbox.tmpdir().join("t")).unwrap(), "tmp\n");
+    assert_eq!(
+        std::fs::read_to_string(fx.ws().join("d/a.txt")).unwrap(),
+        "hi\n"
+    );
+    assert_eq!(
+        std::fs::read_to_string(sandbox.tmpdir().join("t")).unwrap(),
+        "tmp\n"
+    );
 }
 
 #[tokio::test]
@@ -128,10 +138,19 @@ async fn git_config_and_env_files_cannot_be_changed() {
                   echo fine > other.txt";
     let (_, out) = run(&sandbox, &ws, script, &[]).await;
     assert_eq!(out.matches("Read-only file system").count(), 3, "{out}");
-    assert_eq!(std::fs::read_to_string(ws.join(".git/config")).unwrap(), "[core]\n");
+    assert_eq!(
+        std::fs::read_to_string(ws.join(".git/config")).unwrap(),
+        "[core]\n"
+    );
     assert!(!ws.join(".git/hooks/pre-commit").exists());
-    assert_eq!(std::fs::read_to_string(ws.join(".env")).unwrap(), "SECRET=1\n");
-    assert_eq!(std::fs::read_to_string(ws.join("other.txt")).unwrap(), "fine\n");
+    assert_eq!(
+        std::fs::read_to_string(ws.join(".env")).unwrap(),
+        "SECRET=1\n"
+    );
+    assert_eq!(
+        std::fs::read_to_string(ws.join("other.txt")).unwrap(),
+        "fine\n"
+    );
 }
 
 #[tokio::test]
@@ -168,7 +187,8 @@ impl Listeners {
         let tcp = TcpListener::bind("127.0.0.1:0").unwrap();
         tcp.set_nonblocking(true).unwrap();
         let udp = UdpSocket::bind("127.0.0.1:0").unwrap();
-        udp.set_read_timeout(Some(Duration::from_millis(300))).unwrap();
+        udp.set_read_timeout(Some(Duration::from_millis(300)))
+            .unwrap();
         Listeners { tcp, udp }
     }
 
@@ -271,8 +291,10 @@ fn marked_sleepers(marker: &str) -> Vec<u32> {
         };
         let environ = std::fs::read(entry.path().join("environ")).unwrap_or_default();
         let cmdline = std::fs::read(entry.path().join("cmdline")).unwrap_or_default();
-        if cmdline == b"sleep\0300\0"
-            && environ.split(|b| *b == 0).any(|var| var == marker.as_bytes())
+        if cmdline == b"sleep\x00300\x00"
+            && environ
+                .split(|b| *b == 0)
+                .any(|var| var == marker.as_bytes())
         {
             found.push(pid);
         }
@@ -294,7 +316,12 @@ fn gone(marker: &str) -> bool {
 
 fn new_marker() -> String {
     let dir = tempfile::tempdir().unwrap();
-    let name = dir.path().file_name().unwrap().to_string_lossy().into_owned();
+    let name = dir
+        .path()
+        .file_name()
+        .unwrap()
+        .to_string_lossy()
+        .into_owned();
     format!("SANDBOX_TEST_MARK={name}-{}", std::process::id())
 }
 
@@ -307,13 +334,21 @@ async fn a_setsid_double_forked_sleeper_is_gone_when_the_command_exits() {
     }
     let marker = new_marker();
     let (key, value) = marker.split_once('=').unwrap();
-    let mut cmd = command(&sandbox, &fx.ws(), "(setsid sleep 300 &); sleep 1", &[(key, value)]);
+    let mut cmd = command(
+        &sandbox,
+        &fx.ws(),
+        "(setsid sleep 300 &); sleep 1",
+        &[(key, value)],
+    );
     let mut child = cmd.spawn().unwrap();
     let start = Instant::now();
     while marked_sleepers(&marker).is_empty() && start.elapsed() < Duration::from_secs(5) {
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
-    assert!(!marked_sleepers(&marker).is_empty(), "the sleeper never started");
+    assert!(
+        !marked_sleepers(&marker).is_empty(),
+        "the sleeper never started"
+    );
     let status = child.wait().await.unwrap();
     assert!(status.success(), "{status}");
     assert!(gone(&marker), "the sleeper outlived the command");
@@ -328,13 +363,22 @@ async fn a_setsid_double_forked_sleeper_is_gone_when_m_is_killed() {
     }
     let marker = new_marker();
     let (key, value) = marker.split_once('=').unwrap();
-    let mut cmd = command(&sandbox, &fx.ws(), "(setsid sleep 300 &); sleep 300", &[(key, value)]);
+    let mut cmd = command(
+        &sandbox,
+        &fx.ws(),
+        "(setsid sleep 300 &); sleep 300",
+        &[(key, value)],
+    );
     let mut child = cmd.spawn().unwrap();
     let start = Instant::now();
     while marked_sleepers(&marker).len() < 2 && start.elapsed() < Duration::from_secs(5) {
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
-    assert_eq!(marked_sleepers(&marker).len(), 2, "the sleepers never started");
+    assert_eq!(
+        marked_sleepers(&marker).len(),
+        2,
+        "the sleepers never started"
+    );
     let m = nix::unistd::Pid::from_raw(child.id().unwrap() as i32);
     nix::sys::signal::kill(m, nix::sys::signal::Signal::SIGKILL).unwrap();
     child.wait().await.unwrap();
@@ -362,7 +406,10 @@ fn required_with_a_missing_feature_fails_naming_it() {
         .assume_missing(Feature::UserNamespace)
         .build()
         .unwrap_err();
-    assert_eq!(error.to_string(), "user namespaces is not available (simulated)");
+    assert_eq!(
+        error.to_string(),
+        "user namespaces is not available (simulated)"
+    );
 
     // Auto builds, and says what it lacks.
     let sandbox = Sandbox::builder()
@@ -389,7 +436,11 @@ async fn auto_without_user_namespaces_still_refuses_writes_and_tcp_by_landlock()
         .assume_missing(Feature::UserNamespace)
         .build()
         .unwrap();
-    if lacks(&sandbox, &[Feature::Landlock, Feature::Seccomp], "auto_degraded") {
+    if lacks(
+        &sandbox,
+        &[Feature::Landlock, Feature::Seccomp],
+        "auto_degraded",
+    ) {
         return;
     }
     if sandbox.status().landlock_abi() < Some(4) {
@@ -410,7 +461,10 @@ async fn auto_without_user_namespaces_still_refuses_writes_and_tcp_by_landlock()
     assert!(out.contains(&denied), "{out}");
     assert_eq!(listeners.received(), (None, None), "{out}");
     assert!(!outside.path().join("f").exists());
-    assert_eq!(std::fs::read_to_string(fx.ws().join("in.txt")).unwrap(), "in\n");
+    assert_eq!(
+        std::fs::read_to_string(fx.ws().join("in.txt")).unwrap(),
+        "in\n"
+    );
 }
 
 #[tokio::test]
@@ -434,5 +488,8 @@ async fn odd_socket_families_are_refused_and_no_capability_is_left() {
     assert!(out.contains("CapEff:\t0000000000000000"), "{out}");
     assert!(out.contains("CapPrm:\t0000000000000000"), "{out}");
     assert!(out.contains("CapBnd:\t0000000000000000"), "{out}");
-    assert!(out.contains("[Errno 97] Address family not supported by protocol"), "{out}");
+    assert!(
+        out.contains("[Errno 97] Address family not supported by protocol"),
+        "{out}"
+    );
 }

@@ -233,7 +233,9 @@ impl SandboxBuilder {
         }
         let mut hidden = Vec::new();
         if !self.no_default_hidden {
-            let home = self.home.or_else(|| std::env::var_os("HOME").map(PathBuf::from));
+            let home = self
+                .home
+                .or_else(|| std::env::var_os("HOME").map(PathBuf::from));
             if let Some(home) = home {
                 let runtime = std::env::var_os("XDG_RUNTIME_DIR").map(PathBuf::from);
                 hidden = default_hidden(&home, runtime.as_deref());
@@ -351,10 +353,7 @@ impl Sandbox {
     ///
     /// A path with a NUL byte, or a Landlock or seccomp rule the crates
     /// refuse. Failures in the child (a mount refused) make `spawn` fail.
-    pub fn confine(
-        &self,
-        cmd: &mut tokio::process::Command,
-    ) -> Result<Confinement, SandboxError> {
+    pub fn confine(&self, cmd: &mut tokio::process::Command) -> Result<Confinement, SandboxError> {
         if self.inner.mode == SandboxMode::Off {
             return Ok(Confinement::unconfined());
         }

@@ -114,7 +114,10 @@ impl SandboxStatus {
             self.seccomp_arch = None;
         }
         if feature == Feature::UserNamespace {
-            for dependent in Feature::ALL.into_iter().filter(|f| f.needs_user_namespace()) {
+            for dependent in Feature::ALL
+                .into_iter()
+                .filter(|f| f.needs_user_namespace())
+            {
                 if self.missing[dependent.index()].is_none() {
                     self.missing[dependent.index()] = Some("needs user namespaces".to_owned());
                 }
@@ -184,7 +187,8 @@ impl SandboxStatus {
         } else if self.has(Feature::NetworkNamespace) {
             parts.push("network: none, loopback of its own (net ns, per command)".to_owned());
         } else if self.landlock_abi.is_some_and(|abi| abi >= 4) && self.seccomp_arch.is_some() {
-            parts.push("network: TCP (Landlock) and UDP (seccomp) refused, loopback too".to_owned());
+            parts
+                .push("network: TCP (Landlock) and UDP (seccomp) refused, loopback too".to_owned());
         }
         if self.has(Feature::PidNamespace) {
             parts.push("process lifetime (pid ns)".to_owned());
@@ -234,7 +238,10 @@ impl fmt::Display for SandboxStatus {
         }
         write!(f, "enforced: {}", self.enforced())?;
         if let Some((feature, reason)) = self.first_missing() {
-            write!(f, "\nnot fully confined: {feature} is not available ({reason})")?;
+            write!(
+                f,
+                "\nnot fully confined: {feature} is not available ({reason})"
+            )?;
         }
         Ok(())
     }
@@ -280,9 +287,11 @@ mod tests {
             "fs writes (Landlock ABI 4), network: TCP (Landlock) and UDP (seccomp) refused, \
              loopback too, syscalls (seccomp x86_64)"
         );
-        assert!(status.to_string().ends_with(
-            "not fully confined: user namespaces is not available (EPERM)"
-        ));
+        assert!(
+            status
+                .to_string()
+                .ends_with("not fully confined: user namespaces is not available (EPERM)")
+        );
     }
 
     #[test]

@@ -405,14 +405,17 @@ fn restrict(plan: &Plan) -> io::Result<()> {
         // SAFETY: prctl and the Landlock syscall with an fd the plan owns.
         unsafe {
             check(libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0))?;
-            check(libc::syscall(libc::SYS_landlock_restrict_self, ruleset.as_raw_fd(), 0u32)
-                as libc::c_int)?;
+            check(
+                libc::syscall(libc::SYS_landlock_restrict_self, ruleset.as_raw_fd(), 0u32)
+                    as libc::c_int,
+            )?;
         }
     }
     for filter in &plan.filters {
         // `apply_filter` sets NO_NEW_PRIVS and builds its `sock_fprog` on
         // the stack: no allocation.
-        seccompiler::apply_filter(filter).map_err(|_| io::Error::from_raw_os_error(libc::EINVAL))?;
+        seccompiler::apply_filter(filter)
+            .map_err(|_| io::Error::from_raw_os_error(libc::EINVAL))?;
     }
     drop_capabilities();
     // SAFETY: a NUL-terminated CString of the plan.
@@ -453,7 +456,13 @@ fn drop_capabilities() {
         for cap in 0..64 {
             libc::prctl(libc::PR_CAPBSET_DROP, cap, 0, 0, 0);
         }
-        libc::prctl(libc::PR_CAP_AMBIENT, libc::PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0);
+        libc::prctl(
+            libc::PR_CAP_AMBIENT,
+            libc::PR_CAP_AMBIENT_CLEAR_ALL,
+            0,
+            0,
+            0,
+        );
         libc::syscall(libc::SYS_capset, &mut header, data.as_ptr());
     }
 }

@@ -72,7 +72,10 @@ fn locked_flags(path: &Path) -> libc::c_ulong {
         (rustix::fs::StatVfsMountFlags::NODEV, libc::MS_NODEV),
         (rustix::fs::StatVfsMountFlags::NOEXEC, libc::MS_NOEXEC),
         (rustix::fs::StatVfsMountFlags::NOATIME, libc::MS_NOATIME),
-        (rustix::fs::StatVfsMountFlags::NODIRATIME, libc::MS_NODIRATIME),
+        (
+            rustix::fs::StatVfsMountFlags::NODIRATIME,
+            libc::MS_NODIRATIME,
+        ),
         (rustix::fs::StatVfsMountFlags::RELATIME, libc::MS_RELATIME),
     ] {
         if flags.contains(st) {
@@ -90,7 +93,10 @@ fn cstring(path: &Path) -> Result<CString, SandboxError> {
 /// the temporary directory and the devices; with `deny_tcp`, TCP connect
 /// and bind refused (the fallback without a network namespace); signals and
 /// abstract UNIX sockets scoped to the sandbox.
-fn ruleset(writable: &[PathBuf], deny_tcp: bool) -> Result<Option<std::os::fd::OwnedFd>, SandboxError> {
+fn ruleset(
+    writable: &[PathBuf],
+    deny_tcp: bool,
+) -> Result<Option<std::os::fd::OwnedFd>, SandboxError> {
     let abi = ABI::V10;
     let landlock = |e: landlock::RulesetError| SandboxError::Landlock(e.to_string());
     let mut ruleset = Ruleset::default()
@@ -107,11 +113,20 @@ fn ruleset(writable: &[PathBuf], deny_tcp: bool) -> Result<Option<std::os::fd::O
         .map_err(landlock)?
         .create()
         .map_err(landlock)?
-        .add_rules(landlock::path_beneath_rules(["/"], AccessFs::from_read(abi)))
+        .add_rules(landlock::path_beneath_rules(
+            ["/"],
+            AccessFs::from_read(abi),
+        ))
         .map_err(landlock)?
-        .add_rules(landlock::path_beneath_rules(WRITABLE_DEVICES, AccessFs::from_all(abi)))
+        .add_rules(landlock::path_beneath_rules(
+            WRITABLE_DEVICES,
+            AccessFs::from_all(abi),
+        ))
         .map_err(landlock)?
-        .add_rules(landlock::path_beneath_rules(writable, AccessFs::from_all(abi)))
+        .add_rules(landlock::path_beneath_rules(
+            writable,
+            AccessFs::from_all(abi),
+        ))
         .map_err(landlock)?;
     Ok(created.into())
 }
@@ -167,7 +182,10 @@ fn filters(deny_udp: bool) -> Result<Vec<BpfProgram>, SandboxError> {
             .map_err(|e| seccomp(&e))
         };
         programs.push(program(
-            BTreeMap::from([(libc::SYS_socket, vec![udp(libc::AF_INET)?, udp(libc::AF_INET6)?])]),
+            BTreeMap::from([(
+                libc::SYS_socket,
+                vec![udp(libc::AF_INET)?, udp(libc::AF_INET6)?],
+            )]),
             libc::ENETUNREACH,
         )?);
     }

@@ -40,10 +40,22 @@ pub(super) fn landlock_abi() -> Result<u32, String> {
 /// The trial's steps, in the order the child takes them; each slot of the
 /// report is 0 (it worked) or the errno that stopped it.
 const STEPS: [(Feature, &str); 5] = [
-    (Feature::UserNamespace, "unshare(CLONE_NEWUSER) and its id maps"),
-    (Feature::MountNamespace, "a tmpfs and a read-only bind in a new mount namespace"),
-    (Feature::NetworkNamespace, "a network namespace with its loopback up"),
-    (Feature::PidNamespace, "/proc mounted by PID 1 of a new PID namespace"),
+    (
+        Feature::UserNamespace,
+        "unshare(CLONE_NEWUSER) and its id maps",
+    ),
+    (
+        Feature::MountNamespace,
+        "a tmpfs and a read-only bind in a new mount namespace",
+    ),
+    (
+        Feature::NetworkNamespace,
+        "a network namespace with its loopback up",
+    ),
+    (
+        Feature::PidNamespace,
+        "/proc mounted by PID 1 of a new PID namespace",
+    ),
     (Feature::Seccomp, "a seccomp filter"),
 ];
 
@@ -89,7 +101,8 @@ fn trial() -> io::Result<[i32; 5]> {
     std::fs::create_dir(&tmpfs_dir)?;
     std::fs::create_dir(&ro_dir)?;
     let cstr = |p: &std::path::Path| {
-        CString::new(p.as_os_str().as_bytes()).map_err(|_| io::Error::from_raw_os_error(libc::EINVAL))
+        CString::new(p.as_os_str().as_bytes())
+            .map_err(|_| io::Error::from_raw_os_error(libc::EINVAL))
     };
     let tmpfs_dir = cstr(&tmpfs_dir)?;
     let ro_locked = super::locked_flags(&ro_dir);
@@ -127,7 +140,11 @@ fn trial() -> io::Result<[i32; 5]> {
         );
         // SAFETY: a write of a local array, then _exit.
         unsafe {
-            libc::write(report[1], errors.as_ptr().cast(), std::mem::size_of_val(&errors));
+            libc::write(
+                report[1],
+                errors.as_ptr().cast(),
+                std::mem::size_of_val(&errors),
+            );
             libc::_exit(0);
         }
     }
@@ -155,7 +172,9 @@ fn trial() -> io::Result<[i32; 5]> {
 }
 
 fn last_errno() -> i32 {
-    io::Error::last_os_error().raw_os_error().unwrap_or(libc::EINVAL)
+    io::Error::last_os_error()
+        .raw_os_error()
+        .unwrap_or(libc::EINVAL)
 }
 
 /// The trial, in the forked child.
@@ -183,7 +202,11 @@ fn trial_child(
                 let n = libc::write(fd, data.as_ptr().cast(), data.len());
                 let e = last_errno();
                 libc::close(fd);
-                if n == data.len() as isize { Ok(()) } else { Err(e) }
+                if n == data.len() as isize {
+                    Ok(())
+                } else {
+                    Err(e)
+                }
             };
             write(b"/proc/self/setgroups\0", b"deny")
                 .and_then(|()| write(b"/proc/self/uid_map\0", uid_map))
@@ -194,7 +217,13 @@ fn trial_child(
         } else {
             let mounts = (|| {
                 if libc::unshare(libc::CLONE_NEWNS) < 0
-                    || libc::mount(null, c"/".as_ptr(), null, libc::MS_REC | libc::MS_PRIVATE, std::ptr::null()) < 0
+                    || libc::mount(
+                        null,
+                        c"/".as_ptr(),
+                        null,
+                        libc::MS_REC | libc::MS_PRIVATE,
+                        std::ptr::null(),
+                    ) < 0
                     || libc::mount(
                         c"tmpfs".as_ptr(),
                         tmpfs_dir.as_ptr(),
@@ -202,7 +231,13 @@ fn trial_child(
                         libc::MS_NOSUID | libc::MS_NODEV,
                         c"size=16k".as_ptr().cast(),
                     ) < 0
-                    || libc::mount(ro_dir.as_ptr(), ro_dir.as_ptr(), null, libc::MS_BIND, std::ptr::null()) < 0
+                    || libc::mount(
+                        ro_dir.as_ptr(),
+                        ro_dir.as_ptr(),
+                        null,
+                        libc::MS_BIND,
+                        std::ptr::null(),
+                    ) < 0
                     || libc::mount(
                         null,
                         ro_dir.as_ptr(),
@@ -219,7 +254,10 @@ fn trial_child(
             errors[2] = if libc::unshare(libc::CLONE_NEWNET) < 0 {
                 last_errno()
             } else {
-                loopback_up().err().and_then(|e| e.raw_os_error()).map_or(0, |e| e.max(1))
+                loopback_up()
+                    .err()
+                    .and_then(|e| e.raw_os_error())
+                    .map_or(0, |e| e.max(1))
             };
             errors[3] = if mounts != 0 {
                 mounts
@@ -241,7 +279,11 @@ fn trial_child(
                 } else {
                     let mut status = 0;
                     while libc::waitpid(init, &mut status, 0) < 0 && last_errno() == libc::EINTR {}
-                    if libc::WIFEXITED(status) { libc::WEXITSTATUS(status) } else { libc::EINTR }
+                    if libc::WIFEXITED(status) {
+                        libc::WEXITSTATUS(status)
+                    } else {
+                        libc::EINTR
+                    }
                 }
             };
         }
