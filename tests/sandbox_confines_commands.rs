@@ -30,12 +30,22 @@ impl Fixture {
     }
 
     fn sandbox(&self, network: bool) -> Sandbox {
+        self.builder().network(network).build().unwrap()
+    }
+
+    fn builder(&self) -> agentcore::sandbox::SandboxBuilder {
         Sandbox::builder()
             .writable([self.ws()])
             .home(self.home.path())
-            .network(network)
-            .build()
-            .unwrap()
+    }
+
+    /// Without network: the default (a loopback shared by the sandbox's
+    /// commands) and one network namespace per command.
+    fn both_loopbacks(&self) -> [Sandbox; 2] {
+        [
+            self.sandbox(false),
+            self.builder().per_command_loopback().build().unwrap(),
+        ]
     }
 }
 
@@ -225,14 +235,15 @@ impl Listeners {
 #[tokio::test]
 async fn tcp_and_udp_to_a_listener_outside_fail_without_network() {
     let fx = Fixture::new();
-    let sandbox = fx.sandbox(false);
-    if lacks(&sandbox, &[Feature::NetworkNamespace], "no_network") {
-        return;
+    for sandbox in fx.both_loopbacks() {
+        if lacks(&sandbox, &[Feature::NetworkNamespace], "no_network") {
+            return;
+        }
+        let listeners = Listeners::new();
+        let (_, out) = run(&sandbox, &fx.ws(), &listeners.script(), &[]).await;
+        assert!(out.contains("Connection refused"), "{out}");
+        assert_eq!(listeners.received(), (None, None), "{out}");
     }
-    let listeners = Listeners::new();
-    let (_, out) = run(&sandbox, &fx.ws(), &listeners.script(), &[]).await;
-    assert!(out.contains("Connection refused"), "{out}");
-    assert_eq!(listeners.received(), (None, None), "{out}");
 }
 
 #[tokio::test]
@@ -255,30 +266,85 @@ async fn tcp_and_udp_to_a_listener_outside_work_with_network() {
 #[tokio::test]
 async fn a_server_and_a_client_in_one_command_talk_over_its_own_loopback() {
     let fx = Fixture::new();
-    let sandbox = fx.sandbox(false);
-    if lacks(&sandbox, &[Feature::NetworkNamespace], "loopback") {
-        return;
+    for sandbox in fx.both_loopbacks() {
+        if lacks(&sandbox, &[Feature::NetworkNamespace], "loopback") {
+            return;
+        }
+        loopback_in_one_command(&fx, &sandbox).await;
     }
+}
+
+async fn loopback_in_one_command(fx: &Fixture, sandbox: &Sandbox) {
     let python = "/usr/bin/python3";
     if !Path::new(python).exists() {
         eprintln!("loopback: NOT RUN on this machine: no {python} for the server");
         return;
     }
     let script = format!(
-        r#"readlink /proc/self/ns/net
+        r#"readlink /proc/self/ns/net; rm -f port.tmp
 {python} -c 'import socket
-s = socket.socket(); s.bind(("127.0.0.1", 0)); s.listen()
+s = socket.socket(); s.settimeout(20); s.bind(("127.0.0.1", 0)); s.listen()
 open("port.tmp", "w").write(str(s.getsockname()[1]))
 c, _ = s.accept(); c.sendall(b"pong\n"); c.close()' &
 for i in $(seq 100); do [ -s port.tmp ] && break; sleep 0.05; done
 exec 3<>/dev/tcp/127.0.0.1/$(cat port.tmp); cat <&3; wait"#
     );
-    let (code, out) = run(&sandbox, &fx.ws(), &script, &[]).await;
+    let (code, out) = run(sandbox, &fx.ws(), &script, &[]).await;
     assert_eq!(code, 0, "{out}");
     let outside = std::fs::read_link("/proc/self/ns/net").unwrap();
     let mut lines = out.lines();
     assert_ne!(lines.next(), Some(outside.to_str().unwrap()), "{out}");
     assert_eq!(lines.next(), Some("pong"), "{out}");
+}
+
+#[tokio::test]
+async fn a_server_started_by_one_command_answers_the_next_over_the_shared_loopback() {
+    let fx = Fixture::new();
+    let sandbox = fx.sandbox(false);
+    if lacks(&sandbox, &[Feature::NetworkNamespace], "shared_loopback") {
+        return;
+    }
+    assert!(
+        sandbox
+            .status()
+            .enforced()
+            .contains("loopback shared by the session"),
+        "{}",
+        sandbox.status()
+    );
+    let python = "/usr/bin/python3";
+    if !Path::new(python).exists() {
+        eprintln!("shared_loopback: NOT RUN on this machine: no {python} for the server");
+        return;
+    }
+    let server = format!(
+        r#"exec {python} -c 'import socket
+s = socket.socket(); s.settimeout(20); s.bind(("127.0.0.1", 0)); s.listen()
+open("port.tmp", "w").write(str(s.getsockname()[1]))
+c, _ = s.accept(); c.sendall(b"pong\n"); c.close()'"#
+    );
+    let mut server = command(&sandbox, &fx.ws(), &server, &[]);
+    let mut server = server.spawn().unwrap();
+    let port_file = fx.ws().join("port.tmp");
+    let start = Instant::now();
+    let port = loop {
+        if let Ok(port) = std::fs::read_to_string(&port_file)
+            && !port.is_empty()
+        {
+            break port;
+        }
+        assert!(
+            start.elapsed() < Duration::from_secs(10),
+            "the server never started"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    };
+    // Not from the host: the server listens on the sandbox's loopback.
+    assert!(std::net::TcpStream::connect(("127.0.0.1", port.parse::<u16>().unwrap())).is_err());
+    let client = format!("exec 3<>/dev/tcp/127.0.0.1/{port}; cat <&3");
+    let (code, out) = run(&sandbox, &fx.ws(), &client, &[]).await;
+    assert_eq!((code, out.as_str()), (0, "pong\n"));
+    assert!(server.wait().await.unwrap().success());
 }
 
 /// The host pids of the processes whose environment holds `marker`

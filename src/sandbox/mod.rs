@@ -11,8 +11,10 @@
 //!   temporary directory ([`Sandbox::tmpdir`]) and `/dev/null` and the
 //!   like (Landlock), never under the protected paths inside them (`.git`,
 //!   existing `.env*` files: read-only binds, `Read-only file system`);
-//! - **network**: none unless allowed, TCP and UDP alike; the command gets
-//!   a loopback of its own (a network namespace per command);
+//! - **network**: none unless allowed, TCP and UDP alike; the commands of
+//!   one sandbox share a loopback of their own (one network namespace, made
+//!   by [`SandboxBuilder::build`]; or one per command with
+//!   [`SandboxBuilder::per_command_loopback`]);
 //! - **processes**: the command runs as PID 2 of a PID namespace of its
 //!   own, so everything it starts, `setsid` and double forks included, dies
 //!   when it exits or when the spawned child is killed;
@@ -125,6 +127,7 @@ pub struct SandboxBuilder {
     no_default_hidden: bool,
     tmpdir_in: Option<PathBuf>,
     assume_missing: Vec<Feature>,
+    per_command_loopback: bool,
 }
 
 impl SandboxBuilder {
@@ -194,6 +197,14 @@ impl SandboxBuilder {
         self
     }
 
+    /// Gives each command a network namespace of its own, instead of one
+    /// shared by every command of this sandbox (the default, so that a
+    /// server a command starts answers the next command while it runs).
+    pub fn per_command_loopback(mut self) -> Self {
+        self.per_command_loopback = true;
+        self
+    }
+
     /// Behaves as if this machine lacked `feature`: for tests and for
     /// diagnosis (what would `Required` say, what does `Auto` still
     /// enforce). The status gives the reason `simulated`.
@@ -249,6 +260,23 @@ impl SandboxBuilder {
             None => tmp.tempdir()?,
         };
         std::fs::create_dir(tmpdir.path().join(".shm"))?;
+        #[cfg(target_os = "linux")]
+        let session_net = if self.mode != SandboxMode::Off
+            && !self.network
+            && !self.per_command_loopback
+            && status.has(Feature::NetworkNamespace)
+        {
+            match linux::SessionNet::new() {
+                Ok(net) => {
+                    status = status.with_shared_loopback(true);
+                    Some(Arc::new(net))
+                }
+                // Commands then get a network namespace each.
+                Err(_) => None,
+            }
+        } else {
+            None
+        };
         Ok(Sandbox {
             inner: Arc::new(Inner {
                 mode: self.mode,
@@ -258,6 +286,8 @@ impl SandboxBuilder {
                 protected: self.protected,
                 tmpdir,
                 status,
+                #[cfg(target_os = "linux")]
+                session_net,
             }),
         })
     }
@@ -301,6 +331,9 @@ struct Inner {
     protected: Vec<PathBuf>,
     tmpdir: tempfile::TempDir,
     status: SandboxStatus,
+    /// The session's shared loopback, when made.
+    #[cfg(target_os = "linux")]
+    session_net: Option<Arc<linux::SessionNet>>,
 }
 
 impl Sandbox {

@@ -75,6 +75,7 @@ pub struct SandboxStatus {
     seccomp_arch: Option<&'static str>,
     missing: [Option<String>; 6],
     network: bool,
+    shared_loopback: bool,
 }
 
 impl SandboxStatus {
@@ -86,6 +87,7 @@ impl SandboxStatus {
             seccomp_arch: Some(seccomp_arch),
             missing: Default::default(),
             network: false,
+            shared_loopback: false,
         }
     }
 
@@ -97,6 +99,7 @@ impl SandboxStatus {
             seccomp_arch: None,
             missing: Default::default(),
             network: false,
+            shared_loopback: false,
         };
         for feature in Feature::ALL {
             status.set_missing(feature, reason.to_owned());
@@ -133,6 +136,13 @@ impl SandboxStatus {
     /// decides whether a network namespace is needed).
     pub(crate) fn with_network(mut self, network: bool) -> Self {
         self.network = network;
+        self
+    }
+
+    /// The same status for a sandbox whose commands share one network
+    /// namespace.
+    pub(crate) fn with_shared_loopback(mut self, shared: bool) -> Self {
+        self.shared_loopback = shared;
         self
     }
 
@@ -184,6 +194,8 @@ impl SandboxStatus {
         }
         if self.network {
             parts.push("network: open".to_owned());
+        } else if self.has(Feature::NetworkNamespace) && self.shared_loopback {
+            parts.push("network: none, loopback shared by the session (net ns)".to_owned());
         } else if self.has(Feature::NetworkNamespace) {
             parts.push("network: none, loopback of its own (net ns, per command)".to_owned());
         } else if self.landlock_abi.is_some_and(|abi| abi >= 4) && self.seccomp_arch.is_some() {

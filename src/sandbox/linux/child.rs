@@ -33,8 +33,12 @@ pub(super) struct Plan {
 /// The namespaces and mounts of M.
 #[derive(Debug)]
 pub(super) struct Namespaces {
-    /// `CLONE_NEW*` flags besides `CLONE_NEWUSER`.
+    /// `CLONE_NEW*` flags besides `CLONE_NEWUSER` (and `CLONE_NEWNET` in
+    /// a shared network namespace).
     pub(super) flags: libc::c_int,
+    /// The session's user and network namespaces, entered instead of
+    /// making a user namespace (and then no maps are written).
+    pub(super) shared: Option<std::sync::Arc<super::session_net::SessionNet>>,
     /// `uid_map` and `gid_map` text.
     pub(super) uid_map: Vec<u8>,
     pub(super) gid_map: Vec<u8>,
@@ -199,7 +203,7 @@ pub(super) fn enter(plan: &Plan) -> io::Result<()> {
     unsafe { libc::setsid() };
     if let Some(ns) = &plan.namespaces {
         unshare_and_map(ns)?;
-        if ns.has(libc::CLONE_NEWNET) {
+        if ns.has(libc::CLONE_NEWNET) && ns.shared.is_none() {
             loopback_up()?;
         }
         if ns.has(libc::CLONE_NEWNS) {
@@ -218,6 +222,16 @@ pub(super) fn enter(plan: &Plan) -> io::Result<()> {
 /// `unshare` and the id maps: M's own single-id maps, or for root the
 /// identity of every id, written by a helper that stays outside.
 fn unshare_and_map(ns: &Namespaces) -> io::Result<()> {
+    if let Some(shared) = &ns.shared {
+        // The user namespace first: `nobody` may not enter the network
+        // namespace from outside it.
+        // SAFETY: setns and unshare with fds the plan holds, and flags.
+        unsafe {
+            check(libc::setns(shared.user.as_raw_fd(), libc::CLONE_NEWUSER))?;
+            check(libc::setns(shared.net.as_raw_fd(), libc::CLONE_NEWNET))?;
+            return check(libc::unshare(ns.flags & !libc::CLONE_NEWNET));
+        }
+    }
     let flags = libc::CLONE_NEWUSER | ns.flags;
     if !ns.root_helper {
         // SAFETY: unshare takes flags only.
@@ -273,7 +287,7 @@ fn unshare_and_map(ns: &Namespaces) -> io::Result<()> {
     }
 }
 
-fn write_own_maps(uid_map: &[u8], gid_map: &[u8]) -> io::Result<()> {
+pub(super) fn write_own_maps(uid_map: &[u8], gid_map: &[u8]) -> io::Result<()> {
     // `setgroups` must be denied before an unprivileged `gid_map` write.
     write_file(b"/proc/self/setgroups\0", b"deny")?;
     write_file(b"/proc/self/uid_map\0", uid_map)?;

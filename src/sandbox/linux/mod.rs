@@ -4,6 +4,7 @@
 
 mod child;
 mod probe;
+mod session_net;
 
 use std::collections::BTreeMap;
 use std::ffi::CString;
@@ -24,6 +25,7 @@ use super::status::Feature;
 use super::{Confinement, Inner, SandboxError};
 
 pub(super) use probe::probe;
+pub(super) use session_net::SessionNet;
 
 /// The devices a command may write besides its roots.
 const WRITABLE_DEVICES: &[&str] = &[
@@ -268,6 +270,11 @@ pub(super) fn confine(
         }
         Some(child::Namespaces {
             flags,
+            shared: if new_net {
+                inner.session_net.clone()
+            } else {
+                None
+            },
             uid_map: paths::id_map(uid, root).into_bytes(),
             gid_map: paths::id_map(gid, root).into_bytes(),
             root_helper: root,
