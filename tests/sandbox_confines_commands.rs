@@ -551,11 +551,43 @@ async fn odd_socket_families_are_refused_and_no_capability_is_left() {
          | tail -1"
     );
     let (_, out) = run(&sandbox, &fx.ws(), &script, &[]).await;
-    assert!(out.contains("CapEff:\t0000000000000000"), "{out}");
-    assert!(out.contains("CapPrm:\t0000000000000000"), "{out}");
-    assert!(out.contains("CapBnd:\t0000000000000000"), "{out}");
+    // Root keeps chown, dac_override, dac_read_search and fowner only.
+    let user = sandbox.status().has(Feature::UserNamespace);
+    let caps = if user && nix::unistd::geteuid().is_root() {
+        "000000000000000f"
+    } else {
+        "0000000000000000"
+    };
+    assert!(out.contains(&format!("CapEff:\t{caps}")), "{out}");
+    assert!(out.contains(&format!("CapPrm:\t{caps}")), "{out}");
+    assert!(out.contains(&format!("CapBnd:\t{caps}")), "{out}");
     assert!(
         out.contains("[Errno 97] Address family not supported by protocol"),
         "{out}"
     );
+}
+
+#[tokio::test]
+async fn root_keeps_access_to_files_of_other_users() {
+    if !nix::unistd::geteuid().is_root() {
+        eprintln!("root_identity_map: NOT RUN: only root maps every id (running as a user)");
+        return;
+    }
+    let fx = Fixture::new();
+    let sandbox = fx.sandbox(false);
+    if lacks(&sandbox, &[Feature::UserNamespace], "root_identity_map") {
+        return;
+    }
+    let file = fx.ws().join("theirs.txt");
+    std::fs::write(&file, "owned by 1000\n").unwrap();
+    std::os::unix::fs::chown(&file, Some(1000), Some(1000)).unwrap();
+    std::fs::set_permissions(&file, std::os::unix::fs::PermissionsExt::from_mode(0o600)).unwrap();
+    let (code, out) = run(
+        &sandbox,
+        &fx.ws(),
+        "id -u; stat -c %u theirs.txt; cat theirs.txt && echo more >> theirs.txt",
+        &[],
+    )
+    .await;
+    assert_eq!((code, out.as_str()), (0, "0\n1000\nowned by 1000\n"));
 }

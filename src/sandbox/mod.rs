@@ -20,7 +20,10 @@
 //!   when it exits or when the spawned child is killed;
 //! - **syscalls**: socket families other than UNIX, INET, INET6 and NETLINK
 //!   and `io_uring` are refused (seccomp), and the command has no
-//!   capabilities.
+//!   capabilities (root keeps the four file-access ones, `chown`,
+//!   `dac_override`, `dac_read_search` and `fowner`, with every id mapped
+//!   to itself, so files of other users stay accessible as outside; Landlock
+//!   and the read-only mounts bind it all the same).
 //!
 //! How it is built: the spawned child (M) creates a user namespace with
 //! mount, PID and (without network) network namespaces, mounts over the

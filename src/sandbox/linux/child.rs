@@ -28,7 +28,16 @@ pub(super) struct Plan {
     pub(super) filters: Vec<BpfProgram>,
     /// The command's working directory, entered again after `unshare`.
     pub(super) cwd: CString,
+    /// The capabilities the command keeps (a bit per capability number):
+    /// none, or for root the file-access ones (see [`ROOT_KEEPS`]).
+    pub(super) keep_caps: u64,
 }
+
+/// What root keeps inside: `CAP_CHOWN`, `CAP_DAC_OVERRIDE`,
+/// `CAP_DAC_READ_SEARCH` and `CAP_FOWNER`, so that files of other users
+/// stay as accessible as outside (CI checkouts owned by another uid).
+/// Landlock and the read-only mounts bind root all the same.
+pub(super) const ROOT_KEEPS: u64 = 0b1111;
 
 /// The namespaces and mounts of M.
 #[derive(Debug)]
@@ -412,7 +421,7 @@ fn fork_init(mount_proc: bool) -> io::Result<()> {
     Ok(())
 }
 
-/// S's last steps: Landlock, seccomp, no capabilities, the working
+/// S's last steps: Landlock, seccomp, capabilities dropped, the working
 /// directory again (std entered it before the namespaces moved).
 fn restrict(plan: &Plan) -> io::Result<()> {
     if let Some(ruleset) = &plan.ruleset {
@@ -431,15 +440,16 @@ fn restrict(plan: &Plan) -> io::Result<()> {
         seccompiler::apply_filter(filter)
             .map_err(|_| io::Error::from_raw_os_error(libc::EINVAL))?;
     }
-    drop_capabilities();
+    drop_capabilities(plan.keep_caps);
     // SAFETY: a NUL-terminated CString of the plan.
     check(unsafe { libc::chdir(plan.cwd.as_ptr()) })?;
     Ok(())
 }
 
-/// Clears the bounding and ambient sets, then every capability: root
-/// inside a user namespace would keep them across exec.
-fn drop_capabilities() {
+/// Clears the bounding and ambient sets, then every capability, but those
+/// in `keep`: root inside a user namespace would keep them all across exec
+/// (it gets its bounding set).
+fn drop_capabilities(keep: u64) {
     #[repr(C)]
     struct Header {
         version: u32,
@@ -458,17 +468,23 @@ fn drop_capabilities() {
         version: VERSION_3,
         pid: 0,
     };
-    let data = [Data {
-        effective: 0,
-        permitted: 0,
-        inheritable: 0,
-    }; 2];
+    let word = |shift: u32| {
+        let bits = (keep >> shift) as u32;
+        Data {
+            effective: bits,
+            permitted: bits,
+            inheritable: bits,
+        }
+    };
+    let data = [word(0), word(32)];
     // SAFETY: prctl with integers; capset with pointers to the locals above
     // laid out as linux/capability.h. EPERM/EINVAL (no such capability, no
     // CAP_SETPCAP) leave nothing to drop.
     unsafe {
-        for cap in 0..64 {
-            libc::prctl(libc::PR_CAPBSET_DROP, cap, 0, 0, 0);
+        for cap in 0..64u32 {
+            if keep & (1 << cap) == 0 {
+                libc::prctl(libc::PR_CAPBSET_DROP, libc::c_ulong::from(cap), 0, 0, 0);
+            }
         }
         libc::prctl(
             libc::PR_CAP_AMBIENT,

@@ -297,6 +297,11 @@ pub(super) fn confine(
         ruleset,
         filters,
         cwd: cstring(&cwd)?,
+        keep_caps: if user && nix::unistd::geteuid().is_root() {
+            child::ROOT_KEEPS
+        } else {
+            0
+        },
     };
     // SAFETY: the closure runs in the forked child and only calls
     // `child::enter`, which makes raw async-signal-safe syscalls on the
