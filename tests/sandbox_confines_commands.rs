@@ -115,11 +115,16 @@ async fn a_write_outside_the_roots_fails_and_leaves_nothing() {
 async fn writes_inside_the_roots_and_tmpdir_succeed_and_the_exit_code_passes_through() {
     let fx = Fixture::new();
     let sandbox = fx.sandbox(false);
-    if lacks(&sandbox, &[Feature::Landlock], "writes_inside") {
+    if lacks(
+        &sandbox,
+        &[Feature::Landlock, Feature::MountNamespace],
+        "writes_inside",
+    ) {
         return;
     }
     let script = "echo hi > a.txt && mkdir -p d/e && echo t > d/e/t && mv a.txt d/ \
-                  && echo tmp > \"$TMPDIR/t\" && cat \"$TMPDIR/t\" && echo ok > /dev/null && exit 3";
+                  && echo tmp > \"$TMPDIR/t\" && cat \"$TMPDIR/t\" && echo ok > /dev/null \
+                  && echo shm > /dev/shm/agentcore-sandbox-test && exit 3";
     let (code, out) = run(&sandbox, &fx.ws(), script, &[]).await;
     assert_eq!(code, 3, "{out}");
     assert_eq!(out, "tmp\n");
@@ -131,6 +136,10 @@ async fn writes_inside_the_roots_and_tmpdir_succeed_and_the_exit_code_passes_thr
         std::fs::read_to_string(sandbox.tmpdir().join("t")).unwrap(),
         "tmp\n"
     );
+    // /dev/shm is the sandbox's own.
+    assert!(!Path::new("/dev/shm/agentcore-sandbox-test").exists());
+    let shm = sandbox.tmpdir().join(".shm/agentcore-sandbox-test");
+    assert_eq!(std::fs::read_to_string(shm).unwrap(), "shm\n");
 }
 
 #[tokio::test]

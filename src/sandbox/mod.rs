@@ -14,7 +14,9 @@
 //! - **network**: none unless allowed, TCP and UDP alike; the commands of
 //!   one sandbox share a loopback of their own (one network namespace, made
 //!   by [`SandboxBuilder::build`]; or one per command with
-//!   [`SandboxBuilder::per_command_loopback`]);
+//!   [`SandboxBuilder::per_command_loopback`]); a server one command starts
+//!   answers the next command while the first one runs (each command has a
+//!   PID namespace of its own);
 //! - **processes**: the command runs as PID 2 of a PID namespace of its
 //!   own, so everything it starts, `setsid` and double forks included, dies
 //!   when it exits or when the spawned child is killed;
@@ -311,6 +313,11 @@ fn machine_status() -> &'static SandboxStatus {
     })
 }
 
+/// Variables [`Sandbox::confine`] removes from a command's environment:
+/// the ssh agent's and the D-Bus session's sockets give authority the
+/// sandbox would not.
+pub const UNSET_ENV: &[&str] = &["SSH_AUTH_SOCK", "DBUS_SESSION_BUS_ADDRESS"];
+
 /// What the kernel of this machine offers the sandbox (probed once per
 /// process), for `agentcore sandbox check`.
 pub fn check() -> SandboxStatus {
@@ -379,8 +386,9 @@ impl Sandbox {
         self.inner.mode != SandboxMode::Off && self.inner.status.is_complete()
     }
 
-    /// Prepares `cmd` to run confined: computes the mounts, the Landlock
-    /// ruleset and the seccomp filters now, and adds a `pre_exec` step that
+    /// Prepares `cmd` to run confined: removes [`UNSET_ENV`] from its
+    /// environment, computes the mounts, the Landlock ruleset and the
+    /// seccomp filters now, and adds a `pre_exec` step that
     /// builds the sandbox between fork and exec. Call it after the command's
     /// other `pre_exec` steps, once per command; the spawned child is M,
     /// whose death kills everything inside (see the module docs).
@@ -392,6 +400,10 @@ impl Sandbox {
     pub fn confine(&self, cmd: &mut tokio::process::Command) -> Result<Confinement, SandboxError> {
         if self.inner.mode == SandboxMode::Off {
             return Ok(Confinement::unconfined());
+        }
+        // Agent sockets that may live outside the hidden paths.
+        for name in UNSET_ENV {
+            cmd.env_remove(name);
         }
         #[cfg(target_os = "linux")]
         {

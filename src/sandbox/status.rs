@@ -81,6 +81,7 @@ pub struct SandboxStatus {
 impl SandboxStatus {
     /// A status where every feature is present, for the probe to strike
     /// out what fails.
+    #[cfg_attr(not(target_os = "linux"), allow(dead_code))]
     pub(crate) fn all_present(landlock_abi: u32, seccomp_arch: &'static str) -> Self {
         SandboxStatus {
             landlock_abi: Some(landlock_abi),
@@ -141,6 +142,7 @@ impl SandboxStatus {
 
     /// The same status for a sandbox whose commands share one network
     /// namespace.
+    #[cfg_attr(not(target_os = "linux"), allow(dead_code))]
     pub(crate) fn with_shared_loopback(mut self, shared: bool) -> Self {
         self.shared_loopback = shared;
         self
