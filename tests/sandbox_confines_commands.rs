@@ -600,3 +600,45 @@ async fn root_keeps_access_to_files_of_other_users() {
     .await;
     assert_eq!((code, out.as_str()), (0, "0\n1000\nowned by 1000\n"));
 }
+
+#[tokio::test]
+async fn confine_works_after_the_bash_tools_own_pre_exec_step() {
+    let fx = Fixture::new();
+    let sandbox = fx.sandbox(false);
+    if lacks(
+        &sandbox,
+        &[Feature::Landlock, Feature::PidNamespace],
+        "after_pre_exec",
+    ) {
+        return;
+    }
+    let outside = tempfile::tempdir().unwrap();
+    let mut cmd = tokio::process::Command::new("/bin/bash");
+    cmd.arg("-c")
+        .arg(format!("echo x > {}/f; exit 7", outside.path().display()))
+        .current_dir(fx.ws())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    // SAFETY: as src/tools/bash/process.rs: setsid and prctl only.
+    unsafe {
+        cmd.pre_exec(|| {
+            nix::unistd::setsid().map_err(std::io::Error::from)?;
+            nix::sys::prctl::set_child_subreaper(true).map_err(std::io::Error::from)?;
+            Ok(())
+        });
+    }
+    let confinement = sandbox.confine(&mut cmd).unwrap();
+    assert!(confinement.is_full() && confinement.tree_dies_with_child());
+    let output = cmd.output().await.unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(7), "{stderr}");
+    assert!(stderr.contains("Permission denied"), "{stderr}");
+    assert!(!outside.path().join("f").exists());
+}
+
+#[test]
+fn the_status_of_this_machine_is_printed() {
+    let status = agentcore::sandbox::check();
+    eprintln!("sandbox status of this machine:\n{status}");
+    assert!(status.to_string().contains("\nenforced: "), "{status}");
+}
