@@ -642,3 +642,29 @@ fn the_status_of_this_machine_is_printed() {
     eprintln!("sandbox status of this machine:\n{status}");
     assert!(status.to_string().contains("\nenforced: "), "{status}");
 }
+
+#[tokio::test]
+async fn a_failed_setup_step_is_named_in_the_spawn_error() {
+    let fx = Fixture::new();
+    let secret = fx.ws().join("secret");
+    std::fs::create_dir_all(secret.join("sub")).unwrap();
+    let sandbox = fx.builder().hidden([&secret]).build().unwrap();
+    if lacks(&sandbox, &[Feature::MountNamespace], "failed_step") {
+        return;
+    }
+    // The working directory is inside a hidden directory: it is gone once
+    // the tmpfs covers it.
+    let cwd = secret.join("sub");
+    let mut cmd = tokio::process::Command::new("/bin/bash");
+    cmd.arg("-c").arg("true").current_dir(&cwd);
+    let confinement = sandbox.confine(&mut cmd).unwrap();
+    let error = cmd.spawn().map(drop).unwrap_err();
+    assert_eq!(
+        confinement.explain(error).to_string(),
+        format!(
+            "the sandbox could not enter the working directory {}: \
+             No such file or directory (os error 2)",
+            cwd.display()
+        )
+    );
+}

@@ -418,11 +418,13 @@ impl Sandbox {
 }
 
 /// What [`Sandbox::confine`] installed for one command.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone)]
 pub struct Confinement {
     full: bool,
     tree_dies_with_child: bool,
     enforced: String,
+    #[cfg(target_os = "linux")]
+    failure: Option<Arc<linux::Failure>>,
 }
 
 impl Confinement {
@@ -431,7 +433,21 @@ impl Confinement {
             full: false,
             tree_dies_with_child: false,
             enforced: "unconfined".to_owned(),
+            #[cfg(target_os = "linux")]
+            failure: None,
         }
+    }
+
+    /// The error of a failed `spawn` with the sandbox's failed step in
+    /// front, e.g. `the sandbox could not hide /home/me/.ssh (a tmpfs over
+    /// it): Operation not permitted (os error 1)`; any other error comes
+    /// back unchanged.
+    pub fn explain(&self, error: io::Error) -> io::Error {
+        #[cfg(target_os = "linux")]
+        if let Some(failure) = &self.failure {
+            return failure.explain(error);
+        }
+        error
     }
 
     /// Whether every feature the sandbox needs confines the command (what

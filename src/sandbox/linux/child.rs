@@ -28,6 +28,9 @@ pub(super) struct Plan {
     pub(super) filters: Vec<BpfProgram>,
     /// The command's working directory, entered again after `unshare`.
     pub(super) cwd: CString,
+    /// The write end of the pipe that tells the parent which step failed
+    /// (see [`Step`]).
+    pub(super) failure: OwnedFd,
     /// The capabilities the command keeps (a bit per capability number):
     /// none, or for root the file-access ones (see [`ROOT_KEEPS`]).
     pub(super) keep_caps: u64,
@@ -69,6 +72,62 @@ pub(super) struct Namespaces {
 impl Namespaces {
     fn has(&self, flag: libc::c_int) -> bool {
         self.flags & flag != 0
+    }
+}
+
+/// A step of the setup, reported with an index (which hidden path, which
+/// read-only bind) over the failure pipe when it fails, so the parent can
+/// say more than the errno std passes on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[repr(u8)]
+pub(super) enum Step {
+    Namespaces = 1,
+    Loopback,
+    PrivateMounts,
+    HiddenDir,
+    HiddenFile,
+    Bind,
+    ReadOnly,
+    Fork,
+    Proc,
+    Landlock,
+    Seccomp,
+    Chdir,
+}
+
+impl Step {
+    pub(super) fn from_u8(byte: u8) -> Option<Step> {
+        use Step::*;
+        [
+            Namespaces,
+            Loopback,
+            PrivateMounts,
+            HiddenDir,
+            HiddenFile,
+            Bind,
+            ReadOnly,
+            Fork,
+            Proc,
+            Landlock,
+            Seccomp,
+            Chdir,
+        ]
+        .into_iter()
+        .find(|step| *step as u8 == byte)
+    }
+}
+
+/// Writes the failed step to the failure pipe and passes the error on.
+struct Reporter(libc::c_int);
+
+impl Reporter {
+    fn fail(&self, step: Step, index: usize, error: io::Error) -> io::Error {
+        let index = u16::try_from(index).unwrap_or(u16::MAX).to_le_bytes();
+        let record = [step as u8, 0, index[0], index[1]];
+        // SAFETY: a four-byte write from a local; a pipe write of that size
+        // is atomic, and the pipe is empty (one record per command).
+        unsafe { libc::write(self.0, record.as_ptr().cast(), record.len()) };
+        error
     }
 }
 
@@ -210,22 +269,23 @@ pub(super) fn enter(plan: &Plan) -> io::Result<()> {
     // SAFETY: setsid has no arguments. It fails with EPERM when an earlier
     // `pre_exec` closure made this process a session leader already.
     unsafe { libc::setsid() };
+    let report = Reporter(plan.failure.as_raw_fd());
     if let Some(ns) = &plan.namespaces {
-        unshare_and_map(ns)?;
+        unshare_and_map(ns).map_err(|e| report.fail(Step::Namespaces, 0, e))?;
         if ns.has(libc::CLONE_NEWNET) && ns.shared.is_none() {
-            loopback_up()?;
+            loopback_up().map_err(|e| report.fail(Step::Loopback, 0, e))?;
         }
         if ns.has(libc::CLONE_NEWNS) {
-            mount_all(ns)?;
+            mount_all(ns).map_err(|(step, index, e)| report.fail(step, index, e))?;
         }
         if ns.has(libc::CLONE_NEWPID) {
-            fork_init(ns.has(libc::CLONE_NEWNS))?;
+            fork_init(ns.has(libc::CLONE_NEWNS), &report)?;
             // Only S gets here.
             // SAFETY: as above; S is a new process, not a group leader.
             unsafe { libc::setsid() };
         }
     }
-    restrict(plan)
+    restrict(plan, &report)
 }
 
 /// `unshare` and the id maps: M's own single-id maps, or for root the
@@ -307,7 +367,7 @@ pub(super) fn write_own_maps(uid_map: &[u8], gid_map: &[u8]) -> io::Result<()> {
 /// under an empty tmpfs, hidden files under `/dev/null`, the plain binds,
 /// then the read-only binds (their remount keeps the locked flags, or a
 /// user namespace gets EPERM).
-fn mount_all(ns: &Namespaces) -> io::Result<()> {
+fn mount_all(ns: &Namespaces) -> Result<(), (Step, usize, io::Error)> {
     let null = std::ptr::null::<libc::c_char>();
     // SAFETY: every path is a NUL-terminated CString of the plan or a C
     // literal; null pointers where mount(2) accepts them.
@@ -318,49 +378,55 @@ fn mount_all(ns: &Namespaces) -> io::Result<()> {
             null,
             libc::MS_REC | libc::MS_PRIVATE,
             std::ptr::null(),
-        ))?;
-        for dir in &ns.hidden_dirs {
+        ))
+        .map_err(|e| (Step::PrivateMounts, 0, e))?;
+        for (index, dir) in ns.hidden_dirs.iter().enumerate() {
             check(libc::mount(
                 c"tmpfs".as_ptr(),
                 dir.as_ptr(),
                 c"tmpfs".as_ptr(),
                 libc::MS_NOSUID | libc::MS_NODEV | libc::MS_NOEXEC,
                 c"mode=0755,size=16k".as_ptr().cast(),
-            ))?;
+            ))
+            .map_err(|e| (Step::HiddenDir, index, e))?;
         }
-        for file in &ns.hidden_files {
+        for (index, file) in ns.hidden_files.iter().enumerate() {
             check(libc::mount(
                 c"/dev/null".as_ptr(),
                 file.as_ptr(),
                 null,
                 libc::MS_BIND,
                 std::ptr::null(),
-            ))?;
+            ))
+            .map_err(|e| (Step::HiddenFile, index, e))?;
         }
-        for (source, target) in &ns.binds {
+        for (index, (source, target)) in ns.binds.iter().enumerate() {
             check(libc::mount(
                 source.as_ptr(),
                 target.as_ptr(),
                 null,
                 libc::MS_BIND,
                 std::ptr::null(),
-            ))?;
+            ))
+            .map_err(|e| (Step::Bind, index, e))?;
         }
-        for (path, locked) in &ns.read_only {
+        for (index, (path, locked)) in ns.read_only.iter().enumerate() {
             check(libc::mount(
                 path.as_ptr(),
                 path.as_ptr(),
                 null,
                 libc::MS_BIND | libc::MS_REC,
                 std::ptr::null(),
-            ))?;
+            ))
+            .map_err(|e| (Step::ReadOnly, index, e))?;
             check(libc::mount(
                 null,
                 path.as_ptr(),
                 null,
                 libc::MS_REMOUNT | libc::MS_BIND | libc::MS_RDONLY | locked,
                 std::ptr::null(),
-            ))?;
+            ))
+            .map_err(|e| (Step::ReadOnly, index, e))?;
         }
     }
     Ok(())
@@ -370,12 +436,13 @@ fn mount_all(ns: &Namespaces) -> io::Result<()> {
 /// `/proc` (with a mount namespace) and forks S, then reaps until S ends.
 /// Returns in S only. G dies with M (`PR_SET_PDEATHSIG`), and the kernel
 /// kills everything in the namespace when G dies.
-fn fork_init(mount_proc: bool) -> io::Result<()> {
+fn fork_init(mount_proc: bool, report: &Reporter) -> io::Result<()> {
     let mut alive = [0; 2];
     // SAFETY: pipe2 fills the array; fork has no arguments.
-    check(unsafe { libc::pipe2(alive.as_mut_ptr(), libc::O_CLOEXEC) })?;
+    check(unsafe { libc::pipe2(alive.as_mut_ptr(), libc::O_CLOEXEC) })
+        .map_err(|e| report.fail(Step::Fork, 0, e))?;
     let init = unsafe { libc::fork() };
-    check(init)?;
+    check(init).map_err(|e| report.fail(Step::Fork, 0, e))?;
     if init > 0 {
         // M keeps only the liveness pipe's write end: std's error pipe and
         // the stdio copies must close, or `spawn()` and the output reader
@@ -409,11 +476,12 @@ fn fork_init(mount_proc: bool) -> io::Result<()> {
                 libc::MS_NOSUID | libc::MS_NODEV | libc::MS_NOEXEC,
                 std::ptr::null(),
             )
-        })?;
+        })
+        .map_err(|e| report.fail(Step::Proc, 0, e))?;
     }
     // SAFETY: fork has no arguments.
     let shell = unsafe { libc::fork() };
-    check(shell)?;
+    check(shell).map_err(|e| report.fail(Step::Fork, 0, e))?;
     if shell > 0 {
         close_all_but(None);
         exit_with(shell, true);
@@ -423,26 +491,29 @@ fn fork_init(mount_proc: bool) -> io::Result<()> {
 
 /// S's last steps: Landlock, seccomp, capabilities dropped, the working
 /// directory again (std entered it before the namespaces moved).
-fn restrict(plan: &Plan) -> io::Result<()> {
+fn restrict(plan: &Plan, report: &Reporter) -> io::Result<()> {
     if let Some(ruleset) = &plan.ruleset {
         // SAFETY: prctl and the Landlock syscall with an fd the plan owns.
         unsafe {
-            check(libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0))?;
+            check(libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0))
+                .map_err(|e| report.fail(Step::Landlock, 0, e))?;
             check(
                 libc::syscall(libc::SYS_landlock_restrict_self, ruleset.as_raw_fd(), 0u32)
                     as libc::c_int,
-            )?;
+            )
+            .map_err(|e| report.fail(Step::Landlock, 0, e))?;
         }
     }
     for filter in &plan.filters {
         // `apply_filter` sets NO_NEW_PRIVS and builds its `sock_fprog` on
         // the stack: no allocation.
-        seccompiler::apply_filter(filter)
-            .map_err(|_| io::Error::from_raw_os_error(libc::EINVAL))?;
+        seccompiler::apply_filter(filter).map_err(|_| {
+            report.fail(Step::Seccomp, 0, io::Error::from_raw_os_error(libc::EINVAL))
+        })?;
     }
     drop_capabilities(plan.keep_caps);
     // SAFETY: a NUL-terminated CString of the plan.
-    check(unsafe { libc::chdir(plan.cwd.as_ptr()) })?;
+    check(unsafe { libc::chdir(plan.cwd.as_ptr()) }).map_err(|e| report.fail(Step::Chdir, 0, e))?;
     Ok(())
 }
 

@@ -3,6 +3,7 @@
 //! plan built here.
 
 mod child;
+mod failure;
 mod probe;
 mod session_net;
 
@@ -24,6 +25,7 @@ use super::paths::{self, Cover};
 use super::status::Feature;
 use super::{Confinement, Inner, SandboxError};
 
+pub(super) use failure::Failure;
 pub(super) use probe::probe;
 pub(super) use session_net::SessionNet;
 
@@ -292,8 +294,47 @@ pub(super) fn confine(
         Some(dir) => dir.to_path_buf(),
         None => std::env::current_dir().map_err(SandboxError::Io)?,
     };
+    let (failure_read, failure_write) =
+        nix::unistd::pipe2(nix::fcntl::OFlag::O_CLOEXEC).map_err(|e| SandboxError::Io(e.into()))?;
+    nix::fcntl::fcntl(
+        &failure_read,
+        nix::fcntl::FcntlArg::F_SETFL(nix::fcntl::OFlag::O_NONBLOCK),
+    )
+    .map_err(|e| SandboxError::Io(e.into()))?;
+    let to_paths = |list: &[CString]| -> Vec<PathBuf> {
+        list.iter()
+            .map(|c| PathBuf::from(std::ffi::OsStr::from_bytes(c.as_bytes())))
+            .collect()
+    };
+    let failure = match &namespaces {
+        Some(ns) => failure::Failure {
+            read: failure_read,
+            hidden_dirs: to_paths(&ns.hidden_dirs),
+            hidden_files: to_paths(&ns.hidden_files),
+            binds: ns
+                .binds
+                .iter()
+                .map(|(_, target)| PathBuf::from(std::ffi::OsStr::from_bytes(target.as_bytes())))
+                .collect(),
+            read_only: ns
+                .read_only
+                .iter()
+                .map(|(path, _)| PathBuf::from(std::ffi::OsStr::from_bytes(path.as_bytes())))
+                .collect(),
+            cwd: cwd.clone(),
+        },
+        None => failure::Failure {
+            read: failure_read,
+            hidden_dirs: Vec::new(),
+            hidden_files: Vec::new(),
+            binds: Vec::new(),
+            read_only: Vec::new(),
+            cwd: cwd.clone(),
+        },
+    };
     let plan = child::Plan {
         namespaces,
+        failure: failure_write,
         ruleset,
         filters,
         cwd: cstring(&cwd)?,
@@ -314,5 +355,6 @@ pub(super) fn confine(
         full: status.is_complete(),
         tree_dies_with_child: pids,
         enforced: status.enforced(),
+        failure: Some(std::sync::Arc::new(failure)),
     })
 }

@@ -1,0 +1,99 @@
+//! Which step of the setup failed, read back after a failed `spawn`: std
+//! passes on only the errno, which alone ("Operation not permitted") does
+//! not say that the sandbox, let alone which mount, refused.
+
+use std::io;
+use std::os::fd::OwnedFd;
+use std::path::PathBuf;
+
+use super::child::Step;
+
+/// The read end of the failure pipe of one command, with the paths its
+/// records index.
+#[derive(Debug)]
+pub(in crate::sandbox) struct Failure {
+    pub(super) read: OwnedFd,
+    pub(super) hidden_dirs: Vec<PathBuf>,
+    pub(super) hidden_files: Vec<PathBuf>,
+    pub(super) binds: Vec<PathBuf>,
+    pub(super) read_only: Vec<PathBuf>,
+    pub(super) cwd: PathBuf,
+}
+
+impl Failure {
+    /// `error` with the failed step in front, when the child reported one.
+    pub(in crate::sandbox) fn explain(&self, error: io::Error) -> io::Error {
+        let mut record = [0u8; 4];
+        // The read end is non-blocking: an empty pipe means no report.
+        let read = nix::unistd::read(&self.read, &mut record);
+        match read {
+            Ok(4) => match self.describe(record) {
+                Some(what) => io::Error::new(
+                    error.kind(),
+                    format!("the sandbox could not {what}: {error}"),
+                ),
+                None => error,
+            },
+            _ => error,
+        }
+    }
+
+    /// What a record says, e.g. `hide /home/me/.ssh (a tmpfs over it)`.
+    fn describe(&self, record: [u8; 4]) -> Option<String> {
+        let index = usize::from(u16::from_le_bytes([record[2], record[3]]));
+        let path = |paths: &[PathBuf]| {
+            paths
+                .get(index)
+                .map_or_else(|| "a path".to_owned(), |p| p.display().to_string())
+        };
+        Some(match Step::from_u8(record[0])? {
+            Step::Namespaces => "create its namespaces (user, mount, PID, network)".to_owned(),
+            Step::Loopback => "bring up the loopback of its network namespace".to_owned(),
+            Step::PrivateMounts => "make its mount tree private".to_owned(),
+            Step::HiddenDir => format!("hide {} (a tmpfs over it)", path(&self.hidden_dirs)),
+            Step::HiddenFile => format!("hide {} (/dev/null over it)", path(&self.hidden_files)),
+            Step::Bind => format!("mount its own directory on {}", path(&self.binds)),
+            Step::ReadOnly => format!("make {} read-only", path(&self.read_only)),
+            Step::Fork => "fork the init of its PID namespace".to_owned(),
+            Step::Proc => "mount /proc in its PID namespace".to_owned(),
+            Step::Landlock => "apply its Landlock rules".to_owned(),
+            Step::Seccomp => "apply its seccomp filter".to_owned(),
+            Step::Chdir => format!("enter the working directory {}", self.cwd.display()),
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_record_names_the_step_and_its_path() {
+        let (read, write) = nix::unistd::pipe2(nix::fcntl::OFlag::O_NONBLOCK).unwrap();
+        let failure = Failure {
+            read,
+            hidden_dirs: vec!["/h/.ssh".into(), "/h/.aws".into()],
+            hidden_files: vec![],
+            binds: vec![],
+            read_only: vec!["/w/.git".into()],
+            cwd: "/w".into(),
+        };
+        let error = || io::Error::from_raw_os_error(libc::EPERM);
+        assert_eq!(
+            failure.explain(error()).to_string(),
+            error().to_string(),
+            "no record: the error unchanged"
+        );
+        nix::unistd::write(&write, &[Step::HiddenDir as u8, 0, 1, 0]).unwrap();
+        assert_eq!(
+            failure.explain(error()).to_string(),
+            "the sandbox could not hide /h/.aws (a tmpfs over it): \
+             Operation not permitted (os error 1)"
+        );
+        assert_eq!(
+            failure.describe([Step::ReadOnly as u8, 0, 0, 0]).unwrap(),
+            "make /w/.git read-only"
+        );
+        assert_eq!(failure.describe([0, 0, 0, 0]), None);
+    }
+}
