@@ -54,7 +54,12 @@ impl Fixture {
 fn lacks(sandbox: &Sandbox, needed: &[Feature], test: &str) -> bool {
     for feature in needed {
         if let Some(reason) = sandbox.status().reason_missing(*feature) {
-            eprintln!("{test}: NOT RUN on this machine: {feature} is not available ({reason})");
+            let verb = if matches!(feature, Feature::Landlock | Feature::Seccomp) {
+                "is"
+            } else {
+                "are"
+            };
+            eprintln!("{test}: NOT RUN on this machine: {feature} {verb} not available ({reason})");
             return true;
         }
     }
@@ -483,7 +488,7 @@ fn required_with_a_missing_feature_fails_naming_it() {
         .unwrap_err();
     assert_eq!(
         error.to_string(),
-        "user namespaces is not available (simulated)"
+        "user namespaces are not available (simulated)"
     );
 
     // Auto builds, and says what it lacks.
@@ -496,7 +501,7 @@ fn required_with_a_missing_feature_fails_naming_it() {
         sandbox
             .status()
             .to_string()
-            .ends_with("not fully confined: PID namespaces is not available (simulated)"),
+            .ends_with("not fully confined: PID namespaces are not available (simulated)"),
         "{}",
         sandbox.status()
     );

@@ -90,7 +90,7 @@ pub enum SandboxMode {
 pub enum SandboxError {
     /// [`SandboxMode::Required`] and a feature is missing, e.g. `Landlock
     /// is not available (kernel without CONFIG_SECURITY_LANDLOCK)`.
-    #[error("{feature} is not available ({reason})")]
+    #[error("{feature} {} not available ({reason})", feature.verb())]
     Unavailable {
         /// The missing feature.
         feature: Feature,

@@ -44,6 +44,14 @@ impl Feature {
         }
     }
 
+    /// "is" or "are", for a sentence about the feature.
+    pub(crate) fn verb(self) -> &'static str {
+        match self {
+            Feature::Landlock | Feature::Seccomp => "is",
+            _ => "are",
+        }
+    }
+
     /// The namespaces that need a user namespace first.
     fn needs_user_namespace(self) -> bool {
         matches!(
@@ -252,9 +260,10 @@ impl fmt::Display for SandboxStatus {
         }
         write!(f, "enforced: {}", self.enforced())?;
         if let Some((feature, reason)) = self.first_missing() {
+            let verb = feature.verb();
             write!(
                 f,
-                "\nnot fully confined: {feature} is not available ({reason})"
+                "\nnot fully confined: {feature} {verb} not available ({reason})"
             )?;
         }
         Ok(())
@@ -304,7 +313,7 @@ mod tests {
         assert!(
             status
                 .to_string()
-                .ends_with("not fully confined: user namespaces is not available (EPERM)")
+                .ends_with("not fully confined: user namespaces are not available (EPERM)")
         );
     }
 
