@@ -30,6 +30,7 @@
 //! | [`session`] | The built-in tools, approval engine, pipeline and scheduler wired together, and built from the CLI's options, as `agentcore run` and `agentcore mcp` use them |
 //! | [`message`] | Tool calls and results in each provider's shape: one file per provider (Anthropic, OpenAI, MCP) |
 //! | [`mcp`] | The built-in tools served over MCP (`tools/list`, `tools/call`, progress, cancellation) |
+//! | [`sandbox`] | The command sandbox: a [`sandbox::Sandbox`] confines a spawned process with the kernel (Linux: user, mount, PID and network namespaces, Landlock, seccomp), and says what this machine offers |
 //!
 //! The `agentcore` binary (`run`, `demo`, `tools`, `mcp`) is built on these
 //! modules; its command-line code is private to it.
