@@ -28,7 +28,7 @@ const DEFAULT_HIDDEN_SOCKETS: &[&str] = &["/run/docker.sock", "/var/run/docker.s
 /// The default hidden paths for `home`: [`DEFAULT_HIDDEN_IN_HOME`], every
 /// `~/.cargo/credentials*` present, the docker sockets and
 /// `$XDG_RUNTIME_DIR` when given (it holds the D-Bus and ssh-agent
-/// sockets). Paths that do not exist are kept: [`existing`] drops them when
+/// sockets). Paths that do not exist are kept: a sandbox skips them when
 /// the mounts are planned.
 pub fn default_hidden(home: &Path, xdg_runtime_dir: Option<&Path>) -> Vec<PathBuf> {
     let mut paths: Vec<PathBuf> = DEFAULT_HIDDEN_IN_HOME
