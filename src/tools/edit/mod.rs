@@ -17,7 +17,9 @@
 //! ```
 
 mod apply;
+mod near;
 mod snippet;
+mod tiers;
 
 use std::path::PathBuf;
 
@@ -29,9 +31,12 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use tokio_util::sync::CancellationToken;
 
-pub use apply::{EditError, apply_edit, edit_bytes};
+pub use apply::{
+    EditError, TieredEdit, apply_edit, apply_edit_tiered, edit_bytes, edit_bytes_tiered,
+};
+pub use tiers::{Match, Place, Tier, locate};
 
-use self::apply::edit_decoded;
+use self::apply::{edit_decoded, find_tiered};
 use self::snippet::snippet;
 use super::beneath::FileError;
 use super::diff::unified_diff;
@@ -177,8 +182,8 @@ fn edit_failure(e: EditError) -> ValidationFailure {
     ValidationFailure::new(e.code(), e.to_string())
 }
 
-/// validate: a read-denied path, then codes 6, 1, 8, 7, 2, 3, 4, 5 in that
-/// order. Read-only.
+/// validate: a read-denied path, then codes 6, 1, 8, 7, 9, 2, 3, 4, 5 in
+/// that order. Read-only.
 fn check(
     workspace: &Workspace,
     state: &FileReadState,
@@ -212,6 +217,9 @@ fn check(
     if args.old_string.is_empty() && !decoded.text.is_empty() {
         return Err(edit_failure(EditError::FileExists));
     }
+    if !args.old_string.is_empty() && args.old_string.trim().is_empty() {
+        return Err(edit_failure(EditError::Blank));
+    }
     match state
         .freshness_of(&path, &open.file, &open.meta)
         .map_err(|e| path_failure(cannot_read(&shown, &e)))?
@@ -229,7 +237,7 @@ fn check(
     count_check(&decoded.text, &old, &new, args)
 }
 
-/// Codes 4 and 5 without building the new text.
+/// Codes 6, 9, 4 and 5 (by the tiers) without building the new text.
 fn count_check(text: &str, old: &str, new: &str, args: &EditArgs) -> Result<(), ValidationFailure> {
     if old == new {
         return Err(edit_failure(EditError::NoChange));
@@ -237,11 +245,9 @@ fn count_check(text: &str, old: &str, new: &str, args: &EditArgs) -> Result<(), 
     if old.is_empty() {
         return Ok(());
     }
-    match text.matches(old).count() {
-        0 => Err(edit_failure(EditError::NotFound(args.old_string.clone()))),
-        n if n > 1 && !args.replace_all => Err(edit_failure(EditError::Ambiguous(n))),
-        _ => Ok(()),
-    }
+    find_tiered(text, old, new, args.replace_all, &args.old_string)
+        .map(|_| ())
+        .map_err(edit_failure)
 }
 
 fn preview(workspace: &Workspace, args: &EditArgs) -> Result<String, ToolError> {
@@ -252,7 +258,7 @@ fn preview(workspace: &Workspace, args: &EditArgs) -> Result<String, ToolError> 
     let bytes = read_existing(workspace, &path)
         .map_err(|e| ToolError::new(e.message(&shown, "edit")))?
         .unwrap_or_default();
-    let edited = edit_decoded(&bytes, &args.old_string, &args.new_string, args.replace_all)
+    let edited = edit_decoded(&bytes, &args.old_string, &args.new_string, args.replace_all, true)
         .map_err(|e| ToolError::new(e.to_string()))?;
     Ok(unified_diff(&shown, &edited.old_text, &edited.applied.text))
 }
@@ -298,7 +304,7 @@ fn execute(
     if token.is_cancelled() {
         return Err(cancelled(&shown));
     }
-    let edited = edit_decoded(&bytes, &args.old_string, &args.new_string, args.replace_all)
+    let edited = edit_decoded(&bytes, &args.old_string, &args.new_string, args.replace_all, true)
         .map_err(|e| ToolError::new(e.to_string()))?;
     let new_bytes = text::encode(&edited.applied.text, edited.format);
     let written = write_through(workspace, &path, existing.as_ref(), hash, &new_bytes, token)
@@ -306,6 +312,10 @@ fn execute(
     // Past the point of no return: the call reports what happened.
     stamp_written(state, &path, &written, &new_bytes);
     let mut out = format!("The file {shown} has been updated successfully.");
+    if let Some(note) = edited.applied.tier.note() {
+        out.push(' ');
+        out.push_str(note);
+    }
     if let Some(note) = written.note() {
         out.push(' ');
         out.push_str(&note);
