@@ -1,10 +1,15 @@
-//! The `edit` tool: exact string replacement in a file the model has read.
+//! The `edit` tool: string replacement in a file the model has read, exact
+//! first, then by tolerant tiers.
 //!
-//! The text replacement itself is [`apply_edit`] (on decoded text) and
-//! [`edit_bytes`] (on a file's bytes: decode, normalize line endings,
-//! replace, encode back), pure functions in `edit/apply.rs` that property
-//! tests and the `edit_apply` fuzz target call directly; the tool
-//! ([`EditTool`], its [`EditArgs`] and [`permissions`]) is here.
+//! The text replacement itself is [`apply_edit`] (exact, on decoded text),
+//! [`edit_bytes`] (exact, on a file's bytes: decode, normalize line
+//! endings, replace, encode back) and their tiered forms
+//! [`apply_edit_tiered`] and [`edit_bytes_tiered`] (what the tool does),
+//! pure functions in `edit/apply.rs`; where a quote lands is [`locate`]
+//! (`edit/tiers.rs`, shared with every tool that quotes text to change);
+//! the near-miss help of code 4 is `edit/near.rs`. Property tests and the
+//! `edit_apply` fuzz target call them directly; the tool ([`EditTool`],
+//! its [`EditArgs`] and [`permissions`]) is here.
 //!
 //! ```
 //! use agentcore::tools::edit::{EditError, apply_edit};
@@ -49,13 +54,17 @@ use super::text;
 use super::workspace::Workspace;
 use crate::approval::{Access, Permissions};
 
-const DESCRIPTION: &str = "Performs an exact string replacement in a file. Read the file first \
-with the read tool: editing a file you have not read, or that changed since you read it, is \
-refused. `old_string` must match the file exactly, including indentation (copy it from the read \
-output without the line-number prefix); it must be unique in the file unless `replace_all` is \
-true, so include enough surrounding lines to make it unique. `replace_all` replaces every \
-occurrence, e.g. to rename a variable. An empty `old_string` creates a new file with \
-`new_string` as its content. Line endings (CRLF), a byte-order mark and UTF-16 encoding are kept.";
+const DESCRIPTION: &str = "Performs a string replacement in a file. Read the file first with \
+the read tool: editing a file you have not read, or that changed since you read it, is refused. \
+`old_string` should match the file exactly, including indentation (copy it from the read output \
+without the line-number prefix); when it has no exact match, a place that differs from it only in \
+trailing whitespace, in indentation (tabs or spaces, any depth; `new_string` is then re-indented \
+to match) or in look-alike characters (curly quotes, non-breaking spaces, dashes) is used, and the \
+result says so. It must be unique in the file unless `replace_all` is true, so include enough \
+surrounding lines to make it unique; an `old_string` of whitespace only is refused. `replace_all` \
+replaces every occurrence, e.g. to rename a variable. An empty `old_string` creates a new file \
+with `new_string` as its content. Line endings (CRLF), a byte-order mark and UTF-16 encoding are \
+kept.";
 
 /// The arguments of an `edit` call. The field docs are the descriptions
 /// the model reads in the schema.
