@@ -60,7 +60,10 @@ fn load() -> Vec<Case> {
         .map(|path| {
             let v: Value = serde_json::from_slice(&std::fs::read(&path).unwrap())
                 .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-            let s = |k: &str| v[k].as_str().unwrap_or_else(|| panic!("{}: {k}", path.display()));
+            let s = |k: &str| {
+                v[k].as_str()
+                    .unwrap_or_else(|| panic!("{}: {k}", path.display()))
+            };
             let encoding = v["encoding"].as_str().unwrap_or("utf-8");
             let want = match v.get("refusal") {
                 Some(code) => Err(code.as_i64().unwrap()),

@@ -47,7 +47,12 @@ fn line() -> impl Strategy<Value = Line> {
 fn render(lines: &[Line]) -> String {
     lines
         .iter()
-        .map(|l| format!("{}{}{}\n", INDENTS[l.indent], BODIES[l.body], TRAILING[l.trailing]))
+        .map(|l| {
+            format!(
+                "{}{}{}\n",
+                INDENTS[l.indent], BODIES[l.body], TRAILING[l.trailing]
+            )
+        })
         .collect()
 }
 
@@ -96,8 +101,11 @@ fn file_and_quote() -> impl Strategy<Value = (String, String)> {
             let text = render(&lines);
             let mut quote = String::new();
             for (l, p) in lines[window].iter().zip(perturbs) {
-                let (mut indent, body, mut trailing) =
-                    (INDENTS[l.indent], BODIES[l.body].to_owned(), TRAILING[l.trailing]);
+                let (mut indent, body, mut trailing) = (
+                    INDENTS[l.indent],
+                    BODIES[l.body].to_owned(),
+                    TRAILING[l.trailing],
+                );
                 let body = match p {
                     Perturb::Keep => body,
                     Perturb::Trailing(t) => {

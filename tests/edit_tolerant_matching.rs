@@ -34,7 +34,11 @@ async fn trailing_whitespace_in_the_file_is_ignored_and_named() {
     env.put("a.py", "def f():   \n    return 1 \n\nx = 2\n");
     env.read("a.py").await;
     let r = env
-        .edit("a.py", "def f():\n    return 1\n", "def f():\n    return 2\n")
+        .edit(
+            "a.py",
+            "def f():\n    return 1\n",
+            "def f():\n    return 2\n",
+        )
         .await;
     assert_eq!(
         first_line(&ok(&r)),
@@ -128,7 +132,11 @@ async fn two_places_for_a_tier_without_replace_all_is_code_5_and_nothing_changes
     let file = "a:\n  def f():\n    pass\nb:\n    def f():\n        pass\n";
     env.put("m.py", file);
     env.read("m.py").await;
-    let text = refused(&env.edit("m.py", "def f():\n pass\n", "def g():\n pass\n").await, 5);
+    let text = refused(
+        &env.edit("m.py", "def f():\n pass\n", "def g():\n pass\n")
+            .await,
+        5,
+    );
     assert!(text.starts_with("Found 2 matches"), "{text}");
     assert_eq!(env.bytes("m.py"), file.as_bytes());
     // With replace_all both are replaced, each at its own depth.
@@ -173,7 +181,9 @@ async fn crlf_bom_and_utf16_files_keep_every_byte_outside_the_place() {
     };
     env.put("u.txt", utf16("head\r\n\tbody();\r\ntail\r\n"));
     env.read("u.txt").await;
-    ok(&env.edit("u.txt", "    body();\r\n", "    other();\r\n").await);
+    ok(&env
+        .edit("u.txt", "    body();\r\n", "    other();\r\n")
+        .await);
     assert_eq!(env.bytes("u.txt"), utf16("head\r\n\tother();\r\ntail\r\n"));
 }
 
@@ -232,12 +242,19 @@ async fn a_miss_with_nothing_close_shows_only_the_string() {
 #[tokio::test]
 async fn a_long_near_miss_diff_is_cut_to_twenty_lines() {
     let env = Env::new();
-    let file: String = (0..60).map(|i| format!("value_{i} = compute({i})\n")).collect();
+    let file: String = (0..60)
+        .map(|i| format!("value_{i} = compute({i})\n"))
+        .collect();
     env.put("big.py", &file);
     env.read("big.py").await;
-    let quote: String = (10..40).map(|i| format!("value_{i} = compute({i}, x)\n")).collect();
+    let quote: String = (10..40)
+        .map(|i| format!("value_{i} = compute({i}, x)\n"))
+        .collect();
     let text = refused(&env.edit("big.py", &quote, "x").await, 4);
     let help = &text[text.find("The closest text").expect("help shown")..];
-    assert!(help.starts_with("The closest text is at lines 11–40:"), "{help}");
+    assert!(
+        help.starts_with("The closest text is at lines 11–40:"),
+        "{help}"
+    );
     assert_eq!(help.lines().count(), 21, "{help}");
 }

@@ -267,8 +267,14 @@ fn preview(workspace: &Workspace, args: &EditArgs) -> Result<String, ToolError> 
     let bytes = read_existing(workspace, &path)
         .map_err(|e| ToolError::new(e.message(&shown, "edit")))?
         .unwrap_or_default();
-    let edited = edit_decoded(&bytes, &args.old_string, &args.new_string, args.replace_all, true)
-        .map_err(|e| ToolError::new(e.to_string()))?;
+    let edited = edit_decoded(
+        &bytes,
+        &args.old_string,
+        &args.new_string,
+        args.replace_all,
+        true,
+    )
+    .map_err(|e| ToolError::new(e.to_string()))?;
     Ok(unified_diff(&shown, &edited.old_text, &edited.applied.text))
 }
 
@@ -313,8 +319,14 @@ fn execute(
     if token.is_cancelled() {
         return Err(cancelled(&shown));
     }
-    let edited = edit_decoded(&bytes, &args.old_string, &args.new_string, args.replace_all, true)
-        .map_err(|e| ToolError::new(e.to_string()))?;
+    let edited = edit_decoded(
+        &bytes,
+        &args.old_string,
+        &args.new_string,
+        args.replace_all,
+        true,
+    )
+    .map_err(|e| ToolError::new(e.to_string()))?;
     let new_bytes = text::encode(&edited.applied.text, edited.format);
     let written = write_through(workspace, &path, existing.as_ref(), hash, &new_bytes, token)
         .map_err(|e| commit_failure(e, &shown, "edit"))?;

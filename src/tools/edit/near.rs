@@ -61,7 +61,11 @@ fn similarity(a: &[(char, char)], b: &[(char, char)]) -> f64 {
 /// `-` and lines of the file `+`, at most [`MAX_DIFF_LINES`] lines. `None`
 /// when nothing is reasonably close.
 pub(super) fn closest(text: &str, needle: &str) -> Option<String> {
-    let quote: Vec<&str> = needle.strip_suffix('\n').unwrap_or(needle).split('\n').collect();
+    let quote: Vec<&str> = needle
+        .strip_suffix('\n')
+        .unwrap_or(needle)
+        .split('\n')
+        .collect();
     let file: Vec<&str> = text
         .strip_suffix('\n')
         .unwrap_or(text)
@@ -106,11 +110,7 @@ pub(super) fn closest(text: &str, needle: &str) -> Option<String> {
         return None;
     }
     let region = &file[start..start + n];
-    let mut out = format!(
-        "The closest text is at lines {}–{}:",
-        start + 1,
-        start + n
-    );
+    let mut out = format!("The closest text is at lines {}–{}:", start + 1, start + n);
     let diff = line_diff(&quote, region);
     let shown = diff.len().min(MAX_DIFF_LINES);
     for line in &diff[..shown] {
@@ -165,7 +165,11 @@ mod tests {
     #[test]
     fn a_close_region_is_shown_with_its_lines_and_diff() {
         let text = "fn a() {}\nfn b() {\n    let total = compute(x, y);\n    total\n}\n";
-        let got = closest(text, "fn b() {\n    let total = compute(x, z);\n    total\n}").unwrap();
+        let got = closest(
+            text,
+            "fn b() {\n    let total = compute(x, z);\n    total\n}",
+        )
+        .unwrap();
         assert_eq!(
             got,
             "The closest text is at lines 2–5:\n fn b() {\n-    let total = compute(x, z);\n+    let total = compute(x, y);\n     total\n }"
@@ -181,11 +185,18 @@ mod tests {
 
     #[test]
     fn the_diff_is_at_most_twenty_lines() {
-        let text: String = (0..100).map(|i| format!("line number {i} here\n")).collect();
-        let quote: String = (40..70).map(|i| format!("line number {i} there\n")).collect();
+        let text: String = (0..100)
+            .map(|i| format!("line number {i} here\n"))
+            .collect();
+        let quote: String = (40..70)
+            .map(|i| format!("line number {i} there\n"))
+            .collect();
         let got = closest(&text, &quote).unwrap_or_default();
         // Close enough by bigrams, and cut to the limit.
-        assert!(got.starts_with("The closest text is at lines 41–70:"), "{got}");
+        assert!(
+            got.starts_with("The closest text is at lines 41–70:"),
+            "{got}"
+        );
         assert_eq!(got.lines().count(), 1 + MAX_DIFF_LINES, "{got}");
         assert!(got.ends_with("more diff lines)"), "{got}");
     }

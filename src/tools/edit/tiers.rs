@@ -244,9 +244,7 @@ fn reindent(window: &[Line<'_>], quoted: &[&str]) -> Reindent {
         .filter(|(f, _)| !f.body.trim().is_empty())
         .map(|(f, q)| (width(indent_of(q)), width(indent_of(f.body))))
         .collect();
-    let tabs = window
-        .iter()
-        .any(|f| indent_of(f.body).contains('\t'));
+    let tabs = window.iter().any(|f| indent_of(f.body).contains('\t'));
     let (from, to) = pairs.first().copied().unwrap_or((0, 0));
     let (num, den) = pairs
         .iter()
@@ -269,7 +267,11 @@ fn fold_char(c: char) -> Option<&'static str> {
         '\u{2018}' | '\u{2019}' | '\u{201A}' | '\u{201B}' | '\u{2032}' | '\u{02BC}' => "'",
         '\u{201C}' | '\u{201D}' | '\u{201E}' | '\u{201F}' | '\u{2033}' | '\u{00AB}'
         | '\u{00BB}' => "\"",
-        '\u{00A0}' | '\u{1680}' | '\u{2000}'..='\u{200A}' | '\u{202F}' | '\u{205F}'
+        '\u{00A0}'
+        | '\u{1680}'
+        | '\u{2000}'..='\u{200A}'
+        | '\u{202F}'
+        | '\u{205F}'
         | '\u{3000}' => " ",
         '\u{2010}'..='\u{2015}' | '\u{2212}' => "-",
         '\u{2026}' => "...",
