@@ -200,6 +200,14 @@ fn lines_of(text: &str) -> Vec<Line<'_>> {
     out
 }
 
+/// What a line tier compares of a line.
+fn line_key(line: &str, tier: Tier) -> &str {
+    match tier {
+        Tier::TrailingWhitespace => line.trim_end(),
+        _ => line.trim(),
+    }
+}
+
 fn by_lines(text: &str, needle: &str, tier: Tier) -> Vec<Place> {
     let (body, wants_newline) = match needle.strip_suffix('\n') {
         Some(body) => (body, true),
@@ -211,16 +219,35 @@ fn by_lines(text: &str, needle: &str, tier: Tier) -> Vec<Place> {
     if n == 0 || file.len() < n {
         return Vec::new();
     }
-    let same = |a: &str, b: &str| match tier {
-        Tier::TrailingWhitespace => a.trim_end() == b.trim_end(),
-        _ => a.trim() == b.trim(),
-    };
+    let quoted_keys: Vec<&str> = quoted.iter().map(|q| line_key(q, tier)).collect();
+    let file_keys: Vec<&str> = file.iter().map(|f| line_key(f.body, tier)).collect();
+    // Knuth–Morris–Pratt over the lines' keys: every window, overlapping
+    // ones too, in time linear in the lines, however repetitive they are.
+    let mut fail = vec![0usize; n];
+    let mut k = 0;
+    for i in 1..n {
+        while k > 0 && quoted_keys[i] != quoted_keys[k] {
+            k = fail[k - 1];
+        }
+        if quoted_keys[i] == quoted_keys[k] {
+            k += 1;
+        }
+        fail[i] = k;
+    }
     let mut places = Vec::new();
-    for i in 0..=file.len() - n {
-        let window = &file[i..i + n];
-        if !window.iter().zip(&quoted).all(|(f, q)| same(f.body, q)) {
+    let mut k = 0;
+    for (j, line_key) in file_keys.iter().enumerate() {
+        while k > 0 && *line_key != quoted_keys[k] {
+            k = fail[k - 1];
+        }
+        if *line_key == quoted_keys[k] {
+            k += 1;
+        }
+        if k < n {
             continue;
         }
+        k = fail[n - 1];
+        let window = &file[j + 1 - n..=j];
         let last = &window[n - 1];
         if wants_newline && !last.newline {
             continue;
@@ -427,5 +454,21 @@ mod tests {
         assert!(locate("a  \n", " \n", &Tier::ALL[1..]).is_none());
         assert!(locate("a\u{200B}b", "\u{200B}", &[Tier::LookAlikes]).is_none());
         assert!(locate("abc", "", &Tier::ALL).is_none());
+    }
+
+    #[test]
+    fn repetitive_lines_are_matched_in_linear_time_with_every_overlap() {
+        // KMP over line keys: a quote of many equal lines against a file of
+        // many more finds every (overlapping) window.
+        let text = "a \n".repeat(2_000);
+        let quote = "a\n".repeat(500);
+        let m = locate(&text, &quote, &Tier::ALL).unwrap();
+        assert_eq!(m.tier, Tier::TrailingWhitespace);
+        assert_eq!(m.places.len(), 1_501);
+        assert_eq!(m.places[1].range, 3..3 + 1_500);
+        // A partial prefix before the real place does not hide it.
+        let m = locate("x \nx \ny \n", "x\ny\n", &Tier::ALL).unwrap();
+        assert_eq!(m.places.len(), 1);
+        assert_eq!(m.places[0].range, 3..9);
     }
 }
