@@ -270,7 +270,11 @@ proptest! {
         let Some(found) = locate(&text, &quote, &Tier::ALL) else { return Ok(()); };
         let got = apply_edit_tiered(&text, &quote, &new, false);
         if found.places.len() > 1 {
-            prop_assert_eq!(got, Err(EditError::Ambiguous(found.places.len())));
+            prop_assert_eq!(got, Err(if found.tier == Tier::Exact {
+                EditError::Ambiguous(found.places.len())
+            } else {
+                EditError::AmbiguousTolerant(found.places.len(), found.tier)
+            }));
         } else {
             prop_assert!(got.is_ok());
         }

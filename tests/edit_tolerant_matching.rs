@@ -137,7 +137,10 @@ async fn two_places_for_a_tier_without_replace_all_is_code_5_and_nothing_changes
             .await,
         5,
     );
-    assert!(text.starts_with("Found 2 matches"), "{text}");
+    assert_eq!(
+        text,
+        "Found 2 matches of the string to replace (matched after normalising indentation; there is no exact match), but replace_all is false. To replace all of them, set replace_all to true. To replace only one, copy the text exactly as the file has it from the read output, with enough surrounding lines to identify the place."
+    );
     assert_eq!(env.bytes("m.py"), file.as_bytes());
     // With replace_all both are replaced, each at its own depth.
     let r = env
@@ -159,7 +162,13 @@ async fn a_look_alike_that_would_match_two_places_is_refused() {
     let file = "a = \u{201C}x\u{201D}\nb = \u{201E}x\u{201F}\n";
     env.put("q.txt", file);
     env.read("q.txt").await;
-    refused(&env.edit("q.txt", "\"x\"", "\"y\"").await, 5);
+    let text = refused(&env.edit("q.txt", "\"x\"", "\"y\"").await, 5);
+    assert!(
+        text.starts_with(
+            "Found 2 matches of the string to replace (matched after folding look-alike characters; there is no exact match)"
+        ),
+        "{text}"
+    );
     assert_eq!(env.bytes("q.txt"), file.as_bytes());
 }
 

@@ -74,7 +74,11 @@ fuzz_target!(|input: Input<'_>| {
             assert_eq!(tiered.map(|e| e.text), applied);
         }
         Some(found) if found.places.len() > 1 && !replace_all => {
-            assert_eq!(tiered, Err(EditError::Ambiguous(found.places.len())));
+            assert_eq!(tiered, Err(if found.tier == Tier::Exact {
+                EditError::Ambiguous(found.places.len())
+            } else {
+                EditError::AmbiguousTolerant(found.places.len(), found.tier)
+            }));
         }
         Some(found) if found.places.len() == 1 => {
             let place = &found.places[0];

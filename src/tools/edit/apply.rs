@@ -35,6 +35,14 @@ pub enum EditError {
         "Found {0} matches of the string to replace, but replace_all is false. To replace all occurrences, set replace_all to true. To replace only one occurrence, please provide more context to uniquely identify the instance."
     )]
     Ambiguous(usize),
+    /// No exact match, and the first tolerant tier that found any place
+    /// found this many (code 5): the message says the matches are
+    /// tolerant ones, so the fix is to quote the file exactly.
+    #[error(
+        "Found {0} matches of the string to replace ({note}; there is no exact match), but replace_all is false. To replace all of them, set replace_all to true. To replace only one, copy the text exactly as the file has it from the read output, with enough surrounding lines to identify the place.",
+        note = tolerant_note(*.1)
+    )]
+    AmbiguousTolerant(usize, Tier),
     /// `old_string` equals `new_string` (code 6).
     #[error("No changes to make: old_string and new_string are exactly the same.")]
     NoChange,
@@ -54,12 +62,22 @@ pub enum EditError {
     Blank,
 }
 
+/// How a tolerant tier matched, for the code 5 message.
+fn tolerant_note(tier: Tier) -> &'static str {
+    match tier {
+        Tier::Exact => "matched exactly",
+        Tier::TrailingWhitespace => "matched ignoring trailing whitespace",
+        Tier::Indentation => "matched after normalising indentation",
+        Tier::LookAlikes => "matched after folding look-alike characters",
+    }
+}
+
 impl EditError {
     /// The numeric code of tools.md's table.
     pub fn code(&self) -> i64 {
         match self {
             EditError::NotFound(_) | EditError::NotFoundNear { .. } => 4,
-            EditError::Ambiguous(_) => 5,
+            EditError::Ambiguous(_) | EditError::AmbiguousTolerant(..) => 5,
             EditError::NoChange => 6,
             EditError::FileExists => 7,
             EditError::NotText => 8,
@@ -95,7 +113,8 @@ pub struct TieredEdit {
 /// only if that tier found exactly one place, or with `replace_all` every
 /// place it found (overlapping places count, and the later of two that
 /// overlap is left); several without `replace_all` is
-/// [`EditError::Ambiguous`], never a guess. Everything outside the places
+/// [`EditError::Ambiguous`] (or [`EditError::AmbiguousTolerant`] for a
+/// tolerant tier), never a guess. Everything outside the places
 /// is kept byte for byte. A non-empty `old` of whitespace only is
 /// [`EditError::Blank`]; an `old` found nowhere is
 /// [`EditError::NotFoundNear`] when some region is close to it.
@@ -271,7 +290,11 @@ pub(super) fn find_tiered(
         });
     };
     if found.places.len() > 1 && !replace_all {
-        return Err(EditError::Ambiguous(found.places.len()));
+        let n = found.places.len();
+        return Err(match found.tier {
+            Tier::Exact => EditError::Ambiguous(n),
+            tier => EditError::AmbiguousTolerant(n, tier),
+        });
     }
     Ok(found)
 }
