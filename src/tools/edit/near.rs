@@ -5,7 +5,8 @@
 //! The work is bounded whatever the file's size: every file line (up to
 //! [`MAX_LINES`], each cut at [`MAX_LINE_CHARS`]) is compared with a few
 //! anchor lines of the quote only, and full windows are scored only around
-//! the [`CANDIDATES`] best anchor hits.
+//! the [`CANDIDATES`] best anchor hits. The result is deterministic (no
+//! timeouts), so validate and execute give the same message.
 
 use std::fmt::Write as _;
 
@@ -21,6 +22,10 @@ const CANDIDATES: usize = 24;
 const CLOSE: f64 = 0.6;
 /// Diff lines shown at most.
 pub(super) const MAX_DIFF_LINES: usize = 20;
+/// Lines of the quote and of the region diffed at most: the diff shown is
+/// cut at [`MAX_DIFF_LINES`] anyway, and a bounded input keeps the diff
+/// fast without a timeout, so the message is the same on every call.
+const MAX_DIFFED_LINES: usize = 200;
 
 /// A line's character bigrams, sorted, for a Dice similarity.
 fn bigrams(line: &str) -> Vec<(char, char)> {
@@ -127,9 +132,9 @@ pub(super) fn closest(text: &str, needle: &str) -> Option<String> {
 /// A line diff of the quote against the region: `-` quote, `+` file,
 /// ` ` both (tabs and trailing spaces made visible in changed lines).
 fn line_diff(quote: &[&str], region: &[&str]) -> Vec<String> {
-    let diff = similar::TextDiff::configure()
-        .timeout(std::time::Duration::from_millis(100))
-        .diff_slices(quote, region);
+    let quote = &quote[..quote.len().min(MAX_DIFFED_LINES)];
+    let region = &region[..region.len().min(MAX_DIFFED_LINES)];
+    let diff = similar::TextDiff::configure().diff_slices(quote, region);
     diff.iter_all_changes()
         .map(|change| {
             let line = change.value();
@@ -210,5 +215,21 @@ mod tests {
     fn a_huge_file_is_scanned_with_bounded_work() {
         let text = "x\n".repeat(200_000);
         assert_eq!(closest(&text, "something else entirely"), None);
+    }
+
+    #[test]
+    fn the_help_is_the_same_on_every_call() {
+        // A long quote of near-blank lines: the diff is bounded, never
+        // timed, so repeated calls agree (the edit_apply fuzzer found a
+        // timed diff that differed between two calls).
+        let text: String = (0..400).map(|i| format!("value {i} = f({i})\n")).collect();
+        let quote: String = (0..300)
+            .map(|i| format!("value {i} = f({i}, y)\n"))
+            .collect();
+        let first = closest(&text, &quote);
+        assert!(first.is_some());
+        for _ in 0..3 {
+            assert_eq!(closest(&text, &quote), first);
+        }
     }
 }
