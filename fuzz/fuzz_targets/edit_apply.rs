@@ -1,11 +1,16 @@
 //! Arbitrary file bytes, old and new strings and replace_all through the
 //! edit's pure core: it never panics, a successful `apply_edit` is the
 //! plain replacement, and `edit_bytes` of UTF-8 text without CR agrees with
-//! it.
+//! it. The tiered forms too: an exact match wins and gives the same text, a
+//! tier that found several places never applies without replace_all, a
+//! single tiered place changes nothing outside it, and `edit_bytes_tiered`
+//! of plain UTF-8 agrees with `apply_edit_tiered`.
 
 #![no_main]
 
-use agentcore::tools::edit::{apply_edit, edit_bytes};
+use agentcore::tools::edit::{
+    EditError, Tier, apply_edit, apply_edit_tiered, edit_bytes, edit_bytes_tiered, locate,
+};
 use arbitrary::Arbitrary;
 use libfuzzer_sys::fuzz_target;
 
@@ -47,7 +52,45 @@ fuzz_target!(|input: Input<'_>| {
         && !bytes.contains(&b'\r')
         && !old.contains('\r')
         && !new.contains('\r');
+    let tiered = apply_edit_tiered(text, old, new, replace_all);
     if plain {
-        assert_eq!(edited, applied.map(String::into_bytes));
+        assert_eq!(edited, applied.clone().map(String::into_bytes));
+        let tiered_bytes = edit_bytes_tiered(bytes, old, new, replace_all);
+        assert_eq!(
+            tiered_bytes,
+            tiered.clone().map(|e| (e.text.into_bytes(), e.tier))
+        );
+    }
+    if old.is_empty() || old.trim().is_empty() || old == new {
+        return;
+    }
+    match locate(text, old, &Tier::ALL) {
+        None => assert!(matches!(
+            tiered,
+            Err(EditError::NotFound(_) | EditError::NotFoundNear { .. })
+        )),
+        Some(found) if found.tier == Tier::Exact => {
+            // Applied, or ambiguous, exactly as the exact edit.
+            assert_eq!(tiered.map(|e| e.text), applied);
+        }
+        Some(found) if found.places.len() > 1 && !replace_all => {
+            assert_eq!(tiered, Err(if found.tier == Tier::Exact {
+                EditError::Ambiguous(found.places.len())
+            } else {
+                EditError::AmbiguousTolerant(found.places.len(), found.tier)
+            }));
+        }
+        Some(found) if found.places.len() == 1 => {
+            let place = &found.places[0];
+            let edit = tiered.expect("one place applies");
+            let want = format!(
+                "{}{}{}",
+                &text[..place.range.start],
+                place.replacement(new),
+                &text[place.range.end..]
+            );
+            assert_eq!(edit.text, want);
+        }
+        Some(_) => assert!(tiered.is_ok()),
     }
 });

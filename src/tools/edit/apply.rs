@@ -7,6 +7,8 @@
 use std::borrow::Cow;
 use std::ops::Range;
 
+use super::near::closest;
+use super::tiers::{Match, Tier, locate};
 use crate::tools::text::{self, Format};
 
 /// Why an edit cannot be applied to a text. `Display` is the message the
@@ -17,12 +19,30 @@ pub enum EditError {
     /// `old_string` does not occur (code 4); holds `old_string` as given.
     #[error("String to replace not found in file.\nString: {0}")]
     NotFound(String),
+    /// `old_string` does not occur, but a region of the file is close to
+    /// it (code 4): the message adds where it is and how it differs.
+    #[error("String to replace not found in file.\nString: {string}\n{closest}")]
+    NotFoundNear {
+        /// `old_string` as given.
+        string: String,
+        /// `The closest text is at lines A–B:` and a diff of at most 20
+        /// lines.
+        closest: String,
+    },
     /// `old_string` occurs this many times and `replace_all` is false
     /// (code 5).
     #[error(
         "Found {0} matches of the string to replace, but replace_all is false. To replace all occurrences, set replace_all to true. To replace only one occurrence, please provide more context to uniquely identify the instance."
     )]
     Ambiguous(usize),
+    /// No exact match, and the first tolerant tier that found any place
+    /// found this many (code 5): the message says the matches are
+    /// tolerant ones, so the fix is to quote the file exactly.
+    #[error(
+        "Found {0} matches of the string to replace ({note}; there is no exact match), but replace_all is false. To replace all of them, set replace_all to true. To replace only one, copy the text exactly as the file has it from the read output, with enough surrounding lines to identify the place.",
+        note = tolerant_note(*.1)
+    )]
+    AmbiguousTolerant(usize, Tier),
     /// `old_string` equals `new_string` (code 6).
     #[error("No changes to make: old_string and new_string are exactly the same.")]
     NoChange,
@@ -34,17 +54,34 @@ pub enum EditError {
         "File is not valid UTF-8 or UTF-16 text; refusing to edit it so that nothing is corrupted."
     )]
     NotText,
+    /// A non-empty `old_string` of whitespace only (code 9): it would
+    /// match blank space anywhere.
+    #[error(
+        "old_string must contain non-whitespace text. Quote a line next to the place you want to change, with its text, so that the place is unambiguous."
+    )]
+    Blank,
+}
+
+/// How a tolerant tier matched, for the code 5 message.
+fn tolerant_note(tier: Tier) -> &'static str {
+    match tier {
+        Tier::Exact => "matched exactly",
+        Tier::TrailingWhitespace => "matched ignoring trailing whitespace",
+        Tier::Indentation => "matched after normalising indentation",
+        Tier::LookAlikes => "matched after folding look-alike characters",
+    }
 }
 
 impl EditError {
     /// The numeric code of tools.md's table.
     pub fn code(&self) -> i64 {
         match self {
-            EditError::NotFound(_) => 4,
-            EditError::Ambiguous(_) => 5,
+            EditError::NotFound(_) | EditError::NotFoundNear { .. } => 4,
+            EditError::Ambiguous(_) | EditError::AmbiguousTolerant(..) => 5,
             EditError::NoChange => 6,
             EditError::FileExists => 7,
             EditError::NotText => 8,
+            EditError::Blank => 9,
         }
     }
 }
@@ -56,6 +93,66 @@ pub(super) struct Applied {
     pub(super) text: String,
     /// Byte ranges of the inserted `new_string`s in `text`, in order.
     pub(super) spans: Vec<Range<usize>>,
+    /// How `old_string` was found.
+    pub(super) tier: Tier,
+}
+
+/// A tolerant edit of a text ([`apply_edit_tiered`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TieredEdit {
+    /// The new text.
+    pub text: String,
+    /// The tier that found the place(s).
+    pub tier: Tier,
+    /// How many places were replaced.
+    pub replaced: usize,
+}
+
+/// [`apply_edit`] with the tolerant tiers of [`locate`]: the exact match
+/// when there is one, else the first tier that finds any place. It applies
+/// only if that tier found exactly one place, or with `replace_all` every
+/// place it found (overlapping places count, and the later of two that
+/// overlap is left); several without `replace_all` is
+/// [`EditError::Ambiguous`] (or [`EditError::AmbiguousTolerant`] for a
+/// tolerant tier), never a guess. Everything outside the places
+/// is kept byte for byte. A non-empty `old` of whitespace only is
+/// [`EditError::Blank`]; an `old` found nowhere is
+/// [`EditError::NotFoundNear`] when some region is close to it.
+///
+/// ```
+/// use agentcore::tools::edit::{Tier, apply_edit_tiered};
+///
+/// let edit = apply_edit_tiered("let s = \u{201C}hi\u{201D};\n", "\"hi\"", "\"bye\"", false).unwrap();
+/// assert_eq!(edit.text, "let s = \"bye\";\n");
+/// assert_eq!(edit.tier, Tier::LookAlikes);
+/// ```
+pub fn apply_edit_tiered(
+    text: &str,
+    old: &str,
+    new: &str,
+    replace_all: bool,
+) -> Result<TieredEdit, EditError> {
+    let applied = apply_tiered(text, old, new, replace_all, old)?;
+    Ok(TieredEdit {
+        replaced: applied.spans.len(),
+        text: applied.text,
+        tier: applied.tier,
+    })
+}
+
+/// [`edit_bytes`] with the tiers of [`apply_edit_tiered`]: what the `edit`
+/// tool writes.
+pub fn edit_bytes_tiered(
+    bytes: &[u8],
+    old: &str,
+    new: &str,
+    replace_all: bool,
+) -> Result<(Vec<u8>, Tier), EditError> {
+    let edited = edit_decoded(bytes, old, new, replace_all, true)?;
+    Ok((
+        text::encode(&edited.applied.text, edited.format).into_owned(),
+        edited.applied.tier,
+    ))
 }
 
 /// Replaces `old` by `new` in `text`: the one occurrence, or all of them
@@ -82,7 +179,7 @@ pub fn edit_bytes(
     new: &str,
     replace_all: bool,
 ) -> Result<Vec<u8>, EditError> {
-    let edited = edit_decoded(bytes, old, new, replace_all)?;
+    let edited = edit_decoded(bytes, old, new, replace_all, false)?;
     Ok(text::encode(&edited.applied.text, edited.format).into_owned())
 }
 
@@ -102,6 +199,7 @@ pub(super) fn edit_decoded<'a>(
     old: &str,
     new: &str,
     replace_all: bool,
+    tiered: bool,
 ) -> Result<Edited<'a>, EditError> {
     if old == new {
         return Err(EditError::NoChange);
@@ -109,7 +207,11 @@ pub(super) fn edit_decoded<'a>(
     let decoded = text::decode(bytes).ok_or(EditError::NotText)?;
     let format = decoded.format;
     let (old_n, new_n) = (format.normalize(old), format.normalize(new));
-    let applied = apply(&decoded.text, &old_n, &new_n, replace_all, old)?;
+    let applied = if tiered {
+        apply_tiered(&decoded.text, &old_n, &new_n, replace_all, old)?
+    } else {
+        apply(&decoded.text, &old_n, &new_n, replace_all, old)?
+    };
     Ok(Edited {
         old_text: decoded.text,
         applied,
@@ -132,6 +234,7 @@ pub(super) fn apply(
             Ok(Applied {
                 text: new.to_owned(),
                 spans: std::iter::once(0..new.len()).collect(),
+                tier: Tier::Exact,
             })
         } else {
             Err(EditError::FileExists)
@@ -155,7 +258,79 @@ pub(super) fn apply(
         from = start + old.len();
     }
     out.push_str(&text[from..]);
-    Ok(Applied { text: out, spans })
+    Ok(Applied {
+        text: out,
+        spans,
+        tier: Tier::Exact,
+    })
+}
+
+/// Where a non-empty `old` lands by the tiers, or why it cannot (codes 4,
+/// 5, 6 and 9), without building the new text.
+pub(super) fn find_tiered(
+    text: &str,
+    old: &str,
+    new: &str,
+    replace_all: bool,
+    old_as_given: &str,
+) -> Result<Match, EditError> {
+    if old == new {
+        return Err(EditError::NoChange);
+    }
+    if old.trim().is_empty() {
+        return Err(EditError::Blank);
+    }
+    let Some(found) = locate(text, old, &Tier::ALL) else {
+        return Err(match closest(text, old) {
+            Some(closest) => EditError::NotFoundNear {
+                string: old_as_given.to_owned(),
+                closest,
+            },
+            None => EditError::NotFound(old_as_given.to_owned()),
+        });
+    };
+    if found.places.len() > 1 && !replace_all {
+        let n = found.places.len();
+        return Err(match found.tier {
+            Tier::Exact => EditError::Ambiguous(n),
+            tier => EditError::AmbiguousTolerant(n, tier),
+        });
+    }
+    Ok(found)
+}
+
+/// [`apply`] with the tiers: see [`apply_edit_tiered`].
+pub(super) fn apply_tiered(
+    text: &str,
+    old: &str,
+    new: &str,
+    replace_all: bool,
+    old_as_given: &str,
+) -> Result<Applied, EditError> {
+    if old.is_empty() {
+        return apply(text, old, new, replace_all, old_as_given);
+    }
+    let found = find_tiered(text, old, new, replace_all, old_as_given)?;
+    let mut out = String::with_capacity(text.len() + new.len());
+    let mut spans = Vec::with_capacity(found.places.len());
+    let mut from = 0;
+    for place in &found.places {
+        if place.range.start < from {
+            // Overlaps the place before: that one was replaced.
+            continue;
+        }
+        out.push_str(&text[from..place.range.start]);
+        let replacement = place.replacement(new);
+        spans.push(out.len()..out.len() + replacement.len());
+        out.push_str(&replacement);
+        from = place.range.end;
+    }
+    out.push_str(&text[from..]);
+    Ok(Applied {
+        text: out,
+        spans,
+        tier: found.tier,
+    })
 }
 
 #[cfg(test)]

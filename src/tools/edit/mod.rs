@@ -1,10 +1,15 @@
-//! The `edit` tool: exact string replacement in a file the model has read.
+//! The `edit` tool: string replacement in a file the model has read, exact
+//! first, then by tolerant tiers.
 //!
-//! The text replacement itself is [`apply_edit`] (on decoded text) and
-//! [`edit_bytes`] (on a file's bytes: decode, normalize line endings,
-//! replace, encode back), pure functions in `edit/apply.rs` that property
-//! tests and the `edit_apply` fuzz target call directly; the tool
-//! ([`EditTool`], its [`EditArgs`] and [`permissions`]) is here.
+//! The text replacement itself is [`apply_edit`] (exact, on decoded text),
+//! [`edit_bytes`] (exact, on a file's bytes: decode, normalize line
+//! endings, replace, encode back) and their tiered forms
+//! [`apply_edit_tiered`] and [`edit_bytes_tiered`] (what the tool does),
+//! pure functions in `edit/apply.rs`; where a quote lands is [`locate`]
+//! (`edit/tiers.rs`, shared with every tool that quotes text to change);
+//! the near-miss help of code 4 is `edit/near.rs`. Property tests and the
+//! `edit_apply` fuzz target call them directly; the tool ([`EditTool`],
+//! its [`EditArgs`] and [`permissions`]) is here.
 //!
 //! ```
 //! use agentcore::tools::edit::{EditError, apply_edit};
@@ -17,7 +22,9 @@
 //! ```
 
 mod apply;
+mod near;
 mod snippet;
+mod tiers;
 
 use std::path::PathBuf;
 
@@ -29,9 +36,12 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use tokio_util::sync::CancellationToken;
 
-pub use apply::{EditError, apply_edit, edit_bytes};
+pub use apply::{
+    EditError, TieredEdit, apply_edit, apply_edit_tiered, edit_bytes, edit_bytes_tiered,
+};
+pub use tiers::{Match, Place, Tier, locate};
 
-use self::apply::edit_decoded;
+use self::apply::{edit_decoded, find_tiered};
 use self::snippet::snippet;
 use super::beneath::FileError;
 use super::diff::unified_diff;
@@ -44,13 +54,17 @@ use super::text;
 use super::workspace::Workspace;
 use crate::approval::{Access, Permissions};
 
-const DESCRIPTION: &str = "Performs an exact string replacement in a file. Read the file first \
-with the read tool: editing a file you have not read, or that changed since you read it, is \
-refused. `old_string` must match the file exactly, including indentation (copy it from the read \
-output without the line-number prefix); it must be unique in the file unless `replace_all` is \
-true, so include enough surrounding lines to make it unique. `replace_all` replaces every \
-occurrence, e.g. to rename a variable. An empty `old_string` creates a new file with \
-`new_string` as its content. Line endings (CRLF), a byte-order mark and UTF-16 encoding are kept.";
+const DESCRIPTION: &str = "Performs a string replacement in a file. Read the file first with \
+the read tool: editing a file you have not read, or that changed since you read it, is refused. \
+`old_string` should match the file exactly, including indentation (copy it from the read output \
+without the line-number prefix); when it has no exact match, a place that differs from it only in \
+trailing whitespace, in indentation (tabs or spaces, any depth; `new_string` is then re-indented \
+to match) or in look-alike characters (curly quotes, non-breaking spaces, dashes) is used, and the \
+result says so. It must be unique in the file unless `replace_all` is true, so include enough \
+surrounding lines to make it unique; an `old_string` of whitespace only is refused. `replace_all` \
+replaces every occurrence, e.g. to rename a variable. An empty `old_string` creates a new file \
+with `new_string` as its content. Line endings (CRLF), a byte-order mark and UTF-16 encoding are \
+kept.";
 
 /// The arguments of an `edit` call. The field docs are the descriptions
 /// the model reads in the schema.
@@ -177,8 +191,8 @@ fn edit_failure(e: EditError) -> ValidationFailure {
     ValidationFailure::new(e.code(), e.to_string())
 }
 
-/// validate: a read-denied path, then codes 6, 1, 8, 7, 2, 3, 4, 5 in that
-/// order. Read-only.
+/// validate: a read-denied path, then codes 6, 1, 8, 7, 9, 2, 3, 4, 5 in
+/// that order. Read-only.
 fn check(
     workspace: &Workspace,
     state: &FileReadState,
@@ -212,6 +226,9 @@ fn check(
     if args.old_string.is_empty() && !decoded.text.is_empty() {
         return Err(edit_failure(EditError::FileExists));
     }
+    if !args.old_string.is_empty() && args.old_string.trim().is_empty() {
+        return Err(edit_failure(EditError::Blank));
+    }
     match state
         .freshness_of(&path, &open.file, &open.meta)
         .map_err(|e| path_failure(cannot_read(&shown, &e)))?
@@ -229,7 +246,7 @@ fn check(
     count_check(&decoded.text, &old, &new, args)
 }
 
-/// Codes 4 and 5 without building the new text.
+/// Codes 6, 9, 4 and 5 (by the tiers) without building the new text.
 fn count_check(text: &str, old: &str, new: &str, args: &EditArgs) -> Result<(), ValidationFailure> {
     if old == new {
         return Err(edit_failure(EditError::NoChange));
@@ -237,11 +254,9 @@ fn count_check(text: &str, old: &str, new: &str, args: &EditArgs) -> Result<(), 
     if old.is_empty() {
         return Ok(());
     }
-    match text.matches(old).count() {
-        0 => Err(edit_failure(EditError::NotFound(args.old_string.clone()))),
-        n if n > 1 && !args.replace_all => Err(edit_failure(EditError::Ambiguous(n))),
-        _ => Ok(()),
-    }
+    find_tiered(text, old, new, args.replace_all, &args.old_string)
+        .map(|_| ())
+        .map_err(edit_failure)
 }
 
 fn preview(workspace: &Workspace, args: &EditArgs) -> Result<String, ToolError> {
@@ -252,8 +267,14 @@ fn preview(workspace: &Workspace, args: &EditArgs) -> Result<String, ToolError> 
     let bytes = read_existing(workspace, &path)
         .map_err(|e| ToolError::new(e.message(&shown, "edit")))?
         .unwrap_or_default();
-    let edited = edit_decoded(&bytes, &args.old_string, &args.new_string, args.replace_all)
-        .map_err(|e| ToolError::new(e.to_string()))?;
+    let edited = edit_decoded(
+        &bytes,
+        &args.old_string,
+        &args.new_string,
+        args.replace_all,
+        true,
+    )
+    .map_err(|e| ToolError::new(e.to_string()))?;
     Ok(unified_diff(&shown, &edited.old_text, &edited.applied.text))
 }
 
@@ -298,14 +319,24 @@ fn execute(
     if token.is_cancelled() {
         return Err(cancelled(&shown));
     }
-    let edited = edit_decoded(&bytes, &args.old_string, &args.new_string, args.replace_all)
-        .map_err(|e| ToolError::new(e.to_string()))?;
+    let edited = edit_decoded(
+        &bytes,
+        &args.old_string,
+        &args.new_string,
+        args.replace_all,
+        true,
+    )
+    .map_err(|e| ToolError::new(e.to_string()))?;
     let new_bytes = text::encode(&edited.applied.text, edited.format);
     let written = write_through(workspace, &path, existing.as_ref(), hash, &new_bytes, token)
         .map_err(|e| commit_failure(e, &shown, "edit"))?;
     // Past the point of no return: the call reports what happened.
     stamp_written(state, &path, &written, &new_bytes);
     let mut out = format!("The file {shown} has been updated successfully.");
+    if let Some(note) = edited.applied.tier.note() {
+        out.push(' ');
+        out.push_str(note);
+    }
     if let Some(note) = written.note() {
         out.push(' ');
         out.push_str(&note);
