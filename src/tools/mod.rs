@@ -4,6 +4,7 @@
 
 mod atomic;
 pub mod bash;
+pub mod bash_output;
 pub(crate) mod beneath;
 mod blocking;
 mod diff;
@@ -11,6 +12,7 @@ pub mod edit;
 mod file_write;
 pub mod glob;
 pub mod grep;
+pub mod kill_shell;
 pub mod ls;
 pub mod read;
 pub mod read_state;
