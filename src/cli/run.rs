@@ -121,11 +121,55 @@ pub async fn run(args: RunArgs) -> ExitCode {
         Format::Jsonl => Output::Jsonl,
         Format::Pretty => Output::Pretty(Box::new(Pretty::new(session.registry().clone()))),
     };
-    match run_lines(&session, input, &mut output).await {
-        Ok(()) => ExitCode::SUCCESS,
+    let signals = match Signals::new() {
+        Ok(signals) => signals,
         Err(err) => {
-            eprintln!("agentcore run: cannot read the input: {err}");
-            ExitCode::from(2)
+            eprintln!("agentcore run: cannot watch for SIGTERM, SIGINT and SIGHUP: {err}");
+            return ExitCode::from(1);
+        }
+    };
+    // The session ends at the end of the input or on a signal; either way
+    // its background jobs are killed and awaited before the exit.
+    let code = tokio::select! {
+        read = run_lines(&session, input, &mut output) => match read {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(err) => {
+                eprintln!("agentcore run: cannot read the input: {err}");
+                ExitCode::from(2)
+            }
+        },
+        signal = signals.next() => ExitCode::from(128 + signal),
+    };
+    session.end_jobs().await;
+    code
+}
+
+/// SIGTERM, SIGINT and SIGHUP, watched from the start of a session so that
+/// it can end (killing its background jobs) instead of dying with them
+/// left running.
+pub(crate) struct Signals {
+    term: tokio::signal::unix::Signal,
+    int: tokio::signal::unix::Signal,
+    hup: tokio::signal::unix::Signal,
+}
+
+impl Signals {
+    /// Starts watching (the default action, dying, no longer applies).
+    pub(crate) fn new() -> std::io::Result<Self> {
+        use tokio::signal::unix::{SignalKind, signal};
+        Ok(Self {
+            term: signal(SignalKind::terminate())?,
+            int: signal(SignalKind::interrupt())?,
+            hup: signal(SignalKind::hangup())?,
+        })
+    }
+
+    /// Waits for the first of them; returns its number.
+    pub(crate) async fn next(mut self) -> u8 {
+        tokio::select! {
+            _ = self.term.recv() => 15,
+            _ = self.int.recv() => 2,
+            _ = self.hup.recv() => 1,
         }
     }
 }
