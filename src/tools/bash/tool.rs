@@ -52,12 +52,12 @@ and editors are disabled.
 ({} minutes). On timeout the command and everything it started are killed and \
 the output so far is returned.
 - Every process the command starts is killed when the call ends (on exit, \
-timeout or interruption), including background jobs and processes that \
-detach with `setsid`, `nohup` or `&`. To keep a server, a watcher or a long \
-build running, set `run_in_background`: the call returns at once with a job id \
-and the first output; read more with bash_output, stop it with kill_shell. At \
-most {} background jobs run at once; each is killed after {} minutes, and all \
-when the session ends.
+timeout or interruption), including processes sent to the background with \
+`&` and those that detach with `setsid` or `nohup`. To keep a server, a \
+watcher or a long build running, set `run_in_background`: the call returns at \
+once with a job id and the first output; read more with bash_output, stop it \
+with kill_shell. At most {max_jobs} background jobs run at once; each is killed \
+after {job_minutes} minutes, and all when the session ends.
 - Output longer than {} characters keeps its beginning and its end; the \
 full output is saved to a file whose path is given, which you can read in \
 parts.
@@ -65,8 +65,8 @@ parts.
         DEFAULT_TIMEOUT_MS / MS_PER_MINUTE,
         MAX_TIMEOUT_MS / MS_PER_MINUTE,
         text::thousands(MAX_CHARS),
-        DEFAULT_MAX_JOBS,
-        DEFAULT_JOB_LIFETIME.as_secs() / 60,
+        max_jobs = DEFAULT_MAX_JOBS,
+        job_minutes = DEFAULT_JOB_LIFETIME.as_secs() / 60,
     )
 });
 
