@@ -83,7 +83,9 @@ impl Drop for Leftovers {
     fn drop(&mut self) {
         for n in &self.0 {
             for pid in alive_with_arg(n) {
-                let _ = Command::new("kill").args(["-KILL", &pid.to_string()]).status();
+                let _ = Command::new("kill")
+                    .args(["-KILL", &pid.to_string()])
+                    .status();
             }
         }
     }
@@ -136,7 +138,10 @@ impl Fixture {
     /// Starts `command` in the background; returns its job id.
     async fn start(&self, command: &str) -> String {
         let result = self
-            .call("bash", json!({"command": command, "run_in_background": true}))
+            .call(
+                "bash",
+                json!({"command": command, "run_in_background": true}),
+            )
             .await;
         assert_eq!(result.outcome, Outcome::Success, "{}", result.text());
         job_id(&result.text())
@@ -174,25 +179,42 @@ async fn the_start_result_has_the_documented_shape() {
     let _left = Leftovers(vec![n.clone()]);
     let command = format!("echo ready; exec sleep {n}");
     let result = f
-        .call("bash", json!({"command": command, "run_in_background": true}))
+        .call(
+            "bash",
+            json!({"command": command, "run_in_background": true}),
+        )
         .await;
     let text = result.text();
     assert_eq!(result.outcome, Outcome::Success, "{text}");
     let id = job_id(&text);
     assert_eq!(id, "job-1");
     assert!(text.starts_with(&format!("Started background job job-1: {command}\n")));
-    assert!(text.ends_with(
-        "Read more with bash_output {\"job_id\": \"job-1\"}; stop it with kill_shell."
-    ));
+    assert!(
+        text.ends_with(
+            "Read more with bash_output {\"job_id\": \"job-1\"}; stop it with kill_shell."
+        )
+    );
     eventually("the job runs", || !alive_with_arg(&n).is_empty()).await;
     let killed = f.call("kill_shell", json!({"job_id": id})).await.text();
-    assert!(killed.starts_with("Stopped background job job-1.\n"), "{killed}");
-    assert!(killed.ends_with("Status: stopped by kill_shell"), "{killed}");
+    assert!(
+        killed.starts_with("Stopped background job job-1.\n"),
+        "{killed}"
+    );
+    assert!(
+        killed.ends_with("Status: stopped by kill_shell"),
+        "{killed}"
+    );
     // The kill has waited for the job's processes: none is left.
     assert_eq!(alive_with_arg(&n), Vec::<u32>::new());
     // Asked again: it had ended, and says so.
-    let again = f.call("kill_shell", json!({"job_id": "job-1"})).await.text();
-    assert!(again.starts_with("Background job job-1 had already ended."), "{again}");
+    let again = f
+        .call("kill_shell", json!({"job_id": "job-1"}))
+        .await
+        .text();
+    assert!(
+        again.starts_with("Background job job-1 had already ended."),
+        "{again}"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -223,7 +245,10 @@ async fn a_server_in_the_background_answers_a_later_command() {
     assert!(answer.contains("hello from the job"), "{answer}");
     // The server logged the request: it is new output of the job.
     let log = f
-        .call("bash_output", json!({"job_id": id, "wait_ms": 60_000, "filter": "GET /hello"}))
+        .call(
+            "bash_output",
+            json!({"job_id": id, "wait_ms": 60_000, "filter": "GET /hello"}),
+        )
         .await
         .text();
     assert!(log.contains("GET /hello.txt"), "{log}");
@@ -242,7 +267,10 @@ async fn bash_output_returns_only_new_output_waits_and_filters() {
          echo second-a; echo skipped; echo second-b; exec sleep {n}"
     );
     let result = f
-        .call("bash", json!({"command": command, "run_in_background": true}))
+        .call(
+            "bash",
+            json!({"command": command, "run_in_background": true}),
+        )
         .await
         .text();
     let id = job_id(&result);
@@ -282,7 +310,10 @@ async fn bash_output_returns_only_new_output_waits_and_filters() {
         .call("bash_output", json!({"job_id": id, "filter": "("}))
         .await;
     assert_eq!(bad.outcome, Outcome::Failed);
-    assert!(bad.text().contains("filter is not a valid regular expression"));
+    assert!(
+        bad.text()
+            .contains("filter is not a valid regular expression")
+    );
     f.call("kill_shell", json!({"job_id": id})).await;
     assert_eq!(alive_with_arg(&n), Vec::<u32>::new());
 }
@@ -299,8 +330,14 @@ async fn exit_codes_and_unknown_ids_are_reported() {
     let unknown = f.call("bash_output", json!({"job_id": "job-99"})).await;
     assert_eq!(unknown.outcome, Outcome::Failed);
     let message = unknown.text();
-    assert!(message.contains("There is no background job \"job-99\""), "{message}");
-    assert!(message.contains(&format!("The running jobs are: {running}.")), "{message}");
+    assert!(
+        message.contains("There is no background job \"job-99\""),
+        "{message}"
+    );
+    assert!(
+        message.contains(&format!("The running jobs are: {running}.")),
+        "{message}"
+    );
     let unknown = f.call("kill_shell", json!({"job_id": "job-99"})).await;
     assert_eq!(unknown.outcome, Outcome::Failed);
     f.jobs.end_all().await;
@@ -322,7 +359,10 @@ async fn kill_shell_kills_the_whole_tree_also_what_left_the_group() {
     })
     .await;
     let killed = f.call("kill_shell", json!({"job_id": id})).await.text();
-    assert!(killed.ends_with("Status: stopped by kill_shell"), "{killed}");
+    assert!(
+        killed.ends_with("Status: stopped by kill_shell"),
+        "{killed}"
+    );
     for n in [&a, &b, &c] {
         assert_eq!(alive_with_arg(n), Vec::<u32>::new(), "sleep {n} survived");
     }
@@ -504,19 +544,22 @@ fn agentcore_mcp_kills_its_jobs_when_the_connection_closes() {
         writeln!(stdin, "{v}").unwrap();
         stdin.flush().unwrap();
     };
-    send(json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+    send(
+        json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
         "protocolVersion": "2025-06-18", "capabilities": {},
-        "clientInfo": {"name": "jobs-test", "version": "0"}}}));
+        "clientInfo": {"name": "jobs-test", "version": "0"}}}),
+    );
     let mut line = String::new();
     stdout.read_line(&mut line).unwrap();
     send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
-    send(json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {
-        "name": "bash", "arguments": {"command": format!("exec sleep {n}"), "run_in_background": true}}}));
+    send(
+        json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {
+        "name": "bash", "arguments": {"command": format!("exec sleep {n}"), "run_in_background": true}}}),
+    );
     line.clear();
     stdout.read_line(&mut line).unwrap();
     assert!(line.contains("Started background job job-1"), "{line}");
     assert!(!alive_with_arg(&n).is_empty());
-    drop(send);
     drop(stdin);
     let status = child.wait().unwrap();
     assert!(status.success());

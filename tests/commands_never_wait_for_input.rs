@@ -42,14 +42,14 @@ async fn bash(args: Value) -> ToolResult {
         .unwrap()
 }
 
-const NOTICE_END: &str = "; it gets none. Run it non-interactively (for example with --yes) or in the background.";
+const NOTICE_END: &str =
+    "; it gets none. Run it non-interactively (for example with --yes) or in the background.";
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_timeout_on_a_question_says_the_command_waits_for_input() {
     let n = unique();
-    let command = format!(
-        "echo 'Setting up'; printf 'Continue? [y/N] ' >&2; read x < <(exec sleep {n})"
-    );
+    let command =
+        format!("echo 'Setting up'; printf 'Continue? [y/N] ' >&2; read x < <(exec sleep {n})");
     let result = bash(json!({"command": command, "timeout": 300})).await;
     assert_eq!(result.outcome, Outcome::Failed);
     let text = result.text();
@@ -66,11 +66,11 @@ async fn a_timeout_on_a_question_says_the_command_waits_for_input() {
 async fn a_password_prompt_is_a_question_too() {
     let n = unique();
     let command = format!("printf 'Password: '; exec sleep {n}");
-    let text = bash(json!({"command": command, "timeout": 300})).await.text();
+    let text = bash(json!({"command": command, "timeout": 300}))
+        .await
+        .text();
     assert!(
-        text.ends_with(&format!(
-            "(\"Password:\"){NOTICE_END}"
-        )),
+        text.ends_with(&format!("(\"Password:\"){NOTICE_END}")),
         "{text}"
     );
 }
@@ -79,7 +79,9 @@ async fn a_password_prompt_is_a_question_too() {
 async fn a_timeout_on_plain_output_has_no_notice() {
     let n = unique();
     let command = format!("echo 'Compiling foo'; exec sleep {n}");
-    let text = bash(json!({"command": command, "timeout": 300})).await.text();
+    let text = bash(json!({"command": command, "timeout": 300}))
+        .await
+        .text();
     assert_eq!(text, "Timed out after 300 ms\nCompiling foo\n");
 }
 

@@ -61,7 +61,11 @@ impl TypedTool for KillShellTool {
         &DESCRIPTION
     }
 
-    async fn execute(&self, args: KillShellArgs, _cx: &CallContext) -> Result<ToolOutput, ToolError> {
+    async fn execute(
+        &self,
+        args: KillShellArgs,
+        _cx: &CallContext,
+    ) -> Result<ToolOutput, ToolError> {
         let job = self.jobs.get(&args.job_id).map_err(ToolError::new)?;
         let (was_running, report) = job.kill().await;
         let head = if was_running {

@@ -1,4 +1,4 @@
-//! The seven built-in tools (read, glob, grep, ls, edit, write, bash), the
+//! The built-in tools (read, glob, grep, ls, edit, write, bash, and bash_output and kill_shell for bash's background jobs), the
 //! [`Workspace`](workspace::Workspace) they are confined to, and the
 //! read-before-write ledger [`FileReadState`](read_state::FileReadState).
 

@@ -21,7 +21,6 @@ pub(crate) const NON_INTERACTIVE: &[(&str, &str)] = &[
 /// passphrase, whether to trust a host key): added to git's ssh command.
 pub(crate) const SSH_BATCH_MODE: &str = "-o BatchMode=yes";
 
-
 /// Parts of a variable's name (compared case-insensitively) that mark it as
 /// a secret wherever they appear. `AUTH` is one too, except as part of
 /// `AUTHOR` (`GIT_AUTHOR_NAME` is not a secret): see [`looks_secret`].
@@ -105,7 +104,10 @@ fn add_ssh_batch_mode(env: &mut Vec<(OsString, OsString)>) {
     if env.iter().any(|(n, _)| n == "GIT_SSH") {
         return;
     }
-    env.push(("GIT_SSH_COMMAND".into(), format!("ssh {SSH_BATCH_MODE}").into()));
+    env.push((
+        "GIT_SSH_COMMAND".into(),
+        format!("ssh {SSH_BATCH_MODE}").into(),
+    ));
 }
 
 /// Appends [`GIT_CONFIG`] as `GIT_CONFIG_KEY_n` / `GIT_CONFIG_VALUE_n` after

@@ -322,9 +322,7 @@ impl Jobs {
     ) -> Result<Arc<Job>, String> {
         let mut table = self.table();
         if table.ended {
-            return Err(
-                "The session is ending; no background job can be started now.".to_owned(),
-            );
+            return Err("The session is ending; no background job can be started now.".to_owned());
         }
         let running: Vec<&Arc<Job>> = table.jobs.values().filter(|j| j.is_running()).collect();
         if running.len() >= self.limits.max_alive {

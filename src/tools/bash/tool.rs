@@ -15,11 +15,11 @@ use serde_json::Value;
 
 use super::env::EnvPolicy;
 use super::jobs::{self, DEFAULT_JOB_LIFETIME, DEFAULT_MAX_JOBS, Jobs};
-use super::prompt;
 use super::output::{Collector, MAX_CHARS, Shown};
 use super::output_dir::{OutputDir, OutputFile};
 use super::process;
 use super::progress::Progress;
+use super::prompt;
 use super::run::{self, Ending, Sinks};
 use super::spool::Spool;
 use crate::approval::{Access, Permissions};
@@ -309,11 +309,7 @@ impl BashTool {
     /// Starts `command` (the one spawn path of foreground commands and
     /// background jobs) and the file its full output goes to, named after
     /// `stem`; a file that cannot be made is reported, not fatal.
-    fn start(
-        &self,
-        command: &str,
-        stem: &str,
-    ) -> Result<Started, String> {
+    fn start(&self, command: &str, stem: &str) -> Result<Started, String> {
         let env = self.env.build();
         let spawned = process::spawn(&self.shell, command, &self.root, &env).map_err(|e| {
             format!(
