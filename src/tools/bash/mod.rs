@@ -35,6 +35,7 @@ mod process;
 mod procs;
 mod progress;
 mod prompt;
+mod read_only;
 mod run;
 mod spool;
 mod tool;

@@ -20,6 +20,7 @@ use super::output_dir::{OutputDir, OutputFile};
 use super::process;
 use super::progress::Progress;
 use super::prompt;
+use super::read_only;
 use super::run::{self, Ending, Sinks};
 use super::spool::Spool;
 use crate::approval::{Access, Permissions};
@@ -465,8 +466,12 @@ impl TypedTool for BashTool {
         false
     }
 
-    fn concurrency_safe(&self, _args: &BashArgs) -> Option<bool> {
-        Some(false)
+    /// A command whose every part only reads (`ls`, `cat`, `grep`, `git
+    /// status`, …, with no redirection to a file; see `read_only`) runs
+    /// side by side with other safe calls; anything else, and a background
+    /// start, runs alone.
+    fn concurrency_safe(&self, args: &BashArgs) -> Option<bool> {
+        Some(args.run_in_background != Some(true) && read_only::is_read_only(&args.command))
     }
 
     fn activity(&self, args: &BashArgs) -> Option<String> {
