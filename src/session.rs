@@ -13,7 +13,7 @@ use agentcore_stages::{EventSink, Pipeline, Tool, ToolRegistry};
 
 use crate::approval::{ApprovalEngine, Mode, Policy, PolicyError};
 use crate::scheduler::{Scheduler, SchedulerConfig, SteeringPolicy};
-use crate::tools::bash::{BashTool, JobLimits, Jobs, OutputDir};
+use crate::tools::bash::{BashTool, JobExit, JobLimits, Jobs, OutputDir};
 use crate::tools::bash_output::BashOutputTool;
 use crate::tools::edit::EditTool;
 use crate::tools::glob::GlobTool;
@@ -248,6 +248,12 @@ impl Session {
     /// The background jobs of the session.
     pub fn jobs(&self) -> &Arc<Jobs> {
         &self.jobs
+    }
+
+    /// Every background job's end from now on, as it happens
+    /// ([`Jobs::exits`]), for a harness to tell the model.
+    pub fn job_exits(&self) -> tokio::sync::broadcast::Receiver<JobExit> {
+        self.jobs.exits()
     }
 
     /// Ends the session's background jobs: kills every one (and all they

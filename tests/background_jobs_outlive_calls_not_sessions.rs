@@ -1,8 +1,10 @@
-//! Issue 16, items 1–4: background jobs. A job outlives the call that
+//! Issue 16, items 1–5: background jobs. A job outlives the call that
 //! started it (also an aborted one) and answers later commands; bash_output
 //! returns only new output, waits and filters; kill_shell, the lifetime
 //! cap and every way a session ends leave no process of the job; the
-//! ninth job is refused.
+//! ninth job is refused; every job's end is reported (the library's
+//! `exits`, `job_exit` lines of `agentcore run`, logging messages of
+//! `agentcore mcp`).
 //!
 //! Every job puts a unique number in its argv (`sleep N`, a script
 //! argument), and processes are found by it in /proc. Waits poll for a
@@ -564,4 +566,93 @@ fn agentcore_mcp_kills_its_jobs_when_the_connection_closes() {
     let status = child.wait().unwrap();
     assert!(status.success());
     assert_eq!(alive_with_arg(&n), Vec::<u32>::new());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_job_exit_reaches_the_library_stream() {
+    let f = Fixture::new(JobLimits::default());
+    let mut exits = f.jobs.exits();
+    let id = f.start("echo bye; exit 2").await;
+    let exit = exits.recv().await.unwrap();
+    assert_eq!(exit.job_id, id);
+    assert_eq!(exit.status, "exited with code 2");
+    assert_eq!(exit.command, "echo bye; exit 2");
+}
+
+#[test]
+fn agentcore_run_writes_job_exit_lines() {
+    let root = tempfile::tempdir().unwrap();
+    let n = unique();
+    let _left = Leftovers(vec![n.clone()]);
+    let mut child = run_with_job(root.path(), &n);
+    let mut stdin = child.stdin.take().unwrap();
+    let line = json!({"turn": [{"id": "e", "name": "bash",
+        "args": {"command": "exit 4", "run_in_background": true}}]});
+    writeln!(stdin, "{line}").unwrap();
+    drop(stdin);
+    let output = child.wait_with_output().unwrap();
+    assert!(output.status.success());
+    let events: Vec<Value> = String::from_utf8_lossy(&output.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let exits: Vec<&Value> = events.iter().filter(|e| e["type"] == "job_exit").collect();
+    assert!(
+        exits.contains(&&json!({"type": "job_exit", "job_id": "job-2",
+            "status": "exited with code 4", "command": "exit 4"})),
+        "{exits:?}"
+    );
+    assert!(
+        exits.contains(&&json!({"type": "job_exit", "job_id": "job-1",
+            "status": "killed when the session ended", "command": format!("exec sleep {n}")})),
+        "{exits:?}"
+    );
+    assert_eq!(alive_with_arg(&n), Vec::<u32>::new());
+}
+
+#[test]
+fn agentcore_mcp_sends_job_exits_as_logging_messages() {
+    let root = tempfile::tempdir().unwrap();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_agentcore"))
+        .args(["mcp", "--mode", "bypass", "--root"])
+        .arg(root.path())
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let mut stdout = BufReader::new(child.stdout.take().unwrap());
+    let mut send = |v: Value| {
+        writeln!(stdin, "{v}").unwrap();
+        stdin.flush().unwrap();
+    };
+    send(json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {},
+        "clientInfo": {"name": "jobs-test", "version": "0"}}}));
+    let mut line = String::new();
+    stdout.read_line(&mut line).unwrap();
+    let init: Value = serde_json::from_str(&line).unwrap();
+    assert!(init["result"]["capabilities"]["logging"].is_object(), "{init}");
+    send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+    send(json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {
+        "name": "bash", "arguments": {"command": "exit 5", "run_in_background": true}}}));
+    let mut seen = Vec::new();
+    let message = loop {
+        line.clear();
+        assert!(stdout.read_line(&mut line).unwrap() > 0, "no job exit: {seen:?}");
+        let v: Value = serde_json::from_str(&line).unwrap();
+        if v["method"] == "notifications/message" {
+            break v;
+        }
+        seen.push(v);
+    };
+    assert_eq!(message["params"]["level"], "info");
+    assert_eq!(message["params"]["logger"], "agentcore.jobs");
+    assert_eq!(
+        message["params"]["data"],
+        json!({"type": "job_exit", "job_id": "job-1", "status": "exited with code 5", "command": "exit 5"})
+    );
+    drop(stdin);
+    assert!(child.wait().unwrap().success());
 }

@@ -117,6 +117,7 @@ pub async fn run(args: RunArgs) -> ExitCode {
     } else {
         Format::Jsonl
     });
+    let exits = matches!(format, Format::Jsonl).then(|| forward_job_exits(&session));
     let mut output = match format {
         Format::Jsonl => Output::Jsonl,
         Format::Pretty => Output::Pretty(Box::new(Pretty::new(session.registry().clone()))),
@@ -141,7 +142,53 @@ pub async fn run(args: RunArgs) -> ExitCode {
         signal = signals.next() => ExitCode::from(128 + signal),
     };
     session.end_jobs().await;
+    if let Some((stop, forwarder)) = exits {
+        let _ = stop.send(());
+        let _ = forwarder.await;
+    }
     code
+}
+
+/// Writes `{"type":"job_exit","job_id":…,"status":…,"command":…}` for every
+/// background job that ends, as it ends, until told to stop (then the
+/// exits already delivered are written too).
+fn forward_job_exits(
+    session: &Session,
+) -> (
+    tokio::sync::oneshot::Sender<()>,
+    tokio::task::JoinHandle<()>,
+) {
+    use tokio::sync::broadcast::error::{RecvError, TryRecvError};
+    let mut exits = session.jobs().exits();
+    let (stop, mut stopped) = tokio::sync::oneshot::channel::<()>();
+    let write = |exit: &agentcore::tools::bash::JobExit| {
+        write_json(&json!({
+            "type": "job_exit",
+            "job_id": exit.job_id,
+            "status": exit.status,
+            "command": exit.command,
+        }));
+    };
+    let forwarder = tokio::spawn(async move {
+        loop {
+            tokio::select! {
+                biased;
+                got = exits.recv() => match got {
+                    Ok(exit) => write(&exit),
+                    Err(RecvError::Lagged(_)) => {}
+                    Err(RecvError::Closed) => return,
+                },
+                _ = &mut stopped => loop {
+                    match exits.try_recv() {
+                        Ok(exit) => write(&exit),
+                        Err(TryRecvError::Lagged(_)) => {}
+                        Err(_) => return,
+                    }
+                },
+            }
+        }
+    });
+    (stop, forwarder)
 }
 
 /// SIGTERM, SIGINT and SIGHUP, watched from the start of a session so that

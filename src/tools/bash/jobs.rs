@@ -17,7 +17,7 @@ use std::time::Duration;
 
 use agentcore_stages::{CancelReason, Cancellation};
 use regex::Regex;
-use tokio::sync::watch;
+use tokio::sync::{broadcast, watch};
 
 use super::output::{Collector, Shown};
 use super::process::Spawned;
@@ -70,18 +70,45 @@ pub enum JobStatus {
     SessionEnded,
 }
 
+impl JobStatus {
+    /// How the job ended, as a `Status:` line says it: `exited with code
+    /// N`, `killed by signal S`, `stopped by kill_shell`, `killed after its
+    /// lifetime cap of T s`, `killed when the session ended`.
+    pub fn describe(self) -> String {
+        match self {
+            JobStatus::Exited(code) => format!("exited with code {code}"),
+            JobStatus::Signaled(sig) => format!("killed by signal {sig}"),
+            JobStatus::Stopped => "stopped by kill_shell".to_owned(),
+            JobStatus::LifetimeOver(cap) => {
+                format!("killed after its lifetime cap of {} s", cap.as_secs())
+            }
+            JobStatus::SessionEnded => "killed when the session ended".to_owned(),
+        }
+    }
+}
+
+/// A job ended: what [`Jobs::exits`] delivers, so that a harness can tell
+/// the model (`agentcore run` writes it as a `job_exit` line, `agentcore
+/// mcp` as a logging notification).
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+pub struct JobExit {
+    /// The job's id.
+    pub job_id: String,
+    /// How it ended ([`JobStatus::describe`]).
+    pub status: String,
+    /// The command it ran.
+    pub command: String,
+}
+
+/// Job exits buffered for a slow receiver; one further behind misses the
+/// oldest (and learns how many it missed).
+const EXITS_BUFFERED: usize = 64;
+
 /// The `Status: …` line of a job: `None` is running.
 pub(crate) fn status_line(status: Option<JobStatus>) -> String {
     match status {
         None => "Status: running".to_owned(),
-        Some(JobStatus::Exited(code)) => format!("Status: exited with code {code}"),
-        Some(JobStatus::Signaled(sig)) => format!("Status: killed by signal {sig}"),
-        Some(JobStatus::Stopped) => "Status: stopped by kill_shell".to_owned(),
-        Some(JobStatus::LifetimeOver(cap)) => format!(
-            "Status: killed after its lifetime cap of {} s",
-            cap.as_secs()
-        ),
-        Some(JobStatus::SessionEnded) => "Status: killed when the session ended".to_owned(),
+        Some(status) => format!("Status: {}", status.describe()),
     }
 }
 
@@ -131,6 +158,7 @@ pub(crate) struct Job {
     live: Arc<LiveOutput>,
     status: watch::Sender<Option<JobStatus>>,
     full_output: Option<PathBuf>,
+    exits: broadcast::Sender<JobExit>,
 }
 
 impl Job {
@@ -268,6 +296,7 @@ pub(crate) fn first_output(job: &Job) -> String {
 pub struct Jobs {
     table: Mutex<Table>,
     limits: JobLimits,
+    exits: broadcast::Sender<JobExit>,
 }
 
 #[derive(Debug, Default)]
@@ -289,12 +318,19 @@ impl Jobs {
         Self {
             table: Mutex::default(),
             limits,
+            exits: broadcast::Sender::new(EXITS_BUFFERED),
         }
     }
 
     /// The limits.
     pub fn limits(&self) -> JobLimits {
         self.limits
+    }
+
+    /// Every job's end from now on, as it happens (also those the
+    /// session's end kills).
+    pub fn exits(&self) -> broadcast::Receiver<JobExit> {
+        self.exits.subscribe()
     }
 
     fn table(&self) -> MutexGuard<'_, Table> {
@@ -348,6 +384,7 @@ impl Jobs {
             live: Arc::default(),
             status: watch::Sender::new(None),
             full_output,
+            exits: self.exits.clone(),
         });
         table.jobs.insert(number, job.clone());
         prune(&mut table);
@@ -473,6 +510,12 @@ async fn drive(job: Arc<Job>, spawned: Spawned, spool: Option<Spool>, lifetime_m
         },
     };
     job.status.send_replace(Some(status));
+    // No receiver: no one listens, which is fine.
+    let _ = job.exits.send(JobExit {
+        job_id: job.id.clone(),
+        status: status.describe(),
+        command: job.command.clone(),
+    });
 }
 
 /// Drops the oldest finished jobs beyond [`KEPT_FINISHED`].
