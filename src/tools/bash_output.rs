@@ -149,3 +149,40 @@ impl TypedTool for BashOutputTool {
         permissions().into_extensions()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use agentcore_stages::typed::Typed;
+    use agentcore_stages::{EventSink, GatedArgs, Tool};
+    use serde_json::json;
+
+    #[test]
+    fn it_is_judged_as_a_read_and_a_background_command_as_a_command() {
+        let args = json!({"job_id": "job-1", "wait_ms": 10, "filter": "x"});
+        assert_eq!(permissions().describe(&args), Access::nothing());
+        let background = json!({"command": "npm run dev", "run_in_background": true});
+        assert_eq!(
+            crate::tools::bash::permissions().describe(&background),
+            Access::command("npm run dev")
+        );
+    }
+
+    #[tokio::test]
+    async fn waits_over_the_bound_are_refused_with_the_fix() {
+        let tool = Typed::new(BashOutputTool::new(Arc::new(Jobs::default())));
+        let cx = CallContext::for_test("u", EventSink::noop());
+        let args = json!({"job_id": "job-1", "wait_ms": MAX_WAIT_MS + 1});
+        let err = tool
+            .execute(GatedArgs::for_test(args), &cx)
+            .await
+            .unwrap_err();
+        assert_eq!(
+            err,
+            ToolError::new(
+                "wait_ms must be at most 60000; got 60001. Call bash_output again to wait longer."
+            )
+        );
+        assert!(tool.schema()["properties"]["wait_ms"]["maximum"] == 60_000);
+    }
+}
