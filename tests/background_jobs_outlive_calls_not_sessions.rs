@@ -627,20 +627,30 @@ fn agentcore_mcp_sends_job_exits_as_logging_messages() {
         writeln!(stdin, "{v}").unwrap();
         stdin.flush().unwrap();
     };
-    send(json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+    send(
+        json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
         "protocolVersion": "2025-06-18", "capabilities": {},
-        "clientInfo": {"name": "jobs-test", "version": "0"}}}));
+        "clientInfo": {"name": "jobs-test", "version": "0"}}}),
+    );
     let mut line = String::new();
     stdout.read_line(&mut line).unwrap();
     let init: Value = serde_json::from_str(&line).unwrap();
-    assert!(init["result"]["capabilities"]["logging"].is_object(), "{init}");
+    assert!(
+        init["result"]["capabilities"]["logging"].is_object(),
+        "{init}"
+    );
     send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
-    send(json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {
-        "name": "bash", "arguments": {"command": "exit 5", "run_in_background": true}}}));
+    send(
+        json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {
+        "name": "bash", "arguments": {"command": "exit 5", "run_in_background": true}}}),
+    );
     let mut seen = Vec::new();
     let message = loop {
         line.clear();
-        assert!(stdout.read_line(&mut line).unwrap() > 0, "no job exit: {seen:?}");
+        assert!(
+            stdout.read_line(&mut line).unwrap() > 0,
+            "no job exit: {seen:?}"
+        );
         let v: Value = serde_json::from_str(&line).unwrap();
         if v["method"] == "notifications/message" {
             break v;

@@ -59,10 +59,16 @@ async fn two_reads_overlap_while_a_write_waits() {
 
     let until = Instant::now() + Duration::from_secs(30);
     while !(running_with_arg(&fifo_a) && running_with_arg(&fifo_b)) {
-        assert!(Instant::now() < until, "the two reads never ran at the same time");
+        assert!(
+            Instant::now() < until,
+            "the two reads never ran at the same time"
+        );
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
-    assert!(!root.path().join("b").exists(), "the write ran beside the reads");
+    assert!(
+        !root.path().join("b").exists(),
+        "the write ran beside the reads"
+    );
     for (fifo, text) in [(&fifo_a, "from a\n"), (&fifo_b, "from b\n")] {
         let mut writer = std::fs::OpenOptions::new()
             .write(true)

@@ -360,6 +360,13 @@ impl Jobs {
         if table.ended {
             return Err("The session is ending; no background job can be started now.".to_owned());
         }
+        if self.limits.max_alive == 0 {
+            return Err(
+                "Background jobs are turned off in this session. Run the command in the \
+                 foreground, with a timeout long enough for it."
+                    .to_owned(),
+            );
+        }
         let running: Vec<&Arc<Job>> = table.jobs.values().filter(|j| j.is_running()).collect();
         if running.len() >= self.limits.max_alive {
             let listed: Vec<String> = running

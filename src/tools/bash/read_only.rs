@@ -15,10 +15,47 @@ use crate::approval::CommandAnalysis;
 /// Programs that read and print and never write or run anything else
 /// (whatever their arguments, apart from those [`writes`] names).
 const READERS: &[&str] = &[
-    "ls", "cat", "head", "tail", "wc", "grep", "egrep", "fgrep", "rg", "find", "pwd", "echo",
-    "which", "file", "stat", "du", "df", "true", "false", "basename", "dirname", "realpath",
-    "readlink", "tree", "uname", "whoami", "id", "date", "sort", "cut", "nl", "diff", "cmp",
-    "comm", "md5sum", "sha1sum", "sha256sum", "sha512sum", "cd", "type", "git",
+    "ls",
+    "cat",
+    "head",
+    "tail",
+    "wc",
+    "grep",
+    "egrep",
+    "fgrep",
+    "rg",
+    "find",
+    "pwd",
+    "echo",
+    "which",
+    "file",
+    "stat",
+    "du",
+    "df",
+    "true",
+    "false",
+    "basename",
+    "dirname",
+    "realpath",
+    "readlink",
+    "tree",
+    "uname",
+    "whoami",
+    "id",
+    "date",
+    "sort",
+    "cut",
+    "nl",
+    "diff",
+    "cmp",
+    "comm",
+    "md5sum",
+    "sha1sum",
+    "sha256sum",
+    "sha512sum",
+    "cd",
+    "type",
+    "git",
 ];
 
 /// `git` subcommands that only read.
@@ -33,9 +70,7 @@ pub(crate) fn is_read_only(command: &str) -> bool {
     analysis.parts.iter().all(|part| {
         let words = part.without_assignments();
         match words.split_first() {
-            Some((program, args)) => {
-                READERS.contains(&program.as_str()) && !writes(program, args)
-            }
+            Some((program, args)) => READERS.contains(&program.as_str()) && !writes(program, args),
             // A bare assignment: not a reader (and nothing worth running
             // side by side).
             None => false,
@@ -55,21 +90,45 @@ fn writes(program: &str, args: &[String]) -> bool {
         "find" => args.iter().any(|a| {
             matches!(
                 a.as_str(),
-                "-exec" | "-execdir" | "-ok" | "-okdir" | "-delete" | "-fprint" | "-fprint0"
-                    | "-fprintf" | "-fls"
+                "-exec"
+                    | "-execdir"
+                    | "-ok"
+                    | "-okdir"
+                    | "-delete"
+                    | "-fprint"
+                    | "-fprint0"
+                    | "-fprintf"
+                    | "-fls"
             )
         }),
         "sort" => {
             any(&["--output", "--compress-program"])
-                || args.iter().any(|a| a.starts_with("-o") && !a.starts_with("--"))
+                || args
+                    .iter()
+                    .any(|a| a.starts_with("-o") && !a.starts_with("--"))
         }
         "rg" => any(&["--pre", "--search-zip", "-z"]),
         "date" => {
-            any(&["--set"]) || args.iter().any(|a| a.starts_with("-s") && !a.starts_with("--"))
+            any(&["--set"])
+                || args
+                    .iter()
+                    .any(|a| a.starts_with("-s") && !a.starts_with("--"))
         }
         "git" => !git_reads(args),
+        // `tree -o FILE` writes its listing to FILE.
+        "tree" => args
+            .iter()
+            .any(|a| a.starts_with("-o") || a.starts_with("--output")),
+        // `file -C` compiles a magic file, written beside it.
+        "file" => any(&["--compile"]) || args.iter().any(|a| short_flag(a, 'C')),
         _ => false,
     }
+}
+
+/// Whether `arg` is a bundle of short options holding `flag` (`-bC`).
+fn short_flag(arg: &str, flag: char) -> bool {
+    arg.strip_prefix('-')
+        .is_some_and(|rest| !rest.starts_with('-') && rest.contains(flag))
 }
 
 /// Whether `git ARGS` is `status`, `log`, `diff`, `show` or `branch`
@@ -152,6 +211,9 @@ mod tests {
             "git commit -m x",
             "git push",
             "date -s now",
+            "tree -o listing.txt",
+            "file -C -m magic",
+            "file -bC -m magic",
             "xargs rm < list",
             "cat <(rm x)",
             "rm -rf target",
