@@ -516,13 +516,15 @@ async fn drive(job: Arc<Job>, spawned: Spawned, spool: Option<Spool>, lifetime_m
             Some(Stop::KillShell) | None => JobStatus::Stopped,
         },
     };
-    job.status.send_replace(Some(status));
+    // The exit is sent before the status is set, so that whoever waited
+    // for the job's end ([`Jobs::end_all`]) finds its exit already sent.
     // No receiver: no one listens, which is fine.
     let _ = job.exits.send(JobExit {
         job_id: job.id.clone(),
         status: status.describe(),
         command: job.command.clone(),
     });
+    job.status.send_replace(Some(status));
 }
 
 /// Drops the oldest finished jobs beyond [`KEPT_FINISHED`].
