@@ -17,6 +17,12 @@
 //!   carried `_meta.progressToken`.
 //! - `notifications/cancelled` cancels the call; bash kills its process
 //!   group.
+//! - A background job's end is a logging message (`notifications/message`,
+//!   level `info`, logger `agentcore.jobs`, data `{"type": "job_exit",
+//!   "job_id", "status", "command"}`); `logging/setLevel` above `info`
+//!   turns them off.
+//! - When the connection closes (or [`serve_until`]'s stop fires), the
+//!   session's background jobs are killed and awaited.
 //!
 //! ```no_run
 //! # async fn example() -> Result<(), Box<dyn std::error::Error>> {
