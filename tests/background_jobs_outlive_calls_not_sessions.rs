@@ -666,3 +666,22 @@ fn agentcore_mcp_sends_job_exits_as_logging_messages() {
     drop(stdin);
     assert!(child.wait().unwrap().success());
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn kill_shell_kills_a_job_that_ignores_term() {
+    let f = Fixture::new(JobLimits::default());
+    let n = unique();
+    let _left = Leftovers(vec![n.clone()]);
+    let id = f
+        .start(&format!(
+            "trap '' TERM; sh -c 'trap \"\" TERM; exec sleep {n}' & wait; wait"
+        ))
+        .await;
+    eventually("the job runs", || !alive_with_arg(&n).is_empty()).await;
+    let killed = f.call("kill_shell", json!({"job_id": id})).await.text();
+    assert!(
+        killed.ends_with("Status: stopped by kill_shell"),
+        "{killed}"
+    );
+    assert_eq!(alive_with_arg(&n), Vec::<u32>::new());
+}
