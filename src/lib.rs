@@ -23,11 +23,11 @@
 //! | Module | What it holds |
 //! |---|---|
 //! | [`stages`] (and the re-exports at this crate's root) | One call's pipeline: [`Tool`], [`TypedTool`], [`Call`] and its states, the stages, [`Pipeline`], [`ToolRegistry`], [`Event`], [`Gate`] |
-//! | [`tools`] | The built-in tools, one file (or folder) per tool: its `Args` type (the schema the model sees), its `permissions()` (what a call touches) and its execution; the workspace, the read-before-write ledger and the shared file helpers beside them |
+//! | [`tools`] | The built-in tools, one file (or folder) per tool: its `Args` type (the schema the model sees), its `permissions()` (what a call touches) and its execution; the workspace, the read-before-write ledger and the shared file helpers beside them; bash's background jobs in `tools::bash` (the job table, `Jobs`), read and stopped by `bash_output` and `kill_shell` |
 //! | [`approval`] | The approval engine, an ordinary [`Gate`]: rules and their typed targets, modes, policy files, the bash command analysis, permissions |
 //! | [`scheduler`] | A tower service around the pipeline that admits calls in arrival order: concurrency-safe calls side by side, unsafe calls alone |
 //! | [`turn`] | One assistant message's calls in, results in source order, tool-result messages and a `ModelResponse` out; steering and abort |
-//! | [`session`] | The built-in tools, approval engine, pipeline and scheduler wired together, and built from the CLI's options, as `agentcore run` and `agentcore mcp` use them |
+//! | [`session`] | The built-in tools, approval engine, pipeline and scheduler wired together, and built from the CLI's options, as `agentcore run` and `agentcore mcp` use them; the session owns the background jobs and kills them when it ends |
 //! | [`message`] | Tool calls and results in each provider's shape: one file per provider (Anthropic, OpenAI, MCP) |
 //! | [`mcp`] | The built-in tools served over MCP (`tools/list`, `tools/call`, progress, cancellation) |
 //! | [`sandbox`] | The command sandbox: a [`sandbox::Sandbox`] confines a spawned process with the kernel (Linux: user, mount, PID and network namespaces, Landlock, seccomp), and says what this machine offers |

@@ -1,5 +1,6 @@
-//! A session with the seven built-in tools: one workspace, one read ledger,
-//! one bash output folder, one approval engine, one breaker, one scheduler.
+//! A session with the built-in tools: one workspace, one read ledger, one
+//! bash output folder, one table of background jobs, one approval engine,
+//! one breaker, one scheduler.
 //!
 //! This is what the CLI and the MCP server run; a harness can use it as is
 //! or assemble the parts itself.
@@ -12,10 +13,12 @@ use agentcore_stages::{EventSink, Pipeline, Tool, ToolRegistry};
 
 use crate::approval::{ApprovalEngine, Mode, Policy, PolicyError};
 use crate::scheduler::{Scheduler, SchedulerConfig, SteeringPolicy};
-use crate::tools::bash::{BashTool, OutputDir};
+use crate::tools::bash::{BashTool, JobExit, JobLimits, Jobs, OutputDir};
+use crate::tools::bash_output::BashOutputTool;
 use crate::tools::edit::EditTool;
 use crate::tools::glob::GlobTool;
 use crate::tools::grep::GrepTool;
+use crate::tools::kill_shell::KillShellTool;
 use crate::tools::ls::LsTool;
 use crate::tools::read::ReadTool;
 use crate::tools::read_state::FileReadState;
@@ -38,11 +41,14 @@ pub struct SessionConfig {
     pub max_tool_errors: u32,
     /// What steering does.
     pub steering: SteeringPolicy,
+    /// Background jobs alive at once and their lifetime cap.
+    pub jobs: JobLimits,
 }
 
 impl SessionConfig {
     /// Defaults for a workspace at `root`: default mode, no policy, 10
-    /// concurrent safe calls, 3 consecutive errors, skip on steering.
+    /// concurrent safe calls, 3 consecutive errors, skip on steering, 8
+    /// background jobs of at most an hour each.
     pub fn new(root: impl Into<PathBuf>) -> Self {
         Self {
             root: root.into(),
@@ -51,6 +57,7 @@ impl SessionConfig {
             max_concurrency: 10,
             max_tool_errors: 3,
             steering: SteeringPolicy::SkipPending,
+            jobs: JobLimits::default(),
         }
     }
 
@@ -109,7 +116,12 @@ pub enum SessionError {
 }
 
 /// The built-in tools in a running session.
+///
+/// Its background jobs belong to it: they are killed when it is dropped,
+/// or earlier, waiting for them to die, by [`Session::end_jobs`].
+/// Steering and abort end calls, not jobs.
 pub struct Session {
+    jobs: Arc<Jobs>,
     workspace: Workspace,
     read_state: FileReadState,
     output_dir: Arc<OutputDir>,
@@ -160,7 +172,13 @@ impl Session {
             workspace = workspace.with_read_denied(Arc::new(move |path| denied.is_denied(path)));
         }
         let read_state = FileReadState::new();
-        let registry = Arc::new(builtin_registry(&workspace, &read_state, &output_dir));
+        let jobs = Arc::new(Jobs::new(config.jobs));
+        let registry = Arc::new(builtin_registry_with_jobs(
+            &workspace,
+            &read_state,
+            &output_dir,
+            &jobs,
+        ));
         let pipeline = Pipeline::builder()
             .registry(registry.clone())
             .gate(Arc::new(approval.clone()))
@@ -176,6 +194,7 @@ impl Session {
             },
         );
         Ok(Self {
+            jobs,
             workspace,
             read_state,
             output_dir,
@@ -225,15 +244,55 @@ impl Session {
     pub fn output_dir(&self) -> &Arc<OutputDir> {
         &self.output_dir
     }
+
+    /// The background jobs of the session.
+    pub fn jobs(&self) -> &Arc<Jobs> {
+        &self.jobs
+    }
+
+    /// Every background job's end from now on, as it happens
+    /// ([`Jobs::exits`]), for a harness to tell the model.
+    pub fn job_exits(&self) -> tokio::sync::broadcast::Receiver<JobExit> {
+        self.jobs.exits()
+    }
+
+    /// Ends the session's background jobs: kills every one (and all they
+    /// started), refuses new ones, and waits until they are gone. What
+    /// `agentcore run` does at the end of its input and `agentcore mcp`
+    /// when the connection closes, and both on SIGTERM, SIGINT and SIGHUP.
+    pub async fn end_jobs(&self) {
+        self.jobs.end_all().await;
+    }
 }
 
-/// The seven built-in tools over one workspace and ledger, each carrying
-/// its approval [`Permissions`](crate::approval::Permissions) (declared in
-/// the tool's own file).
+impl Drop for Session {
+    /// Kills the background jobs (without waiting: they die within the
+    /// kill grace, or with the runtime's tasks).
+    fn drop(&mut self) {
+        self.jobs.kill_all();
+    }
+}
+
+/// The built-in tools over one workspace and ledger, each carrying its
+/// approval [`Permissions`](crate::approval::Permissions) (declared in the
+/// tool's own file), with a table of background jobs of their own (killed
+/// when the last tool holding it is dropped).
 pub fn builtin_registry(
     workspace: &Workspace,
     read_state: &FileReadState,
     output_dir: &Arc<OutputDir>,
+) -> ToolRegistry {
+    let jobs = Arc::new(Jobs::default());
+    builtin_registry_with_jobs(workspace, read_state, output_dir, &jobs)
+}
+
+/// [`builtin_registry`] whose `bash`, `bash_output` and `kill_shell` share
+/// `jobs`.
+pub fn builtin_registry_with_jobs(
+    workspace: &Workspace,
+    read_state: &FileReadState,
+    output_dir: &Arc<OutputDir>,
+    jobs: &Arc<Jobs>,
 ) -> ToolRegistry {
     let tools: Vec<Arc<dyn Tool>> = vec![
         ReadTool::new(workspace.clone(), read_state.clone()).into_dyn(),
@@ -242,7 +301,11 @@ pub fn builtin_registry(
         LsTool::new(workspace.clone()).into_dyn(),
         EditTool::new(workspace.clone(), read_state.clone()).into_dyn(),
         WriteTool::new(workspace.clone(), read_state.clone()).into_dyn(),
-        BashTool::new(workspace.root().to_path_buf(), output_dir.clone()).into_dyn(),
+        BashTool::new(workspace.root().to_path_buf(), output_dir.clone())
+            .jobs(jobs.clone())
+            .into_dyn(),
+        BashOutputTool::new(jobs.clone()).into_dyn(),
+        KillShellTool::new(jobs.clone()).into_dyn(),
     ];
     let mut registry = ToolRegistry::new();
     for tool in tools {

@@ -287,17 +287,19 @@ fn tools_prints_three_shapes() {
     };
     let mcp = tools("mcp");
     let list = mcp["tools"].as_array().unwrap();
-    assert_eq!(list.len(), 7);
+    assert_eq!(list.len(), 9);
     let by_name = |name: &str| list.iter().find(|t| t["name"] == name).unwrap().clone();
     assert_eq!(by_name("read")["annotations"]["readOnlyHint"], true);
     assert_eq!(by_name("bash")["annotations"]["readOnlyHint"], false);
     assert_eq!(by_name("bash")["annotations"]["destructiveHint"], true);
+    assert_eq!(by_name("bash_output")["annotations"]["readOnlyHint"], true);
+    assert_eq!(by_name("kill_shell")["annotations"]["readOnlyHint"], false);
     assert_eq!(
         by_name("edit")["inputSchema"]["additionalProperties"],
         false
     );
     let anthropic = tools("anthropic");
-    assert_eq!(anthropic.as_array().unwrap().len(), 7);
+    assert_eq!(anthropic.as_array().unwrap().len(), 9);
     assert!(anthropic[0]["input_schema"].is_object());
     let openai = tools("openai");
     assert_eq!(openai[0]["type"], "function");

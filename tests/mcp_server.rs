@@ -205,7 +205,7 @@ async fn initialize_names_agentcore_and_its_version() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn tools_list_has_the_seven_tools_with_annotations_from_their_capabilities() {
+async fn tools_list_has_the_built_in_tools_with_annotations_from_their_capabilities() {
     let dir = workspace();
     let mut client = connect(dir.path(), None).await;
     let result = result_of(client.request("tools/list", json!({})).await);
@@ -214,7 +214,17 @@ async fn tools_list_has_the_seven_tools_with_annotations_from_their_capabilities
     names.sort_unstable();
     assert_eq!(
         names,
-        ["bash", "edit", "glob", "grep", "ls", "read", "write"],
+        [
+            "bash",
+            "bash_output",
+            "edit",
+            "glob",
+            "grep",
+            "kill_shell",
+            "ls",
+            "read",
+            "write"
+        ],
         "{result}"
     );
     for tool in tools {
@@ -230,7 +240,7 @@ async fn tools_list_has_the_seven_tools_with_annotations_from_their_capabilities
             "{name}: {annotations}"
         );
         match name {
-            "read" | "glob" | "grep" | "ls" => {
+            "read" | "glob" | "grep" | "ls" | "bash_output" => {
                 assert_eq!(annotations["readOnlyHint"], true, "{name}");
                 assert!(annotations.get("destructiveHint").is_none(), "{name}");
             }
@@ -535,7 +545,7 @@ async fn binary_serves_on_stdio_and_exits_0_when_the_client_leaves() {
     let init = client.initialize().await;
     assert_eq!(init["serverInfo"]["name"], "agentcore");
     let tools = result_of(client.request("tools/list", json!({})).await);
-    assert_eq!(tools["tools"].as_array().map(Vec::len), Some(7));
+    assert_eq!(tools["tools"].as_array().map(Vec::len), Some(9));
     // No breaker: failures in a row do not disable the tool.
     for _ in 0..4 {
         let missing = client

@@ -3,7 +3,7 @@
 use std::process::ExitCode;
 
 use super::args::McpArgs;
-use super::run::start_session;
+use super::run::{Signals, start_session};
 
 /// `agentcore mcp`: serves the built-in tools on stdin/stdout.
 ///
@@ -26,9 +26,27 @@ pub async fn serve_stdio(args: McpArgs) -> ExitCode {
             return ExitCode::from(2);
         }
     };
+    let signals = match Signals::new() {
+        Ok(signals) => signals,
+        Err(err) => {
+            eprintln!("agentcore mcp: cannot watch for SIGTERM, SIGINT and SIGHUP: {err}");
+            return ExitCode::from(1);
+        }
+    };
+    let signalled = std::sync::Arc::new(std::sync::atomic::AtomicU8::new(0));
+    let stop = {
+        let signalled = signalled.clone();
+        async move {
+            let signal = signals.next().await;
+            signalled.store(signal, std::sync::atomic::Ordering::SeqCst);
+        }
+    };
     let (reader, writer) = rmcp::transport::stdio_pipes();
-    match agentcore::mcp::serve(session, reader, writer).await {
-        Ok(()) => ExitCode::SUCCESS,
+    match agentcore::mcp::serve_until(session, reader, writer, stop).await {
+        Ok(()) => match signalled.load(std::sync::atomic::Ordering::SeqCst) {
+            0 => ExitCode::SUCCESS,
+            signal => ExitCode::from(128 + signal),
+        },
         Err(err) => {
             eprintln!("agentcore mcp: {err}");
             ExitCode::from(1)

@@ -117,15 +117,106 @@ pub async fn run(args: RunArgs) -> ExitCode {
     } else {
         Format::Jsonl
     });
+    let exits = matches!(format, Format::Jsonl).then(|| forward_job_exits(&session));
     let mut output = match format {
         Format::Jsonl => Output::Jsonl,
         Format::Pretty => Output::Pretty(Box::new(Pretty::new(session.registry().clone()))),
     };
-    match run_lines(&session, input, &mut output).await {
-        Ok(()) => ExitCode::SUCCESS,
+    let signals = match Signals::new() {
+        Ok(signals) => signals,
         Err(err) => {
-            eprintln!("agentcore run: cannot read the input: {err}");
-            ExitCode::from(2)
+            eprintln!("agentcore run: cannot watch for SIGTERM, SIGINT and SIGHUP: {err}");
+            return ExitCode::from(1);
+        }
+    };
+    // The session ends at the end of the input or on a signal; either way
+    // its background jobs are killed and awaited before the exit.
+    let code = tokio::select! {
+        read = run_lines(&session, input, &mut output) => match read {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(err) => {
+                eprintln!("agentcore run: cannot read the input: {err}");
+                ExitCode::from(2)
+            }
+        },
+        signal = signals.next() => ExitCode::from(128 + signal),
+    };
+    session.end_jobs().await;
+    if let Some((stop, forwarder)) = exits {
+        let _ = stop.send(());
+        let _ = forwarder.await;
+    }
+    code
+}
+
+/// Writes `{"type":"job_exit","job_id":…,"status":…,"command":…}` for every
+/// background job that ends, as it ends, until told to stop (then the
+/// exits already delivered are written too).
+fn forward_job_exits(
+    session: &Session,
+) -> (
+    tokio::sync::oneshot::Sender<()>,
+    tokio::task::JoinHandle<()>,
+) {
+    use tokio::sync::broadcast::error::{RecvError, TryRecvError};
+    let mut exits = session.jobs().exits();
+    let (stop, mut stopped) = tokio::sync::oneshot::channel::<()>();
+    let write = |exit: &agentcore::tools::bash::JobExit| {
+        write_json(&json!({
+            "type": "job_exit",
+            "job_id": exit.job_id,
+            "status": exit.status,
+            "command": exit.command,
+        }));
+    };
+    let forwarder = tokio::spawn(async move {
+        loop {
+            tokio::select! {
+                biased;
+                got = exits.recv() => match got {
+                    Ok(exit) => write(&exit),
+                    Err(RecvError::Lagged(_)) => {}
+                    Err(RecvError::Closed) => return,
+                },
+                _ = &mut stopped => loop {
+                    match exits.try_recv() {
+                        Ok(exit) => write(&exit),
+                        Err(TryRecvError::Lagged(_)) => {}
+                        Err(_) => return,
+                    }
+                },
+            }
+        }
+    });
+    (stop, forwarder)
+}
+
+/// SIGTERM, SIGINT and SIGHUP, watched from the start of a session so that
+/// it can end (killing its background jobs) instead of dying with them
+/// left running.
+pub(crate) struct Signals {
+    term: tokio::signal::unix::Signal,
+    int: tokio::signal::unix::Signal,
+    hup: tokio::signal::unix::Signal,
+}
+
+impl Signals {
+    /// Starts watching (the default action, dying, no longer applies).
+    pub(crate) fn new() -> std::io::Result<Self> {
+        use tokio::signal::unix::{SignalKind, signal};
+        Ok(Self {
+            term: signal(SignalKind::terminate())?,
+            int: signal(SignalKind::interrupt())?,
+            hup: signal(SignalKind::hangup())?,
+        })
+    }
+
+    /// Waits for the first of them; returns its number.
+    pub(crate) async fn next(mut self) -> u8 {
+        tokio::select! {
+            _ = self.term.recv() => 15,
+            _ = self.int.recv() => 2,
+            _ = self.hup.recv() => 1,
         }
     }
 }

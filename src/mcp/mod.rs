@@ -17,6 +17,12 @@
 //!   carried `_meta.progressToken`.
 //! - `notifications/cancelled` cancels the call; bash kills its process
 //!   group.
+//! - A background job's end is a logging message (`notifications/message`,
+//!   level `info`, logger `agentcore.jobs`, data `{"type": "job_exit",
+//!   "job_id", "status", "command"}`); `logging/setLevel` above `info`
+//!   turns them off.
+//! - When the connection closes (or [`serve_until`]'s stop fires), the
+//!   session's background jobs are killed and awaited.
 //!
 //! ```no_run
 //! # async fn example() -> Result<(), Box<dyn std::error::Error>> {
@@ -80,17 +86,43 @@ where
     R: AsyncRead + Send + Unpin + 'static,
     W: AsyncWrite + Send + Unpin + 'static,
 {
+    serve_until(session, reader, writer, std::future::pending()).await
+}
+
+/// [`serve`] until the client closes the connection or `stop` completes
+/// (`agentcore mcp` passes SIGTERM, SIGINT and SIGHUP), whichever comes
+/// first. Either way the session ends: calls still running are aborted and
+/// awaited, and its background jobs are killed and awaited.
+pub async fn serve_until<R, W, F>(
+    session: Session,
+    reader: R,
+    writer: W,
+    stop: F,
+) -> Result<(), ServeError>
+where
+    R: AsyncRead + Send + Unpin + 'static,
+    W: AsyncWrite + Send + Unpin + 'static,
+    F: Future<Output = ()>,
+{
     let server = McpServer::new(session);
     let transport = arrival::InArrivalOrder::new(
         framing::Framed::new(reader, writer),
         server.arrivals().clone(),
     );
-    let outcome = match rmcp::serve_server(server.clone(), transport).await {
-        Ok(running) => running.waiting().await.map(drop).map_err(ServeError::from),
-        Err(ServerInitializeError::ConnectionClosed(_)) => Ok(()),
-        Err(err) => Err(ServeError::Initialize(Box::new(err))),
+    let serving = async {
+        match rmcp::serve_server(server.clone(), transport).await {
+            Ok(running) => running.waiting().await.map(drop).map_err(ServeError::from),
+            Err(ServerInitializeError::ConnectionClosed(_)) => Ok(()),
+            Err(err) => Err(ServeError::Initialize(Box::new(err))),
+        }
+    };
+    // A stop drops the connection's service (its drop cancels it).
+    let outcome = tokio::select! {
+        outcome = serving => outcome,
+        () = stop => Ok(()),
     };
     server.session().scheduler().abort_all();
     server.drain(DRAIN_TIMEOUT).await;
+    server.session().end_jobs().await;
     outcome
 }

@@ -49,6 +49,9 @@ struct Inner {
     in_flight: AtomicUsize,
     /// `initialize` has been answered once.
     initialized: AtomicBool,
+    /// Whether job exits are sent (`info` is at or above the level the
+    /// client set with `logging/setLevel`).
+    job_logs: Arc<AtomicBool>,
 }
 
 /// Counts one running handler for as long as it lives.
@@ -88,6 +91,7 @@ impl McpServer {
                 arrivals: Arrivals::new(),
                 in_flight: AtomicUsize::new(0),
                 initialized: AtomicBool::new(false),
+                job_logs: Arc::new(AtomicBool::new(true)),
             }),
         }
     }
@@ -209,8 +213,15 @@ impl McpServer {
 }
 
 impl ServerHandler for McpServer {
+    // Logging is declared for the job exits (see `forward_job_exits`).
+    #[allow(deprecated)]
     fn get_info(&self) -> ServerConfig {
-        let mut info = ServerConfig::new(ServerCapabilities::builder().enable_tools().build());
+        let mut info = ServerConfig::new(
+            ServerCapabilities::builder()
+                .enable_tools()
+                .enable_logging()
+                .build(),
+        );
         info.server_info = Implementation::new("agentcore", env!("CARGO_PKG_VERSION"));
         info
     }
@@ -232,7 +243,26 @@ impl ServerHandler for McpServer {
             ));
         }
         context.peer.set_peer_info(request.clone());
+        forward_job_exits(
+            self.inner.session.jobs().exits(),
+            context.peer.clone(),
+            self.inner.job_logs.clone(),
+        );
         self.negotiate_initialize(&request)
+    }
+
+    /// `logging/setLevel`: job exits are sent at level `info`, so only while
+    /// the level set is `debug`, `info` or unset.
+    #[allow(deprecated)]
+    async fn set_level(
+        &self,
+        request: rmcp::model::SetLevelRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        use rmcp::model::LoggingLevel;
+        let info_shown = matches!(request.level, LoggingLevel::Debug | LoggingLevel::Info);
+        self.inner.job_logs.store(info_shown, Ordering::Release);
+        Ok(())
     }
 
     async fn list_tools(
@@ -250,6 +280,47 @@ impl ServerHandler for McpServer {
     ) -> Result<CallToolResponse, ErrorData> {
         self.run_call(request, context).await.map(Into::into)
     }
+}
+
+/// Sends each background job's end to the client as a logging message
+/// (`notifications/message`, level `info`, logger `agentcore.jobs`, data
+/// `{"type":"job_exit","job_id":…,"status":…,"command":…}`), until the
+/// connection or the session is gone.
+// MCP logging is deprecated by SEP-2577 (rmcp warns); the issue asks for
+// job exits as logging messages, which clients of today's protocol show.
+#[allow(deprecated)]
+fn forward_job_exits(
+    mut exits: tokio::sync::broadcast::Receiver<crate::tools::bash::JobExit>,
+    peer: Peer<RoleServer>,
+    enabled: Arc<AtomicBool>,
+) {
+    use tokio::sync::broadcast::error::RecvError;
+    tokio::spawn(async move {
+        loop {
+            let exit = match exits.recv().await {
+                Ok(exit) => exit,
+                Err(RecvError::Lagged(_)) => continue,
+                Err(RecvError::Closed) => return,
+            };
+            if !enabled.load(Ordering::Acquire) {
+                continue;
+            }
+            let data = serde_json::json!({
+                "type": "job_exit",
+                "job_id": exit.job_id,
+                "status": exit.status,
+                "command": exit.command,
+            });
+            let message = rmcp::model::LoggingMessageNotificationParam::new(
+                rmcp::model::LoggingLevel::Info,
+                data,
+            )
+            .with_logger("agentcore.jobs");
+            if peer.notify_logging_message(message).await.is_err() {
+                return;
+            }
+        }
+    });
 }
 
 /// Sends tool progress as `notifications/progress` when the client asked

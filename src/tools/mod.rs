@@ -1,9 +1,10 @@
-//! The seven built-in tools (read, glob, grep, ls, edit, write, bash), the
+//! The built-in tools (read, glob, grep, ls, edit, write, bash, and bash_output and kill_shell for bash's background jobs), the
 //! [`Workspace`](workspace::Workspace) they are confined to, and the
 //! read-before-write ledger [`FileReadState`](read_state::FileReadState).
 
 mod atomic;
 pub mod bash;
+pub mod bash_output;
 pub(crate) mod beneath;
 mod blocking;
 mod diff;
@@ -11,6 +12,7 @@ pub mod edit;
 mod file_write;
 pub mod glob;
 pub mod grep;
+pub mod kill_shell;
 pub mod ls;
 pub mod read;
 pub mod read_state;

@@ -12,7 +12,14 @@ pub(crate) const NON_INTERACTIVE: &[(&str, &str)] = &[
     ("GIT_PAGER", "cat"),
     ("GIT_TERMINAL_PROMPT", "0"),
     ("GIT_EDITOR", "true"),
+    ("CI", "1"),
+    ("DEBIAN_FRONTEND", "noninteractive"),
+    ("PIP_NO_INPUT", "1"),
 ];
+
+/// The ssh option that makes ssh fail rather than ask (a password, a
+/// passphrase, whether to trust a host key): added to git's ssh command.
+pub(crate) const SSH_BATCH_MODE: &str = "-o BatchMode=yes";
 
 /// Parts of a variable's name (compared case-insensitively) that mark it as
 /// a secret wherever they appear. `AUTH` is one too, except as part of
@@ -77,8 +84,30 @@ impl EnvPolicy {
                 .map(|(n, v)| (OsString::from(n), OsString::from(v))),
         );
         add_git_config(&mut env);
+        add_ssh_batch_mode(&mut env);
         env
     }
+}
+
+/// Makes git's ssh batch-mode: `GIT_SSH_COMMAND` is `ssh -o BatchMode=yes`,
+/// or gets that option appended when the base sets one. A base that names
+/// an ssh program through `GIT_SSH` alone keeps it (`GIT_SSH_COMMAND` would
+/// replace it); that program gets no input either way, stdin being empty.
+fn add_ssh_batch_mode(env: &mut Vec<(OsString, OsString)>) {
+    if let Some((_, command)) = env.iter_mut().find(|(n, _)| n == "GIT_SSH_COMMAND") {
+        if !command.to_string_lossy().contains("BatchMode") {
+            command.push(" ");
+            command.push(SSH_BATCH_MODE);
+        }
+        return;
+    }
+    if env.iter().any(|(n, _)| n == "GIT_SSH") {
+        return;
+    }
+    env.push((
+        "GIT_SSH_COMMAND".into(),
+        format!("ssh {SSH_BATCH_MODE}").into(),
+    ));
 }
 
 /// Appends [`GIT_CONFIG`] as `GIT_CONFIG_KEY_n` / `GIT_CONFIG_VALUE_n` after
@@ -429,5 +458,25 @@ mod tests {
     fn an_inherited_call_marker_is_dropped() {
         let env = built(&[(CALL_MARKER, "someone-else")]);
         assert!(get(&env, CALL_MARKER).is_none());
+    }
+
+    #[test]
+    fn nothing_waits_for_a_person() {
+        let env = built(&[]);
+        assert_eq!(get(&env, "CI").unwrap(), "1");
+        assert_eq!(get(&env, "DEBIAN_FRONTEND").unwrap(), "noninteractive");
+        assert_eq!(get(&env, "PIP_NO_INPUT").unwrap(), "1");
+        assert_eq!(
+            get(&env, "GIT_SSH_COMMAND").unwrap(),
+            "ssh -o BatchMode=yes"
+        );
+        // A command of the user's own keeps its options and gets ours.
+        let env = built(&[("GIT_SSH_COMMAND", "ssh -i key")]);
+        assert_eq!(
+            get(&env, "GIT_SSH_COMMAND").unwrap(),
+            "ssh -i key -o BatchMode=yes"
+        );
+        let env = built(&[("GIT_SSH", "/usr/bin/plink")]);
+        assert_eq!(get(&env, "GIT_SSH_COMMAND"), None);
     }
 }

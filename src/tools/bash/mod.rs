@@ -28,15 +28,22 @@
 //! then the output's head and tail, at most 30,000 characters.
 
 mod env;
+mod jobs;
 mod output;
 mod output_dir;
 mod process;
 mod procs;
 mod progress;
+mod prompt;
+mod read_only;
 mod run;
 mod spool;
 mod tool;
 
 pub use output_dir::OutputDir;
+
+/// Characters of output a result shows at most (head and tail).
+pub const MAX_OUTPUT_CHARS: usize = output::MAX_CHARS;
+pub use jobs::{DEFAULT_JOB_LIFETIME, DEFAULT_MAX_JOBS, JobExit, JobLimits, JobStatus, Jobs};
 pub use procs::{OrphanScope, adopt_orphans, make_undumpable};
 pub use tool::{BashArgs, BashTool, DEFAULT_TIMEOUT_MS, MAX_TIMEOUT_MS, permissions};

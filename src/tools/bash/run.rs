@@ -2,12 +2,14 @@
 //! the cancellation, and leave none of its processes behind.
 
 use std::process::ExitStatus;
+use std::sync::Arc;
 use std::time::Duration;
 
 use agentcore_stages::Cancellation;
 use tokio::io::AsyncReadExt;
 use tokio::time::{Instant, sleep_until};
 
+use super::jobs::LiveOutput;
 use super::output::Collector;
 use super::process::{KILL_GRACE, Spawned};
 use super::procs;
@@ -71,13 +73,21 @@ enum Stop {
 pub(crate) struct Sinks {
     pub(crate) collector: Collector,
     pub(crate) file: Option<Spool>,
-    pub(crate) progress: Progress,
+    /// Progress events of a foreground call; a background job has none.
+    pub(crate) progress: Option<Progress>,
+    /// Output not yet read, of a background job.
+    pub(crate) live: Option<Arc<LiveOutput>>,
 }
 
 impl Sinks {
     async fn take(&mut self, bytes: &[u8]) {
         self.collector.push(bytes);
-        self.progress.push(bytes);
+        if let Some(progress) = &mut self.progress {
+            progress.push(bytes);
+        }
+        if let Some(live) = &self.live {
+            live.push(bytes);
+        }
         if let Some(file) = &self.file {
             file.write(bytes).await;
         }
@@ -117,7 +127,7 @@ pub(crate) async fn run(
         // Timers are checked before the pipe, so that a flood of output
         // cannot starve them.
         let group_check = status.is_some() && !group_gone;
-        let progress_due = sinks.progress.due();
+        let progress_due = sinks.progress.as_ref().and_then(Progress::due);
         tokio::select! {
             biased;
             _ = cancellation.cancelled(), if stop.is_none() && status.is_none() => {
@@ -171,9 +181,9 @@ pub(crate) async fn run(
                 next_track = Instant::now() + TRACK_EVERY;
             }
             _ = sleep_until(progress_due.unwrap_or(far)), if progress_due.is_some() => {
-                sinks
-                    .progress
-                    .flush(sinks.collector.total_bytes(), sinks.collector.total_lines());
+                if let Some(progress) = &mut sinks.progress {
+                    progress.flush(sinks.collector.total_bytes(), sinks.collector.total_lines());
+                }
             }
             read = spawned.output.read(&mut buf), if pipe_open => {
                 match read {

@@ -5,6 +5,7 @@ use std::collections::BTreeSet;
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, LazyLock};
+use std::time::Duration;
 
 use agentcore_stages::typed::TypedTool;
 use agentcore_stages::{CallContext, Extensions, InterruptBehavior, ToolError, ToolOutput};
@@ -13,10 +14,13 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use super::env::EnvPolicy;
+use super::jobs::{self, DEFAULT_JOB_LIFETIME, DEFAULT_MAX_JOBS, Jobs};
 use super::output::{Collector, MAX_CHARS, Shown};
 use super::output_dir::{OutputDir, OutputFile};
 use super::process;
 use super::progress::Progress;
+use super::prompt;
+use super::read_only;
 use super::run::{self, Ending, Sinks};
 use super::spool::Spool;
 use crate::approval::{Access, Permissions};
@@ -49,9 +53,12 @@ and editors are disabled.
 ({} minutes). On timeout the command and everything it started are killed and \
 the output so far is returned.
 - Every process the command starts is killed when the call ends (on exit, \
-timeout or interruption), including background jobs and processes that \
-detach with `setsid`, `nohup` or `&`; do not start servers or watchers \
-expecting them to outlive the call.
+timeout or interruption), including processes sent to the background with \
+`&` and those that detach with `setsid` or `nohup`. To keep a server, a \
+watcher or a long build running, set `run_in_background`: the call returns at \
+once with a job id and the first output; read more with bash_output, stop it \
+with kill_shell. At most {max_jobs} background jobs run at once; each is killed \
+after {job_minutes} minutes, and all when the session ends.
 - Output longer than {} characters keeps its beginning and its end; the \
 full output is saved to a file whose path is given, which you can read in \
 parts.
@@ -59,8 +66,13 @@ parts.
         DEFAULT_TIMEOUT_MS / MS_PER_MINUTE,
         MAX_TIMEOUT_MS / MS_PER_MINUTE,
         text::thousands(MAX_CHARS),
+        max_jobs = DEFAULT_MAX_JOBS,
+        job_minutes = DEFAULT_JOB_LIFETIME.as_secs() / 60,
     )
 });
+
+/// How long a background call waits for the job's first output.
+const FIRST_OUTPUT_WAIT: Duration = Duration::from_secs(1);
 
 const MS_PER_MINUTE: u64 = 60_000;
 
@@ -78,6 +90,9 @@ pub struct BashArgs {
     /// What the command does, in 5 to 10 words, shown to the person watching (e.g. "Run the unit tests").
     #[schemars(transform = not_null)]
     pub description: Option<String>,
+    /// Run the command as a background job and return at once with its job id and first output (default false); for servers, watchers and long builds. Read more with bash_output, stop it with kill_shell. `timeout` does not apply.
+    #[schemars(transform = not_null)]
+    pub run_in_background: Option<bool>,
 }
 
 /// `timeout`: an integer from 1 to [`MAX_TIMEOUT_MS`]. Absent means the
@@ -151,6 +166,7 @@ pub struct BashTool {
     output_dir: Arc<OutputDir>,
     shell: PathBuf,
     env: EnvPolicy,
+    jobs: Arc<Jobs>,
 }
 
 impl BashTool {
@@ -171,6 +187,7 @@ impl BashTool {
             output_dir,
             shell: default_shell(),
             env: EnvPolicy::default(),
+            jobs: Arc::new(Jobs::default()),
         }
     }
 
@@ -213,6 +230,18 @@ impl BashTool {
         self
     }
 
+    /// Starts background jobs in `jobs` (shared with `bash_output` and
+    /// `kill_shell`) instead of a table of this tool's own.
+    pub fn jobs(mut self, jobs: Arc<Jobs>) -> Self {
+        self.jobs = jobs;
+        self
+    }
+
+    /// The background jobs this tool starts.
+    pub fn job_table(&self) -> &Arc<Jobs> {
+        &self.jobs
+    }
+
     /// The workspace root, where every command starts.
     pub fn root(&self) -> &Path {
         &self.root
@@ -237,24 +266,22 @@ impl BashTool {
                 "timeout must be between 1 and {MAX_TIMEOUT_MS} ms; got {timeout_ms}."
             )));
         }
-        let env = self.env.build();
-        let spawned =
-            process::spawn(&self.shell, &args.command, &self.root, &env).map_err(|e| {
-                ToolError::new(format!(
-                    "Could not start {} in {}: {e}",
-                    self.shell.display(),
-                    self.root.display()
-                ))
-            })?;
-        let stem = format!("bash-{}", cx.call_id());
-        let (file, file_error) = match self.output_dir.create(&stem) {
-            Ok(file) => (Some(Spool::start(file)), None),
-            Err(e) => (None, Some(e.to_string())),
-        };
+        if args.run_in_background == Some(true) {
+            return self.run_in_background(args, cx).await;
+        }
+        let Started {
+            spawned,
+            file,
+            file_error,
+            ..
+        } = self
+            .start(&args.command, &format!("bash-{}", cx.call_id()))
+            .map_err(ToolError::new)?;
         let mut sinks = Sinks {
             collector: Collector::default(),
             file,
-            progress: Progress::new(cx.progress()),
+            progress: Some(Progress::new(cx.progress())),
+            live: None,
         };
         let ending = run::run(spawned, timeout_ms, cx.cancellation(), &mut sinks).await;
         let (file, file_error) = match sinks.file.take() {
@@ -264,13 +291,82 @@ impl BashTool {
             },
             None => (None, file_error),
         };
-        let text = render(ending, &sinks.collector, file, file_error);
+        let mut text = render(ending, &sinks.collector, file, file_error);
+        if let Ending::TimedOut(_) = ending
+            && let Some(line) = prompt::waiting_line(&sinks.collector)
+        {
+            text.push('\n');
+            text.push_str(&prompt::notice(&line));
+        }
         match ending {
             Ending::Exited(_) | Ending::Signaled(_) => Ok(ToolOutput::text(text)),
             Ending::TimedOut(_) => Err(ToolError::new(text)),
             Ending::Interrupted => Err(ToolError::cancelled(ToolOutput::text(text).content)),
         }
     }
+}
+
+impl BashTool {
+    /// Starts `command` (the one spawn path of foreground commands and
+    /// background jobs) and the file its full output goes to, named after
+    /// `stem`; a file that cannot be made is reported, not fatal.
+    fn start(&self, command: &str, stem: &str) -> Result<Started, String> {
+        let env = self.env.build();
+        let spawned = process::spawn(&self.shell, command, &self.root, &env).map_err(|e| {
+            format!(
+                "Could not start {} in {}: {e}",
+                self.shell.display(),
+                self.root.display()
+            )
+        })?;
+        let (file, path, file_error) = match self.output_dir.create(stem) {
+            Ok(file) => {
+                let path = file.path().to_owned();
+                (Some(Spool::start(file)), Some(path), None)
+            }
+            Err(e) => (None, None, Some(e.to_string())),
+        };
+        Ok(Started {
+            spawned,
+            file,
+            path,
+            file_error,
+        })
+    }
+
+    /// Starts `args.command` as a background job and returns its id and
+    /// what it printed in about the first second.
+    async fn run_in_background(
+        &self,
+        args: BashArgs,
+        cx: &CallContext,
+    ) -> Result<ToolOutput, ToolError> {
+        let job = self
+            .jobs
+            .start(&args.command, || {
+                let stem = format!("job-{}", cx.call_id());
+                let started = self.start(&args.command, &stem)?;
+                Ok((started.spawned, started.file, started.path))
+            })
+            .map_err(ToolError::new)?;
+        // Steering and abort end this wait, not the job: it outlives the call.
+        job.settle(FIRST_OUTPUT_WAIT, cx.cancellation()).await;
+        let id = job.id();
+        let mut text = format!("Started background job {id}: {}\n", args.command.trim());
+        text.push_str(&jobs::first_output(&job));
+        text.push_str(&format!(
+            "Read more with bash_output {{\"job_id\": \"{id}\"}}; stop it with kill_shell."
+        ));
+        Ok(ToolOutput::text(text))
+    }
+}
+
+/// A command just started, and the file its full output goes to.
+struct Started {
+    spawned: process::Spawned,
+    file: Option<Spool>,
+    path: Option<PathBuf>,
+    file_error: Option<String>,
 }
 
 /// The result text: status line, truncation notice when cut, output.
@@ -370,8 +466,12 @@ impl TypedTool for BashTool {
         false
     }
 
-    fn concurrency_safe(&self, _args: &BashArgs) -> Option<bool> {
-        Some(false)
+    /// A command whose every part only reads (`ls`, `cat`, `grep`, `git
+    /// status`, …, with no redirection to a file; see `read_only`) runs
+    /// side by side with other safe calls; anything else, and a background
+    /// start, runs alone.
+    fn concurrency_safe(&self, args: &BashArgs) -> Option<bool> {
+        Some(args.run_in_background != Some(true) && read_only::is_read_only(&args.command))
     }
 
     fn activity(&self, args: &BashArgs) -> Option<String> {

@@ -1,0 +1,589 @@
+//! Background jobs: commands started with `run_in_background`, which
+//! outlive their call and belong to the session ([`Jobs`]).
+//!
+//! A job is started by the same spawn as a foreground command and run by
+//! the same loop ([`run::run`]): its lifetime cap is that loop's timeout,
+//! and stopping it (`kill_shell`, the session's end) is that loop's
+//! cancellation, so a job is killed exactly as a command that times out:
+//! TERM to every process of its call, KILL after the grace, and nothing
+//! it started is left. A dropped job (its runtime shut down) is killed by
+//! the drop of its processes, as a dropped call is.
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
+use std::time::Duration;
+
+use agentcore_stages::{CancelReason, Cancellation};
+use regex::Regex;
+use tokio::sync::{broadcast, watch};
+
+use super::output::{Collector, Shown};
+use super::process::Spawned;
+use super::run::{self, Ending, Sinks};
+use super::spool::Spool;
+
+/// Jobs alive at once, by default.
+pub const DEFAULT_MAX_JOBS: usize = 8;
+
+/// How long a job may run, by default: one hour.
+pub const DEFAULT_JOB_LIFETIME: Duration = Duration::from_secs(60 * 60);
+
+/// Finished jobs kept for a last `bash_output`; the oldest go first.
+const KEPT_FINISHED: usize = 32;
+
+/// Characters of a command shown where jobs are listed.
+const LISTED_CHARS: usize = 60;
+
+/// How many jobs may run at once and for how long.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct JobLimits {
+    /// Jobs alive at once; one more is refused.
+    pub max_alive: usize,
+    /// After this long a job is killed.
+    pub lifetime: Duration,
+}
+
+impl Default for JobLimits {
+    /// [`DEFAULT_MAX_JOBS`] jobs, each for [`DEFAULT_JOB_LIFETIME`].
+    fn default() -> Self {
+        Self {
+            max_alive: DEFAULT_MAX_JOBS,
+            lifetime: DEFAULT_JOB_LIFETIME,
+        }
+    }
+}
+
+/// How a job ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum JobStatus {
+    /// Its shell exited with this code.
+    Exited(i32),
+    /// Its shell was killed by this signal (not by agentcore).
+    Signaled(i32),
+    /// `kill_shell` stopped it.
+    Stopped,
+    /// It ran for its whole lifetime cap and was killed.
+    LifetimeOver(Duration),
+    /// The session ended and killed it.
+    SessionEnded,
+}
+
+impl JobStatus {
+    /// How the job ended, as a `Status:` line says it: `exited with code
+    /// N`, `killed by signal S`, `stopped by kill_shell`, `killed after its
+    /// lifetime cap of T s`, `killed when the session ended`.
+    pub fn describe(self) -> String {
+        match self {
+            JobStatus::Exited(code) => format!("exited with code {code}"),
+            JobStatus::Signaled(sig) => format!("killed by signal {sig}"),
+            JobStatus::Stopped => "stopped by kill_shell".to_owned(),
+            JobStatus::LifetimeOver(cap) => {
+                format!("killed after its lifetime cap of {} s", cap.as_secs())
+            }
+            JobStatus::SessionEnded => "killed when the session ended".to_owned(),
+        }
+    }
+}
+
+/// A job ended: what [`Jobs::exits`] delivers, so that a harness can tell
+/// the model (`agentcore run` writes it as a `job_exit` line, `agentcore
+/// mcp` as a logging notification).
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+pub struct JobExit {
+    /// The job's id.
+    pub job_id: String,
+    /// How it ended ([`JobStatus::describe`]).
+    pub status: String,
+    /// The command it ran.
+    pub command: String,
+}
+
+/// Job exits buffered for a slow receiver; one further behind misses the
+/// oldest (and learns how many it missed).
+const EXITS_BUFFERED: usize = 64;
+
+/// The `Status: …` line of a job: `None` is running.
+pub(crate) fn status_line(status: Option<JobStatus>) -> String {
+    match status {
+        None => "Status: running".to_owned(),
+        Some(status) => format!("Status: {}", status.describe()),
+    }
+}
+
+/// Why agentcore stopped a job.
+#[derive(Clone, Copy, Debug)]
+enum Stop {
+    KillShell,
+    SessionEnd,
+}
+
+/// Output a job printed that no `bash_output` has read yet, bounded like
+/// a result ([`Collector`]), and a counter that moves on every change.
+#[derive(Debug, Default)]
+pub(crate) struct LiveOutput {
+    unread: Mutex<Collector>,
+    changes: watch::Sender<u64>,
+}
+
+impl LiveOutput {
+    fn unread(&self) -> MutexGuard<'_, Collector> {
+        self.unread.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Takes the next chunk of output.
+    pub(crate) fn push(&self, bytes: &[u8]) {
+        self.unread().push(bytes);
+        self.changes.send_modify(|n| *n = n.wrapping_add(1));
+    }
+
+    /// Everything unread, leaving nothing unread.
+    fn take(&self) -> Collector {
+        std::mem::take(&mut *self.unread())
+    }
+
+    fn is_empty(&self) -> bool {
+        self.unread().total_bytes() == 0
+    }
+}
+
+/// One background job.
+#[derive(Debug)]
+pub(crate) struct Job {
+    id: String,
+    command: String,
+    cancel: Cancellation,
+    stop: OnceLock<Stop>,
+    live: Arc<LiveOutput>,
+    status: watch::Sender<Option<JobStatus>>,
+    full_output: Option<PathBuf>,
+    exits: broadcast::Sender<JobExit>,
+}
+
+impl Job {
+    /// The job's id, as the model names it.
+    pub(crate) fn id(&self) -> &str {
+        &self.id
+    }
+
+    fn status(&self) -> Option<JobStatus> {
+        *self.status.borrow()
+    }
+
+    fn is_running(&self) -> bool {
+        self.status().is_none()
+    }
+
+    /// Stops the job (TERM, then KILL after the grace, to every process of
+    /// it); `why` is kept unless it was already stopped.
+    fn stop(&self, why: Stop) {
+        let _ = self.stop.set(why);
+        self.cancel.cancel(CancelReason::Abort);
+    }
+
+    /// Waits until the job has ended.
+    async fn ended(&self) -> JobStatus {
+        let mut rx = self.status.subscribe();
+        loop {
+            if let Some(status) = *rx.borrow_and_update() {
+                return status;
+            }
+            if rx.changed().await.is_err() {
+                // The sender lives in `self`: not reached.
+                return self.status().unwrap_or(JobStatus::SessionEnded);
+            }
+        }
+    }
+
+    /// Waits at most `wait` (or until `cancel` fires) for output or the
+    /// job's end, unless there is unread output or it ended already.
+    async fn wait_for_news(&self, wait: Duration, cancel: &Cancellation) {
+        if wait.is_zero() {
+            return;
+        }
+        let mut output = self.live.changes.subscribe();
+        let mut status = self.status.subscribe();
+        if !self.live.is_empty() || status.borrow_and_update().is_some() {
+            return;
+        }
+        tokio::select! {
+            _ = output.changed() => {}
+            _ = status.changed() => {}
+            () = tokio::time::sleep(wait) => {}
+            () = cancel.cancelled() => {}
+        }
+    }
+
+    /// The output since the last read (filtered to the lines `filter`
+    /// matches), then the status line.
+    pub(crate) fn read(&self, filter: Option<&Regex>) -> String {
+        // The status first: a job marked ended has pushed all its output.
+        let status = self.status();
+        let unread = self.live.take();
+        let mut text = self.shown(&unread, filter);
+        text.push_str(&status_line(status));
+        text
+    }
+
+    /// What a result shows of `unread`: the truncation notice when cut,
+    /// then head and tail (only matching lines with a filter), each part
+    /// ending in a newline; a note when there is nothing.
+    fn shown(&self, unread: &Collector, filter: Option<&Regex>) -> String {
+        let Shown {
+            head,
+            tail,
+            omitted,
+        } = unread.shown();
+        let mut text = String::new();
+        if let Some(omitted) = omitted {
+            let full = match &self.full_output {
+                Some(path) => path.display().to_string(),
+                None => "not saved".to_owned(),
+            };
+            let _ = writeln!(
+                text,
+                "[Output truncated: {} lines ({} bytes) omitted from the middle. Full output: {full}]",
+                omitted.lines, omitted.bytes
+            );
+        }
+        let mut body = head;
+        if !tail.is_empty() {
+            if !body.is_empty() && !body.ends_with('\n') {
+                body.push('\n');
+            }
+            body.push_str(&tail);
+        }
+        if let Some(filter) = filter {
+            body = body
+                .lines()
+                .filter(|line| filter.is_match(line))
+                .map(|line| format!("{line}\n"))
+                .collect();
+            if body.is_empty() && unread.total_bytes() > 0 {
+                text.push_str("(no new line matches the filter)\n");
+                return text;
+            }
+        }
+        if body.is_empty() {
+            text.push_str("(no new output)\n");
+        } else {
+            text.push_str(&body);
+            if !text.ends_with('\n') {
+                text.push('\n');
+            }
+        }
+        text
+    }
+}
+
+/// The output of a job in the result that started it: what it printed so
+/// far, without a note when it printed nothing.
+pub(crate) fn first_output(job: &Job) -> String {
+    let unread = job.live.take();
+    if unread.total_bytes() == 0 {
+        return String::new();
+    }
+    job.shown(&unread, None)
+}
+
+/// A session's background jobs: at most [`JobLimits::max_alive`] alive,
+/// each killed after [`JobLimits::lifetime`], all killed when the session
+/// ends ([`Jobs::end_all`], or when the table is dropped).
+///
+/// Shared by `bash` (which starts jobs), `bash_output` and `kill_shell`.
+#[derive(Debug)]
+pub struct Jobs {
+    table: Mutex<Table>,
+    limits: JobLimits,
+    exits: broadcast::Sender<JobExit>,
+}
+
+#[derive(Debug, Default)]
+struct Table {
+    next: u64,
+    jobs: BTreeMap<u64, Arc<Job>>,
+    ended: bool,
+}
+
+impl Default for Jobs {
+    fn default() -> Self {
+        Self::new(JobLimits::default())
+    }
+}
+
+impl Jobs {
+    /// An empty table with these limits.
+    pub fn new(limits: JobLimits) -> Self {
+        Self {
+            table: Mutex::default(),
+            limits,
+            exits: broadcast::Sender::new(EXITS_BUFFERED),
+        }
+    }
+
+    /// The limits.
+    pub fn limits(&self) -> JobLimits {
+        self.limits
+    }
+
+    /// Every job's end from now on, as it happens (also those the
+    /// session's end kills).
+    pub fn exits(&self) -> broadcast::Receiver<JobExit> {
+        self.exits.subscribe()
+    }
+
+    fn table(&self) -> MutexGuard<'_, Table> {
+        self.table.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// The ids of the jobs still running, oldest first.
+    pub fn running(&self) -> Vec<String> {
+        self.table()
+            .jobs
+            .values()
+            .filter(|j| j.is_running())
+            .map(|j| j.id.clone())
+            .collect()
+    }
+
+    /// Starts a job: `spawn` starts its command (the foreground spawn) and
+    /// gives the spool of its full output and that file's path. Refused
+    /// when the session has ended or [`JobLimits::max_alive`] jobs run.
+    /// Must run inside a tokio runtime.
+    pub(crate) fn start(
+        &self,
+        command: &str,
+        spawn: impl FnOnce() -> Result<(Spawned, Option<Spool>, Option<PathBuf>), String>,
+    ) -> Result<Arc<Job>, String> {
+        let mut table = self.table();
+        if table.ended {
+            return Err("The session is ending; no background job can be started now.".to_owned());
+        }
+        if self.limits.max_alive == 0 {
+            return Err(
+                "Background jobs are turned off in this session. Run the command in the \
+                 foreground, with a timeout long enough for it."
+                    .to_owned(),
+            );
+        }
+        let running: Vec<&Arc<Job>> = table.jobs.values().filter(|j| j.is_running()).collect();
+        if running.len() >= self.limits.max_alive {
+            let listed: Vec<String> = running
+                .iter()
+                .map(|j| format!("{} ({})", j.id, shorten(&j.command)))
+                .collect();
+            return Err(format!(
+                "{} background jobs are running, the most this session allows: {}. \
+                 Stop one with kill_shell or wait for one to exit, then start this command again.",
+                running.len(),
+                listed.join(", ")
+            ));
+        }
+        let (spawned, spool, full_output) = spawn()?;
+        table.next += 1;
+        let number = table.next;
+        let job = Arc::new(Job {
+            id: format!("job-{number}"),
+            command: command.to_owned(),
+            cancel: Cancellation::new(),
+            stop: OnceLock::new(),
+            live: Arc::default(),
+            status: watch::Sender::new(None),
+            full_output,
+            exits: self.exits.clone(),
+        });
+        table.jobs.insert(number, job.clone());
+        prune(&mut table);
+        let lifetime_ms = u64::try_from(self.limits.lifetime.as_millis()).unwrap_or(u64::MAX);
+        tokio::spawn(drive(job.clone(), spawned, spool, lifetime_ms));
+        Ok(job)
+    }
+
+    /// The job named `id`, running or finished; an error naming the
+    /// running jobs when there is none.
+    pub(crate) fn get(&self, id: &str) -> Result<Arc<Job>, String> {
+        let table = self.table();
+        if let Some(job) = table.jobs.values().find(|j| j.id == id.trim()) {
+            return Ok(job.clone());
+        }
+        let running: Vec<&str> = table
+            .jobs
+            .values()
+            .filter(|j| j.is_running())
+            .map(|j| j.id.as_str())
+            .collect();
+        let known = if running.is_empty() {
+            "No background job is running.".to_owned()
+        } else {
+            format!("The running jobs are: {}.", running.join(", "))
+        };
+        Err(format!(
+            "There is no background job \"{id}\". {known} Use a job id that bash returned when it \
+             started the job (\"Started background job ID\")."
+        ))
+    }
+
+    /// Stops every running job and refuses new ones: what the session's
+    /// end does. Returns at once; the jobs die within the kill grace.
+    pub fn kill_all(&self) {
+        let jobs: Vec<Arc<Job>> = {
+            let mut table = self.table();
+            table.ended = true;
+            table.jobs.values().cloned().collect()
+        };
+        for job in jobs {
+            job.stop(Stop::SessionEnd);
+        }
+    }
+
+    /// [`Jobs::kill_all`], then waits until every job has ended and its
+    /// processes are gone.
+    pub async fn end_all(&self) {
+        self.kill_all();
+        let jobs: Vec<Arc<Job>> = self.table().jobs.values().cloned().collect();
+        for job in jobs {
+            job.ended().await;
+        }
+    }
+}
+
+impl Drop for Jobs {
+    fn drop(&mut self) {
+        self.kill_all();
+    }
+}
+
+/// Job operations for `bash_output` and `kill_shell`.
+impl Job {
+    /// Waits up to `wait` for news, then reads (see [`Job::read`]).
+    pub(crate) async fn read_after(
+        &self,
+        wait: Duration,
+        filter: Option<&Regex>,
+        cancel: &Cancellation,
+    ) -> String {
+        self.wait_for_news(wait, cancel).await;
+        self.read(filter)
+    }
+
+    /// Stops the job as a timeout would and waits for it to end; then
+    /// reads. Whether it was still running when asked.
+    pub(crate) async fn kill(&self) -> (bool, String) {
+        let was_running = self.is_running();
+        if was_running {
+            self.stop(Stop::KillShell);
+            self.ended().await;
+        }
+        (was_running, self.read(None))
+    }
+
+    /// Waits up to `wait` for the job to end or print something (for the
+    /// result that started it), or until `cancel` fires.
+    pub(crate) async fn settle(&self, wait: Duration, cancel: &Cancellation) {
+        let mut status = self.status.subscribe();
+        if status.borrow_and_update().is_some() {
+            return;
+        }
+        tokio::select! {
+            _ = status.changed() => {}
+            () = tokio::time::sleep(wait) => {}
+            () = cancel.cancelled() => {}
+        }
+    }
+}
+
+/// Runs a job to its end and records how it ended.
+async fn drive(job: Arc<Job>, spawned: Spawned, spool: Option<Spool>, lifetime_ms: u64) {
+    let mut sinks = Sinks {
+        collector: Collector::default(),
+        file: spool,
+        progress: None,
+        live: Some(job.live.clone()),
+    };
+    let ending = run::run(spawned, lifetime_ms, &job.cancel, &mut sinks).await;
+    if let Some(spool) = sinks.file.take()
+        && let Some(file) = spool.finish().await
+    {
+        file.keep();
+    }
+    let status = match ending {
+        Ending::Exited(code) => JobStatus::Exited(code),
+        Ending::Signaled(sig) => JobStatus::Signaled(sig),
+        Ending::TimedOut(ms) => JobStatus::LifetimeOver(Duration::from_millis(ms)),
+        Ending::Interrupted => match job.stop.get() {
+            Some(Stop::SessionEnd) => JobStatus::SessionEnded,
+            Some(Stop::KillShell) | None => JobStatus::Stopped,
+        },
+    };
+    // The exit is sent before the status is set, so that whoever waited
+    // for the job's end ([`Jobs::end_all`]) finds its exit already sent.
+    // No receiver: no one listens, which is fine.
+    let _ = job.exits.send(JobExit {
+        job_id: job.id.clone(),
+        status: status.describe(),
+        command: job.command.clone(),
+    });
+    job.status.send_replace(Some(status));
+}
+
+/// Drops the oldest finished jobs beyond [`KEPT_FINISHED`].
+fn prune(table: &mut Table) {
+    let finished: Vec<u64> = table
+        .jobs
+        .iter()
+        .filter(|(_, j)| !j.is_running())
+        .map(|(n, _)| *n)
+        .collect();
+    let excess = finished.len().saturating_sub(KEPT_FINISHED);
+    for number in finished.into_iter().take(excess) {
+        table.jobs.remove(&number);
+    }
+}
+
+/// A command cut to its first line and [`LISTED_CHARS`].
+pub(crate) fn shorten(command: &str) -> String {
+    let command = command.trim();
+    let first = command.lines().next().unwrap_or_default();
+    let mut shown: String = first.chars().take(LISTED_CHARS).collect();
+    if shown.len() < command.len() {
+        shown.push('…');
+    }
+    shown
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn status_lines_are_the_documented_ones() {
+        assert_eq!(status_line(None), "Status: running");
+        assert_eq!(
+            status_line(Some(JobStatus::Exited(3))),
+            "Status: exited with code 3"
+        );
+        assert_eq!(
+            status_line(Some(JobStatus::Signaled(9))),
+            "Status: killed by signal 9"
+        );
+        assert_eq!(
+            status_line(Some(JobStatus::Stopped)),
+            "Status: stopped by kill_shell"
+        );
+    }
+
+    #[test]
+    fn unknown_ids_are_refused_naming_none_when_none_runs() {
+        let jobs = Jobs::default();
+        let err = jobs.get("job-7").unwrap_err();
+        assert!(err.contains("no background job \"job-7\""), "{err}");
+        assert!(err.contains("No background job is running."), "{err}");
+    }
+
+    #[test]
+    fn commands_are_listed_short() {
+        assert_eq!(shorten("sleep 1\nsleep 2"), "sleep 1…");
+        assert_eq!(shorten("npm run dev"), "npm run dev");
+    }
+}
