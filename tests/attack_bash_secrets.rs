@@ -123,8 +123,7 @@ fn run_binary(as_nobody: Option<&str>, command: &str) -> String {
         }
         None => std::process::Command::new(&exe),
     };
-    let out = cmd
-        .args(["run", "--format", "jsonl", "--mode", "bypass", "--root"])
+    cmd.args(["run", "--format", "jsonl", "--mode", "bypass", "--root"])
         .arg(dir.path())
         .arg(&input_file)
         .current_dir(dir.path())
@@ -132,9 +131,29 @@ fn run_binary(as_nobody: Option<&str>, command: &str) -> String {
         .env("PATH", "/usr/local/bin:/usr/bin:/bin")
         .env("HOME", "/tmp")
         .env("TMPDIR", "/tmp")
-        .env("SUPER_SECRET_TOKEN", "hunter2-value")
-        .output()
-        .unwrap();
+        .env("SUPER_SECRET_TOKEN", "hunter2-value");
+    // The copy's write descriptor can still be open in a child that another
+    // test of this process forked meanwhile (it closes at that child's
+    // exec), and exec of a file open for writing fails with ETXTBSY. That
+    // window is short: try again until it has passed.
+    let mut attempts = 0;
+    let out = loop {
+        match cmd.output() {
+            Err(e) if e.kind() == std::io::ErrorKind::ExecutableFileBusy && attempts < 50 => {
+                attempts += 1;
+                std::thread::sleep(std::time::Duration::from_millis(20));
+            }
+            // Under setpriv the busy exec is setpriv's own, reported on stderr.
+            Ok(out)
+                if attempts < 50
+                    && String::from_utf8_lossy(&out.stderr).contains("Text file busy") =>
+            {
+                attempts += 1;
+                std::thread::sleep(std::time::Duration::from_millis(20));
+            }
+            other => break other.unwrap(),
+        }
+    };
     let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
     assert!(
         stdout.contains("tool_exec_end"),
