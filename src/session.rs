@@ -11,7 +11,8 @@ use std::sync::Arc;
 use agentcore_stages::typed::TypedTool;
 use agentcore_stages::{EventSink, Pipeline, Tool, ToolRegistry};
 
-use crate::approval::{ApprovalEngine, Mode, Policy, PolicyError};
+use crate::approval::{ApprovalEngine, Mode, Policy, PolicyError, RootAccess};
+use crate::sandbox::{Feature, Sandbox, SandboxError, SandboxMode, SandboxPolicy};
 use crate::scheduler::{Scheduler, SchedulerConfig, SteeringPolicy};
 use crate::tools::bash::{BashTool, JobExit, JobLimits, Jobs, OutputDir};
 use crate::tools::bash_output::BashOutputTool;
@@ -43,6 +44,10 @@ pub struct SessionConfig {
     pub steering: SteeringPolicy,
     /// Background jobs alive at once and their lifetime cap.
     pub jobs: JobLimits,
+    /// How commands are confined; `None` takes the policy's `[sandbox]`
+    /// table (or, without a policy, the default: `auto`, no network,
+    /// `auto_allow`).
+    pub sandbox: Option<SandboxPolicy>,
 }
 
 impl SessionConfig {
@@ -58,7 +63,17 @@ impl SessionConfig {
             max_tool_errors: 3,
             steering: SteeringPolicy::SkipPending,
             jobs: JobLimits::default(),
+            sandbox: None,
         }
+    }
+
+    /// The sandbox settings in force: [`sandbox`](Self::sandbox), else the
+    /// policy's, else the default.
+    pub fn sandbox_policy(&self) -> SandboxPolicy {
+        self.sandbox
+            .clone()
+            .or_else(|| self.policy.as_ref().map(|p| p.sandbox.clone()))
+            .unwrap_or_default()
     }
 
     /// The configuration `agentcore run` and `agentcore mcp` start from
@@ -115,6 +130,56 @@ pub enum SessionError {
     Policy(#[from] PolicyError),
 }
 
+/// How a session's commands are confined.
+#[derive(Debug)]
+enum SessionSandbox {
+    /// Not at all (`mode = "off"`).
+    Off,
+    /// By this sandbox (`auto`: with what the kernel offers).
+    On(Sandbox),
+    /// `required`, and this machine cannot: commands are refused.
+    Unavailable(SandboxError),
+}
+
+impl SessionSandbox {
+    /// The sandbox of `policy` for `workspace`: its read-write roots are
+    /// writable (the roots a policy adds read-only are not), and what the
+    /// read-deny rules cover is hidden.
+    fn build(
+        policy: &SandboxPolicy,
+        workspace: &Workspace,
+        config: &SessionConfig,
+        approval: &ApprovalEngine,
+    ) -> Self {
+        if policy.mode == SandboxMode::Off {
+            return SessionSandbox::Off;
+        }
+        let root = workspace.root().to_path_buf();
+        let mut writable = vec![root.clone()];
+        if let Some(p) = &config.policy {
+            writable.extend(
+                p.resolved_roots(&root)
+                    .into_iter()
+                    .filter(|(_, access)| *access == RootAccess::ReadWrite)
+                    .map(|(path, _)| path),
+            );
+        }
+        let hidden = approval.read_filter().hidden_paths(workspace.roots());
+        match policy.build(&root, writable, hidden) {
+            Ok(sandbox) => SessionSandbox::On(sandbox),
+            Err(error) => SessionSandbox::Unavailable(error),
+        }
+    }
+}
+
+/// "is" or "are" after a feature's name.
+fn feature_verb(feature: Feature) -> &'static str {
+    match feature {
+        Feature::Landlock | Feature::Seccomp => "is",
+        _ => "are",
+    }
+}
+
 /// The built-in tools in a running session.
 ///
 /// Its background jobs belong to it: they are killed when it is dropped,
@@ -122,6 +187,7 @@ pub enum SessionError {
 /// Steering and abort end calls, not jobs.
 pub struct Session {
     jobs: Arc<Jobs>,
+    sandbox: SessionSandbox,
     workspace: Workspace,
     read_state: FileReadState,
     output_dir: Arc<OutputDir>,
@@ -160,6 +226,8 @@ impl Session {
         if let Some(mode) = config.mode {
             approval = approval.with_mode(mode);
         }
+        let sandbox_policy = config.sandbox_policy();
+        approval = approval.with_auto_allow(sandbox_policy.auto_allow);
         // Files whose reading would be denied or would ask (read-deny and
         // read-ask rules, protected paths outside bypass mode) are left out
         // of glob, grep and ls.
@@ -171,13 +239,20 @@ impl Session {
         if !denied.is_empty() {
             workspace = workspace.with_read_denied(Arc::new(move |path| denied.is_denied(path)));
         }
+        let sandbox = SessionSandbox::build(&sandbox_policy, &workspace, &config, &approval);
         let read_state = FileReadState::new();
         let jobs = Arc::new(Jobs::new(config.jobs));
-        let registry = Arc::new(builtin_registry_with_jobs(
+        let mut bash = BashTool::new(workspace.root().to_path_buf(), output_dir.clone());
+        match &sandbox {
+            SessionSandbox::Off => {}
+            SessionSandbox::On(sandbox) => bash = bash.sandbox(sandbox.clone()),
+            SessionSandbox::Unavailable(error) => bash = bash.sandbox_unavailable(error),
+        }
+        let registry = Arc::new(builtin_tools(
             &workspace,
             &read_state,
-            &output_dir,
             &jobs,
+            bash.jobs(jobs.clone()),
         ));
         let pipeline = Pipeline::builder()
             .registry(registry.clone())
@@ -195,6 +270,7 @@ impl Session {
         );
         Ok(Self {
             jobs,
+            sandbox,
             workspace,
             read_state,
             output_dir,
@@ -243,6 +319,41 @@ impl Session {
     /// Where bash keeps full outputs (removed when the session ends).
     pub fn output_dir(&self) -> &Arc<OutputDir> {
         &self.output_dir
+    }
+
+    /// The sandbox confining the session's commands, if one does.
+    pub fn sandbox(&self) -> Option<&Sandbox> {
+        match &self.sandbox {
+            SessionSandbox::On(sandbox) => Some(sandbox),
+            _ => None,
+        }
+    }
+
+    /// One line on how commands are confined, for the `hello` line of
+    /// `agentcore run` and the MCP server's instructions, e.g. `auto: fs
+    /// writes (Landlock ABI 7), …` or `off: commands run with the user's
+    /// authority`.
+    pub fn sandbox_summary(&self) -> String {
+        match &self.sandbox {
+            SessionSandbox::Off => "off: commands run with the user's authority".to_owned(),
+            SessionSandbox::On(sandbox) => {
+                let mode = match sandbox.mode() {
+                    SandboxMode::Required => "required",
+                    _ => "auto",
+                };
+                let mut line = format!("{mode}: {}", sandbox.status().enforced());
+                if let Some((feature, reason)) = sandbox.status().first_missing() {
+                    line.push_str(&format!(
+                        "; not fully confined: {feature} {} not available ({reason})",
+                        feature_verb(feature)
+                    ));
+                }
+                line
+            }
+            SessionSandbox::Unavailable(error) => {
+                format!("required but {error}: commands are refused")
+            }
+        }
     }
 
     /// The background jobs of the session.
@@ -294,6 +405,17 @@ pub fn builtin_registry_with_jobs(
     output_dir: &Arc<OutputDir>,
     jobs: &Arc<Jobs>,
 ) -> ToolRegistry {
+    let bash = BashTool::new(workspace.root().to_path_buf(), output_dir.clone()).jobs(jobs.clone());
+    builtin_tools(workspace, read_state, jobs, bash)
+}
+
+/// The built-in tools with this `bash`.
+fn builtin_tools(
+    workspace: &Workspace,
+    read_state: &FileReadState,
+    jobs: &Arc<Jobs>,
+    bash: BashTool,
+) -> ToolRegistry {
     let tools: Vec<Arc<dyn Tool>> = vec![
         ReadTool::new(workspace.clone(), read_state.clone()).into_dyn(),
         GlobTool::new(workspace.clone()).into_dyn(),
@@ -301,9 +423,7 @@ pub fn builtin_registry_with_jobs(
         LsTool::new(workspace.clone()).into_dyn(),
         EditTool::new(workspace.clone(), read_state.clone()).into_dyn(),
         WriteTool::new(workspace.clone(), read_state.clone()).into_dyn(),
-        BashTool::new(workspace.root().to_path_buf(), output_dir.clone())
-            .jobs(jobs.clone())
-            .into_dyn(),
+        bash.into_dyn(),
         BashOutputTool::new(jobs.clone()).into_dyn(),
         KillShellTool::new(jobs.clone()).into_dyn(),
     ];

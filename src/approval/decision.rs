@@ -39,6 +39,11 @@ pub enum DecisionSource {
     SessionGrant(String),
     /// The person asked.
     Person,
+    /// The command runs fully confined by the sandbox (`auto_allow`).
+    Sandbox,
+    /// The command asks to run outside the sandbox
+    /// (`dangerously_disable_sandbox`).
+    OutsideSandbox,
 }
 
 impl DecisionSource {
@@ -60,6 +65,8 @@ impl fmt::Display for DecisionSource {
             DecisionSource::ReadOnlyRoot(r) => write!(f, "read-only root {}", r.display()),
             DecisionSource::SessionGrant(rule) => write!(f, "session grant {rule:?}"),
             DecisionSource::Person => f.write_str("the user"),
+            DecisionSource::Sandbox => f.write_str("sandbox"),
+            DecisionSource::OutsideSandbox => f.write_str("request to run outside the sandbox"),
         }
     }
 }

@@ -57,6 +57,31 @@ pub struct Access {
     /// False when the tool carries no [`Permissions`]: the engine knows
     /// nothing of what it does.
     pub described: bool,
+    /// Whether the command runs confined by the session's sandbox, which
+    /// lets the engine allow it without asking (`auto_allow`).
+    pub containment: Containment,
+}
+
+/// How the command of a call runs: with the user's full authority, or
+/// confined by the session's [`Sandbox`](crate::sandbox::Sandbox).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Containment {
+    /// With the user's authority (no sandbox, or one that cannot confine
+    /// the command fully): judged by the rules and the mode.
+    #[default]
+    Unconfined,
+    /// Fully confined: writes only under the writable roots, no network
+    /// unless the policy opens it, nothing left running. With `auto_allow`
+    /// it needs no approval in the `default` and `accept-edits` modes.
+    Sandboxed,
+    /// The call asks to run outside the sandbox
+    /// (`dangerously_disable_sandbox`): it always needs the user's approval
+    /// unless an allow rule names it. The reason the model gave, if any.
+    SandboxDisabled {
+        /// Why the model asks, shown to the person.
+        reason: Option<String>,
+    },
 }
 
 impl Access {
@@ -85,7 +110,22 @@ impl Access {
             paths: Vec::new(),
             command: Some(command.into()),
             described: true,
+            containment: Containment::Unconfined,
         }
+    }
+
+    /// This access, run fully confined by the sandbox.
+    #[must_use]
+    pub fn sandboxed(mut self) -> Self {
+        self.containment = Containment::Sandboxed;
+        self
+    }
+
+    /// This access, asking to run outside the sandbox for `reason`.
+    #[must_use]
+    pub fn outside_sandbox(mut self, reason: Option<String>) -> Self {
+        self.containment = Containment::SandboxDisabled { reason };
+        self
     }
 
     /// A call that touches no file and runs nothing, such as a pure
@@ -105,6 +145,7 @@ impl Access {
             paths: Vec::new(),
             command: None,
             described: false,
+            containment: Containment::Unconfined,
         }
     }
 
@@ -118,6 +159,7 @@ impl Access {
             paths: paths.into_iter().map(Into::into).collect(),
             command: None,
             described: true,
+            containment: Containment::Unconfined,
         }
     }
 }

@@ -7,6 +7,7 @@ use serde::{Deserialize, Serialize};
 
 use super::mode::Mode;
 use super::rule::{Rule, home_dir};
+use crate::sandbox::SandboxPolicy;
 use crate::tools::workspace::Workspace;
 
 /// A policy: mode, rules, extra roots.
@@ -24,6 +25,13 @@ use crate::tools::workspace::Workspace;
 /// [[roots]]
 /// path = "../shared-docs"      # relative to the workspace root, or absolute, or ~/…
 /// access = "read-only"         # or "read-write" (default: "read-only")
+///
+/// # How commands are confined (see `SandboxPolicy`).
+/// [sandbox]
+/// mode = "auto"                # "auto" | "required" | "off"
+/// network = false
+/// writable = ["~/.cargo/registry", "~/.cargo/git"]
+/// auto_allow = true
 /// ```
 ///
 /// Every field is optional; an unknown field, an unknown mode or a rule
@@ -46,6 +54,9 @@ pub struct Policy {
     /// Extra workspace roots.
     #[serde(default)]
     pub roots: Vec<ExtraRoot>,
+    /// How commands are confined: the `[sandbox]` table.
+    #[serde(default)]
+    pub sandbox: SandboxPolicy,
 }
 
 /// A workspace root the policy adds.

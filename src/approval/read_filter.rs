@@ -2,13 +2,16 @@
 
 use std::fmt;
 use std::fs;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use super::engine::ApprovalEngine;
 use super::mode::Mode;
 use super::paths::PathResolver;
 use super::rule::{PathKeys, PathPattern, Rule};
+
+/// Entries [`ReadFilter::hidden_paths`] looks at, at most, per session.
+pub const HIDDEN_WALK_LIMIT: usize = 200_000;
 
 /// The `read(…)` deny rules of a policy, for tools that list or search many
 /// files (glob, grep, ls): a denied file is left out of their results, and
@@ -50,6 +53,42 @@ impl ReadFilter {
     /// True when there are no read-deny rules: a tool may skip the checks.
     pub fn is_empty(&self) -> bool {
         self.rules.is_empty()
+    }
+
+    /// What a command sandbox hides for these rules: under each of `roots`,
+    /// the topmost files and directories a rule covers (as they exist now;
+    /// at most [`HIDDEN_WALK_LIMIT`] entries are looked at, symbolic links
+    /// not followed), and the literal absolute paths the rules name
+    /// (`read(//srv/secrets/**)`, `read(~/private)`).
+    pub fn hidden_paths(&self, roots: &[PathBuf]) -> Vec<PathBuf> {
+        let mut hidden: Vec<PathBuf> = self
+            .rules
+            .iter()
+            .filter_map(Rule::literal_absolute_path)
+            .collect();
+        if self.rules.is_empty() {
+            return hidden;
+        }
+        let mut seen = 0usize;
+        let mut stack: Vec<PathBuf> = roots.to_vec();
+        while let Some(dir) = stack.pop() {
+            let Ok(entries) = fs::read_dir(&dir) else {
+                continue;
+            };
+            for entry in entries.flatten() {
+                seen += 1;
+                if seen > HIDDEN_WALK_LIMIT {
+                    return hidden;
+                }
+                let path = entry.path();
+                if self.is_denied(&path) {
+                    hidden.push(path);
+                } else if entry.file_type().is_ok_and(|t| t.is_dir()) {
+                    stack.push(path);
+                }
+            }
+        }
+        hidden
     }
 
     /// Whether a read-deny rule covers `path` (absolute, or relative to the

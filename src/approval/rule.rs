@@ -153,6 +153,26 @@ enum Specifier {
 }
 
 impl Rule {
+    /// The absolute path a path rule names literally (`read(//srv/x/**)`,
+    /// `read(~/private)`): its specifier without glob characters, once a
+    /// trailing `/**` is taken off.
+    pub(crate) fn literal_absolute_path(&self) -> Option<PathBuf> {
+        let spec = self
+            .text
+            .strip_prefix(self.tool.as_str())?
+            .strip_prefix('(')?
+            .strip_suffix(')')?;
+        let spec = spec.strip_suffix("/**").unwrap_or(spec);
+        if spec.contains(['*', '?', '[', ']', '{', '}', '\\', '!']) {
+            return None;
+        }
+        if let Some(abs) = spec.strip_prefix("//") {
+            return Some(PathBuf::from(format!("/{abs}")));
+        }
+        let rest = spec.strip_prefix("~/")?;
+        Some(home_dir()?.join(rest))
+    }
+
     /// The tool name the rule is written for.
     pub fn tool(&self) -> &str {
         &self.tool

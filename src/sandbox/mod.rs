@@ -61,6 +61,7 @@
 #[cfg(target_os = "linux")]
 mod linux;
 mod paths;
+mod policy;
 mod status;
 
 use std::io;
@@ -68,10 +69,13 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, OnceLock};
 
 pub use paths::{DEFAULT_HIDDEN_IN_HOME, default_hidden, default_protected};
+pub use policy::SandboxPolicy;
 pub use status::{Feature, SandboxStatus};
 
-/// How much confinement a [`Sandbox`] insists on.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+/// How much confinement a [`Sandbox`] insists on; in the policy's
+/// `[sandbox]` table `mode = "auto" | "required" | "off"`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
 pub enum SandboxMode {
     /// Confine with what the kernel offers; the status says what is
     /// missing.

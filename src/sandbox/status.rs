@@ -3,8 +3,11 @@
 
 use std::fmt;
 
-/// A kernel feature the sandbox is built from.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+/// A kernel feature the sandbox is built from. In the policy's
+/// `[sandbox] assume_missing` list: `landlock`, `user-namespace`,
+/// `mount-namespace`, `pid-namespace`, `network-namespace`, `seccomp`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "kebab-case")]
 #[non_exhaustive]
 pub enum Feature {
     /// Landlock: writes only under the writable roots.

@@ -34,6 +34,7 @@ impl ApprovalEngine {
                 read_only_roots: Vec::new(),
                 protected,
                 approver: None,
+                auto_allow: true,
             }),
         }
     }
@@ -53,6 +54,7 @@ impl ApprovalEngine {
                 read_only_roots: i.read_only_roots.clone(),
                 protected: i.protected.clone(),
                 approver: i.approver.clone(),
+                auto_allow: i.auto_allow,
             });
         }
         Arc::get_mut(&mut self.inner).expect("just made unique")
@@ -65,6 +67,16 @@ impl ApprovalEngine {
             .mode
             .get_mut()
             .unwrap_or_else(|e| e.into_inner()) = mode;
+        self
+    }
+
+    /// Whether a command that runs fully confined by the sandbox
+    /// ([`Containment::Sandboxed`](crate::approval::Containment)) is
+    /// allowed without asking in the `default` and `accept-edits` modes,
+    /// unless a deny or ask rule matches it (default `true`; the policy's
+    /// `[sandbox] auto_allow`).
+    pub fn with_auto_allow(mut self, auto_allow: bool) -> Self {
+        self.inner_mut().auto_allow = auto_allow;
         self
     }
 
@@ -87,6 +99,7 @@ impl ApprovalEngine {
         inner.allow.extend(policy.allow.iter().cloned());
         inner.ask.extend(policy.ask.iter().cloned());
         inner.deny.extend(policy.deny.iter().cloned());
+        inner.auto_allow = policy.sandbox.auto_allow;
         let root = inner.resolver.root().to_path_buf();
         for (path, access) in policy.resolved_roots(&root) {
             if access == RootAccess::ReadOnly {

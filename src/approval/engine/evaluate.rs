@@ -8,7 +8,7 @@ use crate::approval::command::{CommandAnalysis, CommandPart, Hazard};
 use crate::approval::decision::{Decision, DecisionSource, Verdict};
 use crate::approval::mode::Mode;
 use crate::approval::paths::GitPointer;
-use crate::approval::permissions::{Access, Capability};
+use crate::approval::permissions::{Access, Capability, Containment};
 use crate::approval::rule::{PathKeys, Rule, RuleKind};
 
 /// One call being judged.
@@ -64,6 +64,9 @@ impl<'a> Evaluation<'a> {
                     self.what(),
                 ),
             );
+        }
+        if let Some(d) = self.outside_sandbox() {
+            return d;
         }
         if self.mode == Mode::Bypass {
             if let Some(d) = self.unknown_under_deny() {
@@ -156,7 +159,45 @@ impl<'a> Evaluation<'a> {
         ))
     }
 
+    /// A command that asks to run outside the sandbox: an ask in every
+    /// mode (plan mode has denied it already) unless an allow rule or a
+    /// session grant names it, with the model's reason for the person.
+    fn outside_sandbox(&self) -> Option<Decision> {
+        let Containment::SandboxDisabled { reason } = &self.access.containment else {
+            return None;
+        };
+        if let (Some(_), _) = self.allowed() {
+            return None;
+        }
+        let why = match reason.as_deref().map(str::trim) {
+            Some(reason) if !reason.is_empty() => format!(" The reason given: {reason:?}."),
+            _ => " No reason was given.".to_owned(),
+        };
+        Some(Decision::new(
+            Verdict::Ask,
+            DecisionSource::OutsideSandbox,
+            format!(
+                "this call asks to run outside the sandbox (dangerously_disable_sandbox), with the user's full authority: it {}.{why} Running outside the sandbox always needs the user's approval unless an allow rule names the command; without it, run the command inside the sandbox.",
+                self.what(),
+            ),
+        ))
+    }
+
     fn by_mode(&self, hazard_note: Option<String>) -> Decision {
+        if self.access.capability == Capability::Exec
+            && self.access.containment == Containment::Sandboxed
+            && self.engine.inner.auto_allow
+            && matches!(self.mode, Mode::Default | Mode::AcceptEdits)
+        {
+            return Decision::new(
+                Verdict::Allow,
+                DecisionSource::Sandbox,
+                format!(
+                    "allowed: the command runs confined by the sandbox, which {} mode lets run without asking",
+                    self.mode
+                ),
+            );
+        }
         let source = DecisionSource::Mode(self.mode);
         let allow = match self.access.capability {
             Capability::Read => true,

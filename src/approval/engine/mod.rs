@@ -87,6 +87,9 @@ struct Inner {
     read_only_roots: Vec<PathBuf>,
     protected: Vec<(&'static str, PathPattern, PathPattern)>,
     approver: Option<Arc<dyn Approver>>,
+    /// Whether a fully confined command needs no approval in the `default`
+    /// and `accept-edits` modes.
+    auto_allow: bool,
 }
 
 impl ApprovalEngine {

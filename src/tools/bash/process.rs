@@ -14,6 +14,7 @@ use tokio::process::{Child, Command};
 
 use super::env::CALL_MARKER;
 use super::procs::{self, CallProcesses};
+use crate::sandbox::Sandbox;
 
 /// How long the command's processes get between TERM and KILL.
 pub(crate) const KILL_GRACE: Duration = Duration::from_secs(1);
@@ -26,17 +27,22 @@ pub(crate) struct Spawned {
     pub(crate) pid: i32,
     pub(crate) procs: CallProcesses,
     pub(crate) output: pipe::Receiver,
+    /// Whether the sandbox confined the command (the first feature at
+    /// least): its refusals are then explained in the result.
+    pub(crate) sandboxed: bool,
 }
 
 /// Starts `shell -c command` in `cwd` with exactly `env` plus the call's
 /// marker variable, in a new session (so a new process group with the
 /// shell's pid as its id), stdin `/dev/null`, stdout and stderr the write
-/// end of one pipe.
+/// end of one pipe; confined by `sandbox` when given (`TMPDIR` then its
+/// temporary directory), whose failed setup step the error names.
 pub(crate) fn spawn(
     shell: &Path,
     command: &str,
     cwd: &Path,
     env: &[(OsString, OsString)],
+    sandbox: Option<&Sandbox>,
 ) -> io::Result<Spawned> {
     let (reader, writer) = io::pipe()?;
     let writer_for_stderr = writer.try_clone()?;
@@ -52,8 +58,24 @@ pub(crate) fn spawn(
         .stdout(Stdio::from(writer))
         .stderr(Stdio::from(writer_for_stderr));
     prepare_child(&mut cmd);
+    // The sandbox's step comes last: it forks the command's own PID 1, and
+    // the shell's `setsid` and subreaper setting stay with the child we
+    // wait for.
+    let confinement = match sandbox {
+        Some(sandbox) => {
+            cmd.env("TMPDIR", sandbox.tmpdir());
+            Some(sandbox.confine(&mut cmd).map_err(io::Error::other)?)
+        }
+        None => None,
+    };
+    let sandboxed = confinement
+        .as_ref()
+        .is_some_and(|c| c.enforced() != "unconfined");
     let (child, pid) = procs::spawn_registered(|| {
-        let child = cmd.spawn()?;
+        let child = cmd.spawn().map_err(|e| match &confinement {
+            Some(confinement) => confinement.explain(e),
+            None => e,
+        })?;
         let id = child.id();
         Ok((child, id))
     })?;
@@ -67,6 +89,7 @@ pub(crate) fn spawn(
         pid,
         procs,
         output,
+        sandboxed,
     })
 }
 

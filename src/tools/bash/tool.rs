@@ -24,6 +24,7 @@ use super::read_only;
 use super::run::{self, Ending, Sinks};
 use super::spool::Spool;
 use crate::approval::{Access, Permissions};
+use crate::sandbox::{Sandbox, SandboxError, SandboxMode};
 use crate::tools::text;
 
 /// The timeout when the model gives none, in milliseconds.
@@ -93,6 +94,9 @@ pub struct BashArgs {
     /// Run the command as a background job and return at once with its job id and first output (default false); for servers, watchers and long builds. Read more with bash_output, stop it with kill_shell. `timeout` does not apply.
     #[schemars(transform = not_null)]
     pub run_in_background: Option<bool>,
+    /// Run outside the sandbox, with the user's full authority (default false). Only for a command the sandbox blocks (it needs the network or writes outside the workspace); always needs the user's approval, so say why in `description`.
+    #[schemars(transform = not_null)]
+    pub dangerously_disable_sandbox: Option<bool>,
 }
 
 /// `timeout`: an integer from 1 to [`MAX_TIMEOUT_MS`]. Absent means the
@@ -129,7 +133,39 @@ fn not_null(schema: &mut Schema) {
 /// assert_eq!(access.command.as_deref(), Some("cargo test"));
 /// ```
 pub fn permissions() -> Permissions {
-    Permissions::typed(|args: &BashArgs| Access::command(args.command.as_str()))
+    permissions_in(None)
+}
+
+/// [`permissions`] of a bash tool confined by `sandbox`: a command that
+/// runs fully confined is [`Access::sandboxed`] (which the engine's
+/// `auto_allow` may let run without asking), one with
+/// `dangerously_disable_sandbox` under an active sandbox is
+/// [`Access::outside_sandbox`] with its `description` as the reason.
+pub fn permissions_in(sandbox: Option<&Sandbox>) -> Permissions {
+    let active = sandbox.is_some_and(|s| s.mode() != SandboxMode::Off);
+    let confining = sandbox.is_some_and(Sandbox::is_fully_confining);
+    Permissions::typed(move |args: &BashArgs| {
+        let access = Access::command(args.command.as_str());
+        if active && args.dangerously_disable_sandbox == Some(true) {
+            access.outside_sandbox(args.description.clone())
+        } else if confining {
+            access.sandboxed()
+        } else {
+            access
+        }
+    })
+}
+
+/// How the tool's commands are confined.
+#[derive(Debug, Clone)]
+enum Confine {
+    /// Not at all: the user's authority.
+    No,
+    /// By this sandbox.
+    By(Sandbox),
+    /// The sandbox is required and cannot be built here: every command is
+    /// refused with this reason.
+    Unavailable(Arc<str>),
 }
 
 /// The `bash` tool: runs a command in a fresh shell at the workspace root,
@@ -167,6 +203,7 @@ pub struct BashTool {
     shell: PathBuf,
     env: EnvPolicy,
     jobs: Arc<Jobs>,
+    confine: Confine,
 }
 
 impl BashTool {
@@ -188,6 +225,33 @@ impl BashTool {
             shell: default_shell(),
             env: EnvPolicy::default(),
             jobs: Arc::new(Jobs::default()),
+            confine: Confine::No,
+        }
+    }
+
+    /// Runs every command, foreground and background, confined by
+    /// `sandbox` ([`Sandbox::confine`]), with `TMPDIR` its temporary
+    /// directory. A call with `dangerously_disable_sandbox` (which the
+    /// approval engine always asks about) runs unconfined.
+    pub fn sandbox(mut self, sandbox: Sandbox) -> Self {
+        self.confine = Confine::By(sandbox);
+        self
+    }
+
+    /// Refuses every command with `error` (a sandbox that is required and
+    /// cannot be built on this machine), e.g. `The command was not run:
+    /// the sandbox is required, but Landlock is not available (kernel
+    /// without CONFIG_SECURITY_LANDLOCK).`
+    pub fn sandbox_unavailable(mut self, error: &SandboxError) -> Self {
+        self.confine = Confine::Unavailable(error.to_string().into());
+        self
+    }
+
+    /// The sandbox confining the commands, if any.
+    pub fn sandbox_in_use(&self) -> Option<&Sandbox> {
+        match &self.confine {
+            Confine::By(sandbox) => Some(sandbox),
+            _ => None,
         }
     }
 
@@ -266,17 +330,24 @@ impl BashTool {
                 "timeout must be between 1 and {MAX_TIMEOUT_MS} ms; got {timeout_ms}."
             )));
         }
+        if let Confine::Unavailable(reason) = &self.confine {
+            return Err(ToolError::new(format!(
+                "The command was not run: the sandbox is required, but {reason}. Run it on a machine that has this feature, or ask the user to set `[sandbox] mode = \"auto\"` in the policy."
+            )));
+        }
         if args.run_in_background == Some(true) {
             return self.run_in_background(args, cx).await;
         }
+        let unconfined = args.dangerously_disable_sandbox == Some(true);
         let Started {
             spawned,
             file,
             file_error,
             ..
         } = self
-            .start(&args.command, &format!("bash-{}", cx.call_id()))
+            .start(&args.command, &format!("bash-{}", cx.call_id()), unconfined)
             .map_err(ToolError::new)?;
+        let sandboxed = spawned.sandboxed;
         let mut sinks = Sinks {
             collector: Collector::default(),
             file,
@@ -292,6 +363,13 @@ impl BashTool {
             None => (None, file_error),
         };
         let mut text = render(ending, &sinks.collector, file, file_error);
+        if sandboxed
+            && let Some(sandbox) = self.sandbox_in_use()
+            && refused_by_sandbox(ending, &sinks.collector)
+        {
+            text.push('\n');
+            text.push_str(&sandbox_note(sandbox));
+        }
         if let Ending::TimedOut(_) = ending
             && let Some(line) = prompt::waiting_line(&sinks.collector)
         {
@@ -310,15 +388,17 @@ impl BashTool {
     /// Starts `command` (the one spawn path of foreground commands and
     /// background jobs) and the file its full output goes to, named after
     /// `stem`; a file that cannot be made is reported, not fatal.
-    fn start(&self, command: &str, stem: &str) -> Result<Started, String> {
+    fn start(&self, command: &str, stem: &str, unconfined: bool) -> Result<Started, String> {
         let env = self.env.build();
-        let spawned = process::spawn(&self.shell, command, &self.root, &env).map_err(|e| {
-            format!(
-                "Could not start {} in {}: {e}",
-                self.shell.display(),
-                self.root.display()
-            )
-        })?;
+        let sandbox = self.sandbox_in_use().filter(|_| !unconfined);
+        let spawned =
+            process::spawn(&self.shell, command, &self.root, &env, sandbox).map_err(|e| {
+                format!(
+                    "Could not start {} in {}: {e}",
+                    self.shell.display(),
+                    self.root.display()
+                )
+            })?;
         let (file, path, file_error) = match self.output_dir.create(stem) {
             Ok(file) => {
                 let path = file.path().to_owned();
@@ -345,7 +425,8 @@ impl BashTool {
             .jobs
             .start(&args.command, || {
                 let stem = format!("job-{}", cx.call_id());
-                let started = self.start(&args.command, &stem)?;
+                let unconfined = args.dangerously_disable_sandbox == Some(true);
+                let started = self.start(&args.command, &stem, unconfined)?;
                 Ok((started.spawned, started.file, started.path))
             })
             .map_err(ToolError::new)?;
@@ -423,6 +504,56 @@ fn render(
     text
 }
 
+/// What the shell or a program prints when the sandbox refused it.
+const REFUSALS: &[&str] = &[
+    "Permission denied",
+    "Read-only file system",
+    "Operation not permitted",
+    "Network is unreachable",
+    "Connection refused",
+    "Address family not supported",
+    "Temporary failure in name resolution",
+    "Could not resolve host",
+    "Name or service not known",
+    "EACCES",
+    "EROFS",
+    "EPERM",
+    "ENETUNREACH",
+];
+
+/// Whether a confined command failed, with output that reads like a
+/// refusal of the sandbox (a failure with other output, a failing test,
+/// gets no note: it would send the model looking for the wrong cause).
+fn refused_by_sandbox(ending: Ending, collector: &Collector) -> bool {
+    if matches!(ending, Ending::Exited(0) | Ending::Interrupted) {
+        return false;
+    }
+    let Shown { head, tail, .. } = collector.shown();
+    REFUSALS
+        .iter()
+        .any(|refusal| head.contains(refusal) || tail.contains(refusal))
+}
+
+/// `(sandboxed: writes outside ROOTS and network are blocked)`: the last
+/// line of a confined command that failed as if refused.
+fn sandbox_note(sandbox: &Sandbox) -> String {
+    let mut writable: Vec<String> = sandbox
+        .writable()
+        .iter()
+        .map(|p| p.display().to_string())
+        .collect();
+    writable.push("$TMPDIR".to_owned());
+    let network = if sandbox.network() {
+        ""
+    } else {
+        " and network"
+    };
+    format!(
+        "(sandboxed: writes outside {}{network} are blocked)",
+        writable.join(", ")
+    )
+}
+
 fn default_shell() -> PathBuf {
     let bash = Path::new("/bin/bash");
     if bash.exists() {
@@ -487,7 +618,7 @@ impl TypedTool for BashTool {
     }
 
     fn extensions(&self) -> Extensions {
-        permissions().into_extensions()
+        permissions_in(self.sandbox_in_use()).into_extensions()
     }
 }
 
