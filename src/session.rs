@@ -12,7 +12,7 @@ use agentcore_stages::typed::TypedTool;
 use agentcore_stages::{EventSink, Pipeline, Tool, ToolRegistry};
 
 use crate::approval::{ApprovalEngine, Mode, Policy, PolicyError, RootAccess};
-use crate::sandbox::{Feature, Sandbox, SandboxError, SandboxMode, SandboxPolicy};
+use crate::sandbox::{Sandbox, SandboxError, SandboxMode, SandboxPolicy};
 use crate::scheduler::{Scheduler, SchedulerConfig, SteeringPolicy};
 use crate::tools::bash::{BashTool, JobExit, JobLimits, Jobs, OutputDir};
 use crate::tools::bash_output::BashOutputTool;
@@ -169,14 +169,6 @@ impl SessionSandbox {
             Ok(sandbox) => SessionSandbox::On(sandbox),
             Err(error) => SessionSandbox::Unavailable(error),
         }
-    }
-}
-
-/// "is" or "are" after a feature's name.
-fn feature_verb(feature: Feature) -> &'static str {
-    match feature {
-        Feature::Landlock | Feature::Seccomp => "is",
-        _ => "are",
     }
 }
 
@@ -345,7 +337,7 @@ impl Session {
                 if let Some((feature, reason)) = sandbox.status().first_missing() {
                     line.push_str(&format!(
                         "; not fully confined: {feature} {} not available ({reason})",
-                        feature_verb(feature)
+                        feature.verb()
                     ));
                 }
                 line

@@ -27,6 +27,17 @@ pub enum Command {
     Tools(ToolsArgs),
     /// Serve the built-in tools over MCP on stdio.
     Mcp(McpArgs),
+    /// The command sandbox: `agentcore sandbox check`.
+    #[command(subcommand)]
+    Sandbox(SandboxCommand),
+}
+
+/// `agentcore sandbox` subcommands.
+#[derive(Debug, Subcommand)]
+pub enum SandboxCommand {
+    /// Print what this machine's kernel offers the sandbox and what a
+    /// session with these options will enforce.
+    Check(SessionArgs),
 }
 
 /// Options shared by `run` and `mcp`.

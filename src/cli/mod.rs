@@ -8,6 +8,7 @@ mod mcp;
 mod pretty;
 mod protocol;
 mod run;
+mod sandbox;
 mod tools;
 
 use std::process::ExitCode;
@@ -43,6 +44,7 @@ pub fn main() -> ExitCode {
             Command::Demo => demo::demo().await,
             Command::Tools(args) => tools::print(args),
             Command::Mcp(args) => mcp::serve_stdio(args).await,
+            Command::Sandbox(args::SandboxCommand::Check(args)) => sandbox::check(args),
         }
     })
 }

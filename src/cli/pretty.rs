@@ -71,6 +71,10 @@ impl Pretty {
             escape_controls(&session.workspace().root().display().to_string()),
             session.approval().mode(),
         ));
+        self.println(format!(
+            "{}",
+            style(format!("sandbox {}", session.sandbox_summary())).dim()
+        ));
     }
 
     pub(crate) fn user(&mut self, text: &str) {

@@ -30,6 +30,7 @@ impl Output {
                 "type": "hello",
                 "protocol": PROTOCOL,
                 "version": env!("CARGO_PKG_VERSION"),
+                "sandbox": session.sandbox_summary(),
             })),
             Output::Pretty(p) => p.hello(session),
         }

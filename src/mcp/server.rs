@@ -212,6 +212,16 @@ impl McpServer {
     }
 }
 
+/// What the client (and its model) is told about this server: the
+/// workspace and how commands are confined.
+fn instructions(session: &Session) -> String {
+    format!(
+        "agentcore runs tool calls in the workspace {}. Sandbox: {}.",
+        session.workspace().root().display(),
+        session.sandbox_summary()
+    )
+}
+
 impl ServerHandler for McpServer {
     // Logging is declared for the job exits (see `forward_job_exits`).
     #[allow(deprecated)]
@@ -223,6 +233,7 @@ impl ServerHandler for McpServer {
                 .build(),
         );
         info.server_info = Implementation::new("agentcore", env!("CARGO_PKG_VERSION"));
+        info.instructions = Some(instructions(&self.inner.session));
         info
     }
 

@@ -378,6 +378,12 @@ impl Sandbox {
         &self.inner.writable
     }
 
+    /// The paths hidden from commands (those that exist when a command
+    /// starts are covered).
+    pub fn hidden(&self) -> &[PathBuf] {
+        &self.inner.hidden
+    }
+
     /// The sandbox's temporary directory: writable inside, removed with the
     /// sandbox. Export it to the command as `TMPDIR`.
     pub fn tmpdir(&self) -> &Path {
