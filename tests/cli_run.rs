@@ -33,9 +33,16 @@ fn hello_comes_first_and_a_user_line_starts_a_run() {
     let dir = workspace();
     let (events, output) = run(dir.path(), &[], "{\"user\": \"hi\"}\n");
     assert!(output.status.success());
+    // The hello line of cli.md, with the sandbox status that [3/8] adds
+    // (it depends on the machine, so only its form is pinned here).
+    let sandbox = events[0]["sandbox"].as_str().unwrap_or_default().to_owned();
+    assert!(
+        sandbox.starts_with("auto: ") || sandbox.starts_with("off: "),
+        "{sandbox}"
+    );
     assert_eq!(
         events[0],
-        json!({"type": "hello", "protocol": 1, "version": env!("CARGO_PKG_VERSION")})
+        json!({"type": "hello", "protocol": 1, "version": env!("CARGO_PKG_VERSION"), "sandbox": sandbox})
     );
     assert_eq!(events[1], json!({"type": "run_start"}));
     assert_eq!(events.len(), 2);

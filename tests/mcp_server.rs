@@ -6,6 +6,7 @@ use std::process::Stdio;
 use std::time::{Duration, Instant};
 
 use agentcore::approval::Mode;
+use agentcore::sandbox::SandboxPolicy;
 use agentcore::session::{Session, SessionConfig};
 use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader, Lines};
@@ -140,9 +141,19 @@ type DuplexClient = Client<
 /// A server on `root` in process, initialized, set up as `agentcore mcp`
 /// sets it up (breaker off).
 async fn connect(root: &Path, mode: Option<Mode>) -> DuplexClient {
+    connect_with(root, mode, None).await
+}
+
+/// [`connect`] with these sandbox settings.
+async fn connect_with(
+    root: &Path,
+    mode: Option<Mode>,
+    sandbox: Option<SandboxPolicy>,
+) -> DuplexClient {
     let mut config = SessionConfig::new(root);
     config.mode = mode;
     config.max_tool_errors = 0;
+    config.sandbox = sandbox;
     let session = Session::start(config).expect("session starts");
     let (client_end, server_end) = tokio::io::duplex(1 << 16);
     let (server_read, server_write) = tokio::io::split(server_end);
@@ -304,7 +315,10 @@ async fn write_without_a_read_is_an_error_result_asking_for_the_read() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn default_mode_denies_bash_because_approval_was_required() {
     let dir = workspace();
-    let mut client = connect(dir.path(), None).await;
+    // A command the sandbox does not confine (here: no sandbox) needs
+    // approval in default mode; a confined one does not (auto_allow, tested
+    // in tests/sandboxed_commands_through_bash.rs).
+    let mut client = connect_with(dir.path(), None, Some(SandboxPolicy::off())).await;
     let result = client
         .call("bash", json!({"command": "touch ran.txt"}))
         .await;
@@ -383,7 +397,10 @@ async fn bash_progress_becomes_progress_notifications_for_the_token() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn cancelled_bash_call_ends_and_its_processes_are_gone() {
     let dir = workspace();
-    let mut client = connect(dir.path(), Some(Mode::Bypass)).await;
+    // `$!` is a host PID only outside the sandbox's PID namespace; the
+    // confined case is tested in tests/sandboxed_commands_through_bash.rs.
+    let mut client =
+        connect_with(dir.path(), Some(Mode::Bypass), Some(SandboxPolicy::off())).await;
     let pid_file = dir.path().join("sleep.pid");
     let id = client
         .start(
