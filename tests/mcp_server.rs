@@ -399,8 +399,7 @@ async fn cancelled_bash_call_ends_and_its_processes_are_gone() {
     let dir = workspace();
     // `$!` is a host PID only outside the sandbox's PID namespace; the
     // confined case is tested in tests/sandboxed_commands_through_bash.rs.
-    let mut client =
-        connect_with(dir.path(), Some(Mode::Bypass), Some(SandboxPolicy::off())).await;
+    let mut client = connect_with(dir.path(), Some(Mode::Bypass), Some(SandboxPolicy::off())).await;
     let pid_file = dir.path().join("sleep.pid");
     let id = client
         .start(

@@ -13,14 +13,13 @@ use super::args::SessionArgs;
 pub fn check(args: SessionArgs) -> ExitCode {
     println!("This machine:");
     println!("{}", sandbox::check());
-    let config =
-        match SessionConfig::from_options(args.root, args.mode, args.policy.as_deref()) {
-            Ok(config) => config,
-            Err(err) => {
-                eprintln!("agentcore sandbox check: {err}");
-                return ExitCode::from(2);
-            }
-        };
+    let config = match SessionConfig::from_options(args.root, args.mode, args.policy.as_deref()) {
+        Ok(config) => config,
+        Err(err) => {
+            eprintln!("agentcore sandbox check: {err}");
+            return ExitCode::from(2);
+        }
+    };
     let policy = config.sandbox_policy();
     let session = match Session::start(config) {
         Ok(session) => session,

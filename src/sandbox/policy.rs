@@ -148,9 +148,15 @@ mod tests {
             vec![Feature::Landlock, Feature::PidNamespace]
         );
         let err = toml::from_str::<SandboxPolicy>("mode = \"strict\"").unwrap_err();
-        assert!(err.to_string().contains("unknown variant `strict`"), "{err}");
+        assert!(
+            err.to_string().contains("unknown variant `strict`"),
+            "{err}"
+        );
         let err = toml::from_str::<SandboxPolicy>("networks = true").unwrap_err();
-        assert!(err.to_string().contains("unknown field `networks`"), "{err}");
+        assert!(
+            err.to_string().contains("unknown field `networks`"),
+            "{err}"
+        );
     }
 
     #[test]

@@ -356,11 +356,32 @@ fn unshare_and_map(ns: &Namespaces) -> io::Result<()> {
     }
 }
 
+/// Writes this process's id maps after `unshare(CLONE_NEWUSER)`.
+///
+/// The files of a non-dumpable process (the bash tool makes agentcore so,
+/// and a fork inherits it) belong to root, so an unprivileged process
+/// cannot open its own maps. It is made dumpable for the three writes only
+/// and non-dumpable again at once: a process that could read its memory in
+/// that window runs outside the sandbox as the same user (one the user
+/// approved), not inside it (the command does not exist yet).
 pub(super) fn write_own_maps(uid_map: &[u8], gid_map: &[u8]) -> io::Result<()> {
-    // `setgroups` must be denied before an unprivileged `gid_map` write.
-    write_file(b"/proc/self/setgroups\0", b"deny")?;
-    write_file(b"/proc/self/uid_map\0", uid_map)?;
-    write_file(b"/proc/self/gid_map\0", gid_map)
+    // SAFETY: prctl with integer arguments.
+    let dumpable = unsafe { libc::prctl(libc::PR_GET_DUMPABLE) };
+    if dumpable == 0 {
+        // SAFETY: as above.
+        unsafe { libc::prctl(libc::PR_SET_DUMPABLE, 1) };
+    }
+    let written = (|| {
+        // `setgroups` must be denied before an unprivileged `gid_map` write.
+        write_file(b"/proc/self/setgroups\0", b"deny")?;
+        write_file(b"/proc/self/uid_map\0", uid_map)?;
+        write_file(b"/proc/self/gid_map\0", gid_map)
+    })();
+    if dumpable == 0 {
+        // SAFETY: as above.
+        unsafe { libc::prctl(libc::PR_SET_DUMPABLE, 0) };
+    }
+    written
 }
 
 /// The mounts, in a private copy of the mount tree: hidden directories

@@ -194,23 +194,8 @@ fn trial_child(
         let user = if libc::unshare(libc::CLONE_NEWUSER) < 0 {
             Err(last_errno())
         } else {
-            let write = |path: &[u8], data: &[u8]| -> Result<(), i32> {
-                let fd = libc::open(path.as_ptr().cast(), libc::O_WRONLY | libc::O_CLOEXEC);
-                if fd < 0 {
-                    return Err(last_errno());
-                }
-                let n = libc::write(fd, data.as_ptr().cast(), data.len());
-                let e = last_errno();
-                libc::close(fd);
-                if n == data.len() as isize {
-                    Ok(())
-                } else {
-                    Err(e)
-                }
-            };
-            write(b"/proc/self/setgroups\0", b"deny")
-                .and_then(|()| write(b"/proc/self/uid_map\0", uid_map))
-                .and_then(|()| write(b"/proc/self/gid_map\0", gid_map))
+            super::child::write_own_maps(uid_map, gid_map)
+                .map_err(|e| e.raw_os_error().unwrap_or(libc::EIO))
         };
         if let Err(error) = user {
             errors[..4].fill(error);

@@ -46,4 +46,6 @@ pub use output_dir::OutputDir;
 pub const MAX_OUTPUT_CHARS: usize = output::MAX_CHARS;
 pub use jobs::{DEFAULT_JOB_LIFETIME, DEFAULT_MAX_JOBS, JobExit, JobLimits, JobStatus, Jobs};
 pub use procs::{OrphanScope, adopt_orphans, make_undumpable};
-pub use tool::{BashArgs, BashTool, DEFAULT_TIMEOUT_MS, MAX_TIMEOUT_MS, permissions, permissions_in};
+pub use tool::{
+    BashArgs, BashTool, DEFAULT_TIMEOUT_MS, MAX_TIMEOUT_MS, permissions, permissions_in,
+};
