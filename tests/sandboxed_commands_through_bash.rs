@@ -658,3 +658,64 @@ fn an_unprivileged_user_is_confined_too() {
     );
     assert!(!sleeper_alive(n), "the sleeper survived: {text}");
 }
+
+/// The `writable` additions README lists for cargo.
+const CARGO_WRITABLE: &str =
+    "writable = [\"~/.cargo/registry\", \"~/.cargo/git\", \"~/.cargo/.package-cache\"]\n";
+
+#[test]
+fn an_offline_cargo_build_runs_confined_with_the_writable_list_of_the_readme() {
+    if !can_confine("cargo") {
+        return;
+    }
+    let Some(real_home) = std::env::var_os("HOME") else {
+        println!("cargo: NOT RUN: no HOME, so no cargo registry to build from");
+        return;
+    };
+    let registry = Path::new(&real_home).join(".cargo/registry/index");
+    if !registry.exists() {
+        println!(
+            "cargo: NOT RUN: no cargo registry in {}",
+            registry.display()
+        );
+        return;
+    }
+    let s = scene(&format!("{CONFINED}{CARGO_WRITABLE}"));
+    std::fs::create_dir(s.root.join("src")).unwrap();
+    // cfg-if is in the registry of every machine that built agentcore.
+    std::fs::write(
+        s.root.join("Cargo.toml"),
+        "[package]\nname = \"tiny\"\nversion = \"0.1.0\"\nedition = \"2021\"\n\n[dependencies]\ncfg-if = \"1\"\n",
+    )
+    .unwrap();
+    std::fs::write(
+        s.root.join("src/main.rs"),
+        "cfg_if::cfg_if! { if #[cfg(unix)] { fn os() -> &'static str { \"unix\" } } else { fn os() -> &'static str { \"other\" } } }\nfn main() { println!(\"tiny runs on {}\", os()); }\n",
+    )
+    .unwrap();
+    let outside = s.outside.join("build.txt");
+    let cargo = env!("CARGO");
+    let mut cmd = command(&s, "bypass");
+    // The real home, whose registry the build reads; its credentials stay
+    // hidden by default.
+    cmd.env("HOME", &real_home).env_remove("CARGO_TARGET_DIR");
+    let mut child = cmd.spawn().unwrap();
+    let line = turn(&[(
+        "b",
+        json!({"command": format!(
+            "unset CARGO_TARGET_DIR CARGO_BUILD_TARGET_DIR; {cargo} build --offline -q 2>&1 && ./target/debug/tiny; echo x > {} || echo outside-refused",
+            outside.display()
+        ), "timeout": 300000}),
+    )]);
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(input(&[line]).as_bytes())
+        .unwrap();
+    let events = events(&child.wait_with_output().unwrap());
+    let (_, text) = end(&events, "b");
+    assert!(text.contains("tiny runs on unix"), "{text}");
+    assert!(text.contains("outside-refused"), "{text}");
+    assert!(!outside.exists());
+}
