@@ -17,6 +17,11 @@ use agentcore::{
 use serde_json::{Value, json};
 use tower::ServiceExt;
 
+/// Whether the tool runs its commands in the sandbox: false here, true
+/// where tests/bash_tool_sandboxed.rs runs these tests again.
+#[allow(dead_code)]
+const SANDBOXED: bool = false;
+
 /// The environment variable that marks every process a test starts.
 const MARK: &str = "AGENTCORE_BASH_TEST_MARK";
 
@@ -52,7 +57,18 @@ impl Fixture {
             .filter(|(k, _)| k == "PATH" || k == "HOME")
             .collect();
         env.push((MARK.to_owned(), self.marker.clone()));
-        BashTool::new(self.root().to_owned(), self.output_dir.clone()).base_env(env)
+        let tool = BashTool::new(self.root().to_owned(), self.output_dir.clone()).base_env(env);
+        if crate::SANDBOXED {
+            // The same behaviour, confined (tests/bash_tool_sandboxed.rs).
+            tool.sandbox(
+                agentcore::sandbox::Sandbox::builder()
+                    .writable([self.root().to_owned()])
+                    .build()
+                    .unwrap(),
+            )
+        } else {
+            tool
+        }
     }
 
     fn pipeline(&self) -> Pipeline {
@@ -237,6 +253,23 @@ async fn timed_out_output_is_in_the_result() {
         .await;
     assert_eq!(result.outcome, Outcome::Failed);
     assert_eq!(result.text(), "Timed out after 500 ms\nbefore\nerr\n");
+    assert!(fx.survivors().is_empty());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_timeout_sends_term_first_and_the_command_may_clean_up() {
+    let fx = Fixture::new();
+    let result = fx
+        .run(json!({
+            "command": "trap 'echo cleaned up; exit 3' TERM; echo started; sleep 30 & wait",
+            "timeout": 800
+        }))
+        .await;
+    assert_eq!(result.outcome, Outcome::Failed);
+    assert_eq!(
+        result.text(),
+        "Timed out after 800 ms\nstarted\ncleaned up\n"
+    );
     assert!(fx.survivors().is_empty());
 }
 

@@ -222,44 +222,94 @@ fn proc_path(buf: &mut [u8; 48], pid: libc::pid_t, name: &[u8]) -> usize {
 }
 
 /// `waitpid` until `pid` ends (reaping any other child when `reap_all`),
-/// then `_exit` with its code, a death by signal as `128 + signal`.
-fn exit_with(pid: libc::pid_t, reap_all: bool) -> ! {
+/// writes its raw wait status to `report` when given, then `_exit`s with
+/// its code, a death by signal as `128 + signal`.
+fn exit_with(pid: libc::pid_t, reap_all: bool, report: Option<libc::c_int>) -> ! {
+    let status = wait_for(pid, reap_all);
+    if let Some(fd) = report {
+        // SAFETY: a 4-byte write from a local; a failed write leaves M
+        // with G's own status.
+        unsafe { libc::write(fd, (&raw const status).cast(), 4) };
+    }
+    // SAFETY: _exit never returns and is async-signal-safe.
+    unsafe { libc::_exit(code_of(status)) }
+}
+
+/// M's end: waits for G, then ends as the command's shell ended, whose
+/// raw status G sent through `relay`: with its exit code, or killed by the
+/// same signal, so that the caller sees `Killed by signal 9` and not exit
+/// code 137. Without a status from G (G itself was killed), as G ended.
+fn end_like_the_shell(init: libc::pid_t, relay: libc::c_int) -> ! {
+    let own = wait_for(init, false);
+    let mut relayed: libc::c_int = 0;
+    // SAFETY: a 4-byte read into a local; G's write end is closed (G is
+    // dead), so it cannot block.
+    let n = unsafe { libc::read(relay, (&raw mut relayed).cast(), 4) };
+    let status = if n == 4 { relayed } else { own };
+    if libc::WIFSIGNALED(status) {
+        let sig = libc::WTERMSIG(status);
+        // SAFETY: signal, sigprocmask and kill on this process with plain
+        // values; the default action of a signal that killed a process
+        // ends this one too.
+        unsafe {
+            libc::signal(sig, libc::SIG_DFL);
+            let mut set: libc::sigset_t = std::mem::zeroed();
+            libc::sigemptyset(&mut set);
+            libc::sigaddset(&mut set, sig);
+            libc::sigprocmask(libc::SIG_UNBLOCK, &set, std::ptr::null_mut());
+            libc::kill(libc::getpid(), sig);
+        }
+    }
+    // SAFETY: _exit never returns and is async-signal-safe.
+    unsafe { libc::_exit(code_of(status)) }
+}
+
+/// `waitpid` until `pid` ends (reaping any other child when `reap_all`);
+/// its raw status, or that of an exit with code 125 when waiting fails.
+fn wait_for(pid: libc::pid_t, reap_all: bool) -> libc::c_int {
     loop {
         let mut status = 0;
         // SAFETY: waitpid with a valid pointer to a local.
         let waited = unsafe { libc::waitpid(if reap_all { -1 } else { pid }, &mut status, 0) };
         if waited < 0 && errno() != libc::EINTR {
-            // SAFETY: _exit never returns and is async-signal-safe.
-            unsafe { libc::_exit(125) };
+            return 125 << 8;
         }
         if waited == pid {
-            let code = if libc::WIFEXITED(status) {
-                libc::WEXITSTATUS(status)
-            } else {
-                128 + libc::WTERMSIG(status)
-            };
-            // SAFETY: as above.
-            unsafe { libc::_exit(code) };
+            return status;
         }
     }
 }
 
-/// Closes every fd but `keep` (every fd when `keep` is `None`).
-fn close_all_but(keep: Option<libc::c_int>) {
+/// The exit code standing for a raw wait status: its code, or `128 +
+/// signal`.
+fn code_of(status: libc::c_int) -> libc::c_int {
+    if libc::WIFEXITED(status) {
+        libc::WEXITSTATUS(status)
+    } else {
+        128 + libc::WTERMSIG(status)
+    }
+}
+
+/// Closes every fd but those in `keep` (every fd when it is empty).
+fn close_all_but(keep: &[libc::c_int]) {
+    let mut kept = [0 as libc::c_uint; 2];
+    let n = keep.len().min(kept.len());
+    for (slot, fd) in kept.iter_mut().zip(keep) {
+        *slot = *fd as libc::c_uint;
+    }
+    let kept = &mut kept[..n];
+    kept.sort_unstable();
+    let mut from: libc::c_uint = 0;
     // SAFETY: close_range takes plain integers; no fd is used afterwards
-    // but `keep`.
+    // but those kept.
     unsafe {
-        match keep.map(|fd| fd as libc::c_uint) {
-            None => {
-                libc::close_range(0, libc::c_uint::MAX, 0);
+        for &fd in kept.iter() {
+            if fd > from {
+                libc::close_range(from, fd - 1, 0);
             }
-            Some(keep) => {
-                if keep > 0 {
-                    libc::close_range(0, keep - 1, 0);
-                }
-                libc::close_range(keep + 1, libc::c_uint::MAX, 0);
-            }
+            from = fd + 1;
         }
+        libc::close_range(from, libc::c_uint::MAX, 0);
     }
 }
 
@@ -459,17 +509,30 @@ fn mount_all(ns: &Namespaces) -> Result<(), (Step, usize, io::Error)> {
 /// kills everything in the namespace when G dies.
 fn fork_init(mount_proc: bool, report: &Reporter) -> io::Result<()> {
     let mut alive = [0; 2];
-    // SAFETY: pipe2 fills the array; fork has no arguments.
+    let mut relay = [0; 2];
+    // SAFETY: pipe2 fills the arrays; fork has no arguments.
     check(unsafe { libc::pipe2(alive.as_mut_ptr(), libc::O_CLOEXEC) })
+        .map_err(|e| report.fail(Step::Fork, 0, e))?;
+    check(unsafe { libc::pipe2(relay.as_mut_ptr(), libc::O_CLOEXEC) })
         .map_err(|e| report.fail(Step::Fork, 0, e))?;
     let init = unsafe { libc::fork() };
     check(init).map_err(|e| report.fail(Step::Fork, 0, e))?;
     if init > 0 {
-        // M keeps only the liveness pipe's write end: std's error pipe and
-        // the stdio copies must close, or `spawn()` and the output reader
-        // wait for the whole command.
-        close_all_but(Some(alive[1]));
-        exit_with(init, false);
+        // M keeps only the liveness pipe's write end and the read end of
+        // the shell's status: std's error pipe and the stdio copies must
+        // close, or `spawn()` and the output reader wait for the whole
+        // command.
+        close_all_but(&[alive[1], relay[0]]);
+        // M outlives a TERM, so that the command gets its grace before the
+        // KILL that ends M (and so G and everything inside) arrives. G
+        // and S were forked with the dispositions M had before.
+        // SAFETY: signal with constants.
+        unsafe {
+            for sig in [libc::SIGTERM, libc::SIGINT, libc::SIGHUP, libc::SIGQUIT] {
+                libc::signal(sig, libc::SIG_IGN);
+            }
+        }
+        end_like_the_shell(init, relay[0]);
     }
     // G. `getppid()` is 0 in a PID namespace's init, so M's death before
     // PDEATHSIG was armed shows as a hung-up liveness pipe instead.
@@ -504,8 +567,23 @@ fn fork_init(mount_proc: bool, report: &Reporter) -> io::Result<()> {
     let shell = unsafe { libc::fork() };
     check(shell).map_err(|e| report.fail(Step::Fork, 0, e))?;
     if shell > 0 {
-        close_all_but(None);
-        exit_with(shell, true);
+        // G is PID 1 of the namespace: a signal from outside reaches it
+        // only when it has a handler, and the handlers it inherited (the
+        // embedding program's) are not its own.
+        // SAFETY: signal with constants.
+        unsafe {
+            for sig in [libc::SIGTERM, libc::SIGINT, libc::SIGHUP, libc::SIGQUIT] {
+                libc::signal(sig, libc::SIG_DFL);
+            }
+        }
+        close_all_but(&[relay[1]]);
+        exit_with(shell, true, Some(relay[1]));
+    }
+    // S: neither end of the relay is its own.
+    // SAFETY: close on fds this process holds.
+    unsafe {
+        libc::close(relay[0]);
+        libc::close(relay[1]);
     }
     Ok(())
 }

@@ -1,0 +1,23 @@
+//! Every behaviour of tests/bash_tool.rs (timeouts, cancellation, dropped
+//! futures, leftovers, pipes held open, output bounds, progress, the
+//! environment, signal deaths) again with the commands confined by the
+//! sandbox: its PID namespace and its three processes must change nothing
+//! a caller sees.
+#![cfg(target_os = "linux")]
+
+/// Read by the fixture of the included tests.
+const SANDBOXED: bool = true;
+
+#[path = "bash_tool.rs"]
+mod bash_tool;
+
+#[test]
+fn the_included_tests_run_confined() {
+    let status = agentcore::sandbox::check();
+    println!("sandbox: {}", status.enforced());
+    assert_ne!(
+        status.enforced(),
+        "unconfined",
+        "the sandboxed run of tests/bash_tool.rs would prove nothing here"
+    );
+}
