@@ -359,6 +359,25 @@ impl Session {
         self.jobs.exits()
     }
 
+    /// Emits [`Event::JobExit`](agentcore_stages::Event::JobExit) to
+    /// `sink` for every background job that ends from now on, as it ends,
+    /// until the session's job table is gone: a harness passes its own
+    /// sink (or a [`tee`](EventSink::tee) of it) to have job exits in its
+    /// event stream beside the calls' events.
+    pub fn forward_job_exits(&self, sink: EventSink) -> tokio::task::JoinHandle<()> {
+        use tokio::sync::broadcast::error::RecvError;
+        let mut exits = self.jobs.exits();
+        tokio::spawn(async move {
+            loop {
+                match exits.recv().await {
+                    Ok(exit) => sink.emit(exit.into()),
+                    Err(RecvError::Lagged(_)) => {}
+                    Err(RecvError::Closed) => return,
+                }
+            }
+        })
+    }
+
     /// Ends the session's background jobs: kills every one (and all they
     /// started), refuses new ones, and waits until they are gone. What
     /// `agentcore run` does at the end of its input and `agentcore mcp`

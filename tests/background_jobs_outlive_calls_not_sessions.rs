@@ -579,6 +579,35 @@ async fn a_job_exit_reaches_the_library_stream() {
     assert_eq!(exit.command, "echo bye; exit 2");
 }
 
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_job_exit_is_an_event_in_the_sessions_stream() {
+    let root = tempfile::tempdir().unwrap();
+    let mut config = SessionConfig::new(root.path());
+    config.mode = Some(agentcore::approval::Mode::Bypass);
+    let session = Session::start(config).unwrap();
+    let (sink, mut events) = agentcore::EventSink::channel();
+    session.forward_job_exits(sink.clone());
+    let call = agentcore::message::ToolCall::new(
+        "t",
+        "bash",
+        json!({"command": "echo bye; exit 2", "run_in_background": true}),
+    );
+    session.turn(sink).run(vec![call]).await.unwrap();
+    let exit = loop {
+        let event = tokio::time::timeout(Duration::from_secs(30), events.recv())
+            .await
+            .expect("a job exit within 30 s")
+            .expect("the stream is open");
+        if let agentcore::Event::JobExit { .. } = event {
+            break event;
+        }
+    };
+    assert_eq!(
+        serde_json::to_value(&exit).unwrap(),
+        json!({"type": "job_exit", "job_id": "job-1", "status": "exited with code 2", "command": "echo bye; exit 2"})
+    );
+}
+
 #[test]
 fn agentcore_run_writes_job_exit_lines() {
     let root = tempfile::tempdir().unwrap();

@@ -179,6 +179,19 @@ impl Pretty {
                 }
             }
             Event::MessageStart { .. } | Event::MessageEnd { .. } => {}
+            Event::JobExit {
+                job_id,
+                status,
+                command,
+            } => {
+                self.println(format!(
+                    "  {} {}: {} ({})",
+                    style("job").dim(),
+                    escape_controls(job_id),
+                    escape_controls(status),
+                    escape_controls(command)
+                ));
+            }
             Event::ModelResponse { tool_results } => {
                 self.println(format!(
                     "  {}",

@@ -163,12 +163,10 @@ fn forward_job_exits(
     let mut exits = session.jobs().exits();
     let (stop, mut stopped) = tokio::sync::oneshot::channel::<()>();
     let write = |exit: &agentcore::tools::bash::JobExit| {
-        write_json(&json!({
-            "type": "job_exit",
-            "job_id": exit.job_id,
-            "status": exit.status,
-            "command": exit.command,
-        }));
+        // The library's event, as every other line.
+        if let Ok(line) = serde_json::to_value(Event::from(exit.clone())) {
+            write_json(&line);
+        }
     };
     let forwarder = tokio::spawn(async move {
         loop {

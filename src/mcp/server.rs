@@ -316,12 +316,10 @@ fn forward_job_exits(
             if !enabled.load(Ordering::Acquire) {
                 continue;
             }
-            let data = serde_json::json!({
-                "type": "job_exit",
-                "job_id": exit.job_id,
-                "status": exit.status,
-                "command": exit.command,
-            });
+            // The library's event, as `agentcore run` writes it.
+            let Ok(data) = serde_json::to_value(agentcore_stages::Event::from(exit)) else {
+                continue;
+            };
             let message = rmcp::model::LoggingMessageNotificationParam::new(
                 rmcp::model::LoggingLevel::Info,
                 data,

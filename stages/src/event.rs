@@ -146,6 +146,17 @@ pub enum Event {
         /// One entry per call, in the order the model listed them.
         tool_results: Vec<ToolResultSummary>,
     },
+    /// A background job ended (it belongs to no call or turn: it arrives
+    /// whenever the job ends), so that a harness can tell the model.
+    JobExit {
+        /// The job's id, as `bash` returned it.
+        job_id: String,
+        /// How it ended, e.g. `exited with code 0`, `killed by signal 9`,
+        /// `stopped by kill_shell`.
+        status: String,
+        /// The command it ran.
+        command: String,
+    },
 }
 
 impl Event {

@@ -100,6 +100,18 @@ pub struct JobExit {
     pub command: String,
 }
 
+impl From<JobExit> for agentcore_stages::Event {
+    /// [`Event::JobExit`](agentcore_stages::Event::JobExit), which
+    /// serializes to the `job_exit` line of `agentcore run`.
+    fn from(exit: JobExit) -> Self {
+        agentcore_stages::Event::JobExit {
+            job_id: exit.job_id,
+            status: exit.status,
+            command: exit.command,
+        }
+    }
+}
+
 /// Job exits buffered for a slow receiver; one further behind misses the
 /// oldest (and learns how many it missed).
 const EXITS_BUFFERED: usize = 64;
