@@ -71,6 +71,10 @@ const SCENES: &[(&str, &str)] = &[
         r#"{"turn": [{"id": "b1", "name": "bash", "args": {"command": "rm -rf target"}}]}"#,
     ),
     (
+        "A confined command (Linux): the sandbox lets it run without asking, and its write outside the workspace fails.",
+        r#"{"turn": [{"id": "b4", "name": "bash", "args": {"command": "echo probe > ../agentcore-demo-outside.txt"}}]}"#,
+    ),
+    (
         "A command that times out: its process group is killed and its output kept.",
         r#"{"turn": [{"id": "b2", "name": "bash", "args": {"command": "echo working; sleep 5", "timeout": 1000}}]}"#,
     ),
