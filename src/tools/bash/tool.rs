@@ -72,6 +72,26 @@ parts.
     )
 });
 
+/// The description's bullet on the sandbox: what a confined command may
+/// do, and how to ask for more.
+fn sandbox_bullet(sandbox: &Sandbox) -> String {
+    if sandbox.mode() == SandboxMode::Off || sandbox.status().enforced() == "unconfined" {
+        return String::new();
+    }
+    let network = if sandbox.network() {
+        "the network is open"
+    } else {
+        "there is no network (a loopback shared by the session's commands only)"
+    };
+    format!(
+        "- Commands run in a sandbox: they can write only inside the workspace and \
+$TMPDIR (never in .git or existing .env files), {network}, and some credential \
+files appear empty. A command the sandbox refuses fails with `Permission denied`, \
+`Read-only file system` or a network error. Only if a command truly needs more, \
+set `dangerously_disable_sandbox` and say why in `description`: the user is asked."
+    )
+}
+
 /// How long a background call waits for the job's first output.
 const FIRST_OUTPUT_WAIT: Duration = Duration::from_secs(1);
 
@@ -204,6 +224,8 @@ pub struct BashTool {
     env: EnvPolicy,
     jobs: Arc<Jobs>,
     confine: Confine,
+    /// [`DESCRIPTION`], with what the sandbox does when there is one.
+    description: String,
 }
 
 impl BashTool {
@@ -226,6 +248,7 @@ impl BashTool {
             env: EnvPolicy::default(),
             jobs: Arc::new(Jobs::default()),
             confine: Confine::No,
+            description: DESCRIPTION.clone(),
         }
     }
 
@@ -234,6 +257,12 @@ impl BashTool {
     /// directory. A call with `dangerously_disable_sandbox` (which the
     /// approval engine always asks about) runs unconfined.
     pub fn sandbox(mut self, sandbox: Sandbox) -> Self {
+        let bullet = sandbox_bullet(&sandbox);
+        self.description = if bullet.is_empty() {
+            DESCRIPTION.clone()
+        } else {
+            format!("{}\n{bullet}", *DESCRIPTION)
+        };
         self.confine = Confine::By(sandbox);
         self
     }
@@ -582,7 +611,7 @@ impl TypedTool for BashTool {
     }
 
     fn description(&self) -> &str {
-        &DESCRIPTION
+        &self.description
     }
 
     async fn execute(&self, args: BashArgs, cx: &CallContext) -> Result<ToolOutput, ToolError> {
