@@ -213,6 +213,23 @@ async fn initialize_names_agentcore_and_its_version() {
     assert_eq!(result["serverInfo"]["version"], env!("CARGO_PKG_VERSION"));
     assert_eq!(result["protocolVersion"], "2025-06-18");
     assert!(result["capabilities"]["tools"].is_object(), "{result}");
+    // The instructions say where and how confined commands run.
+    let instructions = result["instructions"].as_str().unwrap_or_default();
+    assert!(
+        instructions.starts_with(&format!(
+            "agentcore runs tool calls in the workspace {}. Sandbox: ",
+            dir.path().display()
+        )),
+        "{instructions}"
+    );
+    // What this machine enforces, up to the loopback (a session shares
+    // one; the machine's check describes a command's own).
+    let status = agentcore::sandbox::check().enforced();
+    let machine = status.split(", network:").next().unwrap_or_default();
+    assert!(
+        instructions.contains(&format!("Sandbox: auto: {machine}")),
+        "{instructions}"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
