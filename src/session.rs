@@ -342,8 +342,11 @@ impl Session {
                 }
                 line
             }
-            SessionSandbox::Unavailable(error) => {
+            SessionSandbox::Unavailable(error @ SandboxError::Unavailable { .. }) => {
                 format!("required but {error}: commands are refused")
+            }
+            SessionSandbox::Unavailable(error) => {
+                format!("could not be set up ({error}): commands are refused")
             }
         }
     }

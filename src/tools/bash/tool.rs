@@ -183,8 +183,8 @@ enum Confine {
     No,
     /// By this sandbox.
     By(Sandbox),
-    /// The sandbox is required and cannot be built here: every command is
-    /// refused with this reason.
+    /// The sandbox cannot be built here: every command is refused with
+    /// this message.
     Unavailable(Arc<str>),
 }
 
@@ -267,12 +267,23 @@ impl BashTool {
         self
     }
 
-    /// Refuses every command with `error` (a sandbox that is required and
-    /// cannot be built on this machine), e.g. `The command was not run:
-    /// the sandbox is required, but Landlock is not available (kernel
-    /// without CONFIG_SECURITY_LANDLOCK).`
+    /// Refuses every command because the sandbox could not be built
+    /// (failing closed rather than running unconfined): one that is
+    /// required and misses a feature on this machine, e.g. `The command
+    /// was not run: the sandbox is required, but Landlock is not available
+    /// (kernel without CONFIG_SECURITY_LANDLOCK). …`, or one whose setup
+    /// failed (a writable root that cannot be read, no temporary
+    /// directory).
     pub fn sandbox_unavailable(mut self, error: &SandboxError) -> Self {
-        self.confine = Confine::Unavailable(error.to_string().into());
+        let message = match error {
+            SandboxError::Unavailable { .. } => format!(
+                "The command was not run: the sandbox is required, but {error}. Run it on a machine that has this feature, or ask the user to set `[sandbox] mode = \"auto\"` in the policy."
+            ),
+            _ => format!(
+                "The command was not run: the sandbox could not be set up ({error}). Ask the user to run `agentcore sandbox check` and fix the policy's `[sandbox]` table, or to set `mode = \"off\"` there to run commands unconfined."
+            ),
+        };
+        self.confine = Confine::Unavailable(message.into());
         self
     }
 
@@ -359,10 +370,8 @@ impl BashTool {
                 "timeout must be between 1 and {MAX_TIMEOUT_MS} ms; got {timeout_ms}."
             )));
         }
-        if let Confine::Unavailable(reason) = &self.confine {
-            return Err(ToolError::new(format!(
-                "The command was not run: the sandbox is required, but {reason}. Run it on a machine that has this feature, or ask the user to set `[sandbox] mode = \"auto\"` in the policy."
-            )));
+        if let Confine::Unavailable(message) = &self.confine {
+            return Err(ToolError::new(message.to_string()));
         }
         if args.run_in_background == Some(true) {
             return self.run_in_background(args, cx).await;
@@ -739,6 +748,27 @@ mod tests {
             Permissions::of(&bash, &json!({"command": ["ls"]})),
             Access::unknown()
         );
+    }
+
+    #[tokio::test]
+    async fn a_sandbox_that_could_not_be_set_up_refuses_every_command() {
+        let root = tempfile::tempdir().unwrap();
+        let dir = Arc::new(OutputDir::new().unwrap());
+        let error = SandboxError::Io(std::io::Error::other("no space left"));
+        let bash =
+            Typed::new(BashTool::new(root.path().to_owned(), dir).sandbox_unavailable(&error));
+        let cx = CallContext::for_test("u", EventSink::noop());
+        for background in [false, true] {
+            let args = json!({"command": "touch ran", "run_in_background": background});
+            let err = run(&bash, &cx, args).await.unwrap_err();
+            assert_eq!(
+                err,
+                ToolError::new(
+                    "The command was not run: the sandbox could not be set up (no space left). Ask the user to run `agentcore sandbox check` and fix the policy's `[sandbox]` table, or to set `mode = \"off\"` there to run commands unconfined."
+                )
+            );
+        }
+        assert!(!root.path().join("ran").exists());
     }
 
     #[test]
