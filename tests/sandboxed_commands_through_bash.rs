@@ -7,12 +7,15 @@
 use std::io::{Read, Write};
 use std::net::{TcpListener, UdpSocket};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use std::process::{Command, Output};
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::{Duration, Instant};
 
 use agentcore::sandbox::{self, Feature};
 use serde_json::{Value, json};
+
+#[path = "support/cli.rs"]
+mod cli;
 
 /// Whether this machine can confine fully; prints why not.
 fn can_confine(test: &str) -> bool {
@@ -67,16 +70,36 @@ fn run(scene: &Scene, mode: &str, lines: &[Value]) -> Vec<Value> {
 }
 
 fn command(scene: &Scene, mode: &str) -> Command {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_agentcore"));
+    agentcore_as(
+        Path::new(env!("CARGO_BIN_EXE_agentcore")),
+        None,
+        scene,
+        mode,
+    )
+}
+
+/// `EXE run …` on the scene, through `setpriv` as nobody when given.
+fn agentcore_as(exe: &Path, setpriv: Option<&str>, scene: &Scene, mode: &str) -> Command {
+    let mut cmd = match setpriv {
+        Some(setpriv) => {
+            let mut cmd = Command::new(setpriv);
+            cmd.args(["--reuid", "nobody", "--regid", "nogroup", "--clear-groups"])
+                .arg(exe);
+            cmd
+        }
+        None => Command::new(exe),
+    };
     cmd.args(["run", "--format", "jsonl", "--mode", mode, "--policy"])
         .arg(&scene.policy)
         .arg("--root")
         .arg(&scene.root)
-        .env("HOME", &scene.home)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
+        .env("HOME", &scene.home);
     cmd
+}
+
+/// Runs one bash call with `args`; its (outcome, text).
+fn bash(scene: &Scene, mode: &str, args: Value) -> (String, String) {
+    end(&run(scene, mode, &[turn(&[("c", args)])]), "c")
 }
 
 fn input(lines: &[Value]) -> String {
@@ -84,14 +107,9 @@ fn input(lines: &[Value]) -> String {
 }
 
 fn run_output(scene: &Scene, mode: &str, lines: &[Value]) -> Output {
-    let mut child = command(scene, mode).spawn().unwrap();
-    child
-        .stdin
-        .take()
+    cli::spawn_with_input(&mut command(scene, mode), &input(lines))
+        .wait_with_output()
         .unwrap()
-        .write_all(input(lines).as_bytes())
-        .unwrap();
-    child.wait_with_output().unwrap()
 }
 
 fn events(out: &Output) -> Vec<Value> {
@@ -195,15 +213,11 @@ fn git_config_and_env_files_cannot_be_changed() {
     std::fs::create_dir_all(s.root.join(".git")).unwrap();
     std::fs::write(s.root.join(".git/config"), "[core]\n").unwrap();
     std::fs::write(s.root.join(".env"), "KEY=1\n").unwrap();
-    let events = run(
+    let (_, text) = bash(
         &s,
         "bypass",
-        &[turn(&[(
-            "g",
-            json!({"command": "echo '[core] hooksPath = /tmp/evil' >> .git/config; echo X=2 >> .env; echo ok > plain.txt"}),
-        )])],
+        json!({"command": "echo '[core] hooksPath = /tmp/evil' >> .git/config; echo X=2 >> .env; echo ok > plain.txt"}),
     );
-    let (_, text) = end(&events, "g");
     assert!(text.contains("Read-only file system"), "{text}");
     assert_eq!(
         std::fs::read_to_string(s.root.join(".git/config")).unwrap(),
@@ -230,15 +244,11 @@ fn hidden_credentials_and_read_denied_files_cannot_be_read() {
     std::fs::write(s.home.join(".netrc"), "machine x password NETRC-SECRET\n").unwrap();
     std::fs::create_dir(s.root.join("secrets")).unwrap();
     std::fs::write(s.root.join("secrets/token.txt"), "TOKEN-SECRET\n").unwrap();
-    let events = run(
+    let (_, text) = bash(
         &s,
         "bypass",
-        &[turn(&[(
-            "h",
-            json!({"command": "cat ~/.ssh/id_ed25519; ls -a ~/.ssh; cat ~/.netrc; cat secrets/token.txt; cat a.txt"}),
-        )])],
+        json!({"command": "cat ~/.ssh/id_ed25519; ls -a ~/.ssh; cat ~/.netrc; cat secrets/token.txt; cat a.txt"}),
     );
-    let (_, text) = end(&events, "h");
     for secret in ["SSH-KEY-SECRET", "NETRC-SECRET", "TOKEN-SECRET"] {
         assert!(!text.contains(secret), "{secret} was read: {text}");
     }
@@ -256,17 +266,13 @@ fn network_events(network: bool) -> (String, Option<Vec<u8>>, Option<Vec<u8>>) {
         tcp.local_addr().unwrap().port(),
         udp.local_addr().unwrap().port(),
     );
-    let events = run(
+    let (_, text) = bash(
         &s,
         "bypass",
-        &[turn(&[(
-            "n",
-            json!({"command": format!(
-                "echo tcp-payload > /dev/tcp/127.0.0.1/{tp}; echo udp-payload > /dev/udp/127.0.0.1/{up}; true"
-            )}),
-        )])],
+        json!({"command": format!(
+            "echo tcp-payload > /dev/tcp/127.0.0.1/{tp}; echo udp-payload > /dev/udp/127.0.0.1/{up}; true"
+        )}),
     );
-    let (_, text) = end(&events, "n");
     let got_tcp = tcp.accept().ok().map(|(mut c, _)| {
         c.set_nonblocking(false).unwrap();
         c.set_read_timeout(Some(Duration::from_secs(2))).unwrap();
@@ -364,13 +370,7 @@ fn sleeper_survives_nothing(
     seconds: u32,
     lines: &[Value],
 ) -> Vec<Value> {
-    let mut child = command(scene, mode).spawn().unwrap();
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(input(lines).as_bytes())
-        .unwrap();
+    let mut child = cli::spawn_with_input(&mut command(scene, mode), &input(lines));
     let started = Instant::now();
     let mut seen = false;
     while started.elapsed() < Duration::from_secs(20) {
@@ -528,12 +528,7 @@ fn auto_allow_runs_a_confined_command_in_default_mode_and_deny_rules_still_win()
 
     // Without auto_allow the confined command asks, and nobody answers.
     let s = scene("[sandbox]\nmode = \"required\"\nauto_allow = false\n");
-    let events = run(
-        &s,
-        "default",
-        &[turn(&[("touch", json!({"command": "touch made.txt"}))])],
-    );
-    let (outcome, text) = end(&events, "touch");
+    let (outcome, text) = bash(&s, "default", json!({"command": "touch made.txt"}));
     assert_eq!(outcome, "denied", "{text}");
     assert!(text.contains("approval required"), "{text}");
     assert!(!s.root.join("made.txt").exists());
@@ -552,8 +547,7 @@ fn disabling_the_sandbox_always_asks_unless_an_allow_rule_names_the_command() {
         "description": "needs to write the shared cache"
     });
     for mode in ["default", "bypass"] {
-        let events = run(&s, mode, &[turn(&[("d", args.clone())])]);
-        let (outcome, text) = end(&events, "d");
+        let (outcome, text) = bash(&s, mode, args.clone());
         assert_eq!(outcome, "denied", "{mode}: {text}");
         assert!(text.contains("outside the sandbox"), "{text}");
         assert!(
@@ -566,8 +560,7 @@ fn disabling_the_sandbox_always_asks_unless_an_allow_rule_names_the_command() {
     let outside = s.outside.join("free.txt");
     let mut args = args;
     args["command"] = json!(format!("touch {}", outside.display()));
-    let events = run(&s, "default", &[turn(&[("d", args)])]);
-    let (outcome, text) = end(&events, "d");
+    let (outcome, text) = bash(&s, "default", args);
     assert_eq!(outcome, "success", "{text}");
     assert!(outside.exists(), "it ran outside the sandbox");
 }
@@ -618,26 +611,10 @@ fn an_unprivileged_user_is_confined_too() {
     )]);
     let mut attempts = 0;
     let out = loop {
-        let mut child = Command::new(setpriv)
-            .args(["--reuid", "nobody", "--regid", "nogroup", "--clear-groups"])
-            .arg(&exe)
-            .args(["run", "--format", "jsonl", "--mode", "bypass", "--policy"])
-            .arg(&s.policy)
-            .arg("--root")
-            .arg(&s.root)
-            .env("HOME", &s.home)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
+        let mut cmd = agentcore_as(&exe, Some(setpriv), &s, "bypass");
+        let out = cli::spawn_with_input(&mut cmd, &input(std::slice::from_ref(&line)))
+            .wait_with_output()
             .unwrap();
-        child
-            .stdin
-            .take()
-            .unwrap()
-            .write_all(input(std::slice::from_ref(&line)).as_bytes())
-            .unwrap();
-        let out = child.wait_with_output().unwrap();
         // The copy may still be open for writing in a child another test
         // forked meanwhile (ETXTBSY until that child execs).
         if String::from_utf8_lossy(&out.stderr).contains("Text file busy") && attempts < 50 {
@@ -699,7 +676,6 @@ fn an_offline_cargo_build_runs_confined_with_the_writable_list_of_the_readme() {
     // The real home, whose registry the build reads; its credentials stay
     // hidden by default.
     cmd.env("HOME", &real_home).env_remove("CARGO_TARGET_DIR");
-    let mut child = cmd.spawn().unwrap();
     let line = turn(&[(
         "b",
         json!({"command": format!(
@@ -707,14 +683,10 @@ fn an_offline_cargo_build_runs_confined_with_the_writable_list_of_the_readme() {
             outside.display()
         ), "timeout": 300000}),
     )]);
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(input(&[line]).as_bytes())
+    let out = cli::spawn_with_input(&mut cmd, &input(&[line]))
+        .wait_with_output()
         .unwrap();
-    let events = events(&child.wait_with_output().unwrap());
-    let (_, text) = end(&events, "b");
+    let (_, text) = end(&events(&out), "b");
     assert!(text.contains("tiny runs on unix"), "{text}");
     assert!(text.contains("outside-refused"), "{text}");
     assert!(!outside.exists());

@@ -36,3 +36,21 @@ pub fn events(output: &Output) -> Vec<Value> {
         .map(|line| serde_json::from_str(line).expect("one JSON event a line"))
         .collect()
 }
+
+/// Spawns `cmd` with stdin, stdout and stderr piped, writes `input` and
+/// closes stdin; the child is still running.
+pub fn spawn_with_input(cmd: &mut Command, input: &str) -> std::process::Child {
+    let mut child = cmd
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn");
+    child
+        .stdin
+        .take()
+        .expect("stdin")
+        .write_all(input.as_bytes())
+        .expect("write the input");
+    child
+}
