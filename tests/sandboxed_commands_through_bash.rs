@@ -4,7 +4,7 @@
 //! made, a sleeper survives, a confined command asks). On a machine without
 //! Landlock or user namespaces a test prints `NOT RUN` and why.
 
-use std::io::{Read, Write};
+use std::io::Read;
 use std::net::{TcpListener, UdpSocket};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};

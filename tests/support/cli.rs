@@ -11,22 +11,13 @@ use serde_json::Value;
 /// Runs `agentcore run --format FORMAT --root ROOT EXTRA…` with `input` on
 /// stdin and waits for it to end.
 pub fn agentcore_run(root: &Path, format: &str, extra: &[&str], input: &str) -> Output {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_agentcore"))
-        .args(["run", "--format", format, "--root"])
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_agentcore"));
+    cmd.args(["run", "--format", format, "--root"])
         .arg(root)
-        .args(extra)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("spawn agentcore");
-    child
-        .stdin
-        .take()
-        .expect("stdin")
-        .write_all(input.as_bytes())
-        .expect("write the input");
-    child.wait_with_output().expect("agentcore ends")
+        .args(extra);
+    spawn_with_input(&mut cmd, input)
+        .wait_with_output()
+        .expect("agentcore ends")
 }
 
 /// The JSON events `agentcore run --format jsonl` wrote.
