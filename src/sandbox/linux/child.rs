@@ -569,12 +569,18 @@ fn fork_init(mount_proc: bool, report: &Reporter) -> io::Result<()> {
     if shell > 0 {
         // G is PID 1 of the namespace: a signal from outside reaches it
         // only when it has a handler, and the handlers it inherited (the
-        // embedding program's) are not its own.
-        // SAFETY: signal with constants.
+        // embedding program's) are not its own. TERM, INT and HUP (the
+        // caller's TERM reaches G with M's group) go on to every process
+        // inside at once, as a signal to a process group does outside: a
+        // command's processes then cannot see one another die first.
+        // SAFETY: signal with constants and a handler that only calls
+        // kill(2), which is async-signal-safe.
         unsafe {
-            for sig in [libc::SIGTERM, libc::SIGINT, libc::SIGHUP, libc::SIGQUIT] {
-                libc::signal(sig, libc::SIG_DFL);
+            let forward = forward_to_everyone as extern "C" fn(libc::c_int);
+            for sig in [libc::SIGTERM, libc::SIGINT, libc::SIGHUP] {
+                libc::signal(sig, forward as libc::sighandler_t);
             }
+            libc::signal(libc::SIGQUIT, libc::SIG_DFL);
         }
         close_all_but(&[relay[1]]);
         exit_with(shell, true, Some(relay[1]));
@@ -586,6 +592,13 @@ fn fork_init(mount_proc: bool, report: &Reporter) -> io::Result<()> {
         libc::close(relay[1]);
     }
     Ok(())
+}
+
+/// G's handler: the signal to every process of the namespace but G.
+extern "C" fn forward_to_everyone(sig: libc::c_int) {
+    // SAFETY: kill(2) is async-signal-safe; -1 in a PID namespace's init
+    // means every other process of the namespace.
+    unsafe { libc::kill(-1, sig) };
 }
 
 /// S's last steps: Landlock, seccomp, capabilities dropped, the working

@@ -367,8 +367,22 @@ impl CallProcesses {
     /// live processes signalled, as (pid, start time).
     fn signal_all(&self, sig: Signal) -> HashSet<(i32, u64)> {
         let _ = killpg(Pid::from_raw(self.shell), sig);
+        let members = self.members();
+        // Each process group of the call at once, as the shell's own group
+        // above, so that no process sees another of its group die first
+        // (and carries on, as a shell waiting for its child would). The
+        // call's processes are in sessions the call made (its shell's, or
+        // one a process of it started), so these groups are the call's.
+        let groups: HashSet<i32> = members
+            .iter()
+            .filter(|p| !p.dead && p.pgrp > 1 && p.pgrp != self.shell && p.pgrp != own_pid())
+            .map(|p| p.pgrp)
+            .collect();
+        for group in groups {
+            let _ = killpg(Pid::from_raw(group), sig);
+        }
         let mut signalled = HashSet::new();
-        for p in self.members() {
+        for p in members {
             if p.dead {
                 continue;
             }
