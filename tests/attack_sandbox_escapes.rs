@@ -352,11 +352,15 @@ fn the_session_shm_dir_swapped_for_a_symlink_opens_nothing_to_the_next_command()
             &[
                 bash(
                     "plant",
-                    &format!(r#"rm -rf "$TMPDIR/.shm" && ln -s {out} "$TMPDIR/.shm" && echo planted"#),
+                    &format!(
+                        r#"rm -rf "$TMPDIR/.shm" && ln -s {out} "$TMPDIR/.shm" && echo planted"#
+                    ),
                 ),
                 bash(
                     "use",
-                    &format!("echo pwned > {out}/direct.txt; echo pwned > /dev/shm/via-shm.txt; true"),
+                    &format!(
+                        "echo pwned > {out}/direct.txt; echo pwned > /dev/shm/via-shm.txt; true"
+                    ),
                 ),
             ],
         );
@@ -377,9 +381,15 @@ fn the_session_shm_dir_swapped_for_a_symlink_opens_nothing_to_the_next_command()
         &[
             bash(
                 "plant",
-                &format!(r#"rm -rf "$TMPDIR/.shm" && ln -s {} "$TMPDIR/.shm""#, git.display()),
+                &format!(
+                    r#"rm -rf "$TMPDIR/.shm" && ln -s {} "$TMPDIR/.shm""#,
+                    git.display()
+                ),
             ),
-            bash("use", "echo '[core] fsmonitor = evil' >> /dev/shm/config; true"),
+            bash(
+                "use",
+                "echo '[core] fsmonitor = evil' >> /dev/shm/config; true",
+            ),
         ],
     );
     assert_eq!(
@@ -402,7 +412,10 @@ fn a_writable_root_swapped_for_a_symlink_opens_nothing_to_the_next_command() {
         &s,
         "bypass",
         &[
-            bash("plant", &format!("rm -rf build && ln -s {out} build && echo planted")),
+            bash(
+                "plant",
+                &format!("rm -rf build && ln -s {out} build && echo planted"),
+            ),
             bash("use", &format!("echo pwned > {out}/w.txt; true")),
         ],
     );
@@ -579,6 +592,30 @@ fn the_policy_file_inside_the_workspace_cannot_be_rewritten() {
     );
 }
 
+#[test]
+#[ignore = "HOLE: only each root's own .git is protected: the .git of a repository below the root (a folder of repos, a vendored checkout) can be rewritten"]
+fn the_git_dir_of_a_nested_repository_cannot_be_changed() {
+    if !can_confine("nested_git") {
+        return;
+    }
+    let s = scene(CONFINED);
+    put(&s.root.join("lib/.git/config"), "[core]\n");
+    let events = run(
+        &s,
+        "bypass",
+        &[bash(
+            "g",
+            "printf '[core]\\n\\tfsmonitor = touch /tmp/pwned\\n' >> lib/.git/config; mkdir -p lib/.git/hooks; echo evil > lib/.git/hooks/post-checkout; true",
+        )],
+    );
+    assert_eq!(
+        std::fs::read_to_string(s.root.join("lib/.git/config")).unwrap(),
+        "[core]\n",
+        "{events:?}"
+    );
+    assert!(!s.root.join("lib/.git/hooks/post-checkout").exists());
+}
+
 // ---------------------------------------------------------------------
 // Hidden paths.
 // ---------------------------------------------------------------------
@@ -617,7 +654,10 @@ fn hidden_paths_stay_hidden_under_every_spelling_and_take_no_writes() {
         let text = text_of(&events, "h");
         assert!(text.contains("done"), "{user:?}: {text}");
         for secret in ["SSH-KEY-SECRET", "TOKEN-SECRET"] {
-            assert!(!text.contains(secret), "{user:?}: {secret} was read: {text}");
+            assert!(
+                !text.contains(secret),
+                "{user:?}: {secret} was read: {text}"
+            );
         }
         assert_eq!(names(&s.root.join("secrets")), ["token.txt"], "{user:?}");
         assert_eq!(names(&s.home.join(".ssh")), ["id_ed25519"], "{user:?}");
@@ -638,7 +678,10 @@ fn a_read_denied_dir_stays_hidden_after_its_parent_is_renamed() {
         &s,
         "bypass",
         &[
-            bash("mv", "cat config/secrets/token.txt; mv config config2 && echo moved"),
+            bash(
+                "mv",
+                "cat config/secrets/token.txt; mv config config2 && echo moved",
+            ),
             bash("read", "cat config2/secrets/token.txt; true"),
         ],
     );
@@ -647,6 +690,41 @@ fn a_read_denied_dir_stays_hidden_after_its_parent_is_renamed() {
         let text = text_of(&events, id);
         assert!(!text.contains("TOKEN-SECRET"), "{id}: {text}");
     }
+}
+
+#[test]
+#[ignore = "HOLE: what read-deny rules cover is looked up once, when the session starts: a file or dir that appears later (a token the user's tooling writes) is readable by the next command"]
+fn a_read_denied_path_that_appears_mid_session_is_hidden_from_the_next_command() {
+    use std::io::{BufRead, BufReader};
+    if !can_confine("hidden_late") {
+        return;
+    }
+    let s = scene(&format!("deny = [\"read(./secrets/**)\"]\n{CONFINED}"));
+    let mut child = agentcore(&s, User::Current, "bypass", &[]).spawn().unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let mut stdout = BufReader::new(child.stdout.take().unwrap()).lines();
+    stdin
+        .write_all(input(&[bash("first", "echo first")]).as_bytes())
+        .unwrap();
+    // Wait for the first call to end, then the secret appears.
+    let mut seen = Vec::new();
+    for line in stdout.by_ref() {
+        let line: Value = serde_json::from_str(&line.unwrap()).unwrap();
+        let done = line["type"] == "tool_exec_end";
+        seen.push(line);
+        if done {
+            break;
+        }
+    }
+    put(&s.root.join("secrets/token.txt"), "LATE-SECRET\n");
+    stdin
+        .write_all(input(&[bash("second", "cat secrets/token.txt; true")]).as_bytes())
+        .unwrap();
+    drop(stdin);
+    seen.extend(stdout.map(|l| serde_json::from_str::<Value>(&l.unwrap()).unwrap()));
+    child.wait().unwrap();
+    let text = text_of(&seen, "second");
+    assert!(!text.contains("LATE-SECRET"), "{text}");
 }
 
 /// A python script: `make PATH` prints the file handle of PATH; `open
@@ -1378,9 +1456,7 @@ fn a_background_job_that_double_forks_dies_with_the_session() {
     }}]});
     // The session ends when its input does; the job was never killed.
     let probe = bash("probe", "sleep 1; echo probed");
-    let mut child = agentcore(&s, User::Current, "bypass", &[])
-        .spawn()
-        .unwrap();
+    let mut child = agentcore(&s, User::Current, "bypass", &[]).spawn().unwrap();
     let mut stdin = child.stdin.take().unwrap();
     stdin.write_all(input(&[job, probe]).as_bytes()).unwrap();
     let started = Instant::now();
