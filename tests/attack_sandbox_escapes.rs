@@ -1271,6 +1271,39 @@ fn the_session_keyring_is_not_readable_inside() {
 }
 
 #[test]
+#[ignore = "HOLE (root only): a command run by root keeps CAP_FOWNER and makes a setuid-root executable in the workspace, a root shell for any local user who can reach it"]
+fn root_inside_cannot_leave_a_setuid_executable_behind() {
+    use std::os::unix::fs::MetadataExt;
+    if !can_confine("setuid") {
+        return;
+    }
+    if !nix::unistd::Uid::effective().is_root() {
+        println!("setuid: NOT RUN: only a command run by root can make a setuid-root file");
+        return;
+    }
+    let s = scene(CONFINED);
+    let events = run(
+        &s,
+        "bypass",
+        &[bash(
+            "s",
+            "cp /bin/sh rootsh && chmod 4755 rootsh; cp /bin/sh groupsh && chmod 2755 groupsh; \
+             install -m 4755 /bin/sh installed; true",
+        )],
+    );
+    for name in ["rootsh", "groupsh", "installed"] {
+        if let Ok(meta) = std::fs::metadata(s.root.join(name)) {
+            assert_eq!(
+                meta.mode() & 0o6000,
+                0,
+                "{name} is set-id {:o}: {events:?}",
+                meta.mode()
+            );
+        }
+    }
+}
+
+#[test]
 fn kernel_settings_and_the_hostname_cannot_be_changed_even_as_root() {
     if !can_confine("kernel_knobs") {
         return;
