@@ -1381,6 +1381,28 @@ fn dangerously_disable_sandbox_cannot_be_smuggled_past_approval() {
 }
 
 #[test]
+fn a_command_that_cannot_be_fully_confined_is_not_auto_allowed() {
+    for feature in [
+        "landlock",
+        "user-namespace",
+        "mount-namespace",
+        "pid-namespace",
+        "network-namespace",
+        "seccomp",
+    ] {
+        let s = scene(&format!(
+            "[sandbox]\nmode = \"auto\"\nassume_missing = [\"{feature}\"]\n"
+        ));
+        for mode in ["default", "accept-edits"] {
+            let events = run(&s, mode, &[bash("t", "touch made.txt")]);
+            let (outcome, text) = end(&events, "t");
+            assert_eq!(outcome, "denied", "{feature} {mode}: {text}");
+            assert!(!s.root.join("made.txt").exists(), "{feature} {mode}");
+        }
+    }
+}
+
+#[test]
 fn opaque_commands_under_a_deny_rule_are_not_auto_allowed() {
     if !can_confine("opaque") {
         return;
