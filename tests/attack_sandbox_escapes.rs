@@ -918,6 +918,33 @@ fn agentcore_and_the_commands_init_cannot_be_read_traced_or_signalled() {
     }
 }
 
+#[test]
+fn agentcore_run_inside_with_the_sandbox_off_is_still_confined() {
+    if !can_confine("nested_agentcore") {
+        return;
+    }
+    let s = scene(CONFINED);
+    put(&s.dir.join("off.toml"), "[sandbox]\nmode = \"off\"\n");
+    let inner = json!({"turn": [{"id": "i", "name": "bash", "args": {
+        "command": format!("echo pwned > {}/nested.txt; echo inner-ran", s.outside.display())
+    }}]});
+    let events = run(
+        &s,
+        "bypass",
+        &[bash(
+            "n",
+            &format!(
+                "echo '{inner}' | {} run --format jsonl --mode bypass --policy {} --root .; true",
+                env!("CARGO_BIN_EXE_agentcore"),
+                s.dir.join("off.toml").display()
+            ),
+        )],
+    );
+    let text = text_of(&events, "n");
+    assert!(text.contains("inner-ran"), "{text}");
+    assert!(names(&s.outside).is_empty(), "{text}");
+}
+
 // ---------------------------------------------------------------------
 // Sockets and syscalls.
 // ---------------------------------------------------------------------
