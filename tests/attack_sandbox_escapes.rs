@@ -337,7 +337,7 @@ fn a_hard_link_to_an_outside_file_cannot_be_made_or_written() {
 }
 
 #[test]
-#[ignore = "HOLE: a command replaces $TMPDIR/.shm with a symlink; the next command of the session may write wherever it points (Landlock rule and /dev/shm bind follow it)"]
+#[ignore = "HOLE: a command replaces $TMPDIR/.shm with a symlink; the next command of the session may write wherever it points (Landlock rule and /dev/shm bind follow it); removed, the host /dev/shm shows"]
 fn the_session_shm_dir_swapped_for_a_symlink_opens_nothing_to_the_next_command() {
     if !can_confine("shm_swap") {
         return;
@@ -397,6 +397,21 @@ fn the_session_shm_dir_swapped_for_a_symlink_opens_nothing_to_the_next_command()
         "[core]\n",
         "{events:?}"
     );
+    // Removed, not swapped: the next command sees the host's /dev/shm.
+    let probe = format!("/dev/shm/agentcore-attack-probe-{}", std::process::id());
+    std::fs::write(&probe, "HOST-SHM-SECRET\n").unwrap();
+    let s = scene(CONFINED);
+    let events = run(
+        &s,
+        "bypass",
+        &[
+            bash("rm", r#"rm -rf "$TMPDIR/.shm""#),
+            bash("read", &format!("cat {probe}; true")),
+        ],
+    );
+    let _ = std::fs::remove_file(&probe);
+    let text = text_of(&events, "read");
+    assert!(!text.contains("HOST-SHM-SECRET"), "{text}");
 }
 
 #[test]
