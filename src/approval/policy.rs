@@ -24,6 +24,15 @@ use crate::tools::workspace::Workspace;
 /// [[roots]]
 /// path = "../shared-docs"      # relative to the workspace root, or absolute, or ~/…
 /// access = "read-only"         # or "read-write" (default: "read-only")
+///
+/// # Claude Code command hooks, as in a settings file's "hooks" section.
+/// [hooks]
+/// fail_closed = true           # a hook that fails blocks (default: false)
+/// [[hooks.PreToolUse]]
+/// matcher = "Bash"
+/// [[hooks.PreToolUse.hooks]]
+/// type = "command"
+/// command = "./.claude/hooks/guard.sh"
 /// ```
 ///
 /// Every field is optional; an unknown field, an unknown mode or a rule
@@ -46,6 +55,10 @@ pub struct Policy {
     /// Extra workspace roots.
     #[serde(default)]
     pub roots: Vec<ExtraRoot>,
+    /// Claude Code command hooks, as in a settings file's `hooks`, and
+    /// `fail_closed` ([`HookConfig`](crate::hooks::HookConfig)).
+    #[serde(default)]
+    pub hooks: crate::hooks::HookConfig,
 }
 
 /// A workspace root the policy adds.

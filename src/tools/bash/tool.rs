@@ -423,7 +423,7 @@ fn render(
     text
 }
 
-fn default_shell() -> PathBuf {
+pub(crate) fn default_shell() -> PathBuf {
     let bash = Path::new("/bin/bash");
     if bash.exists() {
         bash.to_owned()
