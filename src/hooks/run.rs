@@ -31,6 +31,9 @@ pub const MAX_HOOK_OUTPUT: usize = 1 << 20;
 /// killed (one that cannot be killed, a setuid program, holds the pipe).
 const PIPE_GRACE: Duration = Duration::from_secs(2);
 
+/// How often to note the hook's processes while its shell runs.
+const TRACK_EVERY: Duration = Duration::from_millis(100);
+
 /// How often to look whether the hook's processes are gone.
 const POLL: Duration = Duration::from_millis(20);
 
@@ -129,16 +132,23 @@ pub(crate) async fn run(
         });
     }
 
-    let stop = tokio::select! {
-        biased;
-        _ = cancellation.cancelled() => Some(Ending::Cancelled),
-        _ = sleep(hook.timeout) => Some(Ending::TimedOut(hook.timeout)),
-        status = spawned.wait() => {
-            shell_awaited(pid);
-            match status {
-                Ok(status) => return finish(ending_of(status), procs, readers, &done, &stdout, &stderr).await,
-                Err(err) => Some(Ending::NotStarted(err.to_string())),
+    let deadline = Instant::now() + hook.timeout;
+    let stop = loop {
+        tokio::select! {
+            biased;
+            _ = cancellation.cancelled() => break Some(Ending::Cancelled),
+            _ = tokio::time::sleep_until(deadline) => break Some(Ending::TimedOut(hook.timeout)),
+            status = spawned.wait() => {
+                shell_awaited(pid);
+                match status {
+                    Ok(status) => return finish(ending_of(status), procs, readers, &done, &stdout, &stderr).await,
+                    Err(err) => break Some(Ending::NotStarted(err.to_string())),
+                }
             }
+            // What the hook starts is noted while the shell lives, so that
+            // what it leaves behind (even a process that left the session
+            // and scrubbed its environment) is still known as the hook's.
+            _ = sleep(TRACK_EVERY) => procs.track(),
         }
     };
     // Timed out or cancelled: TERM, then KILL after the grace, every
