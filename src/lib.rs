@@ -97,7 +97,8 @@
 //!
 //! More in `examples/`: `custom_tool`, `middleware` (audit, timeout and a
 //! rate limit at the insertion point), `axum_service` (events as
-//! server-sent events) and `subagent_tool`.
+//! server-sent events), `subagent_tool` and `hook_layer` (Claude Code hooks
+//! run unchanged, and the same formatter as a tower layer).
 
 // `unsafe` is allowed only for the process-group syscalls of the bash tool.
 #![deny(unsafe_code)]

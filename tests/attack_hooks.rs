@@ -62,10 +62,23 @@ async fn call(session: &Session, tool: &str, args: Value) -> ToolResult {
 
 #[tokio::test]
 async fn a_hook_allow_does_not_open_a_protected_path() {
-    let (dir, session) = start(Mode::AcceptEdits, one_hook("PreToolUse", "*", decides("allow")), None);
-    let result = call(&session, "write", json!({"file_path": ".env", "content": "A=1\n"})).await;
+    let (dir, session) = start(
+        Mode::AcceptEdits,
+        one_hook("PreToolUse", "*", decides("allow")),
+        None,
+    );
+    let result = call(
+        &session,
+        "write",
+        json!({"file_path": ".env", "content": "A=1\n"}),
+    )
+    .await;
     assert_eq!(result.outcome, Outcome::Denied);
-    assert!(result.text().contains("protected path"), "{}", result.text());
+    assert!(
+        result.text().contains("protected path"),
+        "{}",
+        result.text()
+    );
     assert!(!dir.path().join(".env").exists());
 }
 
@@ -79,15 +92,30 @@ async fn a_hook_allow_does_not_beat_a_deny_rule_or_plan_mode() {
     std::fs::write(dir.path().join("kept"), "").unwrap();
     let result = call(&session, "bash", json!({"command": "rm kept"})).await;
     assert_eq!(result.outcome, Outcome::Denied);
-    assert!(result.text().starts_with("denied by the policy rule deny \"bash(rm *)\""), "{}", result.text());
+    assert!(
+        result
+            .text()
+            .starts_with("denied by the policy rule deny \"bash(rm *)\""),
+        "{}",
+        result.text()
+    );
     assert!(dir.path().join("kept").exists());
     // An allowed command the deny rule cannot be checked against still asks.
     let result = call(&session, "bash", json!({"command": "eval \"rm kept\""})).await;
     assert_eq!(result.outcome, Outcome::Denied);
     assert!(dir.path().join("kept").exists());
 
-    let (dir, session) = start(Mode::Plan, one_hook("PreToolUse", "*", decides("allow")), None);
-    let result = call(&session, "write", json!({"file_path": "a.txt", "content": "a"})).await;
+    let (dir, session) = start(
+        Mode::Plan,
+        one_hook("PreToolUse", "*", decides("allow")),
+        None,
+    );
+    let result = call(
+        &session,
+        "write",
+        json!({"file_path": "a.txt", "content": "a"}),
+    )
+    .await;
     assert_eq!(result.outcome, Outcome::Denied);
     assert!(result.text().contains("planning mode"), "{}", result.text());
     assert!(!dir.path().join("a.txt").exists());
@@ -95,13 +123,20 @@ async fn a_hook_allow_does_not_beat_a_deny_rule_or_plan_mode() {
 
 #[tokio::test]
 async fn a_hook_ask_is_not_skipped_by_bypass_mode() {
-    let (_dir, session) = start(Mode::Bypass, one_hook("PreToolUse", "Bash", decides("ask")), None);
+    let (_dir, session) = start(
+        Mode::Bypass,
+        one_hook("PreToolUse", "Bash", decides("ask")),
+        None,
+    );
     let result = call(&session, "bash", json!({"command": "echo hi"})).await;
     assert_eq!(result.outcome, Outcome::Denied);
     assert!(
-        result.text().starts_with(
-            "approval required: the PreToolUse hook "
-        ) && result.text().contains("asks for the user's approval of this call: the hook says ask."),
+        result
+            .text()
+            .starts_with("approval required: the PreToolUse hook ")
+            && result
+                .text()
+                .contains("asks for the user's approval of this call: the hook says ask."),
         "{}",
         result.text()
     );
@@ -121,8 +156,11 @@ async fn a_hook_ask_goes_to_the_approver_with_the_hooks_reason() {
             seen.lock().unwrap().push(request.decision.reason.clone());
             async { ApprovalAnswer::AllowOnce }
         })));
-    let runner = HookRunner::new(one_hook("PreToolUse", "Bash", decides("ask")), workspace.root())
-        .with_approval(&engine);
+    let runner = HookRunner::new(
+        one_hook("PreToolUse", "Bash", decides("ask")),
+        workspace.root(),
+    )
+    .with_approval(&engine);
     let pipeline = Pipeline::builder()
         .registry(registry)
         .gate(Arc::new(PreToolUseGate::new(runner, engine)))
@@ -135,7 +173,11 @@ async fn a_hook_ask_goes_to_the_approver_with_the_hooks_reason() {
     assert_eq!(result.outcome, Outcome::Success, "{}", result.text());
     let asked = asked.lock().unwrap();
     assert_eq!(asked.len(), 1);
-    assert!(asked[0].ends_with("asks for the user's approval of this call: the hook says ask."), "{}", asked[0]);
+    assert!(
+        asked[0].ends_with("asks for the user's approval of this call: the hook says ask."),
+        "{}",
+        asked[0]
+    );
 }
 
 /// Whether `pid` names a live process (a zombie is dead).
@@ -160,7 +202,11 @@ async fn dies(pid: i32) -> bool {
 }
 
 fn pid_in(path: PathBuf) -> i32 {
-    std::fs::read_to_string(path).unwrap().trim().parse().unwrap()
+    std::fs::read_to_string(path)
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap()
 }
 
 #[tokio::test]
@@ -168,7 +214,11 @@ async fn what_a_hook_leaves_running_dies_with_it_even_outside_its_session_and_en
     // The helper leaves the session and scrubs its environment (no marker
     // variable); the hook lives long enough for it to be noted as its own.
     let hook = r#"cat > /dev/null; env -i setsid sh -c 'echo $$ > "$0/daemon.pid"; exec sleep 300' "$CLAUDE_PROJECT_DIR" < /dev/null > /dev/null 2>&1 & sleep 0.5; exit 0"#;
-    let (dir, session) = start(Mode::Bypass, one_hook("PreToolUse", "Bash", json!(hook)), None);
+    let (dir, session) = start(
+        Mode::Bypass,
+        one_hook("PreToolUse", "Bash", json!(hook)),
+        None,
+    );
     let result = call(&session, "bash", json!({"command": "echo ran"})).await;
     assert_eq!(result.outcome, Outcome::Success, "{}", result.text());
     let pid = pid_in(dir.path().join("daemon.pid"));
@@ -178,11 +228,19 @@ async fn what_a_hook_leaves_running_dies_with_it_even_outside_its_session_and_en
 #[tokio::test]
 async fn an_aborted_call_kills_its_running_hook() {
     let hook = r#"cat > /dev/null; echo $$ > "$CLAUDE_PROJECT_DIR/hook.pid"; sleep 300"#;
-    let (dir, session) = start(Mode::Bypass, one_hook("PreToolUse", "Bash", json!(hook)), None);
+    let (dir, session) = start(
+        Mode::Bypass,
+        one_hook("PreToolUse", "Bash", json!(hook)),
+        None,
+    );
     let (sink, _events) = EventSink::channel();
     let turn = session.turn(sink);
     let control = turn.control();
-    let running = tokio::spawn(turn.run(vec![ToolCall::new("c1", "bash", json!({"command": "echo no"}))]));
+    let running = tokio::spawn(turn.run(vec![ToolCall::new(
+        "c1",
+        "bash",
+        json!({"command": "echo no"}),
+    )]));
     let pid_file = dir.path().join("hook.pid");
     for _ in 0..500 {
         if std::fs::read_to_string(&pid_file).is_ok_and(|s| s.ends_with('\n')) {
@@ -228,11 +286,23 @@ async fn an_unknown_permission_decision_is_a_failure_not_an_allow() {
 async fn a_hook_that_reads_nothing_does_not_hang_a_large_call() {
     let (dir, session) = start(
         Mode::AcceptEdits,
-        one_hook("PreToolUse", "Write", json!({"type": "command", "command": "exit 0", "timeout": 30})),
+        one_hook(
+            "PreToolUse",
+            "Write",
+            json!({"type": "command", "command": "exit 0", "timeout": 30}),
+        ),
         None,
     );
     let content = "x".repeat(3 << 20);
-    let result = call(&session, "write", json!({"file_path": "big.txt", "content": content})).await;
+    let result = call(
+        &session,
+        "write",
+        json!({"file_path": "big.txt", "content": content}),
+    )
+    .await;
     assert_eq!(result.outcome, Outcome::Success, "{}", result.text());
-    assert_eq!(std::fs::metadata(dir.path().join("big.txt")).unwrap().len(), 3 << 20);
+    assert_eq!(
+        std::fs::metadata(dir.path().join("big.txt")).unwrap().len(),
+        3 << 20
+    );
 }

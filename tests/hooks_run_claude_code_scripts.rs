@@ -156,7 +156,11 @@ async fn a_hook_denies_by_json_with_its_reason_and_sees_absolute_paths() {
 async fn updated_input_is_run_and_judged_as_rewritten() {
     // Default mode: commands ask, and with no one to ask they are denied;
     // the hook's "allow" skips that ask, and its rewrite is what runs.
-    let hooks = one_hook("PreToolUse", "Bash", json!(fixture("python3_everywhere.py")));
+    let hooks = one_hook(
+        "PreToolUse",
+        "Bash",
+        json!(fixture("python3_everywhere.py")),
+    );
     let project = Project::new(Mode::Default, hooks.clone());
     let (result, events) = project
         .call("c1", "bash", json!({"command": "python -c 'print(6*7)'"}))
@@ -178,9 +182,15 @@ async fn updated_input_is_run_and_judged_as_rewritten() {
 
     // Not rewritten, not allowed by the hook: the engine asks, no one can
     // answer.
-    let (result, _) = project.call("c2", "bash", json!({"command": "echo hi"})).await;
+    let (result, _) = project
+        .call("c2", "bash", json!({"command": "echo hi"}))
+        .await;
     assert_eq!(result.outcome, Outcome::Denied);
-    assert!(result.text().starts_with("approval required: "), "{}", result.text());
+    assert!(
+        result.text().starts_with("approval required: "),
+        "{}",
+        result.text()
+    );
 
     // A deny rule judges the rewritten command: deny wins over the hook's
     // allow.
@@ -202,7 +212,9 @@ async fn updated_input_is_run_and_judged_as_rewritten() {
 async fn an_invalid_rewrite_is_denied_with_the_validation_message() {
     let command = r#"cat > /dev/null; echo '{"hookSpecificOutput": {"hookEventName": "PreToolUse", "updatedInput": {"command": 5, "timeout": "soon"}}}'"#;
     let project = Project::new(Mode::Bypass, one_hook("PreToolUse", "Bash", json!(command)));
-    let (result, _) = project.call("c1", "bash", json!({"command": "echo hi"})).await;
+    let (result, _) = project
+        .call("c1", "bash", json!({"command": "echo hi"}))
+        .await;
     assert_eq!(result.outcome, Outcome::Denied);
     assert!(
         result.text().starts_with(&format!(
@@ -217,7 +229,9 @@ async fn an_invalid_rewrite_is_denied_with_the_validation_message() {
 async fn a_crashing_hook_fails_open_by_default() {
     let crash = fixture("crash.sh");
     let project = Project::new(Mode::Bypass, one_hook("PreToolUse", "*", json!(crash)));
-    let (result, events) = project.call("c1", "bash", json!({"command": "echo ran"})).await;
+    let (result, events) = project
+        .call("c1", "bash", json!({"command": "echo ran"}))
+        .await;
     assert_eq!(result.outcome, Outcome::Success);
     assert!(result.text().contains("ran"));
     let update = &hook_updates(&events)[0];
@@ -238,7 +252,9 @@ async fn a_crashing_hook_blocks_when_it_says_on_failure_block() {
         ),
     );
     std::fs::write(project.path("kept"), "").unwrap();
-    let (result, events) = project.call("c1", "bash", json!({"command": "rm kept"})).await;
+    let (result, events) = project
+        .call("c1", "bash", json!({"command": "rm kept"}))
+        .await;
     assert_eq!(result.outcome, Outcome::Denied);
     assert_eq!(
         result.text(),
@@ -267,7 +283,9 @@ async fn a_crashing_hook_blocks_when_the_policy_fails_closed() {
     let project = Project::with(Mode::Bypass, HookConfig::default(), |config| {
         config.policy = Some(policy);
     });
-    let (result, _) = project.call("c1", "bash", json!({"command": "echo no"})).await;
+    let (result, _) = project
+        .call("c1", "bash", json!({"command": "echo no"}))
+        .await;
     assert_eq!(result.outcome, Outcome::Denied);
     assert_eq!(
         result.text(),
@@ -293,11 +311,15 @@ async fn a_hook_past_its_timeout_is_killed_with_everything_it_started() {
     let mut hooks = one_hook("PreToolUse", "Bash", hook);
     hooks.fail_closed = true;
     let project = Project::new(Mode::Bypass, hooks);
-    let (result, events) = project.call("c1", "bash", json!({"command": "echo no"})).await;
+    let (result, events) = project
+        .call("c1", "bash", json!({"command": "echo no"}))
+        .await;
     assert_eq!(result.outcome, Outcome::Denied);
     assert_eq!(
         result.text(),
-        format!("PreToolUse hook \"{sleepy}\" failed (timed out after 1 s); blocking as configured.")
+        format!(
+            "PreToolUse hook \"{sleepy}\" failed (timed out after 1 s); blocking as configured."
+        )
     );
     let update = &hook_updates(&events)[0];
     assert_eq!(update["exit"], Value::Null);
@@ -323,7 +345,9 @@ async fn a_hook_past_its_timeout_is_killed_with_everything_it_started() {
 async fn a_timed_out_hook_fails_open_by_default() {
     let hook = json!({"type": "command", "command": "sleep 30", "timeout": 0.5});
     let project = Project::new(Mode::Bypass, one_hook("PreToolUse", "Bash", hook));
-    let (result, events) = project.call("c1", "bash", json!({"command": "echo ran"})).await;
+    let (result, events) = project
+        .call("c1", "bash", json!({"command": "echo ran"}))
+        .await;
     assert_eq!(result.outcome, Outcome::Success);
     assert_eq!(hook_updates(&events)[0]["error"], "timed out after 0.5 s");
 }
@@ -339,7 +363,9 @@ async fn a_formatter_changes_the_edited_file_and_the_next_edit_must_read_it_agai
         ),
     );
     std::fs::write(project.path("a.py"), "x = 1\ny = 2\n").unwrap();
-    let (read, _) = project.call("r", "read", json!({"file_path": "a.py"})).await;
+    let (read, _) = project
+        .call("r", "read", json!({"file_path": "a.py"}))
+        .await;
     assert_eq!(read.outcome, Outcome::Success);
     let (edit, events) = project
         .call(
@@ -366,7 +392,9 @@ async fn a_formatter_changes_the_edited_file_and_the_next_edit_must_read_it_agai
     assert_eq!(next.outcome, Outcome::Failed, "{}", next.text());
     assert_eq!(next.error_code, Some(3));
     // Read again, and the edit lands.
-    project.call("r2", "read", json!({"file_path": "a.py"})).await;
+    project
+        .call("r2", "read", json!({"file_path": "a.py"}))
+        .await;
     let (again, _) = project
         .call(
             "e3",
@@ -465,12 +493,20 @@ async fn post_tool_use_failure_hooks_see_the_error_and_add_to_it() {
 async fn hooks_see_the_call_as_claude_code_describes_it() {
     let project = Project::new(
         Mode::Default,
-        one_hook("PreToolUse", "Read", json!(format!("{} pre", fixture("record.sh")))),
+        one_hook(
+            "PreToolUse",
+            "Read",
+            json!(format!("{} pre", fixture("record.sh"))),
+        ),
     );
     std::fs::create_dir(project.path("src")).unwrap();
     std::fs::write(project.path("src/lib.rs"), "fn main() {}\n").unwrap();
     let (result, _) = project
-        .call("toolu_01", "read", json!({"file_path": "./src/lib.rs", "limit": "5"}))
+        .call(
+            "toolu_01",
+            "read",
+            json!({"file_path": "./src/lib.rs", "limit": "5"}),
+        )
         .await;
     assert_eq!(result.outcome, Outcome::Success);
     let input: Value =
@@ -513,10 +549,19 @@ async fn matchers_are_regexes_over_claude_code_names() {
         ("c1", "read", json!({"file_path": "a.txt"})),
         ("c2", "glob", json!({"pattern": "*.txt"})),
         ("c3", "ls", json!({"path": "."})),
-        ("c4", "write", json!({"file_path": "b.txt", "content": "b\n"})),
+        (
+            "c4",
+            "write",
+            json!({"file_path": "b.txt", "content": "b\n"}),
+        ),
     ] {
         let (result, _) = project.call(id, tool, args).await;
-        assert_eq!(result.outcome, Outcome::Success, "{tool}: {}", result.text());
+        assert_eq!(
+            result.outcome,
+            Outcome::Success,
+            "{tool}: {}",
+            result.text()
+        );
     }
     let mut lines: Vec<String> = std::fs::read_to_string(project.path("hooks.log"))
         .unwrap()
@@ -527,7 +572,13 @@ async fn matchers_are_regexes_over_claude_code_names() {
     assert_eq!(
         lines,
         [
-            "ALL Glob", "ALL LS", "ALL Read", "ALL Write", "G Glob", "L LS", "W Write"
+            "ALL Glob",
+            "ALL LS",
+            "ALL Read",
+            "ALL Write",
+            "G Glob",
+            "L LS",
+            "W Write"
         ]
     );
 }
@@ -565,7 +616,11 @@ async fn the_documented_claude_code_settings_load_unchanged_and_run() {
     // The documented PostToolUse formatter is not in this project: its
     // failure (exit 127) does not block.
     let (result, events) = project
-        .call("c2", "write", json!({"file_path": "README.md", "content": "# x\n"}))
+        .call(
+            "c2",
+            "write",
+            json!({"file_path": "README.md", "content": "# x\n"}),
+        )
         .await;
     assert_eq!(result.outcome, Outcome::Success, "{}", result.text());
     let updates = hook_updates(&events);
@@ -594,8 +649,9 @@ async fn hooks_of_one_event_run_side_by_side() {
         Mode::Bypass,
         HookConfig::from_settings_json(&settings.to_string()).unwrap(),
     );
-    let (result, events) = project.call("c1", "bash", json!({"command": "echo ok"})).await;
+    let (result, events) = project
+        .call("c1", "bash", json!({"command": "echo ok"}))
+        .await;
     assert_eq!(result.outcome, Outcome::Success, "{}", result.text());
     assert_eq!(hook_updates(&events).len(), 2);
 }
-

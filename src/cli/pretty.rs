@@ -139,10 +139,12 @@ impl Pretty {
                 payload,
             } => {
                 let title = self.title(call_id);
-                let field = |k: &str| payload.get(k).map(|v| match v {
-                    Value::String(s) => s.clone(),
-                    other => other.to_string(),
-                });
+                let field = |k: &str| {
+                    payload.get(k).map(|v| match v {
+                        Value::String(s) => s.clone(),
+                        other => other.to_string(),
+                    })
+                };
                 let line = format!(
                     "{} {} exit {} {} ms: {}",
                     field("hook_event_name").unwrap_or_default(),

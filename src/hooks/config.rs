@@ -223,11 +223,7 @@ struct RawHook {
     command: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     timeout: Option<f64>,
-    #[serde(
-        default,
-        rename = "onFailure",
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(default, rename = "onFailure", skip_serializing_if = "Option::is_none")]
     on_failure: Option<OnFailure>,
 }
 
@@ -529,8 +525,14 @@ mod tests {
             err.to_string().contains("not a valid regular expression"),
             "{err}"
         );
-        let err = HookConfig::from_settings_json(r#"{"hooks": {"PreToolUse": [{"hooks": [{"type": "command"}]}]}}"#).unwrap_err();
-        assert!(err.to_string().contains("needs a non-empty `command`"), "{err}");
+        let err = HookConfig::from_settings_json(
+            r#"{"hooks": {"PreToolUse": [{"hooks": [{"type": "command"}]}]}}"#,
+        )
+        .unwrap_err();
+        assert!(
+            err.to_string().contains("needs a non-empty `command`"),
+            "{err}"
+        );
     }
 
     #[test]

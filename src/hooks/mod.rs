@@ -162,10 +162,7 @@ impl HookRunner {
         extra: Map<String, Value>,
         cx: &CallContext,
     ) -> Vec<(HookRun, Reply)> {
-        let hooks = self
-            .inner
-            .config
-            .matching(event, &claude_tool_name(tool));
+        let hooks = self.inner.config.matching(event, &claude_tool_name(tool));
         if hooks.is_empty() {
             return Vec::new();
         }

@@ -192,7 +192,9 @@ async fn after(
     if !blocks.is_empty() {
         let ran = match event {
             HookEvent::PostToolUseFailure => "The tool already ran and failed; its error follows.",
-            _ => "The tool already ran: what it did stays done (check it before you go on); its output follows.",
+            _ => {
+                "The tool already ran: what it did stays done (check it before you go on); its output follows."
+            }
         };
         let text = format!("{}\n{ran}", blocks.join("\n"));
         executed.content_mut().insert(0, Content::text(text));

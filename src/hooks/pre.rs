@@ -279,14 +279,13 @@ fn combine(runs: &[(HookRun, Reply)], fail_closed: bool, cx: &CallContext) -> Pr
             },
             Reply::Json(output) => {
                 let specific = output.hook_specific_output.clone().unwrap_or_default();
-                let decision = specific
-                    .permission_decision
-                    .clone()
-                    .or_else(|| match output.decision.as_deref() {
+                let decision = specific.permission_decision.clone().or_else(|| {
+                    match output.decision.as_deref() {
                         Some("approve") => Some("allow".to_owned()),
                         Some("block") => Some("deny".to_owned()),
                         _ => None,
-                    });
+                    }
+                });
                 let reason = specific
                     .permission_decision_reason
                     .clone()

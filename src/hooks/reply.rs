@@ -78,7 +78,9 @@ impl Reply {
                 }
                 match serde_json::from_str::<HookOutput>(out) {
                     Ok(output) => Reply::Json(Box::new(output)),
-                    Err(err) => Reply::Failed(format!("exit 0, but its JSON output is invalid: {err}")),
+                    Err(err) => {
+                        Reply::Failed(format!("exit 0, but its JSON output is invalid: {err}"))
+                    }
                 }
             }
             Ending::Exited(2) => Reply::Block(run.stderr.trim().to_owned()),
@@ -89,7 +91,11 @@ impl Reply {
 
     /// How the hook failed, if it did and the failure blocks: the hook's
     /// `"onFailure": "block"` or `fail_closed`.
-    pub(crate) fn blocking_failure<'a>(&'a self, run: &HookRun, fail_closed: bool) -> Option<&'a str> {
+    pub(crate) fn blocking_failure<'a>(
+        &'a self,
+        run: &HookRun,
+        fail_closed: bool,
+    ) -> Option<&'a str> {
         match self {
             Reply::Failed(how) if fail_closed || run.hook.on_failure == OnFailure::Block => {
                 Some(how)

@@ -19,8 +19,8 @@ use tokio::time::{Instant, sleep, timeout};
 
 use super::config::CommandHook;
 use crate::tools::bash::spawning::{
-    CALL_MARKER, CallProcesses, KILL_GRACE, default_shell, new_token, prepare_child,
-    shell_awaited, spawn_registered,
+    CALL_MARKER, CallProcesses, KILL_GRACE, default_shell, new_token, prepare_child, shell_awaited,
+    spawn_registered,
 };
 
 /// Bytes of stdout and of stderr kept of one hook; the rest is read and
@@ -326,7 +326,13 @@ mod tests {
             sleep(Duration::from_millis(200)).await;
             cancel.cancel(agentcore_stages::CancelReason::Abort);
         });
-        let run = run(&hook("sleep 30", 60.0), Vec::new(), dir.path(), &cancellation).await;
+        let run = run(
+            &hook("sleep 30", 60.0),
+            Vec::new(),
+            dir.path(),
+            &cancellation,
+        )
+        .await;
         assert_eq!(run.ending, Ending::Cancelled);
     }
 
