@@ -261,7 +261,8 @@ impl From<HookEntry> for RawHook {
             HookEntry::Command(hook) => RawHook {
                 kind: "command".to_owned(),
                 command: Some(hook.command),
-                timeout: (hook.timeout != DEFAULT_HOOK_TIMEOUT).then(|| hook.timeout.as_secs_f64()),
+                timeout: (hook.timeout != DEFAULT_HOOK_TIMEOUT)
+                    .then_some(hook.timeout.as_secs_f64()),
                 on_failure: (hook.on_failure == OnFailure::Block).then_some(OnFailure::Block),
             },
             HookEntry::Other(kind) => RawHook {

@@ -17,8 +17,8 @@
 //!   (`Denied`, so the breaker does not count it); `additionalContext` is
 //!   appended to the result as a text block.
 //!
-//! Each hook is a process run like a bash command ([`run`](self) module
-//! docs): the call on stdin as JSON (`session_id`, `cwd`,
+//! Each hook is a process run like a bash command (`bash -c COMMAND` at
+//! the workspace root): the call on stdin as JSON (`session_id`, `cwd`,
 //! `hook_event_name`, `permission_mode`, `tool_name`, `tool_input`,
 //! `tool_use_id`, and `tool_response` or `error`), `CLAUDE_PROJECT_DIR`
 //! and `AGENTCORE_PROJECT_DIR` set to the workspace root, a process group
