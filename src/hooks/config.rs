@@ -396,19 +396,40 @@ impl HookConfig {
     }
 
     /// The command hooks of `event` whose matcher matches the tool of this
-    /// Claude Code name, in the order written.
+    /// Claude Code name, in the order written; the same command matched
+    /// twice runs once (as in Claude Code), with the first one's settings.
     pub fn matching(&self, event: HookEvent, tool_name: &str) -> Vec<CommandHook> {
-        self.events
+        let mut hooks: Vec<CommandHook> = Vec::new();
+        for hook in self
+            .events
             .get(event.as_str())
             .into_iter()
             .flatten()
             .filter(|group| group.matcher.matches(tool_name))
             .flat_map(|group| &group.hooks)
             .filter_map(|entry| match entry {
-                HookEntry::Command(hook) => Some(hook.clone()),
+                HookEntry::Command(hook) => Some(hook),
                 HookEntry::Other(_) => None,
             })
-            .collect()
+        {
+            if !hooks.iter().any(|h| h.command == hook.command) {
+                hooks.push(hook.clone());
+            }
+        }
+        hooks
+    }
+
+    /// Every command hook of the events agentcore runs.
+    pub fn commands(&self) -> impl Iterator<Item = &CommandHook> {
+        HookEvent::ALL
+            .into_iter()
+            .filter_map(|event| self.events.get(event.as_str()))
+            .flatten()
+            .flat_map(|group| &group.hooks)
+            .filter_map(|entry| match entry {
+                HookEntry::Command(hook) => Some(hook),
+                HookEntry::Other(_) => None,
+            })
     }
 
     /// The one notice to print (on stderr) about what is configured but
@@ -534,6 +555,21 @@ mod tests {
             err.to_string().contains("needs a non-empty `command`"),
             "{err}"
         );
+    }
+
+    #[test]
+    fn the_same_command_matched_twice_runs_once() {
+        let config = HookConfig::from_settings_json(
+            r#"{"hooks": {"PreToolUse": [
+                {"matcher": "Bash", "hooks": [{"type": "command", "command": "a", "timeout": 3}]},
+                {"matcher": "*", "hooks": [{"type": "command", "command": "a"}, {"type": "command", "command": "b"}]}
+            ]}}"#,
+        )
+        .unwrap();
+        let hooks = config.matching(HookEvent::PreToolUse, "Bash");
+        let commands: Vec<&str> = hooks.iter().map(|h| h.command.as_str()).collect();
+        assert_eq!(commands, ["a", "b"]);
+        assert_eq!(hooks[0].timeout, Duration::from_secs(3));
     }
 
     #[test]

@@ -62,7 +62,7 @@ pub fn tool_input(tool: &str, args: &Value, root: &Path) -> Value {
 }
 
 /// `path` against `root`, `.` and `..` resolved by the letter.
-fn absolute(path: &Path, root: &Path) -> PathBuf {
+pub(crate) fn absolute(path: &Path, root: &Path) -> PathBuf {
     let joined = root.join(path);
     let mut out = PathBuf::new();
     for part in joined.components() {

@@ -26,6 +26,18 @@
 //! event run side by side. Tool names are Claude Code's
 //! ([`claude_tool_name`]), file paths in `tool_input` absolute.
 //!
+//! The hooks' own files are guarded: hooks run outside any sandbox with
+//! the session's environment, so a call that writes into the workspace's
+//! `.claude/` folder or to a file a hook command names asks (a deny when no
+//! one can be asked), even where a hook or the mode allows it; not in
+//! bypass mode, where protected paths do not ask either.
+//!
+//! A PostToolUse hook that changes a file (a formatter) does not refresh
+//! the read-before-write ledger: the model saw its own write, not the
+//! hook's, so its next `edit` or `write` of that file is refused with code
+//! 3 until it reads the file again, rather than working from text that is
+//! no longer there.
+//!
 //! A hook that fails (an exit other than 0 and 2, a signal, a timeout,
 //! JSON that does not parse) is a non-blocking error, as in Claude Code,
 //! unless it says `"onFailure": "block"` or the configuration has
@@ -63,6 +75,7 @@ mod config;
 mod input;
 mod post;
 mod pre;
+mod protect;
 mod reply;
 mod run;
 
@@ -102,6 +115,7 @@ struct RunnerInner {
     root: PathBuf,
     session_id: String,
     approval: Option<ApprovalEngine>,
+    files: protect::HookFiles,
 }
 
 impl HookRunner {
@@ -112,8 +126,10 @@ impl HookRunner {
             .duration_since(std::time::UNIX_EPOCH)
             .map(|d| d.as_nanos())
             .unwrap_or_default();
+        let files = protect::HookFiles::new(&config, root.as_ref());
         Self {
             inner: Arc::new(RunnerInner {
+                files,
                 config,
                 root: root.as_ref().to_path_buf(),
                 session_id: format!("agentcore-{}-{nanos:x}", std::process::id()),

@@ -13,7 +13,9 @@ use super::input::tool_input;
 use super::reply::{self, Reply};
 use super::run::HookRun;
 use super::{HookRunner, report};
-use crate::approval::{ApprovalEngine, Decision, DecisionSource, RuleKind, Verdict};
+use crate::approval::{
+    ApprovalEngine, Decision, DecisionSource, Mode, Permissions, RuleKind, Verdict,
+};
 use crate::{Content, Gate, GateDecision, GateRequest};
 
 /// A [`Gate`] that runs the PreToolUse hooks first, then the approval
@@ -70,9 +72,10 @@ impl PreToolUseGate {
     }
 
     /// The hooks of `runner`, then any gate (`None`: allow). A hook's
-    /// `allow` and `ask` need the approval engine to mean anything; over
-    /// another gate they leave the decision to it (over none, `ask` is a
-    /// deny: no one can be asked). Denials and rewrites work the same.
+    /// `allow` needs the approval engine to mean anything: over another
+    /// gate it leaves the decision to that gate; an `ask` (and a write to
+    /// a hook's own file) is a deny, since no one is known who could be
+    /// asked. Denials and rewrites work the same.
     pub fn over(runner: HookRunner, gate: Option<Arc<dyn Gate>>) -> Self {
         Self {
             runner,
@@ -150,8 +153,21 @@ impl PreToolUseGate {
                 )));
             }
         }
+        let mut permission = verdict.permission;
+        let access = Permissions::of(request.tool.tool().as_ref(), &request.args);
+        let bypass = match &self.next {
+            Next::Engine(engine) => engine.mode() == Mode::Bypass,
+            _ => false,
+        };
+        if !bypass && let Some(path) = self.runner.inner.files.touched(&access, self.runner.root())
+        {
+            permission = Some(Permission::Ask(format!(
+                "{} belongs to the configured hooks, which run outside any sandbox with the session's environment, so changing it needs the user's approval.",
+                path.display()
+            )));
+        }
         let args = request.args.clone();
-        let decision = self.next_decision(request, verdict.permission).await;
+        let decision = self.next_decision(request, permission).await;
         match decision {
             GateDecision::Allow if rewritten => GateDecision::Rewrite(args),
             other => other,
@@ -170,9 +186,12 @@ impl PreToolUseGate {
                 Some(Permission::Ask(reason)) => GateDecision::Deny(Some(unanswered(&reason))),
                 _ => GateDecision::Allow,
             },
-            Next::Gate(gate) => match gate.decide(request).await {
-                Ok(decision) => decision,
-                Err(err) => GateDecision::Deny(Some(err.to_string())),
+            Next::Gate(gate) => match permission {
+                Some(Permission::Ask(reason)) => GateDecision::Deny(Some(unanswered(&reason))),
+                _ => match gate.decide(request).await {
+                    Ok(decision) => decision,
+                    Err(err) => GateDecision::Deny(Some(err.to_string())),
+                },
             },
             Next::Engine(engine) => {
                 if let Some(Permission::Ask(reason)) = &permission
