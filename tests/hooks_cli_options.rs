@@ -165,3 +165,63 @@ fn other_events_and_hook_types_get_one_notice_on_stderr() {
         "agentcore: hooks: ignoring the events SessionStart, Stop and hooks of type \"prompt\"; agentcore runs command hooks of PreToolUse, PostToolUse and PostToolUseFailure only\n"
     );
 }
+
+#[test]
+fn mcp_runs_the_hooks_of_its_hooks_file() {
+    use std::io::{BufRead, BufReader, Write};
+
+    let root = tempfile::tempdir().unwrap();
+    let file = settings(
+        root.path(),
+        "settings.json",
+        json!({"hooks": {"PreToolUse": [{"matcher": "Bash",
+            "hooks": [{"type": "command", "command": fixture("block_rm_rf.sh")}]}]}}),
+    );
+    std::fs::create_dir(root.path().join("build")).unwrap();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_agentcore"))
+        .args(["mcp", "--mode", "bypass", "--root"])
+        .arg(root.path())
+        .args(["--hooks", &file])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut stdin = Some(child.stdin.take().unwrap());
+    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    let mut send = |message: serde_json::Value| {
+        let pipe = stdin.as_mut().unwrap();
+        writeln!(pipe, "{message}").unwrap();
+        pipe.flush().unwrap();
+    };
+    send(
+        json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {},
+        "clientInfo": {"name": "hooks-test", "version": "1"}}}),
+    );
+    let mut response = |id: i64| loop {
+        let line = lines.next().unwrap().unwrap();
+        let message: serde_json::Value = serde_json::from_str(&line).unwrap();
+        if message["id"] == id {
+            return message;
+        }
+    };
+    assert!(response(1)["result"].is_object());
+    send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+    send(
+        json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {
+        "name": "bash", "arguments": {"command": "rm -rf build"}}}),
+    );
+    let result = response(2)["result"].clone();
+    assert_eq!(result["isError"], true, "{result}");
+    assert!(
+        result["content"][0]["text"]
+            .as_str()
+            .is_some_and(|t| t.contains("Blocked: rm -rf is not allowed")),
+        "{result}"
+    );
+    assert!(root.path().join("build").is_dir());
+    // End of input ends the server.
+    drop(stdin.take());
+    assert!(child.wait().unwrap().success());
+}
