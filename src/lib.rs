@@ -25,6 +25,7 @@
 //! | [`stages`] (and the re-exports at this crate's root) | One call's pipeline: [`Tool`], [`TypedTool`], [`Call`] and its states, the stages, [`Pipeline`], [`ToolRegistry`], [`Event`], [`Gate`] |
 //! | [`tools`] | The built-in tools, one file (or folder) per tool: its `Args` type (the schema the model sees), its `permissions()` (what a call touches) and its execution; the workspace, the read-before-write ledger and the shared file helpers beside them; bash's background jobs in `tools::bash` (the job table, `Jobs`), read and stopped by `bash_output` and `kill_shell` |
 //! | [`approval`] | The approval engine, an ordinary [`Gate`]: rules and their typed targets, modes, policy files, the bash command analysis, permissions |
+//! | [`hooks`] | Claude Code command hooks run unchanged: PreToolUse in the gate before the approval engine, PostToolUse and PostToolUseFailure as a tower layer after Execute; their configuration (settings files, the policy's `[hooks]` table) and their processes |
 //! | [`scheduler`] | A tower service around the pipeline that admits calls in arrival order: concurrency-safe calls side by side, unsafe calls alone |
 //! | [`turn`] | One assistant message's calls in, results in source order, tool-result messages and a `ModelResponse` out; steering and abort |
 //! | [`session`] | The built-in tools, approval engine, pipeline and scheduler wired together, and built from the CLI's options, as `agentcore run` and `agentcore mcp` use them; the session owns the background jobs and kills them when it ends |
@@ -96,7 +97,8 @@
 //!
 //! More in `examples/`: `custom_tool`, `middleware` (audit, timeout and a
 //! rate limit at the insertion point), `axum_service` (events as
-//! server-sent events) and `subagent_tool`.
+//! server-sent events), `subagent_tool` and `hook_layer` (Claude Code hooks
+//! run unchanged, and the same formatter as a tower layer).
 
 // `unsafe` is allowed only for the process-group syscalls of the bash tool.
 #![deny(unsafe_code)]
@@ -124,6 +126,7 @@ pub use agentcore_stages::{
 pub use agentcore_stages::texts;
 
 pub mod approval;
+pub mod hooks;
 // The bounded JSON Lines reader the binary's `run` and the MCP server
 // share; public for the binary, not part of the library's API.
 #[doc(hidden)]

@@ -9,9 +9,10 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use agentcore_stages::typed::TypedTool;
-use agentcore_stages::{EventSink, Pipeline, Tool, ToolRegistry};
+use agentcore_stages::{EventSink, Gate, Pipeline, Tool, ToolRegistry};
 
 use crate::approval::{ApprovalEngine, Mode, Policy, PolicyError, RootAccess};
+use crate::hooks::{HookConfig, HookConfigError, HookRunner, PostToolUseLayer, PreToolUseGate};
 use crate::sandbox::{Sandbox, SandboxError, SandboxMode, SandboxPolicy};
 use crate::scheduler::{Scheduler, SchedulerConfig, SteeringPolicy};
 use crate::tools::bash::{BashTool, JobExit, JobLimits, Jobs, OutputDir};
@@ -48,6 +49,9 @@ pub struct SessionConfig {
     /// table (or, without a policy, the default: `auto`, no network,
     /// `auto_allow`).
     pub sandbox: Option<SandboxPolicy>,
+    /// Claude Code command hooks (`--hooks FILE`), run after the policy's
+    /// `[hooks]`; see [`crate::hooks`].
+    pub hooks: HookConfig,
 }
 
 impl SessionConfig {
@@ -64,6 +68,7 @@ impl SessionConfig {
             steering: SteeringPolicy::SkipPending,
             jobs: JobLimits::default(),
             sandbox: None,
+            hooks: HookConfig::default(),
         }
     }
 
@@ -74,6 +79,28 @@ impl SessionConfig {
             .clone()
             .or_else(|| self.policy.as_ref().map(|p| p.sandbox.clone()))
             .unwrap_or_default()
+    }
+
+    /// Adds the hooks of these Claude Code settings files (`--hooks FILE`,
+    /// repeatable), in order; a file that cannot be read or parsed is an
+    /// error naming it and the place.
+    pub fn add_hook_files(&mut self, files: &[PathBuf]) -> Result<(), SessionError> {
+        for file in files {
+            self.hooks.merge(HookConfig::load_settings(file)?);
+        }
+        Ok(())
+    }
+
+    /// Every hook the session runs: the policy's `[hooks]`, then
+    /// [`SessionConfig::hooks`].
+    pub fn all_hooks(&self) -> HookConfig {
+        let mut all = self
+            .policy
+            .as_ref()
+            .map(|p| p.hooks.clone())
+            .unwrap_or_default();
+        all.merge(self.hooks.clone());
+        all
     }
 
     /// The configuration `agentcore run` and `agentcore mcp` start from
@@ -128,6 +155,9 @@ pub enum SessionError {
     /// be used.
     #[error(transparent)]
     Policy(#[from] PolicyError),
+    /// A hooks settings file cannot be read or parsed.
+    #[error(transparent)]
+    Hooks(#[from] HookConfigError),
 }
 
 /// How a session's commands are confined.
@@ -246,13 +276,27 @@ impl Session {
             &jobs,
             bash.jobs(jobs.clone()),
         ));
+        // Hooks: PreToolUse in the gate before the engine, PostToolUse
+        // after Execute.
+        let hooks = config.all_hooks();
+        let hooks = (!hooks.is_empty())
+            .then(|| HookRunner::new(hooks, workspace.root()).with_approval(&approval));
+        let gate: Arc<dyn Gate> = match &hooks {
+            Some(runner) => Arc::new(PreToolUseGate::new(runner.clone(), approval.clone())),
+            None => Arc::new(approval.clone()),
+        };
         let pipeline = Pipeline::builder()
             .registry(registry.clone())
-            .gate(Arc::new(approval.clone()))
+            .gate(gate)
             .max_tool_errors(config.max_tool_errors)
             .build();
+        let service = match hooks {
+            Some(runner) => pipeline
+                .service_with(tower::ServiceBuilder::new().layer(PostToolUseLayer::new(runner))),
+            None => pipeline.service(),
+        };
         let scheduler = Scheduler::new(
-            pipeline.service(),
+            service,
             registry.clone(),
             SchedulerConfig {
                 max_concurrency: config.max_concurrency,

@@ -32,6 +32,15 @@ use crate::tools::workspace::Workspace;
 /// network = false
 /// writable = ["~/.cargo/registry", "~/.cargo/git"]
 /// auto_allow = true
+///
+/// # Claude Code command hooks, as in a settings file's "hooks" section.
+/// [hooks]
+/// fail_closed = true           # a hook that fails blocks (default: false)
+/// [[hooks.PreToolUse]]
+/// matcher = "Bash"
+/// [[hooks.PreToolUse.hooks]]
+/// type = "command"
+/// command = "./.claude/hooks/guard.sh"
 /// ```
 ///
 /// Every field is optional; an unknown field, an unknown mode or a rule
@@ -57,6 +66,10 @@ pub struct Policy {
     /// How commands are confined: the `[sandbox]` table.
     #[serde(default)]
     pub sandbox: SandboxPolicy,
+    /// Claude Code command hooks, as in a settings file's `hooks`, and
+    /// `fail_closed` ([`HookConfig`](crate::hooks::HookConfig)).
+    #[serde(default)]
+    pub hooks: crate::hooks::HookConfig,
 }
 
 /// A workspace root the policy adds.

@@ -52,6 +52,9 @@ pub struct SessionArgs {
     /// Approval policy file (TOML: mode, allow, ask, deny, roots).
     #[arg(long, value_name = "FILE")]
     pub policy: Option<PathBuf>,
+    /// Claude Code settings file whose `hooks` run (PreToolUse, PostToolUse, PostToolUseFailure); repeatable.
+    #[arg(long = "hooks", value_name = "FILE")]
+    pub hooks: Vec<PathBuf>,
 }
 
 fn parse_mode(s: &str) -> Result<Mode, String> {

@@ -137,6 +137,32 @@ impl Pretty {
                     bar.set_message(format!("{title}  {}", style(last).dim()));
                 }
             }
+            Event::ToolExecUpdate {
+                call_id,
+                kind: UpdateKind::Hook,
+                payload,
+            } => {
+                let title = self.title(call_id);
+                let field = |k: &str| {
+                    payload.get(k).map(|v| match v {
+                        Value::String(s) => s.clone(),
+                        other => other.to_string(),
+                    })
+                };
+                let line = format!(
+                    "{} {} exit {} {} ms: {}",
+                    field("hook_event_name").unwrap_or_default(),
+                    cut(&field("hook").unwrap_or_default(), 60),
+                    field("exit").unwrap_or_default(),
+                    field("duration_ms").unwrap_or_default(),
+                    field("effect").unwrap_or_default(),
+                );
+                self.println(format!(
+                    "  {} {title}  {}",
+                    style("hook").dim(),
+                    style(escape_controls(&line)).dim()
+                ));
+            }
             Event::ToolExecEnd {
                 call_id,
                 outcome,

@@ -85,6 +85,10 @@ pub(crate) fn start_session(
 ) -> Result<Session, SessionError> {
     let mut config =
         SessionConfig::from_options(args.root.clone(), args.mode, args.policy.as_deref())?;
+    config.add_hook_files(&args.hooks)?;
+    if let Some(notice) = config.all_hooks().notice() {
+        eprintln!("agentcore: {notice}");
+    }
     tune(&mut config);
     Session::start(config)
 }

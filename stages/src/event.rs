@@ -22,6 +22,9 @@ pub enum UpdateKind {
     Preview,
     /// A progress report from the running tool.
     Progress,
+    /// A hook that ran for the call (a Claude Code command hook before or
+    /// after the tool): which, its exit, how long it took.
+    Hook,
 }
 
 /// A tool-result message for the next model request (role `tool`).

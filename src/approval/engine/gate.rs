@@ -17,11 +17,22 @@ impl ApprovalEngine {
     /// Decides one gate request, asking the approver if needed; the
     /// decision says what decided.
     pub fn decide_request(&self, request: GateRequest) -> BoxFuture<'static, Decision> {
+        self.decide_request_with(request, |decision| decision)
+    }
+
+    /// [`Self::decide_request`] with the policy's verdict passed through
+    /// `adjust` before anyone is asked (a PreToolUse hook's allow or ask:
+    /// see [`crate::hooks`]).
+    pub fn decide_request_with(
+        &self,
+        request: GateRequest,
+        adjust: impl FnOnce(Decision) -> Decision + Send + 'static,
+    ) -> BoxFuture<'static, Decision> {
         let engine = self.clone();
         Box::pin(async move {
             let tool = request.tool.tool().clone();
             let access = Permissions::of(tool.as_ref(), &request.args);
-            let decision = engine.evaluate_access(tool.name(), &access);
+            let decision = adjust(engine.evaluate_access(tool.name(), &access));
             if decision.verdict != Verdict::Ask {
                 return decision;
             }

@@ -112,6 +112,12 @@ impl ApprovalEngine {
         }
     }
 
+    /// Whether a person can be asked ([`ApprovalEngine::with_approver`]);
+    /// without one, "ask" is a deny.
+    pub fn has_approver(&self) -> bool {
+        self.inner.approver.is_some()
+    }
+
     /// The session grants so far.
     pub fn session_grants(&self) -> Vec<Rule> {
         read(&self.inner.grants)

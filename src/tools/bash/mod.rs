@@ -49,3 +49,12 @@ pub use procs::{OrphanScope, adopt_orphans, make_undumpable};
 pub use tool::{
     BashArgs, BashTool, DEFAULT_TIMEOUT_MS, MAX_TIMEOUT_MS, permissions, permissions_in,
 };
+/// What hook commands (`crate::hooks`) share with commands: a session and
+/// process group of their own, the marker variable, and every process of
+/// theirs found and killed at the end.
+pub(crate) mod spawning {
+    pub(crate) use super::env::CALL_MARKER;
+    pub(crate) use super::process::{KILL_GRACE, prepare_child};
+    pub(crate) use super::procs::{CallProcesses, new_token, shell_awaited, spawn_registered};
+    pub(crate) use super::tool::default_shell;
+}

@@ -106,7 +106,7 @@ pub(crate) fn spawn(
 // async-signal-safe syscalls, and turning an errno into an `io::Error`
 // neither allocates nor takes a lock, so the closure is sound.
 #[allow(unsafe_code)]
-fn prepare_child(cmd: &mut Command) {
+pub(crate) fn prepare_child(cmd: &mut Command) {
     // SAFETY: see above; the closure only makes syscalls.
     unsafe {
         cmd.pre_exec(|| {

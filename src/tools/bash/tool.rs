@@ -592,7 +592,7 @@ fn sandbox_note(sandbox: &Sandbox) -> String {
     )
 }
 
-fn default_shell() -> PathBuf {
+pub(crate) fn default_shell() -> PathBuf {
     let bash = Path::new("/bin/bash");
     if bash.exists() {
         bash.to_owned()

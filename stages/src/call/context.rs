@@ -67,6 +67,17 @@ impl CallContext {
         });
     }
 
+    /// Reports a hook that ran for this call (before or after the tool) as
+    /// `ToolExecUpdate{kind: hook}`; returns `false` if the call already
+    /// ended.
+    pub fn report_hook(&self, payload: impl Into<Value>) -> bool {
+        self.events.emit(Event::ToolExecUpdate {
+            call_id: self.call_id.to_string(),
+            kind: UpdateKind::Hook,
+            payload: payload.into(),
+        })
+    }
+
     /// Typed extensions.
     pub fn extensions(&self) -> &Extensions {
         &self.extensions

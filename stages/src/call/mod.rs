@@ -132,6 +132,23 @@ impl<S: fmt::Debug> fmt::Debug for Call<S> {
     }
 }
 
+impl Call<Executed> {
+    /// What the model will read, for middleware after Execute to add to
+    /// (a note, context from a hook).
+    pub fn content_mut(&mut self) -> &mut Vec<Content> {
+        &mut self.state.content
+    }
+
+    /// Marks the result as refused by policy after the tool ran:
+    /// [`Outcome::Denied`], which never counts towards the breaker, with no
+    /// error code. What the tool did stays done; put a text saying so in
+    /// the content ([`Call::content_mut`]).
+    pub fn mark_denied(&mut self) {
+        self.state.outcome = Outcome::Denied;
+        self.state.error_code = None;
+    }
+}
+
 impl Call<Unvalidated> {
     /// A new call as the model proposed it. `args` may be a JSON value or
     /// JSON text (`""` means `{}`).
