@@ -45,6 +45,10 @@ impl Project {
         let mut config = SessionConfig::new(dir.path());
         config.mode = Some(mode);
         config.hooks = hooks;
+        // What the hooks decide, judged as without a sandbox: a confined
+        // command would be allowed by auto_allow where these tests expect
+        // the engine to ask.
+        config.sandbox = Some(agentcore::sandbox::SandboxPolicy::off());
         tune(&mut config);
         let session = Session::start(config).unwrap();
         Self { dir, session }
