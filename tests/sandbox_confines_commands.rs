@@ -143,7 +143,11 @@ async fn writes_inside_the_roots_and_tmpdir_succeed_and_the_exit_code_passes_thr
     );
     // /dev/shm is the sandbox's own.
     assert!(!Path::new("/dev/shm/agentcore-sandbox-test").exists());
-    let shm = sandbox.tmpdir().join(".shm/agentcore-sandbox-test");
+    let shm = sandbox
+        .tmpdir()
+        .parent()
+        .unwrap()
+        .join("shm/agentcore-sandbox-test");
     assert_eq!(std::fs::read_to_string(shm).unwrap(), "shm\n");
 }
 

@@ -268,7 +268,29 @@ impl SandboxBuilder {
             Some(dir) => tmp.tempdir_in(dir)?,
             None => tmp.tempdir()?,
         };
-        std::fs::create_dir(tmpdir.path().join(".shm"))?;
+        // The command's TMPDIR and its /dev/shm are directories of a
+        // folder that is not writable inside: a command can fill them but
+        // not swap them for a link to elsewhere, which the next command's
+        // Landlock rules and binds would follow.
+        let tmp = tmpdir.path().join("tmp");
+        let shm = tmpdir.path().join("shm");
+        std::fs::create_dir(&tmp)?;
+        std::fs::create_dir(&shm)?;
+        // Every root the command may write under, canonical; one inside
+        // another is writable through it, and left out so that no root's
+        // parent is writable inside (a command could swap it for a link).
+        // Each root's own `.git` and `.env*` stay protected.
+        let protected_roots = writable.clone();
+        let mut outermost: Vec<PathBuf> = Vec::new();
+        for root in &writable {
+            let inside_another = writable
+                .iter()
+                .any(|other| other != root && root.starts_with(other));
+            if !inside_another && !outermost.contains(root) {
+                outermost.push(root.clone());
+            }
+        }
+        let writable = outermost;
         #[cfg(target_os = "linux")]
         let session_net = if self.mode != SandboxMode::Off
             && !self.network
@@ -291,9 +313,12 @@ impl SandboxBuilder {
                 mode: self.mode,
                 network: self.network,
                 writable,
+                protected_roots,
                 hidden,
                 protected: self.protected,
-                tmpdir,
+                _tmpdir: tmpdir,
+                tmp,
+                shm,
                 status,
                 #[cfg(target_os = "linux")]
                 session_net,
@@ -343,7 +368,16 @@ struct Inner {
     writable: Vec<PathBuf>,
     hidden: Vec<PathBuf>,
     protected: Vec<PathBuf>,
-    tmpdir: tempfile::TempDir,
+    /// Removed with the sandbox; holds `tmp` and `shm`, and is not
+    /// writable inside.
+    _tmpdir: tempfile::TempDir,
+    /// The commands' `TMPDIR`.
+    tmp: PathBuf,
+    /// Mounted on the commands' `/dev/shm`.
+    shm: PathBuf,
+    /// Every writable root given (canonical), nested ones included, whose
+    /// `.git` and `.env*` files are protected.
+    protected_roots: Vec<PathBuf>,
     status: SandboxStatus,
     /// The session's shared loopback, when made.
     #[cfg(target_os = "linux")]
@@ -387,7 +421,7 @@ impl Sandbox {
     /// The sandbox's temporary directory: writable inside, removed with the
     /// sandbox. Export it to the command as `TMPDIR`.
     pub fn tmpdir(&self) -> &Path {
-        self.inner.tmpdir.path()
+        &self.inner.tmp
     }
 
     /// Whether a command is confined by every feature it needs (`false`

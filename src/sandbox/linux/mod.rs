@@ -214,8 +214,8 @@ pub(super) fn confine(
     let fallback_net = !inner.network && !new_net;
 
     let mut writable = inner.writable.clone();
-    writable.push(inner.tmpdir.path().to_path_buf());
-    let shm = inner.tmpdir.path().join(".shm");
+    writable.push(inner.tmp.clone());
+    let shm = inner.shm.clone();
     let bind_shm = mounts && shm.is_dir() && Path::new("/dev/shm").is_dir();
     if bind_shm {
         // A bind's mount root takes Landlock's walk to its own rules: the
@@ -262,7 +262,7 @@ pub(super) fn confine(
                 binds.push((cstring(&shm)?, c"/dev/shm".to_owned()));
             }
             let mut protected = inner.protected.clone();
-            for root in &inner.writable {
+            for root in &inner.protected_roots {
                 protected.extend(paths::default_protected(root));
             }
             for cover in paths::existing(&protected) {
