@@ -1145,7 +1145,6 @@ fn i386_compat_syscalls_do_not_slip_past_the_filter() {
 }
 
 #[test]
-#[ignore = "HOLE: file descriptors agentcore inherits from its parent (not CLOEXEC) reach the command: it writes and reads files outside through them"]
 fn inherited_file_descriptors_carry_no_authority_into_the_sandbox() {
     if !can_confine("inherited_fd") {
         return;

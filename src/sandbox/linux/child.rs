@@ -626,7 +626,43 @@ fn restrict(plan: &Plan, report: &Reporter) -> io::Result<()> {
     drop_capabilities(plan.keep_caps);
     // SAFETY: a NUL-terminated CString of the plan.
     check(unsafe { libc::chdir(plan.cwd.as_ptr()) }).map_err(|e| report.fail(Step::Chdir, 0, e))?;
+    close_inherited_on_exec();
     Ok(())
+}
+
+/// Marks every descriptor above stderr close-on-exec: one the embedding
+/// program inherited from its own parent (not close-on-exec) would carry
+/// its authority past Landlock, which judges only files opened inside.
+fn close_inherited_on_exec() {
+    // SAFETY: close_range and fcntl take plain integers; they change only
+    // the descriptors' flags.
+    unsafe {
+        if libc::syscall(
+            libc::SYS_close_range,
+            3 as libc::c_uint,
+            libc::c_uint::MAX,
+            libc::CLOSE_RANGE_CLOEXEC,
+        ) == 0
+        {
+            return;
+        }
+        // Before Linux 5.11: each descriptor below the limit.
+        let mut limit = libc::rlimit {
+            rlim_cur: 0,
+            rlim_max: 0,
+        };
+        let top = if libc::getrlimit(libc::RLIMIT_NOFILE, &mut limit) == 0 {
+            limit.rlim_cur.min(1 << 20) as libc::c_int
+        } else {
+            4096
+        };
+        for fd in 3..top {
+            let flags = libc::fcntl(fd, libc::F_GETFD);
+            if flags >= 0 {
+                libc::fcntl(fd, libc::F_SETFD, flags | libc::FD_CLOEXEC);
+            }
+        }
+    }
 }
 
 /// Clears the bounding and ambient sets, then every capability, but those
