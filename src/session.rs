@@ -52,6 +52,11 @@ pub struct SessionConfig {
     /// Claude Code command hooks (`--hooks FILE`), run after the policy's
     /// `[hooks]`; see [`crate::hooks`].
     pub hooks: HookConfig,
+    /// The files that configure the session (the policy file, hook
+    /// settings files): commands cannot change them, so that no command
+    /// opens the next session's sandbox. [`from_options`](Self::from_options)
+    /// and [`add_hook_files`](Self::add_hook_files) add theirs.
+    pub config_files: Vec<PathBuf>,
 }
 
 impl SessionConfig {
@@ -69,6 +74,7 @@ impl SessionConfig {
             jobs: JobLimits::default(),
             sandbox: None,
             hooks: HookConfig::default(),
+            config_files: Vec::new(),
         }
     }
 
@@ -87,6 +93,7 @@ impl SessionConfig {
     pub fn add_hook_files(&mut self, files: &[PathBuf]) -> Result<(), SessionError> {
         for file in files {
             self.hooks.merge(HookConfig::load_settings(file)?);
+            self.config_files.push(file.clone());
         }
         Ok(())
     }
@@ -127,6 +134,7 @@ impl SessionConfig {
         let mut config = Self::new(root);
         if let Some(path) = policy_file {
             config.policy = Some(Policy::load(path)?);
+            config.config_files.push(path.to_path_buf());
         }
         config.mode = mode;
         Ok(config)
@@ -180,6 +188,7 @@ impl SessionSandbox {
         workspace: &Workspace,
         config: &SessionConfig,
         approval: &ApprovalEngine,
+        protected: Vec<PathBuf>,
     ) -> Self {
         if policy.mode == SandboxMode::Off {
             return SessionSandbox::Off;
@@ -195,7 +204,7 @@ impl SessionSandbox {
             );
         }
         let hidden = approval.read_filter().hidden_paths(workspace.roots());
-        match policy.build(&root, writable, hidden) {
+        match policy.build(&root, writable, hidden, protected) {
             Ok(sandbox) => SessionSandbox::On(sandbox),
             Err(error) => SessionSandbox::Unavailable(error),
         }
@@ -261,7 +270,19 @@ impl Session {
         if !denied.is_empty() {
             workspace = workspace.with_read_denied(Arc::new(move |path| denied.is_denied(path)));
         }
-        let sandbox = SessionSandbox::build(&sandbox_policy, &workspace, &config, &approval);
+        // Hooks: PreToolUse in the gate before the engine, PostToolUse
+        // after Execute.
+        let hooks = config.all_hooks();
+        let hooks = (!hooks.is_empty())
+            .then(|| HookRunner::new(hooks, workspace.root()).with_approval(&approval));
+        // Hooks run unconfined: commands may not change their scripts, nor
+        // the files that configure the session.
+        let mut protected = config.config_files.clone();
+        if let Some(runner) = &hooks {
+            protected.extend(runner.protected_paths());
+        }
+        let sandbox =
+            SessionSandbox::build(&sandbox_policy, &workspace, &config, &approval, protected);
         let read_state = FileReadState::new();
         let jobs = Arc::new(Jobs::new(config.jobs));
         let mut bash = BashTool::new(workspace.root().to_path_buf(), output_dir.clone());
@@ -276,11 +297,6 @@ impl Session {
             &jobs,
             bash.jobs(jobs.clone()),
         ));
-        // Hooks: PreToolUse in the gate before the engine, PostToolUse
-        // after Execute.
-        let hooks = config.all_hooks();
-        let hooks = (!hooks.is_empty())
-            .then(|| HookRunner::new(hooks, workspace.root()).with_approval(&approval));
         let gate: Arc<dyn Gate> = match &hooks {
             Some(runner) => Arc::new(PreToolUseGate::new(runner.clone(), approval.clone())),
             None => Arc::new(approval.clone()),

@@ -582,7 +582,6 @@ fn an_env_file_behind_a_symlink_cannot_be_changed() {
 }
 
 #[test]
-#[ignore = "HOLE: the --policy file inside the workspace is writable: a command turns the next session's sandbox off or opens its network"]
 fn the_policy_file_inside_the_workspace_cannot_be_rewritten() {
     if !can_confine("policy_file") {
         return;

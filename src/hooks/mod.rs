@@ -119,6 +119,13 @@ struct RunnerInner {
 }
 
 impl HookRunner {
+    /// What commands must not change, since hooks run unconfined: the
+    /// workspace's `.claude` folder and the scripts the hook commands name
+    /// (the sandbox makes those that exist read-only).
+    pub fn protected_paths(&self) -> Vec<PathBuf> {
+        self.inner.files.paths().cloned().collect()
+    }
+
     /// Runs the hooks of `config` for a workspace at `root`, with a fresh
     /// session id.
     pub fn new(config: HookConfig, root: impl AsRef<Path>) -> Self {

@@ -49,6 +49,11 @@ impl HookFiles {
         Self { folders, files }
     }
 
+    /// The `.claude` folder and the hook scripts, as written and resolved.
+    pub(crate) fn paths(&self) -> impl Iterator<Item = &PathBuf> {
+        self.folders.iter().chain(&self.files)
+    }
+
     /// The hook file a call that touches `access` would change, if any.
     pub(crate) fn touched(&self, access: &Access, root: &Path) -> Option<PathBuf> {
         if access.capability != Capability::Write {

@@ -15,6 +15,7 @@ use super::{Feature, Sandbox, SandboxBuilder, SandboxError, SandboxMode};
 /// network = false        # commands get the network (default false)
 /// writable = ["~/.cargo/registry", "~/.cargo/git", "~/.cache"]
 /// hidden = ["~/work/other-client"]
+/// protected = ["Makefile", ".github"]   # read-only for commands
 /// auto_allow = true      # a fully confined command needs no approval (default true)
 /// ```
 ///
@@ -35,6 +36,10 @@ pub struct SandboxPolicy {
     /// Paths that appear empty to commands, besides the default credential
     /// stores and the read-deny rules.
     pub hidden: Vec<PathBuf>,
+    /// Paths commands cannot change even under a writable root, besides
+    /// `.git` and existing `.env*` files (those that exist when a command
+    /// starts are made read-only for it).
+    pub protected: Vec<PathBuf>,
     /// In the `default` and `accept-edits` modes, a command that runs fully
     /// confined is allowed without asking unless a deny or ask rule
     /// matches it.
@@ -52,6 +57,7 @@ impl Default for SandboxPolicy {
             network: false,
             writable: Vec::new(),
             hidden: Vec::new(),
+            protected: Vec::new(),
             auto_allow: true,
             assume_missing: Vec::new(),
         }
@@ -77,6 +83,7 @@ impl SandboxPolicy {
         root: &Path,
         writable_roots: impl IntoIterator<Item = PathBuf>,
         hidden: impl IntoIterator<Item = PathBuf>,
+        protected: impl IntoIterator<Item = PathBuf>,
     ) -> SandboxBuilder {
         let extra_writable = self
             .writable
@@ -87,7 +94,13 @@ impl SandboxPolicy {
             .mode(self.mode)
             .network(self.network)
             .writable(writable_roots.into_iter().chain(extra_writable))
-            .hidden(self.hidden.iter().map(|p| resolve(p, root)).chain(hidden));
+            .hidden(self.hidden.iter().map(|p| resolve(p, root)).chain(hidden))
+            .protected(
+                self.protected
+                    .iter()
+                    .map(|p| resolve(p, root))
+                    .chain(protected),
+            );
         for feature in &self.assume_missing {
             builder = builder.assume_missing(*feature);
         }
@@ -105,8 +118,10 @@ impl SandboxPolicy {
         root: &Path,
         writable_roots: impl IntoIterator<Item = PathBuf>,
         hidden: impl IntoIterator<Item = PathBuf>,
+        protected: impl IntoIterator<Item = PathBuf>,
     ) -> Result<Sandbox, SandboxError> {
-        self.builder(root, writable_roots, hidden).build()
+        self.builder(root, writable_roots, hidden, protected)
+            .build()
     }
 }
 
@@ -136,6 +151,7 @@ mod tests {
             network = true
             writable = ["~/.cache", "build"]
             hidden = ["/srv/secrets"]
+            protected = ["Makefile"]
             auto_allow = false
             assume_missing = ["landlock", "pid-namespace"]
             "#,
