@@ -291,6 +291,11 @@ impl SandboxBuilder {
             }
         }
         let writable = outermost;
+        // Host services' sockets, unless a writable root lives among them.
+        let mut keep = writable.clone();
+        keep.push(fs_canonical(tmpdir.path()));
+        hidden.extend(paths::system_hidden(self.network, &keep));
+        hidden.extend(paths::sockets_under(paths::SOCKET_SCAN_DIRS, &keep));
         #[cfg(target_os = "linux")]
         let session_net = if self.mode != SandboxMode::Off
             && !self.network
@@ -325,6 +330,11 @@ impl SandboxBuilder {
             }),
         })
     }
+}
+
+/// `path` canonical, or as given when it cannot be resolved.
+fn fs_canonical(path: &Path) -> PathBuf {
+    std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf())
 }
 
 /// What the kernel offers this process, probed once.

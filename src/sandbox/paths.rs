@@ -25,6 +25,97 @@ pub const DEFAULT_HIDDEN_IN_HOME: &[&str] = &[
 /// user (the docker daemon's is root), hidden by default.
 const DEFAULT_HIDDEN_SOCKETS: &[&str] = &["/run/docker.sock", "/var/run/docker.sock"];
 
+/// Where services of the machine keep their UNIX sockets, which Landlock
+/// does not govern below ABI 9: hidden whole when commands have no network.
+pub const SYSTEM_SOCKET_DIRS: &[&str] = &["/run", "/var/run", "/tmp/.X11-unix"];
+
+/// The sockets and socket folders of services that give a command more
+/// authority than the user (systemd, the system bus, container engines,
+/// other users' sessions, the display), hidden also when commands have the
+/// network, or when `/run` holds a writable root and cannot be hidden whole.
+pub const PRIVILEGED_SOCKETS: &[&str] = &[
+    "/run/systemd/private",
+    "/run/systemd/userdb",
+    "/run/systemd/io.system.ManagedOOM",
+    "/run/dbus",
+    "/run/containerd",
+    "/run/docker",
+    "/run/podman",
+    "/run/crio",
+    "/run/libvirt",
+    "/run/snapd.socket",
+    "/run/snapd-snap.socket",
+    "/run/user",
+    "/tmp/.X11-unix",
+];
+
+/// The machine's socket paths to hide: [`SYSTEM_SOCKET_DIRS`] without
+/// network, [`PRIVILEGED_SOCKETS`] with it, and in either case none that
+/// holds one of `keep` (a writable root, the temporary directory): such a
+/// folder gives way to the sockets in it.
+pub fn system_hidden(network: bool, keep: &[PathBuf]) -> Vec<PathBuf> {
+    let holds_kept = |path: &Path| {
+        let real = fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
+        keep.iter().any(|k| k.starts_with(&real) || k.starts_with(path))
+    };
+    let mut hidden = Vec::new();
+    let lists: &[&[&str]] = if network {
+        &[PRIVILEGED_SOCKETS]
+    } else {
+        &[SYSTEM_SOCKET_DIRS, PRIVILEGED_SOCKETS]
+    };
+    for list in lists {
+        for path in list.iter().map(PathBuf::from) {
+            if !holds_kept(&path) && !hidden.contains(&path) {
+                hidden.push(path);
+            }
+        }
+    }
+    hidden
+}
+
+/// Folders scanned for UNIX sockets when a sandbox is built (tmux,
+/// ssh-agent, editors and test services keep theirs there).
+pub const SOCKET_SCAN_DIRS: &[&str] = &["/tmp", "/var/tmp"];
+
+/// How deep and how many entries [`sockets_under`] looks at.
+const SOCKET_SCAN_DEPTH: usize = 4;
+const SOCKET_SCAN_LIMIT: usize = 20_000;
+
+/// The UNIX sockets under `dirs` now (symbolic links not followed, at most
+/// [`SOCKET_SCAN_DEPTH`] levels and [`SOCKET_SCAN_LIMIT`] entries), except
+/// under `keep` (the commands' own folders): hidden, so that a command
+/// cannot reach the services listening on them.
+pub fn sockets_under(dirs: &[&str], keep: &[PathBuf]) -> Vec<PathBuf> {
+    use std::os::unix::fs::FileTypeExt;
+    let mut found = Vec::new();
+    let mut seen = 0usize;
+    let mut stack: Vec<(PathBuf, usize)> = dirs.iter().map(|d| (PathBuf::from(d), 0)).collect();
+    while let Some((dir, depth)) = stack.pop() {
+        let Ok(entries) = fs::read_dir(&dir) else {
+            continue;
+        };
+        for entry in entries.flatten() {
+            seen += 1;
+            if seen > SOCKET_SCAN_LIMIT {
+                return found;
+            }
+            let path = entry.path();
+            if keep.iter().any(|k| path.starts_with(k)) {
+                continue;
+            }
+            match entry.file_type() {
+                Ok(t) if t.is_socket() => found.push(path),
+                Ok(t) if t.is_dir() && depth + 1 < SOCKET_SCAN_DEPTH => {
+                    stack.push((path, depth + 1));
+                }
+                _ => {}
+            }
+        }
+    }
+    found
+}
+
 /// The default hidden paths for `home`: [`DEFAULT_HIDDEN_IN_HOME`], every
 /// `~/.cargo/credentials*` present, the docker sockets and
 /// `$XDG_RUNTIME_DIR` when given (it holds the D-Bus and ssh-agent

@@ -252,7 +252,21 @@ pub(super) fn confine(
         let mut binds = Vec::new();
         let mut read_only = Vec::new();
         if mounts {
-            for cover in paths::existing(&inner.hidden) {
+            let covers = paths::existing(&inner.hidden);
+            // What lies in a hidden folder is hidden with it (and its mount
+            // point is gone under the empty tmpfs).
+            let dirs: Vec<PathBuf> = covers
+                .iter()
+                .filter_map(|c| match c {
+                    Cover::Dir(dir) => Some(dir.clone()),
+                    Cover::File(_) => None,
+                })
+                .collect();
+            for cover in covers {
+                let (Cover::Dir(path) | Cover::File(path)) = &cover;
+                if dirs.iter().any(|d| d != path && path.starts_with(d)) {
+                    continue;
+                }
                 match cover {
                     Cover::Dir(dir) => hidden_dirs.push(cstring(&dir)?),
                     Cover::File(file) => hidden_files.push(cstring(&file)?),
