@@ -1286,7 +1286,6 @@ for ring in (-3, -4, -5):
 "#;
 
 #[test]
-#[ignore = "HOLE: the kernel keyring agentcore's session holds (kerberos tickets, ecryptfs and other keys) is readable from inside: keyctl is not filtered, the session keyring is inherited"]
 fn the_session_keyring_is_not_readable_inside() {
     if !can_confine("keyring") {
         return;
@@ -1308,7 +1307,6 @@ fn the_session_keyring_is_not_readable_inside() {
 }
 
 #[test]
-#[ignore = "HOLE (root only): a command run by root keeps CAP_FOWNER and makes a setuid-root executable in the workspace, a root shell for any local user who can reach it"]
 fn root_inside_cannot_leave_a_setuid_executable_behind() {
     use std::os::unix::fs::MetadataExt;
     if !can_confine("setuid") {

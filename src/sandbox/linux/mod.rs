@@ -176,6 +176,40 @@ fn filters(deny_udp: bool) -> Result<Vec<BpfProgram>, SandboxError> {
             libc::ENOSYS,
         )?,
     ];
+    // The kernel keyrings: the session keyring is inherited, and may hold
+    // the user's Kerberos tickets or other keys.
+    programs.push(program(
+        BTreeMap::from([
+            (libc::SYS_keyctl, vec![]),
+            (libc::SYS_add_key, vec![]),
+            (libc::SYS_request_key, vec![]),
+        ]),
+        libc::ENOSYS,
+    )?);
+    // Set-user-id and set-group-id bits: root inside keeps the right to
+    // chmod, and a set-id executable left in the workspace would lend its
+    // owner's authority to whoever runs it later.
+    let set_id = |mode_arg: u8| -> Result<Vec<SeccompRule>, SandboxError> {
+        [libc::S_ISUID, libc::S_ISGID]
+            .into_iter()
+            .map(|bit| {
+                SeccompRule::new(vec![arg(
+                    mode_arg,
+                    SeccompCmpOp::MaskedEq(u64::from(bit)),
+                    bit as i32,
+                )?])
+                .map_err(|e| seccomp(&e))
+            })
+            .collect()
+    };
+    let mut chmods = BTreeMap::from([
+        (libc::SYS_fchmod, set_id(1)?),
+        (libc::SYS_fchmodat, set_id(2)?),
+        (libc::SYS_fchmodat2, set_id(2)?),
+    ]);
+    #[cfg(target_arch = "x86_64")]
+    chmods.insert(libc::SYS_chmod, set_id(1)?);
+    programs.push(program(chmods, libc::EPERM)?);
     if deny_udp {
         let udp = |family| -> Result<SeccompRule, SandboxError> {
             SeccompRule::new(vec![
@@ -193,7 +227,43 @@ fn filters(deny_udp: bool) -> Result<Vec<BpfProgram>, SandboxError> {
             libc::ENETUNREACH,
         )?);
     }
+    #[cfg(target_arch = "x86_64")]
+    for program in &mut programs {
+        refuse_x32(program);
+    }
     Ok(programs)
+}
+
+/// Puts in front of `program` a refusal (ENOSYS) of every system call
+/// number with the x32 bit (`0x40000000`): seccompiler matches exact
+/// numbers of the x86_64 table, which the same calls made through the x32
+/// ABI (a kernel built with it) would not match.
+#[cfg(target_arch = "x86_64")]
+fn refuse_x32(program: &mut BpfProgram) {
+    use seccompiler::sock_filter;
+    const X32_SYSCALL_BIT: u32 = 0x4000_0000;
+    // struct seccomp_data: the number is the first u32.
+    let prefix = [
+        sock_filter {
+            code: (libc::BPF_LD | libc::BPF_W | libc::BPF_ABS) as u16,
+            jt: 0,
+            jf: 0,
+            k: 0,
+        },
+        sock_filter {
+            code: (libc::BPF_JMP | libc::BPF_JGE | libc::BPF_K) as u16,
+            jt: 0,
+            jf: 1,
+            k: X32_SYSCALL_BIT,
+        },
+        sock_filter {
+            code: (libc::BPF_RET | libc::BPF_K) as u16,
+            jt: 0,
+            jf: 0,
+            k: libc::SECCOMP_RET_ERRNO | libc::ENOSYS as u32,
+        },
+    ];
+    program.splice(0..0, prefix);
 }
 
 /// Builds the plan for one command and installs it as the command's
@@ -371,4 +441,24 @@ pub(super) fn confine(
         enforced: status.enforced(),
         failure: Some(std::sync::Arc::new(failure)),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    #[cfg(target_arch = "x86_64")]
+    fn every_filter_first_refuses_x32_system_call_numbers() {
+        let programs = filters(true).unwrap();
+        assert!(programs.len() >= 4, "families, io_uring, keyrings, set-id");
+        for program in &programs {
+            assert_eq!(program[0].k, 0, "loads the number");
+            assert_eq!(program[1].k, 0x4000_0000);
+            assert_eq!(
+                program[2].k,
+                libc::SECCOMP_RET_ERRNO | libc::ENOSYS as u32
+            );
+        }
+    }
 }
