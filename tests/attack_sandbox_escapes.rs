@@ -1225,7 +1225,6 @@ fn at_a_terminal(user: User, command: &str) -> Option<(String, String)> {
 }
 
 #[test]
-#[ignore = "HOLE: /dev/pts is writable inside: a command writes (escape sequences, fake prompts) to the user's other terminals, and can read their input"]
 fn the_users_terminals_cannot_be_written() {
     if !can_confine("pts") {
         return;

@@ -724,3 +724,17 @@ fn hook_scripts_and_the_policy_file_cannot_be_changed_by_a_command() {
         "ok\n"
     );
 }
+
+#[test]
+fn a_command_has_terminals_of_its_own() {
+    if !can_confine("pty") {
+        return;
+    }
+    let s = scene(CONFINED);
+    let (_, text) = bash(
+        &s,
+        "bypass",
+        json!({"command": "python3 -c 'import os; m, s = os.openpty(); os.write(s, b\"pong\\n\"); print(os.read(m, 16), os.ttyname(s))'"}),
+    );
+    assert!(text.contains("b'pong\\r\\n' /dev/pts/0"), "{text}");
+}

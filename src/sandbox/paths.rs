@@ -56,7 +56,8 @@ pub const PRIVILEGED_SOCKETS: &[&str] = &[
 pub fn system_hidden(network: bool, keep: &[PathBuf]) -> Vec<PathBuf> {
     let holds_kept = |path: &Path| {
         let real = fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
-        keep.iter().any(|k| k.starts_with(&real) || k.starts_with(path))
+        keep.iter()
+            .any(|k| k.starts_with(&real) || k.starts_with(path))
     };
     let mut hidden = Vec::new();
     let lists: &[&[&str]] = if network {

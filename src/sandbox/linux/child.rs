@@ -34,6 +34,10 @@ pub(super) struct Plan {
     /// The capabilities the command keeps (a bit per capability number):
     /// none, or for root the file-access ones (see [`ROOT_KEEPS`]).
     pub(super) keep_caps: u64,
+    /// With Landlock and a mount namespace: the access rights (directory,
+    /// file) S grants on its own `/dev/pts` and `/dev/ptmx`, which M
+    /// mounted fresh and which the parent's rules cannot name.
+    pub(super) pts_access: Option<(u64, u64)>,
 }
 
 /// What root keeps inside: `CAP_CHOWN`, `CAP_DAC_OVERRIDE`,
@@ -451,6 +455,36 @@ fn mount_all(ns: &Namespaces) -> Result<(), (Step, usize, io::Error)> {
             std::ptr::null(),
         ))
         .map_err(|e| (Step::PrivateMounts, 0, e))?;
+        // Terminals of its own: a fresh devpts instance, so that the
+        // user's terminals (/dev/pts/N) can be neither written (escape
+        // sequences, fake prompts) nor read; an empty /dev/pts if the
+        // kernel refuses one.
+        let devpts = libc::mount(
+            c"devpts".as_ptr(),
+            c"/dev/pts".as_ptr(),
+            c"devpts".as_ptr(),
+            libc::MS_NOSUID | libc::MS_NOEXEC,
+            c"newinstance,ptmxmode=0666,mode=0620".as_ptr().cast(),
+        );
+        if devpts == 0 {
+            check(libc::mount(
+                c"/dev/pts/ptmx".as_ptr(),
+                c"/dev/ptmx".as_ptr(),
+                null,
+                libc::MS_BIND,
+                std::ptr::null(),
+            ))
+            .map_err(|e| (Step::PrivateMounts, 1, e))?;
+        } else {
+            check(libc::mount(
+                c"tmpfs".as_ptr(),
+                c"/dev/pts".as_ptr(),
+                c"tmpfs".as_ptr(),
+                libc::MS_NOSUID | libc::MS_NODEV | libc::MS_NOEXEC,
+                c"mode=0755,size=16k".as_ptr().cast(),
+            ))
+            .map_err(|e| (Step::PrivateMounts, 1, e))?;
+        }
         for (index, dir) in ns.hidden_dirs.iter().enumerate() {
             check(libc::mount(
                 c"tmpfs".as_ptr(),
@@ -604,6 +638,15 @@ extern "C" fn forward_to_everyone(sig: libc::c_int) {
 /// S's last steps: Landlock, seccomp, capabilities dropped, the working
 /// directory again (std entered it before the namespaces moved).
 fn restrict(plan: &Plan, report: &Reporter) -> io::Result<()> {
+    if let (Some(ruleset), Some((dir, file))) = (&plan.ruleset, plan.pts_access) {
+        for (path, access, flags) in [
+            (c"/dev/pts", dir, libc::O_DIRECTORY),
+            (c"/dev/ptmx", file, 0),
+        ] {
+            add_path_rule(ruleset.as_raw_fd(), path, access, flags)
+                .map_err(|e| report.fail(Step::Landlock, 1, e))?;
+        }
+    }
     if let Some(ruleset) = &plan.ruleset {
         // SAFETY: prctl and the Landlock syscall with an fd the plan owns.
         unsafe {
@@ -628,6 +671,42 @@ fn restrict(plan: &Plan, report: &Reporter) -> io::Result<()> {
     check(unsafe { libc::chdir(plan.cwd.as_ptr()) }).map_err(|e| report.fail(Step::Chdir, 0, e))?;
     close_inherited_on_exec();
     Ok(())
+}
+
+/// `struct landlock_path_beneath_attr` (linux/landlock.h), packed.
+#[repr(C, packed)]
+struct PathBeneath {
+    allowed_access: u64,
+    parent_fd: i32,
+}
+
+/// Adds to `ruleset` a Landlock rule granting `access` beneath `path`,
+/// opened here (`O_PATH`).
+fn add_path_rule(
+    ruleset: libc::c_int,
+    path: &std::ffi::CStr,
+    access: u64,
+    flags: libc::c_int,
+) -> io::Result<()> {
+    // SAFETY: open with a C literal; the attribute is a local the kernel
+    // reads; the fd is closed before returning.
+    unsafe {
+        let fd = libc::open(path.as_ptr(), libc::O_PATH | libc::O_CLOEXEC | flags);
+        check(fd)?;
+        let attr = PathBeneath {
+            allowed_access: access,
+            parent_fd: fd,
+        };
+        let added = libc::syscall(
+            libc::SYS_landlock_add_rule,
+            ruleset,
+            1 as libc::c_int, // LANDLOCK_RULE_PATH_BENEATH
+            &raw const attr,
+            0u32,
+        ) as libc::c_int;
+        libc::close(fd);
+        check(added)
+    }
 }
 
 /// Marks every descriptor above stderr close-on-exec: one the embedding

@@ -49,6 +49,9 @@ impl Failure {
         Some(match Step::from_u8(record[0])? {
             Step::Namespaces => "create its namespaces (user, mount, PID, network)".to_owned(),
             Step::Loopback => "bring up the loopback of its network namespace".to_owned(),
+            Step::PrivateMounts if index == 1 => {
+                "give the command terminals of its own (/dev/pts)".to_owned()
+            }
             Step::PrivateMounts => "make its mount tree private".to_owned(),
             Step::HiddenDir => format!("hide {} (a tmpfs over it)", path(&self.hidden_dirs)),
             Step::HiddenFile => format!("hide {} (/dev/null over it)", path(&self.hidden_files)),
@@ -56,6 +59,9 @@ impl Failure {
             Step::ReadOnly => format!("make {} read-only", path(&self.read_only)),
             Step::Fork => "fork the init of its PID namespace".to_owned(),
             Step::Proc => "mount /proc in its PID namespace".to_owned(),
+            Step::Landlock if index == 1 => {
+                "let it use its own terminals (Landlock rules on /dev/pts)".to_owned()
+            }
             Step::Landlock => "apply its Landlock rules".to_owned(),
             Step::Seccomp => "apply its seccomp filter".to_owned(),
             Step::Chdir => format!("enter the working directory {}", self.cwd.display()),

@@ -427,6 +427,13 @@ pub(super) fn confine(
         } else {
             0
         },
+        pts_access: (mounts && landlock).then(|| {
+            let abi = ABI::from(status.landlock_abi().map_or(0, |abi| abi as i32));
+            (
+                AccessFs::from_all(abi).bits(),
+                AccessFs::from_file(abi).bits(),
+            )
+        }),
     };
     // SAFETY: the closure runs in the forked child and only calls
     // `child::enter`, which makes raw async-signal-safe syscalls on the
@@ -455,10 +462,7 @@ mod tests {
         for program in &programs {
             assert_eq!(program[0].k, 0, "loads the number");
             assert_eq!(program[1].k, 0x4000_0000);
-            assert_eq!(
-                program[2].k,
-                libc::SECCOMP_RET_ERRNO | libc::ENOSYS as u32
-            );
+            assert_eq!(program[2].k, libc::SECCOMP_RET_ERRNO | libc::ENOSYS as u32);
         }
     }
 }
