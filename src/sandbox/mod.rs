@@ -281,6 +281,13 @@ impl SandboxBuilder {
         // parent is writable inside (a command could swap it for a link).
         // Each root's own `.git` and `.env*` stay protected.
         let protected_roots = writable.clone();
+        // Repositories and environment files below the roots, as they are
+        // when the sandbox is built (each root's own are looked up again
+        // when each command starts).
+        let mut protected = self.protected;
+        for root in &protected_roots {
+            protected.extend(paths::protected_below(root));
+        }
         let mut outermost: Vec<PathBuf> = Vec::new();
         for root in &writable {
             let inside_another = writable
@@ -320,7 +327,7 @@ impl SandboxBuilder {
                 writable,
                 protected_roots,
                 hidden,
-                protected: self.protected,
+                protected,
                 _tmpdir: tmpdir,
                 tmp,
                 shm,

@@ -143,6 +143,52 @@ pub fn default_hidden(home: &Path, xdg_runtime_dir: Option<&Path>) -> Vec<PathBu
     paths
 }
 
+/// Entries [`protected_below`] looks at, at most, per root.
+const PROTECTED_WALK_LIMIT: usize = 100_000;
+
+/// The `.git` entries and `.env*` files below `root` at any depth (not
+/// its own, which [`default_protected`] finds when each command starts),
+/// as they are now: the repositories and environment files of a folder of
+/// projects or a vendored checkout. Symbolic links are not followed
+/// (a `.env` link is listed, and a sandbox protects its target), and
+/// `.git` folders are not entered; at most [`PROTECTED_WALK_LIMIT`]
+/// entries are looked at.
+pub fn protected_below(root: &Path) -> Vec<PathBuf> {
+    let mut found = Vec::new();
+    let mut seen = 0usize;
+    let mut stack: Vec<PathBuf> = match fs::read_dir(root) {
+        Ok(entries) => entries
+            .flatten()
+            .filter(|e| e.file_type().is_ok_and(|t| t.is_dir()))
+            .filter(|e| e.file_name() != ".git")
+            .map(|e| e.path())
+            .collect(),
+        Err(_) => return found,
+    };
+    while let Some(dir) = stack.pop() {
+        let Ok(entries) = fs::read_dir(&dir) else {
+            continue;
+        };
+        for entry in entries.flatten() {
+            seen += 1;
+            if seen > PROTECTED_WALK_LIMIT {
+                return found;
+            }
+            let name = entry.file_name();
+            let Ok(kind) = entry.file_type() else {
+                continue;
+            };
+            let env_file = name.to_string_lossy().starts_with(".env") && !kind.is_dir();
+            if name == ".git" || env_file {
+                found.push(entry.path());
+            } else if kind.is_dir() {
+                stack.push(entry.path());
+            }
+        }
+    }
+    found
+}
+
 /// The paths inside a writable root protected by default: its `.git` and
 /// the `.env*` files present now (a mount needs an existing path, so a
 /// `.env` created later is not protected).
@@ -156,7 +202,8 @@ pub fn default_protected(root: &Path) -> Vec<PathBuf> {
         let mut envs: Vec<PathBuf> = entries
             .filter_map(Result::ok)
             .filter(|e| e.file_name().to_string_lossy().starts_with(".env"))
-            .filter(|e| e.file_type().is_ok_and(|t| t.is_file()))
+            // A link too: the sandbox protects what it points to.
+            .filter(|e| e.file_type().is_ok_and(|t| !t.is_dir()))
             .map(|e| e.path())
             .collect();
         envs.sort();
@@ -249,6 +296,39 @@ mod tests {
                 root.path().join(".env.local"),
             ]
         );
+    }
+
+    #[test]
+    fn repositories_and_env_files_below_a_root_are_found_but_not_inside_git() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        for d in [".git/objects", "lib/.git", "app/deep/er", "node"] {
+            fs::create_dir_all(root.join(d)).unwrap();
+        }
+        for f in [
+            ".env",
+            "app/.env.local",
+            "app/deep/er/.envrc",
+            "app/env",
+            ".git/objects/.env",
+        ] {
+            fs::write(root.join(f), "").unwrap();
+        }
+        fs::write(root.join("node/.git"), "gitdir: ../.git\n").unwrap();
+        std::os::unix::fs::symlink("app/env", root.join("app/deep/.env")).unwrap();
+        let mut found = protected_below(root);
+        found.sort();
+        let expected: Vec<PathBuf> = [
+            "app/.env.local",
+            "app/deep/.env",
+            "app/deep/er/.envrc",
+            "lib/.git",
+            "node/.git",
+        ]
+        .iter()
+        .map(|p| root.join(p))
+        .collect();
+        assert_eq!(found, expected);
     }
 
     #[test]
