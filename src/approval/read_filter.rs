@@ -58,13 +58,17 @@ impl ReadFilter {
     /// What a command sandbox hides for these rules: under each of `roots`,
     /// the topmost files and directories a rule covers (as they exist now;
     /// at most [`HIDDEN_WALK_LIMIT`] entries are looked at, symbolic links
-    /// not followed), and the literal absolute paths the rules name
-    /// (`read(//srv/secrets/**)`, `read(~/private)`).
+    /// not followed), and the paths the rules name literally, whether or
+    /// not they exist yet (`read(./secrets/**)`, `read(//srv/secrets/**)`,
+    /// `read(~/private)`).
     pub fn hidden_paths(&self, roots: &[PathBuf]) -> Vec<PathBuf> {
+        // What the rules name literally, also before it exists: hidden from
+        // the first command that starts after it appears.
+        let root = self.resolver.root();
         let mut hidden: Vec<PathBuf> = self
             .rules
             .iter()
-            .filter_map(Rule::literal_absolute_path)
+            .filter_map(|rule| rule.literal_path(root))
             .collect();
         if self.rules.is_empty() {
             return hidden;

@@ -153,6 +153,33 @@ enum Specifier {
 }
 
 impl Rule {
+    /// The path a path rule names literally, absolute (`read(//srv/x/**)`,
+    /// `read(~/private)`) or anchored at `root` (`read(./secrets/**)`,
+    /// `read(config/keys)`): its specifier without glob characters, once a
+    /// trailing `/**` is taken off. A bare name (`read(.env)`) matches at
+    /// any depth and names no one path.
+    pub(crate) fn literal_path(&self, root: &Path) -> Option<PathBuf> {
+        if let Some(path) = self.literal_absolute_path() {
+            return Some(path);
+        }
+        let spec = self
+            .text
+            .strip_prefix(self.tool.as_str())?
+            .strip_prefix('(')?
+            .strip_suffix(')')?;
+        let spec = spec.strip_suffix("/**").unwrap_or(spec);
+        if spec.contains(['*', '?', '[', ']', '{', '}', '\\', '!']) || spec.starts_with("//") {
+            return None;
+        }
+        let relative = match spec.strip_prefix("./") {
+            Some(rest) => rest,
+            None if spec.trim_end_matches('/').contains('/') => spec.trim_start_matches('/'),
+            None => return None,
+        };
+        (!relative.is_empty() && !relative.split('/').any(|part| part == ".."))
+            .then(|| root.join(relative))
+    }
+
     /// The absolute path a path rule names literally (`read(//srv/x/**)`,
     /// `read(~/private)`): its specifier without glob characters, once a
     /// trailing `/**` is taken off.
@@ -703,6 +730,22 @@ mod tests {
         );
         assert_eq!(rule.matches_part(&part("/bin/rm -rf x"), true), Some(true));
         assert_eq!(rule.matches_part(&part("X=1 rm -rf x"), true), Some(true));
+    }
+
+    #[test]
+    fn literal_paths_of_rules() {
+        let root = Path::new("/w");
+        let lit = |r: &str| r.parse::<Rule>().unwrap().literal_path(root);
+        assert_eq!(lit("read(./secrets/**)"), Some(PathBuf::from("/w/secrets")));
+        assert_eq!(
+            lit("read(config/keys)"),
+            Some(PathBuf::from("/w/config/keys"))
+        );
+        assert_eq!(lit("read(//srv/x/**)"), Some(PathBuf::from("/srv/x")));
+        assert_eq!(lit("read(.env)"), None, "any depth");
+        assert_eq!(lit("read(**/*.pem)"), None);
+        assert_eq!(lit("read(./a/*/b)"), None);
+        assert_eq!(lit("read(./../up)"), None);
     }
 
     #[test]

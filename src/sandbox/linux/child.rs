@@ -65,6 +65,11 @@ pub(super) struct Namespaces {
     /// without the whole id range, e.g. in a container).
     pub(super) fallback_uid_map: Vec<u8>,
     pub(super) fallback_gid_map: Vec<u8>,
+    /// Folders bound onto themselves first, so that they cannot be renamed
+    /// or removed (EBUSY): the ancestors, inside a writable root, of the
+    /// hidden and protected paths, which would otherwise be moved out from
+    /// under the next command's mounts.
+    pub(super) pins: Vec<CString>,
     pub(super) hidden_dirs: Vec<CString>,
     pub(super) hidden_files: Vec<CString>,
     /// `(source, target)` plain binds (the session's shm dir on `/dev/shm`).
@@ -97,6 +102,7 @@ pub(super) enum Step {
     Landlock,
     Seccomp,
     Chdir,
+    Pin,
 }
 
 impl Step {
@@ -115,6 +121,7 @@ impl Step {
             Landlock,
             Seccomp,
             Chdir,
+            Pin,
         ]
         .into_iter()
         .find(|step| *step as u8 == byte)
@@ -484,6 +491,16 @@ fn mount_all(ns: &Namespaces) -> Result<(), (Step, usize, io::Error)> {
                 c"mode=0755,size=16k".as_ptr().cast(),
             ))
             .map_err(|e| (Step::PrivateMounts, 1, e))?;
+        }
+        for (index, dir) in ns.pins.iter().enumerate() {
+            check(libc::mount(
+                dir.as_ptr(),
+                dir.as_ptr(),
+                null,
+                libc::MS_BIND,
+                std::ptr::null(),
+            ))
+            .map_err(|e| (Step::Pin, index, e))?;
         }
         for (index, dir) in ns.hidden_dirs.iter().enumerate() {
             check(libc::mount(

@@ -17,6 +17,7 @@ pub(in crate::sandbox) struct Failure {
     pub(super) hidden_files: Vec<PathBuf>,
     pub(super) binds: Vec<PathBuf>,
     pub(super) read_only: Vec<PathBuf>,
+    pub(super) pins: Vec<PathBuf>,
     pub(super) cwd: PathBuf,
 }
 
@@ -57,6 +58,7 @@ impl Failure {
             Step::HiddenFile => format!("hide {} (/dev/null over it)", path(&self.hidden_files)),
             Step::Bind => format!("mount its own directory on {}", path(&self.binds)),
             Step::ReadOnly => format!("make {} read-only", path(&self.read_only)),
+            Step::Pin => format!("pin {} in place (a bind onto itself)", path(&self.pins)),
             Step::Fork => "fork the init of its PID namespace".to_owned(),
             Step::Proc => "mount /proc in its PID namespace".to_owned(),
             Step::Landlock if index == 1 => {
@@ -82,6 +84,7 @@ mod tests {
             hidden_files: vec![],
             binds: vec![],
             read_only: vec!["/w/.git".into()],
+            pins: vec![],
             cwd: "/w".into(),
         };
         let error = || io::Error::from_raw_os_error(libc::EPERM);

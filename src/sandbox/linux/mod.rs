@@ -89,6 +89,31 @@ fn locked_flags(path: &Path) -> libc::c_ulong {
     locked
 }
 
+/// The folders to pin for `covered` (hidden or protected paths): every
+/// ancestor strictly inside a writable root, shallowest first, once.
+fn pins_for(covered: &[&CString], writable: &[PathBuf]) -> Vec<PathBuf> {
+    let mut pins: Vec<PathBuf> = Vec::new();
+    for path in covered {
+        let path = Path::new(std::ffi::OsStr::from_bytes(path.as_bytes()));
+        let Some(root) = writable.iter().find(|root| path.starts_with(root)) else {
+            continue;
+        };
+        let mut ancestors: Vec<&Path> = path
+            .ancestors()
+            .skip(1)
+            .take_while(|a| *a != root.as_path() && a.starts_with(root))
+            .collect();
+        ancestors.reverse();
+        for ancestor in ancestors {
+            if !pins.iter().any(|p| p == ancestor) {
+                pins.push(ancestor.to_path_buf());
+            }
+        }
+    }
+    pins.sort_by_key(|p| p.components().count());
+    pins
+}
+
 fn cstring(path: &Path) -> Result<CString, SandboxError> {
     CString::new(path.as_os_str().as_bytes()).map_err(|_| SandboxError::NulInPath(path.into()))
 }
@@ -321,6 +346,7 @@ pub(super) fn confine(
         let mut hidden_files = Vec::new();
         let mut binds = Vec::new();
         let mut read_only = Vec::new();
+        let mut pins = Vec::new();
         if mounts {
             let covers = paths::existing(&inner.hidden);
             // What lies in a hidden folder is hidden with it (and its mount
@@ -353,6 +379,14 @@ pub(super) fn confine(
                 let (Cover::Dir(path) | Cover::File(path)) = cover;
                 read_only.push((cstring(&path)?, locked_flags(&path)));
             }
+            let covered: Vec<&CString> = hidden_dirs
+                .iter()
+                .chain(&hidden_files)
+                .chain(read_only.iter().map(|(path, _)| path))
+                .collect();
+            for dir in pins_for(&covered, &writable) {
+                pins.push(cstring(&dir)?);
+            }
         }
         Some(child::Namespaces {
             flags,
@@ -366,6 +400,7 @@ pub(super) fn confine(
             root_helper: root,
             fallback_uid_map: paths::id_map(uid, false).into_bytes(),
             fallback_gid_map: paths::id_map(gid, false).into_bytes(),
+            pins,
             hidden_dirs,
             hidden_files,
             binds,
@@ -405,6 +440,7 @@ pub(super) fn confine(
                 .iter()
                 .map(|(path, _)| PathBuf::from(std::ffi::OsStr::from_bytes(path.as_bytes())))
                 .collect(),
+            pins: to_paths(&ns.pins),
             cwd: cwd.clone(),
         },
         None => failure::Failure {
@@ -413,6 +449,7 @@ pub(super) fn confine(
             hidden_files: Vec::new(),
             binds: Vec::new(),
             read_only: Vec::new(),
+            pins: Vec::new(),
             cwd: cwd.clone(),
         },
     };
@@ -453,6 +490,24 @@ pub(super) fn confine(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_ancestors_of_covered_paths_inside_a_writable_root_are_pinned() {
+        let c = |p: &str| CString::new(p).unwrap();
+        let covered = [
+            c("/w/config/secrets"),
+            c("/w/a/b/.git"),
+            c("/w/.git"),
+            c("/h/.ssh"),
+        ];
+        let covered: Vec<&CString> = covered.iter().collect();
+        let pins = pins_for(&covered, &["/w".into(), "/t".into()]);
+        let expected: Vec<PathBuf> = ["/w/config", "/w/a", "/w/a/b"]
+            .iter()
+            .map(PathBuf::from)
+            .collect();
+        assert_eq!(pins, expected);
+    }
 
     #[test]
     #[cfg(target_arch = "x86_64")]
