@@ -23,7 +23,9 @@ fn assert_pinned(format: &str, pinned: &str) {
     // The snapshots hold bash's bullet on the sandbox, which a machine
     // that cannot confine at all leaves out.
     if agentcore::sandbox::check().enforced() == "unconfined" {
-        println!("{format}: NOT RUN: no command sandbox on this machine, so bash's description differs");
+        println!(
+            "{format}: NOT RUN: no command sandbox on this machine, so bash's description differs"
+        );
         return;
     }
     let now = definitions(format);
