@@ -182,6 +182,29 @@ fn approval_rules_name_mounted_tools_exactly_by_glob_and_by_server() {
     // No rule: a tool that is not read-only asks, and `run` cannot ask.
     let unruled = end(&events, "f");
     assert_eq!(unruled["outcome"], "denied", "{unruled:#}");
+    // The gate was shown the server, the tool, its destructive mark and
+    // the arguments.
+    let preview = |id: &str| {
+        events
+            .iter()
+            .find(|e| {
+                e["type"] == "tool_exec_update" && e["tool_id"] == id && e["kind"] == "preview"
+            })
+            .map(|e| e["payload"].clone())
+    };
+    assert_eq!(
+        preview("d"),
+        Some(json!(
+            "MCP server \"gh\", tool \"delete.repo\" (the server marks it destructive)\narguments: {}"
+        ))
+    );
+    assert_eq!(
+        preview("c"),
+        Some(json!(
+            "MCP server \"gh\", tool \"create_issue\" (the server marks it not read-only, not destructive)\narguments: {\n  \"title\": \"bug\"\n}"
+        ))
+    );
+    assert_eq!(preview("e"), None, "read-only tools show no preview");
     // A read-only tool (readOnlyHint) is allowed like a read.
     assert_eq!(end(&events, "e")["outcome"], "success");
 
@@ -400,5 +423,100 @@ fn agentcore_tools_lists_mounted_tools_with_their_schemas_and_hints() {
     assert_eq!(
         find("mcp__fake__delete_repo")["annotations"]["readOnlyHint"],
         false
+    );
+}
+
+#[test]
+fn a_tool_the_server_stops_offering_fails_by_name_after_its_list_changed() {
+    let dirs = Dirs::new();
+    let policy = fake("fake", "normal", "");
+    let input = [
+        turn(&[("e1", "mcp__fake__echo", json!({"text": "one"}))]),
+        turn(&[("r", "mcp__fake__retire", json!({}))]),
+        turn(&[("e2", "mcp__fake__echo", json!({"text": "two"}))]),
+        turn(&[("k", "mcp__fake__kinds", json!({}))]),
+    ]
+    .concat();
+    let (events, output) = run(dirs.root(), dirs.etc(), &policy, &input);
+    assert!(output.status.success(), "{}", stderr(&output));
+    assert_eq!(end(&events, "e1")["outcome"], "success");
+    assert_eq!(end(&events, "r")["outcome"], "success");
+    let gone = end(&events, "e2");
+    assert_eq!(gone["outcome"], "failed", "{gone:#}");
+    assert!(
+        text(gone).contains("MCP server \"fake\" no longer offers the tool \"echo\""),
+        "{gone:#}"
+    );
+    assert_eq!(end(&events, "k")["outcome"], "success");
+}
+
+/// The Python with the official MCP SDK (2.x): `AGENTCORE_MCP_SDK_PYTHON`
+/// (set by .ci/run, which installs the SDK; then it must work), or
+/// `python3` when it has the SDK. `None` when neither does.
+fn sdk_python() -> Option<String> {
+    let has_sdk = |python: &str| {
+        Command::new(python)
+            .args(["-c", "import mcp.server.mcpserver"])
+            .output()
+            .is_ok_and(|o| o.status.success())
+    };
+    if let Ok(python) = std::env::var("AGENTCORE_MCP_SDK_PYTHON") {
+        assert!(
+            has_sdk(&python),
+            "AGENTCORE_MCP_SDK_PYTHON={python} cannot import the MCP SDK"
+        );
+        return Some(python);
+    }
+    has_sdk("python3").then(|| "python3".to_owned())
+}
+
+#[test]
+fn an_sdk_server_mounted_in_a_run_gives_text_images_progress_and_failures() {
+    let Some(python) = sdk_python() else {
+        eprintln!(
+            "the official Python MCP SDK is not installed here: .ci/run installs it and runs this test with AGENTCORE_MCP_SDK_PYTHON"
+        );
+        return;
+    };
+    let dirs = Dirs::new();
+    let server = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/mcp_sdk/external_server.py"
+    );
+    let policy = format!(
+        "allow = [\"mcp__sdk__explode\"]\n[[mcp_servers]]\nname = \"sdk\"\ncommand = {}\nargs = {}\nstartup_timeout_secs = 60\n",
+        toml_str(&python),
+        toml_value(&json!([server])),
+    );
+    let input = turn(&[
+        ("t", "mcp__sdk__shout", json!({"text": "quiet"})),
+        ("i", "mcp__sdk__pixel", json!({})),
+        ("p", "mcp__sdk__steps", json!({"n": 3})),
+        ("x", "mcp__sdk__explode", json!({"reason": "on purpose"})),
+    ]);
+    let (events, output) = run(dirs.root(), dirs.etc(), &policy, &input);
+    assert!(output.status.success(), "{}", stderr(&output));
+    let shout = end(&events, "t");
+    assert_eq!(shout["outcome"], "success", "{shout:#} {}", stderr(&output));
+    assert_eq!(shout["content"], json!([{"type": "text", "text": "QUIET"}]));
+    let pixel = end(&events, "i");
+    assert_eq!(pixel["outcome"], "success", "{pixel:#}");
+    assert_eq!(pixel["content"][0]["type"], "image", "{pixel:#}");
+    assert_eq!(pixel["content"][0]["media_type"], "image/png", "{pixel:#}");
+    let steps = end(&events, "p");
+    assert_eq!(steps["outcome"], "success", "{steps:#}");
+    assert_eq!(text(steps), "3 steps done");
+    let progress: Vec<&Value> = events
+        .iter()
+        .filter(|e| e["type"] == "tool_exec_update" && e["tool_id"] == "p")
+        .filter(|e| e["kind"] == "progress")
+        .collect();
+    assert_eq!(progress.len(), 3, "{events:#?}");
+    assert_eq!(progress[0]["payload"]["message"], "step 1 of 3");
+    let explode = end(&events, "x");
+    assert_eq!(explode["outcome"], "failed", "{explode:#}");
+    assert!(
+        text(explode).contains("exploded: on purpose"),
+        "{explode:#}"
     );
 }

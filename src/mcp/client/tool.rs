@@ -172,9 +172,11 @@ impl Tool for RemoteTool {
         _cx: &'a CallContext,
     ) -> BoxFuture<'a, Result<Option<String>, ToolError>> {
         Box::pin(async move {
-            let marks = if self.read_only {
-                "read-only"
-            } else if self.destructive {
+            // A read-only tool is allowed like a read: nothing to show.
+            if self.read_only {
+                return Ok(None);
+            }
+            let marks = if self.destructive {
                 "destructive"
             } else {
                 "not read-only, not destructive"
