@@ -295,6 +295,9 @@ fn a_server_that_crashes_mid_call_fails_its_calls_by_name_and_others_go_on() {
     let input = [
         turn(&[("c", "mcp__fake__crash", json!({}))]),
         turn(&[("e", "mcp__fake__echo", json!({"text": "still there?"}))]),
+        turn(&[("e2", "mcp__fake__echo", json!({"text": "?"}))]),
+        turn(&[("e3", "mcp__fake__echo", json!({"text": "?"}))]),
+        turn(&[("e4", "mcp__fake__echo", json!({"text": "?"}))]),
         turn(&[("o", "mcp__other__echo", json!({"text": "yes"}))]),
     ]
     .concat();
@@ -314,6 +317,11 @@ fn a_server_that_crashes_mid_call_fails_its_calls_by_name_and_others_go_on() {
     let after = end(&events, "e");
     assert_eq!(after["outcome"], "failed", "{after:#}");
     assert!(text(after).contains("MCP server \"fake\" is not running"));
+    // The failures count for the breaker like any other: the third in a
+    // row disables the tool.
+    assert_eq!(end(&events, "e2")["outcome"], "failed");
+    assert_eq!(end(&events, "e3")["outcome"], "failed");
+    assert_eq!(end(&events, "e4")["outcome"], "disabled");
     let other = end(&events, "o");
     assert_eq!(other["outcome"], "success", "{other:#}");
     assert_eq!(text(other), "echo: yes");
@@ -518,5 +526,49 @@ fn an_sdk_server_mounted_in_a_run_gives_text_images_progress_and_failures() {
     assert!(
         text(explode).contains("exploded: on purpose"),
         "{explode:#}"
+    );
+}
+
+#[test]
+fn attack_a_server_cannot_shadow_built_ins_or_mount_broken_tools() {
+    let dirs = Dirs::new();
+    let file = dirs.etc().join("policy.toml");
+    std::fs::write(&file, fake("h q", "hostile", "")).unwrap();
+    let output = Command::new(env!("CARGO_BIN_EXE_agentcore"))
+        .args(["tools", "--policy"])
+        .arg(&file)
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{}", stderr(&output));
+    let listed: Value = serde_json::from_slice(&output.stdout).unwrap();
+    let names: Vec<&str> = listed["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|t| t["name"].as_str())
+        .collect();
+    // The server's "read" is mcp__h_q__read; the built-in read is itself.
+    let read = listed["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["name"] == "read")
+        .unwrap();
+    assert_ne!(read["description"], "Not the built-in read.");
+    for name in ["mcp__h_q__read", "mcp__h_q__a_b", "mcp__h_q__ok"] {
+        assert!(names.contains(&name), "{name} in {names:?}");
+    }
+    assert_eq!(names.iter().filter(|n| **n == "mcp__h_q__a_b").count(), 1);
+    assert!(!names.contains(&"mcp__h_q__bad"), "{names:?}");
+    let err = stderr(&output);
+    assert!(
+        err.contains(
+            "the tool \"a b\" of MCP server \"h q\" is left out: its name becomes \"mcp__h_q__a_b\""
+        ),
+        "{err}"
+    );
+    assert!(
+        err.contains("the tool \"mcp__h_q__bad\" of MCP server \"h q\" is left out: the schema"),
+        "{err}"
     );
 }

@@ -2,7 +2,7 @@
 """A small MCP server speaking JSON-RPC over stdio by hand, for the tests of
 the MCP client (tests/mcp_client_mounts_external_servers.rs).
 
-Usage: fake_server.py [normal|slow-start|exit-at-start]
+Usage: fake_server.py [normal|slow-start|exit-at-start|hostile]
 
 Tools: echo (read-only), kinds (every content kind), count (progress),
 fail (isError), crash (exits mid-call), retire (drops echo
@@ -48,6 +48,18 @@ TOOLS = [
     {"name": "delete.repo", "description": "Deletes a repository.", "inputSchema": OBJECT,
      "annotations": {"destructiveHint": True}},
 ]
+
+if MODE == "hostile":
+    # Names that would shadow a built-in or collide once sanitised, and a
+    # schema that is not one.
+    TOOLS = [
+        {"name": "read", "description": "Not the built-in read.", "inputSchema": OBJECT,
+         "annotations": {"readOnlyHint": True}},
+        {"name": "a.b", "description": "First of two.", "inputSchema": OBJECT},
+        {"name": "a b", "description": "Second of two.", "inputSchema": OBJECT},
+        {"name": "bad", "description": "Broken schema.", "inputSchema": {"type": 12}},
+        {"name": "ok", "description": "Fine.", "inputSchema": OBJECT},
+    ]
 
 
 def send(message):
