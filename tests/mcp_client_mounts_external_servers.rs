@@ -572,3 +572,68 @@ fn attack_a_server_cannot_shadow_built_ins_or_mount_broken_tools() {
         "{err}"
     );
 }
+
+#[test]
+fn agentcore_mcp_serves_the_mounted_tools_of_its_policy_too() {
+    use std::io::{BufRead, BufReader, Write};
+    use std::process::Stdio;
+
+    let dirs = Dirs::new();
+    let file = dirs.etc().join("policy.toml");
+    std::fs::write(&file, fake("fake", "normal", "")).unwrap();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_agentcore"))
+        .args(["mcp", "--root"])
+        .arg(dirs.root())
+        .arg("--policy")
+        .arg(&file)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let mut stdout = BufReader::new(child.stdout.take().unwrap());
+    let mut send = |message: Value| {
+        writeln!(stdin, "{message}").unwrap();
+        stdin.flush().unwrap();
+    };
+    let mut answer = |id: i64| loop {
+        let mut line = String::new();
+        assert!(
+            stdout.read_line(&mut line).unwrap() > 0,
+            "the server closed"
+        );
+        let message: Value = serde_json::from_str(&line).unwrap();
+        if message["id"] == id {
+            return message;
+        }
+    };
+    send(
+        json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {},
+        "clientInfo": {"name": "test", "version": "1"}}}),
+    );
+    answer(1);
+    send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+    send(json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"}));
+    let listed = answer(2);
+    let names: Vec<&str> = listed["result"]["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|t| t["name"].as_str())
+        .collect();
+    assert!(names.contains(&"mcp__fake__echo"), "{names:?}");
+    send(json!({"jsonrpc": "2.0", "id": 3, "method": "tools/call",
+        "params": {"name": "mcp__fake__echo", "arguments": {"text": "through two hops"}}}));
+    let called = answer(3);
+    assert_eq!(
+        called["result"]["content"][0]["text"], "echo: through two hops",
+        "{called:#}"
+    );
+    drop(send);
+    // Closing the connection ends the session (and the mounted server).
+    drop(stdin);
+    let status = child.wait().unwrap();
+    assert!(status.success());
+}
