@@ -631,7 +631,6 @@ fn agentcore_mcp_serves_the_mounted_tools_of_its_policy_too() {
         called["result"]["content"][0]["text"], "echo: through two hops",
         "{called:#}"
     );
-    drop(send);
     // Closing the connection ends the session (and the mounted server).
     drop(stdin);
     let status = child.wait().unwrap();
