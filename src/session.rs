@@ -13,6 +13,7 @@ use agentcore_stages::{EventSink, Gate, Pipeline, Tool, ToolRegistry};
 
 use crate::approval::{ApprovalEngine, Mode, Policy, PolicyError, RootAccess};
 use crate::hooks::{HookConfig, HookConfigError, HookRunner, PostToolUseLayer, PreToolUseGate};
+use crate::mcp::client::{Connection, McpServerConfig, MountFailure, Mounted};
 use crate::sandbox::{Sandbox, SandboxError, SandboxMode, SandboxPolicy};
 use crate::scheduler::{Scheduler, SchedulerConfig, SteeringPolicy};
 use crate::tools::bash::{BashTool, JobExit, JobLimits, Jobs, OutputDir};
@@ -57,6 +58,9 @@ pub struct SessionConfig {
     /// opens the next session's sandbox. [`from_options`](Self::from_options)
     /// and [`add_hook_files`](Self::add_hook_files) add theirs.
     pub config_files: Vec<PathBuf>,
+    /// External MCP servers to mount beside the policy's `[[mcp_servers]]`
+    /// (see [`Session::connect`]).
+    pub mcp_servers: Vec<McpServerConfig>,
 }
 
 impl SessionConfig {
@@ -75,7 +79,18 @@ impl SessionConfig {
             sandbox: None,
             hooks: HookConfig::default(),
             config_files: Vec::new(),
+            mcp_servers: Vec::new(),
         }
+    }
+
+    /// Every MCP server to mount: [`mcp_servers`](Self::mcp_servers), then
+    /// the policy's.
+    pub fn all_mcp_servers(&self) -> Vec<McpServerConfig> {
+        let mut servers = self.mcp_servers.clone();
+        if let Some(policy) = &self.policy {
+            servers.extend(policy.mcp_servers.iter().cloned());
+        }
+        servers
     }
 
     /// The sandbox settings in force: [`sandbox`](Self::sandbox), else the
@@ -166,6 +181,12 @@ pub enum SessionError {
     /// A hooks settings file cannot be read or parsed.
     #[error(transparent)]
     Hooks(#[from] HookConfigError),
+    /// The configuration mounts MCP servers, which [`Session::start`]
+    /// cannot connect to.
+    #[error(
+        "this configuration mounts MCP servers; start the session with Session::connect, which connects to them"
+    )]
+    McpNeedsConnect,
 }
 
 /// How a session's commands are confined.
@@ -226,6 +247,7 @@ pub struct Session {
     registry: Arc<ToolRegistry>,
     pipeline: Pipeline,
     scheduler: Scheduler,
+    mcp: Mounted,
 }
 
 impl std::fmt::Debug for Session {
@@ -239,8 +261,26 @@ impl std::fmt::Debug for Session {
 
 impl Session {
     /// Starts a session; must run inside a tokio runtime (the scheduler's
-    /// worker is spawned).
+    /// worker is spawned). A configuration that mounts MCP servers needs
+    /// [`Session::connect`] instead.
     pub fn start(config: SessionConfig) -> Result<Self, SessionError> {
+        if !config.all_mcp_servers().is_empty() {
+            return Err(SessionError::McpNeedsConnect);
+        }
+        Self::start_mounted(config, Mounted::default())
+    }
+
+    /// Starts a session and mounts the MCP servers of `config` (its own
+    /// and its policy's): their tools join the registry as
+    /// `mcp__SERVER__TOOL`. A server that cannot start (within its startup
+    /// timeout) is left out and listed in [`Session::mcp_failures`]; the
+    /// session starts all the same.
+    pub async fn connect(config: SessionConfig) -> Result<Self, SessionError> {
+        let mounted = crate::mcp::client::mount(&config.all_mcp_servers()).await;
+        Self::start_mounted(config, mounted)
+    }
+
+    fn start_mounted(config: SessionConfig, mut mcp: Mounted) -> Result<Self, SessionError> {
         let mut workspace = Workspace::new(&config.root).map_err(|source| SessionError::Root {
             path: config.root.clone(),
             source,
@@ -291,12 +331,9 @@ impl Session {
             SessionSandbox::On(sandbox) => bash = bash.sandbox(sandbox.clone()),
             SessionSandbox::Unavailable(error) => bash = bash.sandbox_unavailable(error),
         }
-        let registry = Arc::new(builtin_tools(
-            &workspace,
-            &read_state,
-            &jobs,
-            bash.jobs(jobs.clone()),
-        ));
+        let mut registry = builtin_tools(&workspace, &read_state, &jobs, bash.jobs(jobs.clone()));
+        mcp.register_into(&mut registry);
+        let registry = Arc::new(registry);
         let gate: Arc<dyn Gate> = match &hooks {
             Some(runner) => Arc::new(PreToolUseGate::new(runner.clone(), approval.clone())),
             None => Arc::new(approval.clone()),
@@ -330,7 +367,25 @@ impl Session {
             registry,
             pipeline,
             scheduler,
+            mcp,
         })
+    }
+
+    /// The MCP servers mounted (those that started).
+    pub fn mcp_servers(&self) -> &[Arc<Connection>] {
+        &self.mcp.connections
+    }
+
+    /// The MCP servers (or single tools of them) that could not be mounted,
+    /// each with a message naming the server and the cause.
+    pub fn mcp_failures(&self) -> &[MountFailure] {
+        &self.mcp.failures
+    }
+
+    /// Closes the connections to the mounted MCP servers (their processes
+    /// are stopped). Their tools fail from then on.
+    pub async fn end_mcp(&self) {
+        self.mcp.close().await;
     }
 
     /// A new turn whose events go to `sink`.

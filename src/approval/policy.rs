@@ -7,6 +7,7 @@ use serde::{Deserialize, Serialize};
 
 use super::mode::Mode;
 use super::rule::{Rule, home_dir};
+use crate::mcp::client::McpServerConfig;
 use crate::sandbox::SandboxPolicy;
 use crate::tools::workspace::Workspace;
 
@@ -41,6 +42,14 @@ use crate::tools::workspace::Workspace;
 /// [[hooks.PreToolUse.hooks]]
 /// type = "command"
 /// command = "./.claude/hooks/guard.sh"
+///
+/// # External MCP servers whose tools join the session as mcp__NAME__TOOL
+/// # (see `McpServerConfig`).
+/// [[mcp_servers]]
+/// name = "github"
+/// command = "github-mcp-server"
+/// args = ["stdio"]
+/// env = { GITHUB_TOKEN = "…" }
 /// ```
 ///
 /// Every field is optional; an unknown field, an unknown mode or a rule
@@ -70,6 +79,9 @@ pub struct Policy {
     /// `fail_closed` ([`HookConfig`](crate::hooks::HookConfig)).
     #[serde(default)]
     pub hooks: crate::hooks::HookConfig,
+    /// External MCP servers to mount: the `[[mcp_servers]]` tables.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub mcp_servers: Vec<McpServerConfig>,
 }
 
 /// A workspace root the policy adds.

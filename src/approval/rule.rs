@@ -19,6 +19,11 @@
 //! `write(…)` and `edit(…)` bind every call that writes (write, edit, …);
 //! any other name binds the tool of that name only. The name is read once,
 //! into a [`RuleTarget`].
+//!
+//! Mounted MCP tools (`mcp__SERVER__TOOL`) can also be named by server:
+//! `mcp__github` binds every tool of the server `github`, and a `*` in a
+//! name starting with `mcp__` matches any characters (`mcp__github__*`,
+//! `mcp__*__search`). Names not starting with `mcp__` are never globs.
 
 use std::fmt;
 use std::path::{Path, PathBuf};
@@ -297,7 +302,7 @@ impl Rule {
     /// Whether the rule is about the call of `tool` with `access` at all
     /// (before looking at its specifier).
     pub(crate) fn binds(&self, tool: &str, access: &Access) -> bool {
-        if self.tool == tool {
+        if self.tool == tool || names_mcp_tool(&self.tool, tool) {
             return true;
         }
         match self.target {
@@ -493,6 +498,27 @@ impl WordPattern {
     }
 }
 
+/// Whether a rule written for `name` names the MCP tool `tool` by server
+/// (`mcp__github` for `mcp__github__TOOL`) or by a glob (`mcp__github__*`).
+fn names_mcp_tool(name: &str, tool: &str) -> bool {
+    const MCP: &str = "mcp__";
+    let Some(server) = name.strip_prefix(MCP) else {
+        return false;
+    };
+    if !tool.starts_with(MCP) {
+        return false;
+    }
+    if name.contains('*') {
+        let pieces: Vec<String> = name.split('*').map(str::to_owned).collect();
+        return wildcard(&pieces, tool);
+    }
+    !server.is_empty()
+        && !server.contains("__")
+        && tool
+            .strip_prefix(name)
+            .is_some_and(|rest| rest.len() > 2 && rest.starts_with("__"))
+}
+
 /// `pieces` are the literal text between `*`s.
 fn wildcard(pieces: &[String], word: &str) -> bool {
     let Some((first, rest)) = pieces.split_first() else {
@@ -627,6 +653,30 @@ fn escape_glob(s: &str) -> String {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn mcp_tools_are_named_by_server_or_glob() {
+        use super::names_mcp_tool as names;
+        assert!(names("mcp__github__*", "mcp__github__create_issue"));
+        assert!(names("mcp__github", "mcp__github__create_issue"));
+        assert!(names("mcp__*__search", "mcp__docs__search"));
+        assert!(!names("mcp__github__*", "mcp__gitlab__create_issue"));
+        assert!(!names("mcp__git", "mcp__github__create_issue"));
+        assert!(!names("mcp__github", "mcp__github__"));
+        assert!(!names("mcp__github__create", "mcp__github__create_issue"));
+        // Globs only for MCP names, and only over MCP tools.
+        assert!(!names("mcp__*", "bash"));
+        assert!(!names("ba*", "bash"));
+        assert!(!names("*", "mcp__github__create_issue"));
+
+        let access = super::Access::unknown();
+        let rule: super::Rule = "mcp__github__*".parse().unwrap();
+        assert!(rule.binds("mcp__github__create_issue", &access));
+        assert!(!rule.binds("mcp__other__create_issue", &access));
+        let exact: super::Rule = "mcp__github__create_issue".parse().unwrap();
+        assert!(exact.binds("mcp__github__create_issue", &access));
+        assert!(!exact.binds("mcp__github__list_issues", &access));
+    }
+
     use super::*;
 
     fn keys(rel: &str, is_dir: bool) -> PathKeys {

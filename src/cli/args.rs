@@ -23,7 +23,7 @@ pub enum Command {
     Run(RunArgs),
     /// Run a bundled session in a scratch workspace and show it.
     Demo,
-    /// Print the built-in tools' definitions.
+    /// Print the tools' definitions (with `--policy`, the mounted MCP servers' too).
     Tools(ToolsArgs),
     /// Serve the built-in tools over MCP on stdio.
     Mcp(McpArgs),
@@ -116,6 +116,9 @@ pub struct ToolsArgs {
     /// Which shape to print.
     #[arg(long, value_enum, default_value_t = ToolsFormat::Mcp)]
     pub format: ToolsFormat,
+    /// Policy file whose `[[mcp_servers]]` are mounted and listed too.
+    #[arg(long, value_name = "FILE")]
+    pub policy: Option<PathBuf>,
 }
 
 /// The shapes of `agentcore tools`.

@@ -17,9 +17,11 @@ use super::run::{Signals, start_session};
 /// MCP connection has no user prompt to reset it, so a tripped tool would
 /// stay disabled for the rest of the connection.
 pub async fn serve_stdio(args: McpArgs) -> ExitCode {
-    let session = match start_session(&args.session, |config| {
+    let session = match start_session("agentcore mcp", &args.session, |config| {
         config.max_tool_errors = 0;
-    }) {
+    })
+    .await
+    {
         Ok(session) => session,
         Err(message) => {
             eprintln!("agentcore mcp: {message}");

@@ -42,7 +42,7 @@ pub fn main() -> ExitCode {
         match cli.command {
             Command::Run(args) => run::run(args).await,
             Command::Demo => demo::demo().await,
-            Command::Tools(args) => tools::print(args),
+            Command::Tools(args) => tools::print(args).await,
             Command::Mcp(args) => mcp::serve_stdio(args).await,
             Command::Sandbox(args::SandboxCommand::Check(args)) => sandbox::check(args),
         }

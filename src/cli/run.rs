@@ -78,8 +78,11 @@ fn write_json(value: &impl serde::Serialize) {
     }
 }
 
-/// Builds the session `run` and `mcp` use from their options.
-pub(crate) fn start_session(
+/// Builds the session `run` and `mcp` use from their options, mounting
+/// the policy's MCP servers; one that cannot be mounted is reported on
+/// stderr (`PROGRAM: MCP server "x" …`) and the session starts without it.
+pub(crate) async fn start_session(
+    program: &str,
     args: &SessionArgs,
     tune: impl FnOnce(&mut SessionConfig),
 ) -> Result<Session, SessionError> {
@@ -90,7 +93,11 @@ pub(crate) fn start_session(
         eprintln!("agentcore: {notice}");
     }
     tune(&mut config);
-    Session::start(config)
+    let session = Session::connect(config).await?;
+    for failure in session.mcp_failures() {
+        eprintln!("{program}: {failure}");
+    }
+    Ok(session)
 }
 
 /// Runs `agentcore run`.
@@ -106,11 +113,13 @@ pub async fn run(args: RunArgs) -> ExitCode {
             }
         },
     };
-    let session = match start_session(&args.session, |config| {
+    let session = match start_session("agentcore run", &args.session, |config| {
         config.max_concurrency = args.max_concurrency;
         config.max_tool_errors = args.max_tool_errors;
         config.steering = args.steering.into();
-    }) {
+    })
+    .await
+    {
         Ok(session) => session,
         Err(message) => {
             eprintln!("agentcore run: {message}");
@@ -147,6 +156,7 @@ pub async fn run(args: RunArgs) -> ExitCode {
         signal = signals.next() => ExitCode::from(128 + signal),
     };
     session.end_jobs().await;
+    session.end_mcp().await;
     if let Some((stop, forwarder)) = exits {
         let _ = stop.send(());
         let _ = forwarder.await;

@@ -21,6 +21,12 @@ pub fn check(args: SessionArgs) -> ExitCode {
         }
     };
     let policy = config.sandbox_policy();
+    // The check is about commands: MCP servers are not started for it.
+    let mut config = config;
+    config.mcp_servers.clear();
+    if let Some(policy) = &mut config.policy {
+        policy.mcp_servers.clear();
+    }
     let session = match Session::start(config) {
         Ok(session) => session,
         Err(err) => {

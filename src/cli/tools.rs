@@ -1,4 +1,5 @@
-//! `agentcore tools`: the built-in tools' definitions in three shapes.
+//! `agentcore tools`: the tools' definitions in three shapes: the built-in
+//! tools, and with `--policy` the tools of its `[[mcp_servers]]`.
 
 use std::process::ExitCode;
 
@@ -22,17 +23,37 @@ pub fn definitions(registry: &ToolRegistry, format: ToolsFormat) -> Value {
     }
 }
 
-/// Prints the definitions.
-pub fn print(args: ToolsArgs) -> ExitCode {
-    let root = std::env::temp_dir();
-    let session = match Session::start(SessionConfig::new(root)) {
+/// Prints the definitions. A policy that cannot be read is exit status 2;
+/// an MCP server that cannot be mounted is reported on stderr and its tools
+/// are missing from the list.
+pub async fn print(args: ToolsArgs) -> ExitCode {
+    let mut config = SessionConfig::new(std::env::temp_dir());
+    if let Some(path) = &args.policy {
+        match agentcore::approval::Policy::load(path) {
+            Ok(policy) => config.policy = Some(policy),
+            Err(err) => {
+                eprintln!("agentcore tools: {err}");
+                return ExitCode::from(2);
+            }
+        }
+    }
+    let session = match Session::connect(config).await {
         Ok(session) => session,
         Err(err) => {
             eprintln!("agentcore tools: {err}");
             return ExitCode::from(1);
         }
     };
-    let value = definitions(session.registry(), args.format);
+    for failure in session.mcp_failures() {
+        eprintln!("agentcore tools: {failure}");
+    }
+    let code = print_definitions(&session, args.format);
+    session.end_mcp().await;
+    code
+}
+
+fn print_definitions(session: &Session, format: ToolsFormat) -> ExitCode {
+    let value = definitions(session.registry(), format);
     match serde_json::to_string_pretty(&value) {
         Ok(text) => {
             println!("{text}");

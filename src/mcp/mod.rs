@@ -36,6 +36,7 @@
 //! ```
 
 mod arrival;
+pub mod client;
 mod definitions;
 mod framing;
 mod server;
@@ -124,5 +125,6 @@ where
     server.session().scheduler().abort_all();
     server.drain(DRAIN_TIMEOUT).await;
     server.session().end_jobs().await;
+    server.session().end_mcp().await;
     outcome
 }

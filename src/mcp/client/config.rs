@@ -1,0 +1,237 @@
+//! `[[mcp_servers]]`: which external MCP servers a session mounts.
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+
+/// How long a server has to answer `initialize` unless its entry says
+/// otherwise.
+pub const DEFAULT_STARTUP_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// How long a call may go without an answer or a progress notification
+/// unless its entry says otherwise.
+pub const DEFAULT_CALL_TIMEOUT: Duration = Duration::from_secs(600);
+
+/// One external MCP server to mount, from the policy file:
+///
+/// ```toml
+/// [[mcp_servers]]
+/// name = "github"                       # tools become mcp__github__TOOL
+/// command = "github-mcp-server"         # started with stdin/stdout as the transport
+/// args = ["stdio"]
+/// env = { GITHUB_TOKEN = "…" }          # added to agentcore's environment
+/// startup_timeout_secs = 30             # default 30
+/// call_timeout_secs = 600               # silence allowed in a call (progress resets it); default 600
+/// ```
+///
+/// `url` + `headers` (streamable HTTP) are read but not supported by this
+/// build: such an entry is refused when the session mounts it, with a
+/// message naming the server.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct McpServerConfig {
+    /// The server's name; its tools are `mcp__NAME__TOOL`, with characters
+    /// outside `[A-Za-z0-9_-]` replaced by `_`.
+    pub name: String,
+    /// The program to start (looked up on `PATH`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub command: Option<String>,
+    /// Its arguments.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub args: Vec<String>,
+    /// Environment variables set for it, over agentcore's own.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub env: BTreeMap<String, String>,
+    /// A streamable-HTTP endpoint instead of a command.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub url: Option<String>,
+    /// HTTP headers for `url`.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub headers: BTreeMap<String, String>,
+    /// Seconds the server has to complete the MCP handshake.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub startup_timeout_secs: Option<f64>,
+    /// Seconds a call may go without an answer or progress.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub call_timeout_secs: Option<f64>,
+}
+
+impl McpServerConfig {
+    /// A server started as `command args…`.
+    pub fn command<I, S>(name: impl Into<String>, command: impl Into<String>, args: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        Self {
+            name: name.into(),
+            command: Some(command.into()),
+            args: args.into_iter().map(Into::into).collect(),
+            ..Self::default()
+        }
+    }
+
+    /// The handshake timeout.
+    pub fn startup_timeout(&self) -> Duration {
+        seconds(self.startup_timeout_secs).unwrap_or(DEFAULT_STARTUP_TIMEOUT)
+    }
+
+    /// The call silence timeout.
+    pub fn call_timeout(&self) -> Duration {
+        seconds(self.call_timeout_secs).unwrap_or(DEFAULT_CALL_TIMEOUT)
+    }
+
+    /// The name as it appears in tool names.
+    pub fn tool_prefix(&self) -> String {
+        format!("mcp__{}__", sanitize(&self.name))
+    }
+
+    /// Whether the entry is usable, as a sentence with the fix when not.
+    pub fn check(&self) -> Result<(), String> {
+        if self.name.trim().is_empty() {
+            return Err(
+                "an [[mcp_servers]] entry has no name; give each one `name = \"…\"`".to_owned(),
+            );
+        }
+        match (&self.command, &self.url) {
+            (Some(_), Some(_)) => Err(format!(
+                "MCP server {:?} has both `command` and `url`; keep one of them",
+                self.name
+            )),
+            (None, None) => Err(format!(
+                "MCP server {:?} has neither `command` nor `url`; give the program to start as `command`",
+                self.name
+            )),
+            (None, Some(_)) => Err(format!(
+                "MCP server {:?} is a streamable-HTTP server (`url`), which this build cannot mount yet; start a stdio server with `command` instead",
+                self.name
+            )),
+            (Some(command), None) if command.trim().is_empty() => Err(format!(
+                "MCP server {:?} has an empty `command`; give the program to start",
+                self.name
+            )),
+            (Some(_), None) => Ok(()),
+        }
+    }
+}
+
+fn seconds(value: Option<f64>) -> Option<Duration> {
+    value
+        .filter(|s| s.is_finite() && *s > 0.0)
+        .and_then(|s| Duration::try_from_secs_f64(s).ok())
+}
+
+/// A name as Claude Code puts it in tool names: every character outside
+/// `[A-Za-z0-9_-]` becomes `_`.
+///
+/// ```
+/// assert_eq!(agentcore::mcp::client::sanitize("my server.v2"), "my_server_v2");
+/// ```
+pub fn sanitize(name: &str) -> String {
+    name.chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '_' || c == '-' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_are_sanitised_like_claude_code() {
+        assert_eq!(sanitize("github"), "github");
+        assert_eq!(sanitize("a.b c/d"), "a_b_c_d");
+        assert_eq!(sanitize("é"), "_");
+        let config = McpServerConfig::command("my srv", "x", ["y"]);
+        assert_eq!(config.tool_prefix(), "mcp__my_srv__");
+    }
+
+    #[test]
+    fn entries_without_a_way_to_start_are_refused_with_the_fix() {
+        let mut config = McpServerConfig {
+            name: "gh".into(),
+            ..McpServerConfig::default()
+        };
+        assert!(
+            config
+                .check()
+                .unwrap_err()
+                .contains("neither `command` nor `url`")
+        );
+        config.url = Some("http://localhost:1/mcp".into());
+        assert!(config.check().unwrap_err().contains("streamable-HTTP"));
+        config.command = Some("x".into());
+        assert!(config.check().unwrap_err().contains("both"));
+        config.url = None;
+        assert!(config.check().is_ok());
+    }
+
+    #[test]
+    fn the_policy_file_lists_servers_and_refuses_unknown_fields() {
+        let policy = crate::approval::Policy::from_toml(
+            r#"
+            [[mcp_servers]]
+            name = "github"
+            command = "github-mcp-server"
+            args = ["stdio"]
+            env = { GITHUB_TOKEN = "t" }
+            startup_timeout_secs = 5
+            "#,
+        )
+        .unwrap();
+        let server = &policy.mcp_servers[0];
+        assert_eq!(server.command.as_deref(), Some("github-mcp-server"));
+        assert_eq!(server.args, ["stdio"]);
+        assert_eq!(server.env["GITHUB_TOKEN"], "t");
+        assert_eq!(server.startup_timeout(), Duration::from_secs(5));
+        let err =
+            crate::approval::Policy::from_toml("[[mcp_servers]]\nname = \"x\"\ncomand = \"y\"\n")
+                .unwrap_err();
+        assert!(err.to_string().contains("comand"), "{err}");
+    }
+
+    #[tokio::test]
+    async fn a_session_mounting_servers_needs_connect() {
+        use crate::session::{Session, SessionConfig, SessionError};
+        let dir = tempfile::tempdir().unwrap();
+        let mut config = SessionConfig::new(dir.path());
+        config
+            .mcp_servers
+            .push(McpServerConfig::command("x", "/nonexistent", ["a"]));
+        assert!(matches!(
+            Session::start(config.clone()),
+            Err(SessionError::McpNeedsConnect)
+        ));
+        // connect starts it, without the server that cannot start.
+        let session = Session::connect(config).await.unwrap();
+        assert!(session.mcp_servers().is_empty());
+        assert_eq!(session.mcp_failures().len(), 1);
+        assert!(
+            session.mcp_failures()[0]
+                .message
+                .starts_with("MCP server \"x\" could not be started: `/nonexistent`: "),
+            "{}",
+            session.mcp_failures()[0]
+        );
+        assert!(session.registry().get("read").is_some());
+    }
+
+    #[test]
+    fn timeouts_default_and_ignore_nonsense() {
+        let mut config = McpServerConfig::command("a", "b", Vec::<String>::new());
+        assert_eq!(config.startup_timeout(), DEFAULT_STARTUP_TIMEOUT);
+        config.startup_timeout_secs = Some(-1.0);
+        assert_eq!(config.startup_timeout(), DEFAULT_STARTUP_TIMEOUT);
+        config.startup_timeout_secs = Some(0.5);
+        assert_eq!(config.startup_timeout(), Duration::from_millis(500));
+        config.call_timeout_secs = Some(f64::NAN);
+        assert_eq!(config.call_timeout(), DEFAULT_CALL_TIMEOUT);
+    }
+}

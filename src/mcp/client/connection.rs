@@ -1,0 +1,487 @@
+//! One external MCP server: its process, its client connection, the tail of
+//! its stderr, and the routing of progress notifications to calls.
+
+use std::collections::{HashMap, VecDeque};
+use std::pin::pin;
+use std::process::Stdio;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use agentcore_stages::CallContext;
+use rmcp::model::{
+    CallToolRequest, CallToolRequestParams, CancelledNotification, CancelledNotificationParam,
+    ClientCapabilities, ClientConfig, ClientNotification, ClientRequest, Implementation,
+    JsonObject, ProgressNotificationParam, ProgressToken, ServerResult,
+};
+use rmcp::service::{NotificationContext, PeerRequestOptions, RunningService, ServiceError};
+use rmcp::transport::TokioChildProcess;
+use rmcp::{ClientHandler, Peer, RoleClient};
+use serde_json::{Value, json};
+use tokio::io::AsyncReadExt;
+use tokio::sync::{mpsc, watch};
+
+use super::MountFailure;
+use super::config::McpServerConfig;
+
+/// How much of a server's stderr is kept for messages.
+const STDERR_KEEP: usize = 4096;
+/// How much of it a message quotes.
+const STDERR_QUOTE: usize = 600;
+/// How long a server that closed the connection gets to finish writing its
+/// stderr before a message quotes it.
+const STDERR_SETTLE: Duration = Duration::from_millis(500);
+
+/// A running external MCP server.
+pub struct Connection {
+    config: McpServerConfig,
+    peer: Peer<RoleClient>,
+    /// Kept so the connection lives as long as its tools; dropping it
+    /// cancels the service, and the child process is killed.
+    service: Mutex<Option<RunningService<RoleClient, Handler>>>,
+    stderr: StderrTail,
+    routes: Routes,
+    tools_changed: Arc<AtomicBool>,
+    /// The tool names the server offers now, once a list change was
+    /// fetched (`None`: the list it was mounted with).
+    offered: tokio::sync::Mutex<Option<std::collections::BTreeSet<String>>>,
+}
+
+impl std::fmt::Debug for Connection {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Connection")
+            .field("server", &self.config.name)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Why a remote call failed before the server answered it.
+#[derive(Debug)]
+pub(crate) enum CallFailure {
+    /// The call's cancellation fired; `notifications/cancelled` was sent.
+    Cancelled,
+    /// The server is gone, hung or refused: the message for the model.
+    Failed(String),
+}
+
+impl Connection {
+    /// Starts the server of `config`, completes the handshake and lists
+    /// its tools, all within its startup timeout.
+    pub(crate) async fn start(
+        config: McpServerConfig,
+    ) -> Result<(Arc<Self>, Vec<rmcp::model::Tool>), MountFailure> {
+        let name = config.name.clone();
+        let fail = |message: String| MountFailure {
+            server: name.clone(),
+            message,
+        };
+        let program = config.command.clone().unwrap_or_default();
+        let mut command = tokio::process::Command::new(&program);
+        command
+            .args(&config.args)
+            .envs(&config.env)
+            .kill_on_drop(true);
+        let (transport, stderr) = TokioChildProcess::builder(command)
+            .stderr(Stdio::piped())
+            .spawn()
+            .map_err(|err| {
+                fail(format!(
+                    "MCP server {name:?} could not be started: `{program}`: {err}; check `command` in its [[mcp_servers]] entry"
+                ))
+            })?;
+        let stderr_tail = StderrTail::spawn(stderr);
+        let routes = Routes::default();
+        let tools_changed = Arc::new(AtomicBool::new(false));
+        let handler = Handler {
+            routes: routes.clone(),
+            tools_changed: tools_changed.clone(),
+        };
+        let timeout = config.startup_timeout();
+        let deadline = tokio::time::Instant::now() + timeout;
+        let service = match tokio::time::timeout_at(
+            deadline,
+            rmcp::serve_client(handler, transport),
+        )
+        .await
+        {
+            Ok(Ok(service)) => service,
+            Ok(Err(err)) => {
+                let tail = stderr_tail.settled().await;
+                return Err(fail(format!(
+                    "MCP server {name:?} failed the MCP handshake: {err}{tail}"
+                )));
+            }
+            Err(_) => {
+                let tail = stderr_tail.quote();
+                return Err(fail(format!(
+                    "MCP server {name:?} did not complete the MCP handshake within the startup timeout of {} s and was stopped{tail}; check that `{program}` is an MCP server speaking stdio, or raise `startup_timeout_secs`",
+                    secs(timeout)
+                )));
+            }
+        };
+        let peer = service.peer().clone();
+        let tools = match tokio::time::timeout_at(deadline, peer.list_all_tools()).await {
+            Ok(Ok(tools)) => tools,
+            Ok(Err(err)) => {
+                let tail = stderr_tail.settled().await;
+                return Err(fail(format!(
+                    "MCP server {name:?} did not list its tools: {err}{tail}"
+                )));
+            }
+            Err(_) => {
+                return Err(fail(format!(
+                    "MCP server {name:?} did not answer tools/list within the startup timeout of {} s and was stopped{}",
+                    secs(timeout),
+                    stderr_tail.quote()
+                )));
+            }
+        };
+        let connection = Arc::new(Self {
+            config,
+            peer,
+            service: Mutex::new(Some(service)),
+            stderr: stderr_tail,
+            routes,
+            tools_changed,
+            offered: tokio::sync::Mutex::new(None),
+        });
+        Ok((connection, tools))
+    }
+
+    /// The server's configuration.
+    pub fn config(&self) -> &McpServerConfig {
+        &self.config
+    }
+
+    /// The server's name as configured.
+    pub fn name(&self) -> &str {
+        &self.config.name
+    }
+
+    /// Whether the server said its tool list changed
+    /// (`notifications/tools/list_changed`) since it was mounted.
+    pub fn tools_changed(&self) -> bool {
+        self.tools_changed.load(Ordering::Acquire)
+    }
+
+    /// The last lines the server wrote to stderr.
+    pub fn stderr_tail(&self) -> String {
+        self.stderr.text()
+    }
+
+    /// Closes the connection: the server's stdin is closed and the process
+    /// stopped (SIGTERM, then SIGKILL).
+    pub async fn close(&self) {
+        let service = self
+            .service
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .take();
+        if let Some(mut service) = service {
+            let _ = service.close_with_timeout(Duration::from_secs(5)).await;
+        }
+    }
+
+    /// Calls `tool` with `arguments`, reporting the server's progress
+    /// notifications as the call's progress, and sending
+    /// `notifications/cancelled` when the call's cancellation fires.
+    pub(crate) async fn call(
+        &self,
+        tool: &str,
+        arguments: JsonObject,
+        cx: &CallContext,
+    ) -> Result<rmcp::model::CallToolResult, CallFailure> {
+        if self.peer.is_transport_closed() {
+            return Err(CallFailure::Failed(self.gone().await));
+        }
+        if !self.still_offers(tool).await {
+            return Err(CallFailure::Failed(format!(
+                "MCP server {:?} no longer offers the tool {tool:?} (its tool list changed during the session); use another tool",
+                self.name()
+            )));
+        }
+        let request = ClientRequest::CallToolRequest(CallToolRequest::new(
+            CallToolRequestParams::new(tool.to_owned()).with_arguments(arguments),
+        ));
+        let timeout = self.config.call_timeout();
+        let options = PeerRequestOptions::with_timeout(timeout).reset_timeout_on_progress();
+        let handle = match self.peer.send_request_with_option(request, options).await {
+            Ok(handle) => handle,
+            Err(err) => return Err(CallFailure::Failed(self.failed(&err).await)),
+        };
+        let (updates, mut progress) = mpsc::unbounded_channel();
+        let _route = self.routes.add(handle.progress_token.clone(), updates);
+        let id = handle.id.clone();
+        let mut response = pin!(handle.await_response());
+        let outcome = loop {
+            tokio::select! {
+                biased;
+                () = cx.cancellation().cancelled() => {
+                    let notification = CancelledNotification::new(CancelledNotificationParam::new(
+                        Some(id),
+                        Some("the call was cancelled".to_owned()),
+                    ));
+                    let _ = self
+                        .peer
+                        .send_notification(ClientNotification::CancelledNotification(notification))
+                        .await;
+                    return Err(CallFailure::Cancelled);
+                }
+                Some(update) = progress.recv() => {
+                    cx.progress().report(update);
+                }
+                outcome = &mut response => break outcome,
+            }
+        };
+        match outcome {
+            Ok(ServerResult::CallToolResult(result)) => Ok(result),
+            Ok(_) => Err(CallFailure::Failed(format!(
+                "MCP server {:?} answered tools/call for {tool:?} with something other than a tool result; the server does not follow the MCP protocol, so use another tool",
+                self.name()
+            ))),
+            Err(err) => Err(CallFailure::Failed(self.failed(&err).await)),
+        }
+    }
+
+    /// Whether the server still offers `tool`: after a
+    /// `notifications/tools/list_changed`, the list is fetched again
+    /// before the next call. Tools the server adds later are not mounted
+    /// (the registry of a session is fixed when it starts).
+    async fn still_offers(&self, tool: &str) -> bool {
+        let mut offered = self.offered.lock().await;
+        if self.tools_changed.swap(false, Ordering::AcqRel) {
+            match tokio::time::timeout(self.config.call_timeout(), self.peer.list_all_tools()).await
+            {
+                Ok(Ok(tools)) => {
+                    *offered = Some(tools.into_iter().map(|t| t.name.into_owned()).collect());
+                }
+                // The list could not be fetched: ask again next time, and
+                // let the call itself find out.
+                _ => self.tools_changed.store(true, Ordering::Release),
+            }
+        }
+        offered.as_ref().is_none_or(|names| names.contains(tool))
+    }
+
+    /// The message for a call that failed with `err`.
+    async fn failed(&self, err: &ServiceError) -> String {
+        let name = self.name();
+        match err {
+            ServiceError::TransportClosed | ServiceError::TransportSend(_) => self.gone().await,
+            ServiceError::Timeout { timeout } => format!(
+                "MCP server {name:?} sent no answer and no progress for {} s, so the call was cancelled{}; the server may be hung: try again later, or raise `call_timeout_secs` in its [[mcp_servers]] entry if the tool is slow",
+                secs(*timeout),
+                self.stderr.quote()
+            ),
+            ServiceError::McpError(error) => format!(
+                "MCP server {name:?} refused the call: {} (code {}); correct the arguments or use another tool",
+                error.message, error.code.0
+            ),
+            other => format!("MCP server {name:?} failed the call: {other}"),
+        }
+    }
+
+    /// The message for calls of a server whose connection is closed.
+    async fn gone(&self) -> String {
+        let tail = self.stderr.settled().await;
+        format!(
+            "MCP server {:?} is not running: its connection closed (the process exited or closed its output){tail}. Its tools cannot be called in this session; use other tools",
+            self.name()
+        )
+    }
+}
+
+fn secs(duration: Duration) -> String {
+    let s = duration.as_secs_f64();
+    if s.fract() == 0.0 {
+        format!("{}", s as u64)
+    } else {
+        format!("{s:.1}")
+    }
+}
+
+/// Progress senders by progress token, for the calls in flight.
+#[derive(Clone, Default)]
+struct Routes(Arc<Mutex<HashMap<ProgressToken, mpsc::UnboundedSender<Value>>>>);
+
+/// Removes its route when the call ends.
+struct Route {
+    routes: Routes,
+    token: ProgressToken,
+}
+
+impl Drop for Route {
+    fn drop(&mut self) {
+        self.routes.lock().remove(&self.token);
+    }
+}
+
+impl Routes {
+    fn lock(
+        &self,
+    ) -> std::sync::MutexGuard<'_, HashMap<ProgressToken, mpsc::UnboundedSender<Value>>> {
+        self.0
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    fn add(&self, token: ProgressToken, sender: mpsc::UnboundedSender<Value>) -> Route {
+        self.lock().insert(token.clone(), sender);
+        Route {
+            routes: self.clone(),
+            token,
+        }
+    }
+
+    fn send(&self, params: ProgressNotificationParam) {
+        let payload = progress_payload(&params);
+        if let Some(sender) = self.lock().get(&params.progress_token) {
+            let _ = sender.send(payload);
+        }
+    }
+}
+
+/// A server's progress notification as a progress event payload: the
+/// fields it gave (`progress`, `total`, `message`).
+pub(crate) fn progress_payload(params: &ProgressNotificationParam) -> Value {
+    let mut payload = json!({ "progress": params.progress });
+    if let Some(total) = params.total {
+        payload["total"] = json!(total);
+    }
+    if let Some(message) = &params.message {
+        payload["message"] = json!(message);
+    }
+    payload
+}
+
+/// The client side of the connection: routes progress, notes list changes.
+#[derive(Clone)]
+pub(crate) struct Handler {
+    routes: Routes,
+    tools_changed: Arc<AtomicBool>,
+}
+
+impl ClientHandler for Handler {
+    async fn on_progress(
+        &self,
+        params: ProgressNotificationParam,
+        _context: NotificationContext<RoleClient>,
+    ) {
+        self.routes.send(params);
+    }
+
+    async fn on_tool_list_changed(&self, _context: NotificationContext<RoleClient>) {
+        self.tools_changed.store(true, Ordering::Release);
+    }
+
+    fn get_info(&self) -> ClientConfig {
+        ClientConfig::new(
+            ClientCapabilities::default(),
+            Implementation::new("agentcore", env!("CARGO_PKG_VERSION")),
+        )
+    }
+}
+
+/// The last few KiB a server wrote to stderr.
+#[derive(Clone)]
+struct StderrTail {
+    buffer: Arc<Mutex<VecDeque<u8>>>,
+    /// True once stderr reached its end.
+    done: watch::Receiver<bool>,
+}
+
+impl StderrTail {
+    fn spawn(stderr: Option<tokio::process::ChildStderr>) -> Self {
+        let buffer = Arc::new(Mutex::new(VecDeque::new()));
+        let (finished, done) = watch::channel(false);
+        let Some(mut stderr) = stderr else {
+            let _ = finished.send(true);
+            return Self { buffer, done };
+        };
+        let sink = buffer.clone();
+        tokio::spawn(async move {
+            let mut chunk = [0u8; 1024];
+            loop {
+                match stderr.read(&mut chunk).await {
+                    Ok(0) | Err(_) => break,
+                    Ok(n) => {
+                        let mut kept = sink
+                            .lock()
+                            .unwrap_or_else(std::sync::PoisonError::into_inner);
+                        kept.extend(&chunk[..n]);
+                        let excess = kept.len().saturating_sub(STDERR_KEEP);
+                        kept.drain(..excess);
+                    }
+                }
+            }
+            let _ = finished.send(true);
+        });
+        Self { buffer, done }
+    }
+
+    /// The kept text, trimmed.
+    fn text(&self) -> String {
+        let kept = self
+            .buffer
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let bytes: Vec<u8> = kept.iter().copied().collect();
+        String::from_utf8_lossy(&bytes).trim().to_owned()
+    }
+
+    /// `; its stderr ends with: "…"`, or nothing when it wrote none.
+    fn quote(&self) -> String {
+        let text = self.text();
+        if text.is_empty() {
+            return String::new();
+        }
+        let start = text
+            .char_indices()
+            .map(|(i, _)| i)
+            .find(|&i| text.len() - i <= STDERR_QUOTE)
+            .unwrap_or(text.len());
+        format!("; its stderr ends with: {:?}", &text[start..])
+    }
+
+    /// [`quote`](Self::quote) once stderr ended (or a moment passed).
+    async fn settled(&self) -> String {
+        let mut done = self.done.clone();
+        let _ = tokio::time::timeout(STDERR_SETTLE, done.wait_for(|d| *d)).await;
+        self.quote()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn the_stderr_tail_keeps_the_end() {
+        let mut child = tokio::process::Command::new("sh")
+            .args([
+                "-c",
+                "i=0; while [ $i -lt 2000 ]; do echo line $i >&2; i=$((i+1)); done",
+            ])
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let tail = StderrTail::spawn(child.stderr.take());
+        child.wait().await.unwrap();
+        let quoted = tail.settled().await;
+        assert!(quoted.contains("line 1999"), "{quoted}");
+        assert!(!quoted.contains("line 0\\n"), "{quoted}");
+        assert!(quoted.len() < 2 * STDERR_QUOTE, "{quoted}");
+    }
+
+    #[test]
+    fn progress_keeps_what_the_server_gave() {
+        let params: ProgressNotificationParam = serde_json::from_value(json!({
+            "progressToken": 1, "progress": 2, "total": 4, "message": "half"
+        }))
+        .unwrap();
+        assert_eq!(
+            progress_payload(&params),
+            json!({"progress": 2.0, "total": 4.0, "message": "half"})
+        );
+    }
+}

@@ -1,0 +1,140 @@
+//! The MCP client: external MCP servers' tools mounted into a session's
+//! registry, so their calls go through the same pipeline as the built-in
+//! tools (coercion against their schema, one validation message, approval
+//! rules such as `mcp__github__*`, the breaker, paired events).
+//!
+//! A session lists the servers in [`SessionConfig::mcp_servers`] or in the
+//! policy's `[[mcp_servers]]` tables ([`McpServerConfig`]) and starts with
+//! [`Session::connect`]. Each server is started, handshaken (within its
+//! startup timeout) and listed at once; its tools join the registry as
+//! `mcp__SERVER__TOOL` ([`RemoteTool`]). A server that cannot start is left
+//! out and reported ([`Session::mcp_failures`]); the others are unaffected.
+//!
+//! [`SessionConfig::mcp_servers`]: crate::session::SessionConfig::mcp_servers
+//! [`Session::connect`]: crate::session::Session::connect
+//! [`Session::mcp_failures`]: crate::session::Session::mcp_failures
+
+mod config;
+mod connection;
+mod content;
+mod tool;
+
+use std::sync::Arc;
+
+use agentcore_stages::Tool;
+
+pub use config::{DEFAULT_CALL_TIMEOUT, DEFAULT_STARTUP_TIMEOUT, McpServerConfig, sanitize};
+pub use connection::Connection;
+pub use tool::RemoteTool;
+
+/// A server that could not be mounted, or a tool of it that could not be.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct MountFailure {
+    /// The server's name as configured.
+    pub server: String,
+    /// Why, as a sentence naming the server.
+    pub message: String,
+}
+
+impl std::fmt::Display for MountFailure {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+/// What mounting a session's servers gave: the tools to register, the live
+/// connections, and what failed.
+#[derive(Default)]
+pub struct Mounted {
+    /// One tool per remote tool of every server that started.
+    pub tools: Vec<Arc<dyn Tool>>,
+    /// The servers that started.
+    pub connections: Vec<Arc<Connection>>,
+    /// Servers (or single tools) that could not be mounted.
+    pub failures: Vec<MountFailure>,
+}
+
+impl std::fmt::Debug for Mounted {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Mounted")
+            .field(
+                "tools",
+                &self.tools.iter().map(|t| t.name()).collect::<Vec<_>>(),
+            )
+            .field("failures", &self.failures)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Starts every server in `servers` side by side and lists its tools. A
+/// server that fails is reported in [`Mounted::failures`]; two entries with
+/// the same (sanitised) name keep the first.
+pub async fn mount(servers: &[McpServerConfig]) -> Mounted {
+    let mut mounted = Mounted::default();
+    let mut seen = std::collections::BTreeSet::new();
+    let mut starting = Vec::new();
+    for config in servers {
+        if let Err(message) = config.check() {
+            mounted.failures.push(MountFailure {
+                server: config.name.clone(),
+                message,
+            });
+            continue;
+        }
+        if !seen.insert(sanitize(&config.name)) {
+            mounted.failures.push(MountFailure {
+                server: config.name.clone(),
+                message: format!(
+                    "MCP server {:?} is configured twice (names are compared after replacing characters outside [A-Za-z0-9_-] with `_`); the first entry is used, rename the other",
+                    config.name
+                ),
+            });
+            continue;
+        }
+        starting.push(Connection::start(config.clone()));
+    }
+    for started in futures::future::join_all(starting).await {
+        match started {
+            Ok((connection, tools)) => {
+                let (tools, failures) = tool::remote_tools(&connection, tools);
+                mounted.tools.extend(tools);
+                mounted.failures.extend(failures);
+                mounted.connections.push(connection);
+            }
+            Err(failure) => mounted.failures.push(failure),
+        }
+    }
+    mounted
+}
+
+impl Mounted {
+    /// Adds the mounted tools to `registry`; a tool that cannot be
+    /// registered (its name is taken, its schema does not compile) is left
+    /// out and reported in [`Mounted::failures`].
+    pub fn register_into(&mut self, registry: &mut agentcore_stages::ToolRegistry) {
+        for tool in std::mem::take(&mut self.tools) {
+            let name = tool.name().to_owned();
+            if let Err(err) = registry.register(tool.clone()) {
+                let server = self
+                    .connections
+                    .iter()
+                    .find(|c| name.starts_with(&c.config().tool_prefix()))
+                    .map(|c| c.name().to_owned())
+                    .unwrap_or_default();
+                self.failures.push(MountFailure {
+                    message: format!(
+                        "the tool {name:?} of MCP server {server:?} is left out: {err}"
+                    ),
+                    server,
+                });
+                continue;
+            }
+            self.tools.push(tool);
+        }
+    }
+
+    /// Closes every connection (the servers' processes are stopped).
+    pub async fn close(&self) {
+        futures::future::join_all(self.connections.iter().map(|c| c.close())).await;
+    }
+}

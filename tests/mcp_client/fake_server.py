@@ -1,0 +1,149 @@
+#!/usr/bin/env python3
+"""A small MCP server speaking JSON-RPC over stdio by hand, for the tests of
+the MCP client (tests/mcp_client_mounts_external_servers.rs).
+
+Usage: fake_server.py [normal|slow-start|exit-at-start|hostile]
+
+Tools: echo (read-only), kinds (every content kind), count (progress),
+fail (isError), crash (exits mid-call), retire (drops echo
+from the list and says so with notifications/tools/list_changed), hang (never answers; a
+notifications/cancelled for it is written to $FAKE_MCP_LOG), create_issue
+and delete_repo (destructive).
+"""
+import json
+import os
+import sys
+import time
+
+MODE = sys.argv[1] if len(sys.argv) > 1 else "normal"
+
+if MODE == "slow-start":
+    sys.stderr.write("fake server: warming up the flux capacitor\n")
+    sys.stderr.flush()
+    time.sleep(60)
+    sys.exit(0)
+if MODE == "exit-at-start":
+    sys.stderr.write("fake server: missing FAKE_TOKEN, giving up\n")
+    sys.stderr.flush()
+    sys.exit(2)
+
+OBJECT = {"type": "object"}
+TOOLS = [
+    {"name": "echo", "description": "Returns its text.",
+     "inputSchema": {"type": "object", "properties": {"text": {"type": "string"}}, "required": ["text"]},
+     "annotations": {"readOnlyHint": True}},
+    {"name": "kinds", "description": "Returns one block of every kind.", "inputSchema": OBJECT,
+     "annotations": {"readOnlyHint": True}},
+    {"name": "count", "description": "Counts to n with progress.",
+     "inputSchema": {"type": "object", "properties": {"n": {"type": "integer"}}, "required": ["n"]},
+     "annotations": {"readOnlyHint": True}},
+    {"name": "fail", "description": "Always fails.", "inputSchema": OBJECT},
+    {"name": "crash", "description": "Dies mid-call.", "inputSchema": OBJECT},
+    {"name": "hang", "description": "Never answers.", "inputSchema": OBJECT},
+    {"name": "create_issue", "description": "Files an issue.",
+     "inputSchema": {"type": "object", "properties": {"title": {"type": "string"}}, "required": ["title"]},
+     "annotations": {"destructiveHint": False}},
+    {"name": "retire", "description": "Stops offering echo.", "inputSchema": OBJECT,
+     "annotations": {"readOnlyHint": True}},
+    {"name": "delete.repo", "description": "Deletes a repository.", "inputSchema": OBJECT,
+     "annotations": {"destructiveHint": True}},
+]
+
+if MODE == "hostile":
+    # Names that would shadow a built-in or collide once sanitised, and a
+    # schema that is not one.
+    TOOLS = [
+        {"name": "read", "description": "Not the built-in read.", "inputSchema": OBJECT,
+         "annotations": {"readOnlyHint": True}},
+        {"name": "a.b", "description": "First of two.", "inputSchema": OBJECT},
+        {"name": "a b", "description": "Second of two.", "inputSchema": OBJECT},
+        {"name": "bad", "description": "Broken schema.", "inputSchema": {"type": 12}},
+        {"name": "ok", "description": "Fine.", "inputSchema": OBJECT},
+    ]
+
+
+def send(message):
+    sys.stdout.write(json.dumps(message) + "\n")
+    sys.stdout.flush()
+
+
+def log(line):
+    path = os.environ.get("FAKE_MCP_LOG")
+    if path:
+        with open(path, "a") as f:
+            f.write(line + "\n")
+
+
+def result(id, value):
+    send({"jsonrpc": "2.0", "id": id, "result": value})
+
+
+def call(id, params):
+    name = params.get("name")
+    args = params.get("arguments") or {}
+    token = (params.get("_meta") or {}).get("progressToken")
+    if name == "echo":
+        result(id, {"content": [{"type": "text", "text": "echo: " + str(args.get("text"))}]})
+    elif name == "kinds":
+        result(id, {
+            "content": [
+                {"type": "text", "text": "plain words"},
+                {"type": "image", "data": "iVBORw0KGgo=", "mimeType": "image/png"},
+                {"type": "audio", "data": "UklGRg==", "mimeType": "audio/wav"},
+                {"type": "resource_link", "uri": "file:///notes.md", "name": "notes.md"},
+                {"type": "resource", "resource": {"uri": "mem://readme", "mimeType": "text/plain", "text": "embedded text"}},
+            ],
+            "structuredContent": {"answer": 42},
+        })
+    elif name == "count":
+        n = int(args.get("n", 0))
+        for i in range(1, n + 1):
+            if token is not None:
+                send({"jsonrpc": "2.0", "method": "notifications/progress",
+                      "params": {"progressToken": token, "progress": i, "total": n, "message": "step %d" % i}})
+            time.sleep(0.05)
+        result(id, {"content": [{"type": "text", "text": "counted to %d" % n}]})
+    elif name == "fail":
+        result(id, {"content": [{"type": "text", "text": "the widget is jammed"}], "isError": True})
+    elif name == "crash":
+        sys.stderr.write("fake server: segmentation fault in crash()\n")
+        sys.stderr.flush()
+        os._exit(3)
+    elif name == "hang":
+        log("hang started %s" % json.dumps(id))
+    elif name == "create_issue":
+        result(id, {"content": [{"type": "text", "text": "created issue: " + str(args.get("title"))}]})
+    elif name == "retire":
+        TOOLS[:] = [t for t in TOOLS if t["name"] != "echo"]
+        send({"jsonrpc": "2.0", "method": "notifications/tools/list_changed"})
+        # The client handles notifications on tasks of their own: give it
+        # time before the answer ends the call.
+        time.sleep(0.3)
+        result(id, {"content": [{"type": "text", "text": "echo retired"}]})
+    elif name == "delete.repo":
+        result(id, {"content": [{"type": "text", "text": "deleted"}]})
+    else:
+        send({"jsonrpc": "2.0", "id": id, "error": {"code": -32602, "message": "unknown tool " + str(name)}})
+
+
+for line in sys.stdin:
+    line = line.strip()
+    if not line:
+        continue
+    message = json.loads(line)
+    method = message.get("method")
+    id = message.get("id")
+    if method == "initialize":
+        result(id, {"protocolVersion": "2025-06-18",
+                    "capabilities": {"tools": {"listChanged": True}},
+                    "serverInfo": {"name": "fake", "version": "1.0"}})
+    elif method == "tools/list":
+        result(id, {"tools": TOOLS})
+    elif method == "tools/call":
+        call(id, message.get("params") or {})
+    elif method == "notifications/cancelled":
+        log("cancelled %s" % json.dumps((message.get("params") or {}).get("requestId")))
+    elif method == "ping":
+        result(id, {})
+    elif id is not None and method is not None:
+        send({"jsonrpc": "2.0", "id": id, "error": {"code": -32601, "message": "no " + method}})
