@@ -20,6 +20,7 @@ use crate::tools::glob::GlobTool;
 use crate::tools::grep::GrepTool;
 use crate::tools::kill_shell::KillShellTool;
 use crate::tools::ls::LsTool;
+use crate::tools::multi_edit::MultiEditTool;
 use crate::tools::read::ReadTool;
 use crate::tools::read_state::FileReadState;
 use crate::tools::workspace::Workspace;
@@ -300,6 +301,7 @@ pub fn builtin_registry_with_jobs(
         GrepTool::new(workspace.clone()).into_dyn(),
         LsTool::new(workspace.clone()).into_dyn(),
         EditTool::new(workspace.clone(), read_state.clone()).into_dyn(),
+        MultiEditTool::new(workspace.clone(), read_state.clone()).into_dyn(),
         WriteTool::new(workspace.clone(), read_state.clone()).into_dyn(),
         BashTool::new(workspace.root().to_path_buf(), output_dir.clone())
             .jobs(jobs.clone())

@@ -1,4 +1,4 @@
-//! The built-in tools (read, glob, grep, ls, edit, write, bash, and bash_output and kill_shell for bash's background jobs), the
+//! The built-in tools (read, glob, grep, ls, edit, multi_edit, write, bash, and bash_output and kill_shell for bash's background jobs), the
 //! [`Workspace`](workspace::Workspace) they are confined to, and the
 //! read-before-write ledger [`FileReadState`](read_state::FileReadState).
 
@@ -14,6 +14,7 @@ pub mod glob;
 pub mod grep;
 pub mod kill_shell;
 pub mod ls;
+pub mod multi_edit;
 pub mod read;
 pub mod read_state;
 mod schema;

@@ -1,4 +1,4 @@
-//! A scratch workspace with the read, edit and write tools over one ledger,
+//! A scratch workspace with the read, edit, multi_edit and write tools over one ledger,
 //! shared by the write and edit behaviour tests.
 #![allow(dead_code)]
 
@@ -8,6 +8,7 @@ use std::sync::Arc;
 
 use agentcore::stages::gate::gate_fn;
 use agentcore::tools::edit::EditTool;
+use agentcore::tools::multi_edit::MultiEditTool;
 use agentcore::tools::read::ReadTool;
 use agentcore::tools::read_state::FileReadState;
 use agentcore::tools::workspace::Workspace;
@@ -60,6 +61,8 @@ impl Env {
                 .with(ReadTool::new(ws.clone(), self.state.clone()).into_dyn())
                 .unwrap()
                 .with(EditTool::new(ws.clone(), self.state.clone()).into_dyn())
+                .unwrap()
+                .with(MultiEditTool::new(ws.clone(), self.state.clone()).into_dyn())
                 .unwrap()
                 .with(WriteTool::new(ws, self.state.clone()).into_dyn())
                 .unwrap(),
