@@ -23,6 +23,7 @@ use crate::tools::ls::LsTool;
 use crate::tools::multi_edit::MultiEditTool;
 use crate::tools::read::ReadTool;
 use crate::tools::read_state::FileReadState;
+use crate::tools::set::{Builtin, ToolSet};
 use crate::tools::workspace::Workspace;
 use crate::tools::write::WriteTool;
 use crate::turn::Turn;
@@ -44,12 +45,15 @@ pub struct SessionConfig {
     pub steering: SteeringPolicy,
     /// Background jobs alive at once and their lifetime cap.
     pub jobs: JobLimits,
+    /// The built-in tools registered, and so the tools the model sees
+    /// (`--tools`); every default tool unless chosen.
+    pub tools: ToolSet,
 }
 
 impl SessionConfig {
     /// Defaults for a workspace at `root`: default mode, no policy, 10
     /// concurrent safe calls, 3 consecutive errors, skip on steering, 8
-    /// background jobs of at most an hour each.
+    /// background jobs of at most an hour each, the default tools.
     pub fn new(root: impl Into<PathBuf>) -> Self {
         Self {
             root: root.into(),
@@ -59,6 +63,7 @@ impl SessionConfig {
             max_tool_errors: 3,
             steering: SteeringPolicy::SkipPending,
             jobs: JobLimits::default(),
+            tools: ToolSet::default(),
         }
     }
 
@@ -174,7 +179,8 @@ impl Session {
         }
         let read_state = FileReadState::new();
         let jobs = Arc::new(Jobs::new(config.jobs));
-        let registry = Arc::new(builtin_registry_with_jobs(
+        let registry = Arc::new(builtin_registry_of(
+            &config.tools,
             &workspace,
             &read_state,
             &output_dir,
@@ -295,23 +301,38 @@ pub fn builtin_registry_with_jobs(
     output_dir: &Arc<OutputDir>,
     jobs: &Arc<Jobs>,
 ) -> ToolRegistry {
-    let tools: Vec<Arc<dyn Tool>> = vec![
-        ReadTool::new(workspace.clone(), read_state.clone()).into_dyn(),
-        GlobTool::new(workspace.clone()).into_dyn(),
-        GrepTool::new(workspace.clone()).into_dyn(),
-        LsTool::new(workspace.clone()).into_dyn(),
-        EditTool::new(workspace.clone(), read_state.clone()).into_dyn(),
-        MultiEditTool::new(workspace.clone(), read_state.clone()).into_dyn(),
-        WriteTool::new(workspace.clone(), read_state.clone()).into_dyn(),
-        BashTool::new(workspace.root().to_path_buf(), output_dir.clone())
-            .jobs(jobs.clone())
-            .into_dyn(),
-        BashOutputTool::new(jobs.clone()).into_dyn(),
-        KillShellTool::new(jobs.clone()).into_dyn(),
-    ];
+    builtin_registry_of(&ToolSet::default(), workspace, read_state, output_dir, jobs)
+}
+
+/// The built-in tools of `tools` only, as [`builtin_registry_with_jobs`]
+/// builds them: what a session with [`SessionConfig::tools`] registers.
+pub fn builtin_registry_of(
+    tools: &ToolSet,
+    workspace: &Workspace,
+    read_state: &FileReadState,
+    output_dir: &Arc<OutputDir>,
+    jobs: &Arc<Jobs>,
+) -> ToolRegistry {
     let mut registry = ToolRegistry::new();
-    for tool in tools {
-        // The built-in names are distinct and their schemas compile (tested).
+    for builtin in tools.iter() {
+        let tool: Arc<dyn Tool> = match builtin {
+            Builtin::Read => ReadTool::new(workspace.clone(), read_state.clone()).into_dyn(),
+            Builtin::Glob => GlobTool::new(workspace.clone()).into_dyn(),
+            Builtin::Grep => GrepTool::new(workspace.clone()).into_dyn(),
+            Builtin::Ls => LsTool::new(workspace.clone()).into_dyn(),
+            Builtin::Edit => EditTool::new(workspace.clone(), read_state.clone()).into_dyn(),
+            Builtin::MultiEdit => {
+                MultiEditTool::new(workspace.clone(), read_state.clone()).into_dyn()
+            }
+            Builtin::Write => WriteTool::new(workspace.clone(), read_state.clone()).into_dyn(),
+            Builtin::Bash => BashTool::new(workspace.root().to_path_buf(), output_dir.clone())
+                .jobs(jobs.clone())
+                .into_dyn(),
+            Builtin::BashOutput => BashOutputTool::new(jobs.clone()).into_dyn(),
+            Builtin::KillShell => KillShellTool::new(jobs.clone()).into_dyn(),
+        };
+        // The built-in names are distinct (a set holds each once) and their
+        // schemas compile (tested).
         if let Err(err) = registry.register(tool) {
             unreachable!("built-in tool failed to register: {err}");
         }
@@ -337,6 +358,27 @@ mod tests {
             SessionConfig::from_options(Some(dir.path().into()), None, Some(&file)).unwrap();
         assert_eq!(config.policy.map(|p| p.mode), Some(Mode::Plan));
         assert_eq!(config.mode, None);
+    }
+
+    #[tokio::test]
+    async fn a_session_registers_the_chosen_tools_only() {
+        let dir = tempfile::tempdir().unwrap();
+        let names = |tools: ToolSet| {
+            let mut config = SessionConfig::new(dir.path());
+            config.tools = tools;
+            let session = Session::start(config).unwrap();
+            let mut names: Vec<String> = session
+                .registry()
+                .iter()
+                .map(|e| e.tool().name().to_owned())
+                .collect();
+            names.sort();
+            names
+        };
+        assert_eq!(names("edit,read".parse().unwrap()), ["edit", "read"]);
+        let all = names(ToolSet::default());
+        assert_eq!(all.len(), Builtin::ALL.len());
+        assert!(all.iter().any(|n| n == "multi_edit"));
     }
 
     #[test]

@@ -6,6 +6,7 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 
 use agentcore::approval::Mode;
 use agentcore::scheduler::SteeringPolicy;
+use agentcore::tools::set::ToolSet;
 
 /// agentcore: the tool-execution kernel of an AI coding agent.
 #[derive(Debug, Parser)]
@@ -41,10 +42,22 @@ pub struct SessionArgs {
     /// Approval policy file (TOML: mode, allow, ask, deny, roots).
     #[arg(long, value_name = "FILE")]
     pub policy: Option<PathBuf>,
+    /// The built-in tools the model sees, comma-separated.
+    #[arg(long, value_name = "NAMES", value_parser = parse_tools, long_help = TOOLS_HELP)]
+    pub tools: Option<ToolSet>,
 }
+
+/// The long help of `--tools`.
+const TOOLS_HELP: &str = "The built-in tools the model sees, comma-separated, e.g. \
+read,grep,glob,ls,edit,multi_edit,write,bash. Default: read, glob, grep, ls, edit, multi_edit, \
+write, bash, bash_output, kill_shell. bash_output and kill_shell need bash.";
 
 fn parse_mode(s: &str) -> Result<Mode, String> {
     s.parse::<Mode>().map_err(|e| e.to_string())
+}
+
+fn parse_tools(s: &str) -> Result<ToolSet, String> {
+    s.parse::<ToolSet>().map_err(|e| e.to_string())
 }
 
 /// `agentcore run` options.
@@ -102,6 +115,9 @@ pub struct ToolsArgs {
     /// Which shape to print.
     #[arg(long, value_enum, default_value_t = ToolsFormat::Mcp)]
     pub format: ToolsFormat,
+    /// The built-in tools to print, comma-separated (as `run --tools`).
+    #[arg(long, value_name = "NAMES", value_parser = parse_tools, long_help = TOOLS_HELP)]
+    pub tools: Option<ToolSet>,
 }
 
 /// The shapes of `agentcore tools`.

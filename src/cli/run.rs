@@ -84,6 +84,9 @@ pub(crate) fn start_session(
 ) -> Result<Session, SessionError> {
     let mut config =
         SessionConfig::from_options(args.root.clone(), args.mode, args.policy.as_deref())?;
+    if let Some(tools) = &args.tools {
+        config.tools = tools.clone();
+    }
     tune(&mut config);
     Session::start(config)
 }

@@ -1,4 +1,5 @@
-//! `agentcore tools`: the built-in tools' definitions in three shapes.
+//! `agentcore tools`: the chosen built-in tools' definitions (`--tools`,
+//! default: the default set) in three shapes.
 
 use std::process::ExitCode;
 
@@ -24,8 +25,11 @@ pub fn definitions(registry: &ToolRegistry, format: ToolsFormat) -> Value {
 
 /// Prints the definitions.
 pub fn print(args: ToolsArgs) -> ExitCode {
-    let root = std::env::temp_dir();
-    let session = match Session::start(SessionConfig::new(root)) {
+    let mut config = SessionConfig::new(std::env::temp_dir());
+    if let Some(tools) = args.tools {
+        config.tools = tools;
+    }
+    let session = match Session::start(config) {
         Ok(session) => session,
         Err(err) => {
             eprintln!("agentcore tools: {err}");

@@ -18,6 +18,7 @@ pub mod multi_edit;
 pub mod read;
 pub mod read_state;
 mod schema;
+pub mod set;
 mod text;
 mod walk;
 pub mod workspace;
