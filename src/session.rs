@@ -13,6 +13,7 @@ use agentcore_stages::{EventSink, Pipeline, Tool, ToolRegistry};
 
 use crate::approval::{ApprovalEngine, Mode, Policy, PolicyError};
 use crate::scheduler::{Scheduler, SchedulerConfig, SteeringPolicy};
+use crate::tools::apply_patch::ApplyPatchTool;
 use crate::tools::bash::{BashTool, JobExit, JobLimits, Jobs, OutputDir};
 use crate::tools::bash_output::BashOutputTool;
 use crate::tools::edit::EditTool;
@@ -325,6 +326,9 @@ pub fn builtin_registry_of(
                 MultiEditTool::new(workspace.clone(), read_state.clone()).into_dyn()
             }
             Builtin::Write => WriteTool::new(workspace.clone(), read_state.clone()).into_dyn(),
+            Builtin::ApplyPatch => {
+                ApplyPatchTool::new(workspace.clone(), read_state.clone()).into_dyn()
+            }
             Builtin::Bash => BashTool::new(workspace.root().to_path_buf(), output_dir.clone())
                 .jobs(jobs.clone())
                 .into_dyn(),
@@ -376,9 +380,12 @@ mod tests {
             names
         };
         assert_eq!(names("edit,read".parse().unwrap()), ["edit", "read"]);
-        let all = names(ToolSet::default());
-        assert_eq!(all.len(), Builtin::ALL.len());
-        assert!(all.iter().any(|n| n == "multi_edit"));
+        let default = names(ToolSet::default());
+        assert_eq!(default.len(), Builtin::ALL.len() - 1);
+        assert!(default.iter().any(|n| n == "multi_edit"));
+        assert!(!default.iter().any(|n| n == "apply_patch"));
+        let all = names(ToolSet::new(Builtin::ALL).unwrap());
+        assert!(all.iter().any(|n| n == "apply_patch"));
     }
 
     #[test]

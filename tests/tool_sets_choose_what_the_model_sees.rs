@@ -12,7 +12,7 @@ use serde_json::{Value, json};
 #[path = "support/cli.rs"]
 mod cli;
 
-const VALID: &str = "the built-in tools are read, glob, grep, ls, edit, multi_edit, write, bash, bash_output, kill_shell";
+const VALID: &str = "the built-in tools are read, glob, grep, ls, edit, multi_edit, write, apply_patch, bash, bash_output, kill_shell";
 
 fn agentcore(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_agentcore"))
@@ -191,4 +191,33 @@ fn mcp_lists_only_the_chosen_tools() {
     assert_eq!(names, ["edit", "glob", "grep", "ls", "read"]);
     drop(input);
     assert!(child.wait().unwrap().success());
+}
+
+#[test]
+fn apply_patch_is_offered_on_request_and_works_in_a_run() {
+    assert!(!printed("mcp", &[]).contains(&"apply_patch".to_owned()));
+    let chosen = "read,grep,glob,ls,apply_patch,bash";
+    assert_eq!(
+        printed("anthropic", &["--tools", chosen]),
+        sorted(&chosen.split(',').collect::<Vec<_>>())
+    );
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("a.txt"), "alpha\n").unwrap();
+    let patch = "*** Begin Patch\n*** Update File: a.txt\n@@\n-alpha\n+beta\n*** Add File: b.txt\n+new\n*** End Patch";
+    let read = json!({"turn": [{"id": "r", "name": "read", "args": {"file_path": "a.txt"}}]});
+    let apply = json!({"turn": [{"id": "p", "name": "apply_patch", "args": {"patch": patch}}]});
+    let output = cli::agentcore_run(
+        dir.path(),
+        "jsonl",
+        &["--tools", chosen, "--mode", "bypass"],
+        &format!("{read}\n{apply}\n"),
+    );
+    assert!(output.status.success());
+    let end = cli::events(&output)
+        .into_iter()
+        .find(|e| e["type"] == "tool_exec_end" && e["tool_id"] == "p")
+        .unwrap();
+    assert_eq!(end["outcome"], "success", "{end}");
+    assert_eq!(std::fs::read(dir.path().join("a.txt")).unwrap(), b"beta\n");
+    assert_eq!(std::fs::read(dir.path().join("b.txt")).unwrap(), b"new\n");
 }

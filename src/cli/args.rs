@@ -49,8 +49,9 @@ pub struct SessionArgs {
 
 /// The long help of `--tools`.
 const TOOLS_HELP: &str = "The built-in tools the model sees, comma-separated, e.g. \
-read,grep,glob,ls,edit,multi_edit,write,bash. Default: read, glob, grep, ls, edit, multi_edit, \
-write, bash, bash_output, kill_shell. bash_output and kill_shell need bash.";
+read,grep,glob,ls,edit,multi_edit,write,bash or read,grep,glob,ls,apply_patch,bash. Default: \
+read, glob, grep, ls, edit, multi_edit, write, bash, bash_output, kill_shell (apply_patch only \
+when named). bash_output and kill_shell need bash.";
 
 fn parse_mode(s: &str) -> Result<Mode, String> {
     s.parse::<Mode>().map_err(|e| e.to_string())

@@ -11,6 +11,7 @@
 //! assert_eq!(set.to_string(), "read,ls,edit");
 //! assert!(!set.contains(Builtin::Bash));
 //! assert!(ToolSet::default().contains(Builtin::MultiEdit));
+//! assert!(!ToolSet::default().contains(Builtin::ApplyPatch));
 //! let err = "read,cat".parse::<ToolSet>().unwrap_err();
 //! assert!(err.to_string().starts_with("unknown tool \"cat\""));
 //! ```
@@ -37,6 +38,8 @@ pub enum Builtin {
     MultiEdit,
     /// `write`.
     Write,
+    /// `apply_patch` (offered only on request).
+    ApplyPatch,
     /// `bash`.
     Bash,
     /// `bash_output` (reads bash's background jobs; needs `bash`).
@@ -47,7 +50,7 @@ pub enum Builtin {
 
 impl Builtin {
     /// Every built-in tool, in the order `--tools` documents them.
-    pub const ALL: [Builtin; 10] = [
+    pub const ALL: [Builtin; 11] = [
         Builtin::Read,
         Builtin::Glob,
         Builtin::Grep,
@@ -55,6 +58,7 @@ impl Builtin {
         Builtin::Edit,
         Builtin::MultiEdit,
         Builtin::Write,
+        Builtin::ApplyPatch,
         Builtin::Bash,
         Builtin::BashOutput,
         Builtin::KillShell,
@@ -70,6 +74,7 @@ impl Builtin {
             Builtin::Edit => "edit",
             Builtin::MultiEdit => "multi_edit",
             Builtin::Write => "write",
+            Builtin::ApplyPatch => "apply_patch",
             Builtin::Bash => "bash",
             Builtin::BashOutput => "bash_output",
             Builtin::KillShell => "kill_shell",
@@ -83,7 +88,7 @@ impl Builtin {
 
     /// Whether a session registers it when nothing is chosen.
     fn by_default(self) -> bool {
-        true
+        self != Builtin::ApplyPatch
     }
 
     /// The tool it works with, which must be in the set too.
@@ -102,7 +107,8 @@ impl fmt::Display for Builtin {
 }
 
 /// A choice of built-in tools: at least one, each tool's companions
-/// included. The default is every built-in tool that is on by default.
+/// included. The default is every built-in tool but `apply_patch`, which
+/// is offered on request (models trained on it use it instead of `edit`).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ToolSet {
     /// In the order first named.

@@ -43,6 +43,7 @@ pub use apply::{
 pub use sequence::{EditsApplied, EditsError, Step, apply_edits_tiered, edit_bytes_sequence};
 pub use tiers::{Match, Place, Tier, locate};
 
+pub(crate) use self::near::closest;
 pub(crate) use self::sequence::edit_sequence_decoded;
 pub(crate) use self::snippet::snippet;
 
