@@ -778,3 +778,96 @@ fn undo(workspace: &Workspace, done: Vec<Done>) -> Vec<String> {
     }
     failed
 }
+
+#[cfg(test)]
+mod tests {
+    use std::fs;
+    use std::os::unix::fs::PermissionsExt;
+
+    use super::*;
+
+    /// A workspace whose files are all stamped as read.
+    fn workspace(files: &[(&str, &str)]) -> (tempfile::TempDir, Workspace, FileReadState) {
+        let dir = tempfile::tempdir().unwrap();
+        let ws = Workspace::new(dir.path()).unwrap();
+        let state = FileReadState::new();
+        for (name, text) in files {
+            fs::write(dir.path().join(name), text).unwrap();
+            let path = ws.resolve(name).unwrap();
+            state.record_after_write(&path, text.as_bytes()).unwrap();
+        }
+        (dir, ws, state)
+    }
+
+    fn run(
+        ws: &Workspace,
+        state: &FileReadState,
+        body: &str,
+        fail_at: usize,
+    ) -> Result<ToolOutput, ToolError> {
+        let patch = parse(&format!("*** Begin Patch\n{body}*** End Patch")).unwrap();
+        let planned = plan(ws, state, &patch, Stage::Execute).map_err(Refusal::into_error)?;
+        let fault =
+            move |step: usize| (step == fail_at).then(|| io::Error::other("injected failure"));
+        commit_all(ws, state, planned, &CancellationToken::new(), &fault)
+    }
+
+    fn text_of(e: &ToolError) -> String {
+        e.content
+            .iter()
+            .filter_map(|c| c.as_text())
+            .collect::<Vec<_>>()
+            .join("\n")
+    }
+
+    const BODY: &str = "*** Update File: a.txt\n@@\n-a\n+A\n*** Add File: new/n.txt\n+n\n*** Delete File: gone.txt\n*** Update File: c.txt\n*** Move to: d.txt\n@@\n-c\n+C\n";
+
+    #[test]
+    fn a_failed_write_midway_puts_back_every_file_already_written() {
+        // Steps: write a.txt (0), new/n.txt (1), d.txt (2); delete
+        // gone.txt (3), c.txt (4).
+        for fail_at in 0..=4 {
+            let files = [("a.txt", "a\n"), ("gone.txt", "keep\n"), ("c.txt", "c\n")];
+            let (dir, ws, state) = workspace(&files);
+            let err = run(&ws, &state, BODY, fail_at).unwrap_err();
+            let message = text_of(&err);
+            assert!(message.contains("injected failure"), "{fail_at}: {message}");
+            assert!(
+                message.ends_with("No file was changed: the files written before this failure were put back as they were."),
+                "{fail_at}: {message}"
+            );
+            for (name, text) in files {
+                assert_eq!(
+                    fs::read_to_string(dir.path().join(name)).unwrap(),
+                    text,
+                    "{fail_at}"
+                );
+            }
+            assert!(!dir.path().join("new/n.txt").exists(), "{fail_at}");
+            assert!(!dir.path().join("d.txt").exists(), "{fail_at}");
+            // The stamps still describe the files: the patch can be tried again.
+            run(&ws, &state, BODY, usize::MAX).unwrap();
+            assert_eq!(fs::read_to_string(dir.path().join("a.txt")).unwrap(), "A\n");
+            assert_eq!(fs::read_to_string(dir.path().join("d.txt")).unwrap(), "C\n");
+            assert!(!dir.path().join("gone.txt").exists());
+            assert!(!dir.path().join("c.txt").exists());
+        }
+    }
+
+    #[test]
+    fn a_deleted_file_is_put_back_with_its_mode() {
+        let (dir, ws, state) = workspace(&[("x.txt", "x\n"), ("y.txt", "y\n")]);
+        fs::set_permissions(dir.path().join("x.txt"), fs::Permissions::from_mode(0o640)).unwrap();
+        let err = run(
+            &ws,
+            &state,
+            "*** Delete File: x.txt\n*** Delete File: y.txt\n",
+            1,
+        )
+        .unwrap_err();
+        assert!(text_of(&err).starts_with("Delete File y.txt: cannot delete it: injected failure"));
+        let meta = fs::metadata(dir.path().join("x.txt")).unwrap();
+        assert_eq!(meta.permissions().mode() & 0o777, 0o640);
+        assert_eq!(fs::read(dir.path().join("x.txt")).unwrap(), b"x\n");
+    }
+}
