@@ -207,21 +207,44 @@ fn find_header(text: &str, cursor: usize, header: &str) -> Option<usize> {
 /// starts at a line start), by the first tier that finds any place that
 /// starts at a line start (and, with `end_of_file`, ends the region).
 fn find_lines(region: &str, needle: &str, end_of_file: bool) -> Option<Match> {
+    let bytes = region.as_bytes();
+    let whole_lines = |p: &Place| {
+        let starts_line = p.range.start == 0 || bytes.get(p.range.start - 1) == Some(&b'\n');
+        let ends_line = p.range.end == region.len() || bytes.get(p.range.end - 1) == Some(&b'\n');
+        starts_line && ends_line && (!end_of_file || p.range.end == region.len())
+    };
     Tier::ALL.iter().find_map(|&tier| {
-        let found = locate(region, needle, &[tier])?;
-        let places: Vec<Place> = found
-            .places
-            .into_iter()
-            .filter(|p| {
-                let starts_line =
-                    p.range.start == 0 || region.as_bytes().get(p.range.start - 1) == Some(&b'\n');
-                let ends_line = p.range.end == region.len()
-                    || region.as_bytes().get(p.range.end - 1) == Some(&b'\n');
-                starts_line && ends_line && (!end_of_file || p.range.end == region.len())
-            })
-            .collect();
+        let places: Vec<Place> = if tier == Tier::Exact {
+            exact_lines(region, needle)
+        } else {
+            locate(region, needle, &[tier])?.places
+        };
+        let places: Vec<Place> = places.into_iter().filter(|p| whole_lines(p)).collect();
         (!places.is_empty()).then_some(Match { tier, places })
     })
+}
+
+/// Every place where `needle` starts at a line start of `region`,
+/// overlapping ones too (a substring search that, after each hit, goes on
+/// from the next line start).
+fn exact_lines(region: &str, needle: &str) -> Vec<Place> {
+    let finder = memchr::memmem::Finder::new(needle.as_bytes());
+    let bytes = region.as_bytes();
+    let mut places = Vec::new();
+    let mut from = 0;
+    while from <= bytes.len() {
+        let Some(i) = finder.find(&bytes[from..]).map(|i| from + i) else {
+            break;
+        };
+        if i == 0 || bytes[i - 1] == b'\n' {
+            places.push(Place::exact(i..i + needle.len()));
+        }
+        from = match memchr::memchr(b'\n', &bytes[i..]) {
+            Some(nl) => i + nl + 1,
+            None => break,
+        };
+    }
+    places
 }
 
 /// What the matched lines become: the file's own line for each context
@@ -293,6 +316,21 @@ mod tests {
         // An @@ line narrows the search.
         let out = apply("f\nx\ng\nx\n", "@@ g\n-x\n+y\n").unwrap();
         assert_eq!(out.text, "f\nx\ng\ny\n");
+    }
+
+    #[test]
+    fn overlapping_exact_places_are_both_counted() {
+        // `a\na\n` is at lines 1 and 2 of `a\na\na\n`.
+        let err = apply("a\na\na\n", "-a\n-a\n+b\n").unwrap_err();
+        assert_eq!(
+            err.1,
+            HunkError::Ambiguous {
+                places: 2,
+                tier: Tier::Exact
+            }
+        );
+        let out = apply("a\na\nb\n", "-a\n b\n").unwrap();
+        assert_eq!(out.text, "a\nb\n");
     }
 
     #[test]

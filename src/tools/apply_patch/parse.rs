@@ -330,7 +330,7 @@ impl<'a> Parser<'a> {
                 }
                 continue;
             }
-            if line.trim() == END_OF_FILE {
+            if line.trim_end() == END_OF_FILE {
                 if hunk.lines.is_empty() {
                     return Err(ParseError {
                         line: n,
