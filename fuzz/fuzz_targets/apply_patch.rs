@@ -114,10 +114,12 @@ fuzz_target!(|input: Input<'_>| {
         .iter()
         .map(|l| format!("{l}\n"))
         .collect();
-    // Line starts where the window's lines are, overlapping ones too.
+    // Line starts where the window's lines are, overlapping ones too; a
+    // last line without a newline is a line like any other.
+    let lined = format!("{}\n", input.text);
     let exact_places = std::iter::once(0)
-        .chain(input.text.match_indices('\n').map(|(i, _)| i + 1))
-        .filter(|&i| input.text[i..].starts_with(&quoted))
+        .chain(lined.match_indices('\n').map(|(i, _)| i + 1))
+        .filter(|&i| lined[i..].starts_with(&quoted))
         .count();
     if exact_places == 1 && hunks.len() == 1 {
         let patched = apply_hunks(input.text, hunks).expect("a unique window applies");

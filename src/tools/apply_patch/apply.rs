@@ -313,6 +313,9 @@ mod tests {
         let err = apply("x\nx\n", "-x\n+y\n").unwrap_err();
         assert_eq!(err.0, 0);
         assert_eq!(err.1.code(), 5);
+        // A last line without a newline is a line too (found by the fuzzer).
+        let err = apply("x\nx", "-x\n+y\n").unwrap_err();
+        assert_eq!(err.1.code(), 5);
         // An @@ line narrows the search.
         let out = apply("f\nx\ng\nx\n", "@@ g\n-x\n+y\n").unwrap();
         assert_eq!(out.text, "f\nx\ng\ny\n");
