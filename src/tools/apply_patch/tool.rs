@@ -26,7 +26,7 @@ use crate::tools::beneath::{self, FileError};
 use crate::tools::blocking::{self, run_blocking};
 use crate::tools::diff::unified_diff;
 use crate::tools::file_write::{
-    PATH_ERROR_CODE, cannot_read, lock_all, read_all, refuse_read_denied, stamp_written,
+    FileTool, PATH_ERROR_CODE, cannot_read, lock_all, read_all, refuse_read_denied, stamp_written,
     write_through,
 };
 use crate::tools::read_state::{FileReadState, Freshness, StaleRead, hash_bytes};
@@ -108,15 +108,16 @@ fn touched(patch: &Patch) -> Vec<String> {
 /// ```
 #[derive(Debug)]
 pub struct ApplyPatchTool {
-    workspace: Workspace,
-    state: FileReadState,
+    files: FileTool,
 }
 
 impl ApplyPatchTool {
     /// An `apply_patch` tool confined to `workspace`, checking and
     /// recording in `state`.
     pub fn new(workspace: Workspace, state: FileReadState) -> Self {
-        Self { workspace, state }
+        Self {
+            files: FileTool { workspace, state },
+        }
     }
 }
 
@@ -155,7 +156,10 @@ impl TypedTool for ApplyPatchTool {
 
     fn activity(&self, args: &ApplyPatchArgs) -> Option<String> {
         let paths = parse(&args.patch).ok().map(|p| touched(&p))?;
-        let shown: Vec<String> = paths.iter().map(|p| self.workspace.shown_arg(p)).collect();
+        let shown: Vec<String> = paths
+            .iter()
+            .map(|p| self.files.workspace.shown_arg(p))
+            .collect();
         Some(format!("Patching {}", shown.join(", ")))
     }
 
@@ -168,15 +172,11 @@ impl TypedTool for ApplyPatchTool {
         args: &ApplyPatchArgs,
         _cx: &CallContext,
     ) -> Result<(), ValidationFailure> {
-        let (workspace, state, text) = (
-            self.workspace.clone(),
-            self.state.clone(),
-            args.patch.clone(),
-        );
+        let (files, text) = (self.files.clone(), args.patch.clone());
         blocking::spawn(move || {
             let patch = parse(&text)
                 .map_err(|e| ValidationFailure::new(INVALID_PATCH_CODE, e.to_string()))?;
-            plan(&workspace, &state, &patch, Stage::Validate)
+            plan(&files, &patch, Stage::Validate)
                 .map(|_| ())
                 .map_err(Refusal::into_failure)
         })
@@ -189,15 +189,10 @@ impl TypedTool for ApplyPatchTool {
         args: &ApplyPatchArgs,
         cx: &CallContext,
     ) -> Result<Option<String>, ToolError> {
-        let (workspace, state, text) = (
-            self.workspace.clone(),
-            self.state.clone(),
-            args.patch.clone(),
-        );
+        let (files, text) = (self.files.clone(), args.patch.clone());
         run_blocking(cx, move |_| {
             let patch = parse(&text).map_err(|e| ToolError::new(e.to_string()))?;
-            let planned =
-                plan(&workspace, &state, &patch, Stage::Validate).map_err(Refusal::into_error)?;
+            let planned = plan(&files, &patch, Stage::Validate).map_err(Refusal::into_error)?;
             Ok(Some(preview(&planned)))
         })
         .await
@@ -212,22 +207,22 @@ impl TypedTool for ApplyPatchTool {
         let mut paths = Vec::new();
         for given in touched(&patch) {
             let path = self
+                .files
                 .workspace
                 .resolve_new(&given)
                 .map_err(|e| ToolError::new(e.to_string()))?;
             paths.push(path);
         }
-        let locks = lock_all(&self.state, &paths, cx, "every file of the patch").await?;
-        let (workspace, state) = (self.workspace.clone(), self.state.clone());
+        let locks = lock_all(&self.files.state, &paths, cx, "every file of the patch").await?;
+        let files = self.files.clone();
         run_blocking(cx, move |token| {
             // Held until every write is done and stamped.
             let _locks = locks;
-            let planned =
-                plan(&workspace, &state, &patch, Stage::Execute).map_err(Refusal::into_error)?;
+            let planned = plan(&files, &patch, Stage::Execute).map_err(Refusal::into_error)?;
             if token.is_cancelled() {
                 return Err(cancelled());
             }
-            commit_all(&workspace, &state, planned, &token, &|_| None)
+            commit_all(&files, planned, &token, &|_| None)
         })
         .await
     }
@@ -306,12 +301,8 @@ enum Action {
 
 /// Checks every operation of the patch, in order, and makes every file's
 /// new bytes; nothing is written. The first refusal is the answer.
-fn plan(
-    workspace: &Workspace,
-    state: &FileReadState,
-    patch: &Patch,
-    stage: Stage,
-) -> Result<Vec<Planned>, Refusal> {
+fn plan(files: &FileTool, patch: &Patch, stage: Stage) -> Result<Vec<Planned>, Refusal> {
+    let workspace = &files.workspace;
     let mut seen: BTreeMap<PathBuf, String> = BTreeMap::new();
     let mut planned = Vec::with_capacity(patch.ops.len());
     for op in &patch.ops {
@@ -381,7 +372,7 @@ fn plan(
                 format!("{title}: {}", cannot_read(&shown, &e)),
             )
         })?;
-        fresh(state, &path, &open, &bytes, stage).map_err(|e| Refusal {
+        fresh(files, &path, &open, &bytes, stage).map_err(|e| Refusal {
             code: (stage == Stage::Validate).then(|| e.code()),
             message: format!("{title}: {e}"),
         })?;
@@ -449,12 +440,13 @@ fn plan(
 /// stamp (a partial one will do, as for edit), and the file unchanged
 /// since; right before the write, the bytes must be the stamped bytes.
 fn fresh(
-    state: &FileReadState,
+    files: &FileTool,
     path: &std::path::Path,
     open: &OpenFile,
     bytes: &[u8],
     stage: Stage,
 ) -> Result<(), StaleRead> {
+    let state = &files.state;
     let freshness = state
         .freshness_of(path, &open.file, &open.meta)
         .map_err(|_| StaleRead::ModifiedSinceRead)?;
@@ -551,12 +543,12 @@ type StepFailure = String;
 /// fails saying so. `fault` makes step N fail (tests only pass one that
 /// does).
 fn commit_all(
-    workspace: &Workspace,
-    state: &FileReadState,
+    files: &FileTool,
     planned: Vec<Planned>,
     token: &CancellationToken,
     fault: &dyn Fn(usize) -> Option<io::Error>,
 ) -> Result<ToolOutput, ToolError> {
+    let (workspace, state) = (&files.workspace, &files.state);
     let mut done: Vec<Done> = Vec::new();
     let mut stamps = Vec::new();
     let mut step = 0usize;
@@ -787,29 +779,28 @@ mod tests {
     use super::*;
 
     /// A workspace whose files are all stamped as read.
-    fn workspace(files: &[(&str, &str)]) -> (tempfile::TempDir, Workspace, FileReadState) {
+    fn workspace(files: &[(&str, &str)]) -> (tempfile::TempDir, FileTool) {
         let dir = tempfile::tempdir().unwrap();
-        let ws = Workspace::new(dir.path()).unwrap();
-        let state = FileReadState::new();
+        let tool = FileTool {
+            workspace: Workspace::new(dir.path()).unwrap(),
+            state: Default::default(),
+        };
         for (name, text) in files {
             fs::write(dir.path().join(name), text).unwrap();
-            let path = ws.resolve(name).unwrap();
-            state.record_after_write(&path, text.as_bytes()).unwrap();
+            let path = tool.workspace.resolve(name).unwrap();
+            tool.state
+                .record_after_write(&path, text.as_bytes())
+                .unwrap();
         }
-        (dir, ws, state)
+        (dir, tool)
     }
 
-    fn run(
-        ws: &Workspace,
-        state: &FileReadState,
-        body: &str,
-        fail_at: usize,
-    ) -> Result<ToolOutput, ToolError> {
+    fn run(files: &FileTool, body: &str, fail_at: usize) -> Result<ToolOutput, ToolError> {
         let patch = parse(&format!("*** Begin Patch\n{body}*** End Patch")).unwrap();
-        let planned = plan(ws, state, &patch, Stage::Execute).map_err(Refusal::into_error)?;
+        let planned = plan(files, &patch, Stage::Execute).map_err(Refusal::into_error)?;
         let fault =
             move |step: usize| (step == fail_at).then(|| io::Error::other("injected failure"));
-        commit_all(ws, state, planned, &CancellationToken::new(), &fault)
+        commit_all(files, planned, &CancellationToken::new(), &fault)
     }
 
     fn text_of(e: &ToolError) -> String {
@@ -828,8 +819,8 @@ mod tests {
         // gone.txt (3), c.txt (4).
         for fail_at in 0..=4 {
             let files = [("a.txt", "a\n"), ("gone.txt", "keep\n"), ("c.txt", "c\n")];
-            let (dir, ws, state) = workspace(&files);
-            let err = run(&ws, &state, BODY, fail_at).unwrap_err();
+            let (dir, tool) = workspace(&files);
+            let err = run(&tool, BODY, fail_at).unwrap_err();
             let message = text_of(&err);
             assert!(message.contains("injected failure"), "{fail_at}: {message}");
             assert!(
@@ -846,7 +837,7 @@ mod tests {
             assert!(!dir.path().join("new/n.txt").exists(), "{fail_at}");
             assert!(!dir.path().join("d.txt").exists(), "{fail_at}");
             // The stamps still describe the files: the patch can be tried again.
-            run(&ws, &state, BODY, usize::MAX).unwrap();
+            run(&tool, BODY, usize::MAX).unwrap();
             assert_eq!(fs::read_to_string(dir.path().join("a.txt")).unwrap(), "A\n");
             assert_eq!(fs::read_to_string(dir.path().join("d.txt")).unwrap(), "C\n");
             assert!(!dir.path().join("gone.txt").exists());
@@ -856,15 +847,9 @@ mod tests {
 
     #[test]
     fn a_deleted_file_is_put_back_with_its_mode() {
-        let (dir, ws, state) = workspace(&[("x.txt", "x\n"), ("y.txt", "y\n")]);
+        let (dir, tool) = workspace(&[("x.txt", "x\n"), ("y.txt", "y\n")]);
         fs::set_permissions(dir.path().join("x.txt"), fs::Permissions::from_mode(0o640)).unwrap();
-        let err = run(
-            &ws,
-            &state,
-            "*** Delete File: x.txt\n*** Delete File: y.txt\n",
-            1,
-        )
-        .unwrap_err();
+        let err = run(&tool, "*** Delete File: x.txt\n*** Delete File: y.txt\n", 1).unwrap_err();
         assert!(text_of(&err).starts_with("Delete File y.txt: cannot delete it: injected failure"));
         let meta = fs::metadata(dir.path().join("x.txt")).unwrap();
         assert_eq!(meta.permissions().mode() & 0o777, 0o640);
