@@ -162,15 +162,15 @@ pub fn permissions() -> Permissions {
     Permissions::typed(|args: &MultiEditArgs| Access::write([args.file_path.as_str()]))
 }
 
-/// The `multi_edit` tool. Holds the session's [`Workspace`] and
-/// [`FileReadState`] (shared with `read`, `edit` and `write`).
+/// The `multi_edit` tool. Holds the session's [`Workspace`] and read-before-write
+/// ledger (shared with `read`, `edit` and `write`).
 ///
 /// ```
-/// use agentcore::tools::{multi_edit::MultiEditTool, read_state::FileReadState, workspace::Workspace};
+/// use agentcore::tools::{multi_edit::MultiEditTool, workspace::Workspace};
 /// use agentcore::TypedTool;
 ///
 /// let ws = Workspace::new(std::env::temp_dir()).unwrap();
-/// let tool = MultiEditTool::new(ws, FileReadState::new()).into_dyn();
+/// let tool = MultiEditTool::new(ws, Default::default()).into_dyn();
 /// assert_eq!(tool.label(), Some("Multi-Edit File"));
 /// ```
 #[derive(Debug)]
@@ -407,7 +407,7 @@ mod tests {
 
     fn tool() -> Typed<MultiEditTool> {
         let workspace = Workspace::new(std::env::temp_dir()).unwrap();
-        Typed::new(MultiEditTool::new(workspace, FileReadState::new()))
+        Typed::new(MultiEditTool::new(workspace, Default::default()))
     }
 
     #[test]

@@ -95,15 +95,15 @@ fn touched(patch: &Patch) -> Vec<String> {
     paths
 }
 
-/// The `apply_patch` tool. Holds the session's [`Workspace`] and
-/// [`FileReadState`] (shared with `read`, `edit` and `write`).
+/// The `apply_patch` tool. Holds the session's [`Workspace`] and read-before-write
+/// ledger (shared with `read`, `edit` and `write`).
 ///
 /// ```
-/// use agentcore::tools::{apply_patch::ApplyPatchTool, read_state::FileReadState, workspace::Workspace};
+/// use agentcore::tools::{apply_patch::ApplyPatchTool, workspace::Workspace};
 /// use agentcore::TypedTool;
 ///
 /// let ws = Workspace::new(std::env::temp_dir()).unwrap();
-/// let tool = ApplyPatchTool::new(ws, FileReadState::new()).into_dyn();
+/// let tool = ApplyPatchTool::new(ws, Default::default()).into_dyn();
 /// assert_eq!(tool.label(), Some("Apply Patch"));
 /// ```
 #[derive(Debug)]
