@@ -7,7 +7,7 @@
 //! edits before it left. The sequence itself is the pure
 //! [`apply_edits_tiered`](super::edit::apply_edits_tiered); this file is
 //! the tool ([`MultiEditTool`], its [`MultiEditArgs`] and
-//! [`permissions`]), on the same [`FileTool`] steps as `edit` and `write`.
+//! [`permissions`]), on the same validate, preview and locked-write steps as `edit` and `write`.
 
 use std::borrow::Cow;
 use std::fmt::Write as _;
