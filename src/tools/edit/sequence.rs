@@ -31,8 +31,9 @@ pub enum EditsError {
     #[error(transparent)]
     File(EditError),
     /// Edit `number` (1-based) of `total` cannot be applied to the text
-    /// the edits before it left; its own code.
-    #[error("Edit {number} of {total}: {error}")]
+    /// the edits before it left; its own code. When the message shows the
+    /// closest lines of a text the edits before it changed, it says so.
+    #[error("Edit {number} of {total}: {error}{}", after_earlier(*number, error))]
     Step {
         /// Which edit, counting from 1.
         number: usize,
@@ -41,6 +42,23 @@ pub enum EditsError {
         /// Why it cannot be applied.
         error: EditError,
     },
+}
+
+/// The note on the line numbers of the near-miss help of edit `number`
+/// (empty for the first edit, or without near-miss help).
+fn after_earlier(number: usize, error: &EditError) -> String {
+    match (number, error) {
+        (2.., EditError::NotFoundNear { .. }) => format!(
+            "\n(Line numbers are of the text as {} leave{} it.)",
+            if number == 2 {
+                "edit 1".to_owned()
+            } else {
+                format!("edits 1–{}", number - 1)
+            },
+            if number == 2 { "s" } else { "" }
+        ),
+        _ => String::new(),
+    }
 }
 
 impl EditsError {
@@ -249,6 +267,21 @@ mod tests {
         );
         let err = apply_sequence("x", &[step("x", "x")], None).unwrap_err();
         assert_eq!(err.code(), 6);
+    }
+
+    #[test]
+    fn near_miss_help_after_earlier_edits_says_whose_lines_it_numbers() {
+        let text = "fn main() {\n    let total = compute(1, 2);\n}\n";
+        let near = |steps: &[Step<'_>]| apply_sequence(text, steps, None).unwrap_err().to_string();
+        let miss = step("    let total = compute(1, 3);\n", "x\n");
+        let first = near(&[miss]);
+        assert!(first.contains("The closest text is at lines"), "{first}");
+        assert!(!first.contains("Line numbers are of"), "{first}");
+        let third = near(&[step("fn main", "fn start"), step("{\n", "{ \n"), miss]);
+        assert!(
+            third.ends_with("\n(Line numbers are of the text as edits 1–2 leave it.)"),
+            "{third}"
+        );
     }
 
     #[test]
