@@ -16,6 +16,7 @@ use crate::hooks::{HookConfig, HookConfigError, HookRunner, PostToolUseLayer, Pr
 use crate::mcp::client::{Connection, McpServerConfig, MountFailure, Mounted};
 use crate::sandbox::{Sandbox, SandboxError, SandboxMode, SandboxPolicy};
 use crate::scheduler::{Scheduler, SchedulerConfig, SteeringPolicy};
+use crate::tools::apply_patch::ApplyPatchTool;
 use crate::tools::bash::{BashTool, JobExit, JobLimits, Jobs, OutputDir};
 use crate::tools::bash_output::BashOutputTool;
 use crate::tools::edit::EditTool;
@@ -23,8 +24,10 @@ use crate::tools::glob::GlobTool;
 use crate::tools::grep::GrepTool;
 use crate::tools::kill_shell::KillShellTool;
 use crate::tools::ls::LsTool;
+use crate::tools::multi_edit::MultiEditTool;
 use crate::tools::read::ReadTool;
 use crate::tools::read_state::FileReadState;
+use crate::tools::set::{Builtin, ToolSet};
 use crate::tools::workspace::Workspace;
 use crate::tools::write::WriteTool;
 use crate::turn::Turn;
@@ -61,12 +64,15 @@ pub struct SessionConfig {
     /// External MCP servers to mount beside the policy's `[[mcp_servers]]`
     /// (see [`Session::connect`]).
     pub mcp_servers: Vec<McpServerConfig>,
+    /// The built-in tools registered, and so the tools the model sees
+    /// (`--tools`); every default tool unless chosen.
+    pub tools: ToolSet,
 }
 
 impl SessionConfig {
     /// Defaults for a workspace at `root`: default mode, no policy, 10
     /// concurrent safe calls, 3 consecutive errors, skip on steering, 8
-    /// background jobs of at most an hour each.
+    /// background jobs of at most an hour each, the default tools.
     pub fn new(root: impl Into<PathBuf>) -> Self {
         Self {
             root: root.into(),
@@ -80,6 +86,7 @@ impl SessionConfig {
             hooks: HookConfig::default(),
             config_files: Vec::new(),
             mcp_servers: Vec::new(),
+            tools: ToolSet::default(),
         }
     }
 
@@ -331,7 +338,13 @@ impl Session {
             SessionSandbox::On(sandbox) => bash = bash.sandbox(sandbox.clone()),
             SessionSandbox::Unavailable(error) => bash = bash.sandbox_unavailable(error),
         }
-        let mut registry = builtin_tools(&workspace, &read_state, &jobs, bash.jobs(jobs.clone()));
+        let mut registry = builtin_tools_of(
+            &config.tools,
+            &workspace,
+            &read_state,
+            &jobs,
+            bash.jobs(jobs.clone()),
+        );
         mcp.register_into(&mut registry);
         let registry = Arc::new(registry);
         let gate: Arc<dyn Gate> = match &hooks {
@@ -534,31 +547,56 @@ pub fn builtin_registry_with_jobs(
     output_dir: &Arc<OutputDir>,
     jobs: &Arc<Jobs>,
 ) -> ToolRegistry {
-    let bash = BashTool::new(workspace.root().to_path_buf(), output_dir.clone()).jobs(jobs.clone());
-    builtin_tools(workspace, read_state, jobs, bash)
+    builtin_registry_of(&ToolSet::default(), workspace, read_state, output_dir, jobs)
 }
 
-/// The built-in tools with this `bash`.
-fn builtin_tools(
+/// The built-in tools of `tools` only, as [`builtin_registry_with_jobs`]
+/// builds them: what a session with [`SessionConfig::tools`] registers.
+pub fn builtin_registry_of(
+    tools: &ToolSet,
+    workspace: &Workspace,
+    read_state: &FileReadState,
+    output_dir: &Arc<OutputDir>,
+    jobs: &Arc<Jobs>,
+) -> ToolRegistry {
+    let bash = BashTool::new(workspace.root().to_path_buf(), output_dir.clone()).jobs(jobs.clone());
+    builtin_tools_of(tools, workspace, read_state, jobs, bash)
+}
+
+/// The built-in tools of `tools`, with this `bash`.
+fn builtin_tools_of(
+    tools: &ToolSet,
     workspace: &Workspace,
     read_state: &FileReadState,
     jobs: &Arc<Jobs>,
     bash: BashTool,
 ) -> ToolRegistry {
-    let tools: Vec<Arc<dyn Tool>> = vec![
-        ReadTool::new(workspace.clone(), read_state.clone()).into_dyn(),
-        GlobTool::new(workspace.clone()).into_dyn(),
-        GrepTool::new(workspace.clone()).into_dyn(),
-        LsTool::new(workspace.clone()).into_dyn(),
-        EditTool::new(workspace.clone(), read_state.clone()).into_dyn(),
-        WriteTool::new(workspace.clone(), read_state.clone()).into_dyn(),
-        bash.into_dyn(),
-        BashOutputTool::new(jobs.clone()).into_dyn(),
-        KillShellTool::new(jobs.clone()).into_dyn(),
-    ];
+    let mut bash = Some(bash);
     let mut registry = ToolRegistry::new();
-    for tool in tools {
-        // The built-in names are distinct and their schemas compile (tested).
+    for builtin in tools.iter() {
+        let tool: Arc<dyn Tool> = match builtin {
+            Builtin::Read => ReadTool::new(workspace.clone(), read_state.clone()).into_dyn(),
+            Builtin::Glob => GlobTool::new(workspace.clone()).into_dyn(),
+            Builtin::Grep => GrepTool::new(workspace.clone()).into_dyn(),
+            Builtin::Ls => LsTool::new(workspace.clone()).into_dyn(),
+            Builtin::Edit => EditTool::new(workspace.clone(), read_state.clone()).into_dyn(),
+            Builtin::MultiEdit => {
+                MultiEditTool::new(workspace.clone(), read_state.clone()).into_dyn()
+            }
+            Builtin::Write => WriteTool::new(workspace.clone(), read_state.clone()).into_dyn(),
+            Builtin::ApplyPatch => {
+                ApplyPatchTool::new(workspace.clone(), read_state.clone()).into_dyn()
+            }
+            Builtin::Bash => match bash.take() {
+                Some(bash) => bash.into_dyn(),
+                // A set holds each tool once.
+                None => continue,
+            },
+            Builtin::BashOutput => BashOutputTool::new(jobs.clone()).into_dyn(),
+            Builtin::KillShell => KillShellTool::new(jobs.clone()).into_dyn(),
+        };
+        // The built-in names are distinct (a set holds each once) and their
+        // schemas compile (tested).
         if let Err(err) = registry.register(tool) {
             unreachable!("built-in tool failed to register: {err}");
         }
@@ -584,6 +622,30 @@ mod tests {
             SessionConfig::from_options(Some(dir.path().into()), None, Some(&file)).unwrap();
         assert_eq!(config.policy.map(|p| p.mode), Some(Mode::Plan));
         assert_eq!(config.mode, None);
+    }
+
+    #[tokio::test]
+    async fn a_session_registers_the_chosen_tools_only() {
+        let dir = tempfile::tempdir().unwrap();
+        let names = |tools: ToolSet| {
+            let mut config = SessionConfig::new(dir.path());
+            config.tools = tools;
+            let session = Session::start(config).unwrap();
+            let mut names: Vec<String> = session
+                .registry()
+                .iter()
+                .map(|e| e.tool().name().to_owned())
+                .collect();
+            names.sort();
+            names
+        };
+        assert_eq!(names("edit,read".parse().unwrap()), ["edit", "read"]);
+        let default = names(ToolSet::default());
+        assert_eq!(default.len(), Builtin::ALL.len() - 1);
+        assert!(default.iter().any(|n| n == "multi_edit"));
+        assert!(!default.iter().any(|n| n == "apply_patch"));
+        let all = names(ToolSet::new(Builtin::ALL).unwrap());
+        assert!(all.iter().any(|n| n == "apply_patch"));
     }
 
     #[test]

@@ -294,7 +294,7 @@ fn tools_prints_three_shapes() {
     };
     let mcp = tools("mcp");
     let list = mcp["tools"].as_array().unwrap();
-    assert_eq!(list.len(), 9);
+    assert_eq!(list.len(), 10);
     let by_name = |name: &str| list.iter().find(|t| t["name"] == name).unwrap().clone();
     assert_eq!(by_name("read")["annotations"]["readOnlyHint"], true);
     assert_eq!(by_name("bash")["annotations"]["readOnlyHint"], false);
@@ -306,7 +306,7 @@ fn tools_prints_three_shapes() {
         false
     );
     let anthropic = tools("anthropic");
-    assert_eq!(anthropic.as_array().unwrap().len(), 9);
+    assert_eq!(anthropic.as_array().unwrap().len(), 10);
     assert!(anthropic[0]["input_schema"].is_object());
     let openai = tools("openai");
     assert_eq!(openai[0]["type"], "function");

@@ -250,6 +250,7 @@ async fn tools_list_has_the_built_in_tools_with_annotations_from_their_capabilit
             "grep",
             "kill_shell",
             "ls",
+            "multi_edit",
             "read",
             "write"
         ],
@@ -578,7 +579,7 @@ async fn binary_serves_on_stdio_and_exits_0_when_the_client_leaves() {
     let init = client.initialize().await;
     assert_eq!(init["serverInfo"]["name"], "agentcore");
     let tools = result_of(client.request("tools/list", json!({})).await);
-    assert_eq!(tools["tools"].as_array().map(Vec::len), Some(9));
+    assert_eq!(tools["tools"].as_array().map(Vec::len), Some(10));
     // No breaker: failures in a row do not disable the tool.
     for _ in 0..4 {
         let missing = client

@@ -6,6 +6,7 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 
 use agentcore::approval::Mode;
 use agentcore::scheduler::SteeringPolicy;
+use agentcore::tools::set::ToolSet;
 
 /// agentcore: the tool-execution kernel of an AI coding agent.
 #[derive(Debug, Parser)]
@@ -55,10 +56,23 @@ pub struct SessionArgs {
     /// Claude Code settings file whose `hooks` run (PreToolUse, PostToolUse, PostToolUseFailure); repeatable.
     #[arg(long = "hooks", value_name = "FILE")]
     pub hooks: Vec<PathBuf>,
+    /// The built-in tools the model sees, comma-separated.
+    #[arg(long, value_name = "NAMES", value_parser = parse_tools, long_help = TOOLS_HELP)]
+    pub tools: Option<ToolSet>,
 }
+
+/// The long help of `--tools`.
+const TOOLS_HELP: &str = "The built-in tools the model sees, comma-separated, e.g. \
+read,grep,glob,ls,edit,multi_edit,write,bash or read,grep,glob,ls,apply_patch,bash. Default: \
+read, glob, grep, ls, edit, multi_edit, write, bash, bash_output, kill_shell (apply_patch only \
+when named). bash_output and kill_shell need bash.";
 
 fn parse_mode(s: &str) -> Result<Mode, String> {
     s.parse::<Mode>().map_err(|e| e.to_string())
+}
+
+fn parse_tools(s: &str) -> Result<ToolSet, String> {
+    s.parse::<ToolSet>().map_err(|e| e.to_string())
 }
 
 /// `agentcore run` options.
@@ -119,6 +133,9 @@ pub struct ToolsArgs {
     /// Policy file whose `[[mcp_servers]]` are mounted and listed too.
     #[arg(long, value_name = "FILE")]
     pub policy: Option<PathBuf>,
+    /// The built-in tools to print, comma-separated (as `run --tools`).
+    #[arg(long, value_name = "NAMES", value_parser = parse_tools, long_help = TOOLS_HELP)]
+    pub tools: Option<ToolSet>,
 }
 
 /// The shapes of `agentcore tools`.

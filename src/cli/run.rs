@@ -92,6 +92,9 @@ pub(crate) async fn start_session(
     if let Some(notice) = config.all_hooks().notice() {
         eprintln!("agentcore: {notice}");
     }
+    if let Some(tools) = &args.tools {
+        config.tools = tools.clone();
+    }
     tune(&mut config);
     let session = Session::connect(config).await?;
     for failure in session.mcp_failures() {

@@ -1,5 +1,6 @@
-//! `agentcore tools`: the tools' definitions in three shapes: the built-in
-//! tools, and with `--policy` the tools of its `[[mcp_servers]]`.
+//! `agentcore tools`: the tools' definitions in three shapes: the chosen
+//! built-in tools (`--tools`, default: the default set), and with
+//! `--policy` the tools of its `[[mcp_servers]]`.
 
 use std::process::ExitCode;
 
@@ -28,6 +29,9 @@ pub fn definitions(registry: &ToolRegistry, format: ToolsFormat) -> Value {
 /// are missing from the list.
 pub async fn print(args: ToolsArgs) -> ExitCode {
     let mut config = SessionConfig::new(std::env::temp_dir());
+    if let Some(tools) = args.tools {
+        config.tools = tools;
+    }
     if let Some(path) = &args.policy {
         match agentcore::approval::Policy::load(path) {
             Ok(policy) => config.policy = Some(policy),

@@ -131,7 +131,7 @@ mod tests {
         for name in ["read", "glob", "grep", "ls"] {
             assert_eq!(hint(session.registry(), name), (Some(true), None), "{name}");
         }
-        for name in ["edit", "write", "bash"] {
+        for name in ["edit", "multi_edit", "write", "bash"] {
             assert_eq!(
                 hint(session.registry(), name),
                 (Some(false), Some(true)),

@@ -198,6 +198,23 @@ async fn lock_or_cancel(
     }
 }
 
+/// Waits for the path locks of every one of `paths`, taken in sorted order
+/// (each once) so that two calls holding some of them never wait on each
+/// other; or for the call's cancellation (then nothing was done).
+pub(crate) async fn lock_all(
+    state: &FileReadState,
+    paths: &[PathBuf],
+    cx: &CallContext,
+    shown: &str,
+) -> Result<Vec<tokio::sync::OwnedMutexGuard<()>>, ToolError> {
+    let sorted: std::collections::BTreeSet<&PathBuf> = paths.iter().collect();
+    let mut guards = Vec::with_capacity(sorted.len());
+    for path in sorted {
+        guards.push(lock_or_cancel(state, path, cx, shown).await?);
+    }
+    Ok(guards)
+}
+
 /// The result of a write or edit cancelled before its point of no return.
 pub(crate) fn cancelled(shown: &str) -> ToolError {
     ToolError::cancelled(vec![Content::text(format!(

@@ -1,4 +1,4 @@
-//! A scratch workspace with the read, edit and write tools over one ledger,
+//! A scratch workspace with the read, edit, multi_edit, apply_patch and write tools over one ledger,
 //! shared by the write and edit behaviour tests.
 #![allow(dead_code)]
 
@@ -7,7 +7,9 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use agentcore::stages::gate::gate_fn;
+use agentcore::tools::apply_patch::ApplyPatchTool;
 use agentcore::tools::edit::EditTool;
+use agentcore::tools::multi_edit::MultiEditTool;
 use agentcore::tools::read::ReadTool;
 use agentcore::tools::read_state::FileReadState;
 use agentcore::tools::workspace::Workspace;
@@ -60,6 +62,10 @@ impl Env {
                 .with(ReadTool::new(ws.clone(), self.state.clone()).into_dyn())
                 .unwrap()
                 .with(EditTool::new(ws.clone(), self.state.clone()).into_dyn())
+                .unwrap()
+                .with(MultiEditTool::new(ws.clone(), self.state.clone()).into_dyn())
+                .unwrap()
+                .with(ApplyPatchTool::new(ws.clone(), self.state.clone()).into_dyn())
                 .unwrap()
                 .with(WriteTool::new(ws, self.state.clone()).into_dyn())
                 .unwrap(),

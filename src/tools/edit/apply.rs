@@ -93,6 +93,9 @@ pub(super) struct Applied {
     pub(super) text: String,
     /// Byte ranges of the inserted `new_string`s in `text`, in order.
     pub(super) spans: Vec<Range<usize>>,
+    /// The byte ranges of the old text they took the place of, in the
+    /// same order.
+    pub(super) replaced: Vec<Range<usize>>,
     /// How `old_string` was found.
     pub(super) tier: Tier,
 }
@@ -234,6 +237,7 @@ pub(super) fn apply(
             Ok(Applied {
                 text: new.to_owned(),
                 spans: std::iter::once(0..new.len()).collect(),
+                replaced: std::iter::once(0..0).collect(),
                 tier: Tier::Exact,
             })
         } else {
@@ -250,10 +254,12 @@ pub(super) fn apply(
     let len = text.len() - starts.len() * old.len() + starts.len() * new.len();
     let mut out = String::with_capacity(len);
     let mut spans = Vec::with_capacity(starts.len());
+    let mut replaced = Vec::with_capacity(starts.len());
     let mut from = 0;
     for start in starts {
         out.push_str(&text[from..start]);
         spans.push(out.len()..out.len() + new.len());
+        replaced.push(start..start + old.len());
         out.push_str(new);
         from = start + old.len();
     }
@@ -261,6 +267,7 @@ pub(super) fn apply(
     Ok(Applied {
         text: out,
         spans,
+        replaced,
         tier: Tier::Exact,
     })
 }
@@ -313,6 +320,7 @@ pub(super) fn apply_tiered(
     let found = find_tiered(text, old, new, replace_all, old_as_given)?;
     let mut out = String::with_capacity(text.len() + new.len());
     let mut spans = Vec::with_capacity(found.places.len());
+    let mut replaced = Vec::with_capacity(found.places.len());
     let mut from = 0;
     for place in &found.places {
         if place.range.start < from {
@@ -322,6 +330,7 @@ pub(super) fn apply_tiered(
         out.push_str(&text[from..place.range.start]);
         let replacement = place.replacement(new);
         spans.push(out.len()..out.len() + replacement.len());
+        replaced.push(place.range.clone());
         out.push_str(&replacement);
         from = place.range.end;
     }
@@ -329,6 +338,7 @@ pub(super) fn apply_tiered(
     Ok(Applied {
         text: out,
         spans,
+        replaced,
         tier: found.tier,
     })
 }

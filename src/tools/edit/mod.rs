@@ -23,6 +23,7 @@
 
 mod apply;
 mod near;
+mod sequence;
 mod snippet;
 mod tiers;
 
@@ -39,10 +40,14 @@ use tokio_util::sync::CancellationToken;
 pub use apply::{
     EditError, TieredEdit, apply_edit, apply_edit_tiered, edit_bytes, edit_bytes_tiered,
 };
+pub use sequence::{EditsApplied, EditsError, Step, apply_edits_tiered, edit_bytes_sequence};
 pub use tiers::{Match, Place, Tier, locate};
 
+pub(crate) use self::near::closest;
+pub(crate) use self::sequence::edit_sequence_decoded;
+pub(crate) use self::snippet::snippet;
+
 use self::apply::{edit_decoded, find_tiered};
-use self::snippet::snippet;
 use super::beneath::FileError;
 use super::diff::unified_diff;
 use super::file_write::{

@@ -65,7 +65,7 @@ fn similarity(a: &[(char, char)], b: &[(char, char)]) -> f64 {
 /// `The closest text is at lines A–B:\n<diff>`, lines of the quote marked
 /// `-` and lines of the file `+`, at most [`MAX_DIFF_LINES`] lines. `None`
 /// when nothing is reasonably close.
-pub(super) fn closest(text: &str, needle: &str) -> Option<String> {
+pub(crate) fn closest(text: &str, needle: &str) -> Option<String> {
     let quote: Vec<&str> = needle
         .strip_suffix('\n')
         .unwrap_or(needle)

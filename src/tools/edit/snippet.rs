@@ -14,7 +14,7 @@ const MAX_LINE_CHARS: usize = 2000;
 
 /// The changed lines of `text` with [`RESULT_CONTEXT`] lines around them,
 /// numbered as `read` shows them; separate regions are split by `...`.
-pub(super) fn snippet(text: &str, spans: &[Range<usize>]) -> String {
+pub(crate) fn snippet(text: &str, spans: &[Range<usize>]) -> String {
     let bytes = text.as_bytes();
     let total_lines = {
         let n = memchr::memchr_iter(b'\n', bytes).count();

@@ -11,7 +11,7 @@
 //!    characters), anywhere in a line.
 //!
 //! [`locate`] is pure and shared by every tool that quotes text to change
-//! (`edit`, and later `multi_edit` and `apply_patch`): the first tier that
+//! (`edit`, `multi_edit` and `apply_patch`): the first tier that
 //! finds any place decides, and the caller refuses when it found several
 //! places and the call does not replace them all.
 //!
@@ -87,6 +87,14 @@ pub struct Place {
 }
 
 impl Place {
+    /// A place found exactly: its replacement is `new` as given.
+    pub fn exact(range: Range<usize>) -> Self {
+        Self {
+            range,
+            reindent: None,
+        }
+    }
+
     /// `new` as it is to be written at this place: as given, except after
     /// [`Tier::Indentation`], where every line's indentation is moved by
     /// the difference between the `old_string` and the file (scaled when

@@ -1,0 +1,22 @@
+//! The `apply_patch` tool: the patch format OpenAI's models write
+//! (`*** Begin Patch` … `*** End Patch`, with Add, Delete and Update File
+//! sections), parsed by our own parser ([`parse`]), its hunks placed with
+//! the tiers `edit` uses ([`apply_hunks`]), and applied all or nothing
+//! across files ([`ApplyPatchTool`]).
+//!
+//! Every hunk is placed and every refusal found before anything is
+//! written; then each file is written atomically, and if a write fails
+//! midway the files already written are put back. Updated, moved and
+//! deleted files need a read stamp (codes 2 and 3, as for `edit`); added
+//! files must not exist (code 7). A patch that cannot be parsed is code
+//! 10, a hunk not found code 4 (with the closest lines), a hunk that
+//! matches several places code 5. The approval engine sees a write of
+//! every path the patch names ([`permissions`]).
+
+mod apply;
+mod parse;
+mod tool;
+
+pub use apply::{HunkError, Patched, apply_hunks};
+pub use parse::{FileOp, Hunk, Line, ParseError, Patch, parse};
+pub use tool::{ApplyPatchArgs, ApplyPatchTool, INVALID_PATCH_CODE, permissions};

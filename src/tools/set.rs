@@ -1,0 +1,241 @@
+//! Which built-in tools a session registers, and so which tools the model
+//! sees: a [`ToolSet`], chosen by the harness ([`SessionConfig::tools`])
+//! or on the command line (`--tools read,grep,glob,ls,edit,bash`).
+//!
+//! [`SessionConfig::tools`]: crate::session::SessionConfig::tools
+//!
+//! ```
+//! use agentcore::tools::set::{Builtin, ToolSet};
+//!
+//! let set: ToolSet = "read, ls,edit".parse().unwrap();
+//! assert_eq!(set.to_string(), "read,ls,edit");
+//! assert!(!set.contains(Builtin::Bash));
+//! assert!(ToolSet::default().contains(Builtin::MultiEdit));
+//! assert!(!ToolSet::default().contains(Builtin::ApplyPatch));
+//! let err = "read,cat".parse::<ToolSet>().unwrap_err();
+//! assert!(err.to_string().starts_with("unknown tool \"cat\""));
+//! ```
+
+use std::collections::BTreeSet;
+use std::fmt;
+use std::str::FromStr;
+
+/// A built-in tool, by the name the model calls it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[non_exhaustive]
+pub enum Builtin {
+    /// `read`.
+    Read,
+    /// `glob`.
+    Glob,
+    /// `grep`.
+    Grep,
+    /// `ls`.
+    Ls,
+    /// `edit`.
+    Edit,
+    /// `multi_edit`.
+    MultiEdit,
+    /// `write`.
+    Write,
+    /// `apply_patch` (offered only on request).
+    ApplyPatch,
+    /// `bash`.
+    Bash,
+    /// `bash_output` (reads bash's background jobs; needs `bash`).
+    BashOutput,
+    /// `kill_shell` (stops bash's background jobs; needs `bash`).
+    KillShell,
+}
+
+impl Builtin {
+    /// Every built-in tool, in the order `--tools` documents them.
+    pub const ALL: [Builtin; 11] = [
+        Builtin::Read,
+        Builtin::Glob,
+        Builtin::Grep,
+        Builtin::Ls,
+        Builtin::Edit,
+        Builtin::MultiEdit,
+        Builtin::Write,
+        Builtin::ApplyPatch,
+        Builtin::Bash,
+        Builtin::BashOutput,
+        Builtin::KillShell,
+    ];
+
+    /// The tool's name, as the model calls it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Builtin::Read => "read",
+            Builtin::Glob => "glob",
+            Builtin::Grep => "grep",
+            Builtin::Ls => "ls",
+            Builtin::Edit => "edit",
+            Builtin::MultiEdit => "multi_edit",
+            Builtin::Write => "write",
+            Builtin::ApplyPatch => "apply_patch",
+            Builtin::Bash => "bash",
+            Builtin::BashOutput => "bash_output",
+            Builtin::KillShell => "kill_shell",
+        }
+    }
+
+    /// The tool of that name, if it is a built-in one.
+    pub fn from_name(name: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|b| b.name() == name)
+    }
+
+    /// Whether a session registers it when nothing is chosen.
+    fn by_default(self) -> bool {
+        self != Builtin::ApplyPatch
+    }
+
+    /// The tool it works with, which must be in the set too.
+    fn needs(self) -> Option<Builtin> {
+        match self {
+            Builtin::BashOutput | Builtin::KillShell => Some(Builtin::Bash),
+            _ => None,
+        }
+    }
+}
+
+impl fmt::Display for Builtin {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// A choice of built-in tools: at least one, each tool's companions
+/// included. The default is every built-in tool but `apply_patch`, which
+/// is offered on request (models trained on it use it instead of `edit`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ToolSet {
+    /// In the order first named.
+    tools: Vec<Builtin>,
+}
+
+impl Default for ToolSet {
+    fn default() -> Self {
+        Self {
+            tools: Builtin::ALL
+                .into_iter()
+                .filter(|b| b.by_default())
+                .collect(),
+        }
+    }
+}
+
+/// Why a choice of tools cannot be used. `Display` says how to fix it.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum ToolSetError {
+    /// A name that is no built-in tool.
+    #[error("unknown tool \"{0}\"; the built-in tools are {names}", names = all_names())]
+    Unknown(String),
+    /// No tool at all.
+    #[error("no tools chosen; name at least one of {names}", names = all_names())]
+    Empty,
+    /// A tool without the tool it works with.
+    #[error("{0} works only beside {1}: add {1} to the tools, or leave {0} out")]
+    Needs(Builtin, Builtin),
+}
+
+fn all_names() -> String {
+    Builtin::ALL.map(Builtin::name).join(", ")
+}
+
+impl ToolSet {
+    /// The tools named, in that order (repeats ignored); refused when
+    /// empty or when a tool's companion is missing.
+    pub fn new(tools: impl IntoIterator<Item = Builtin>) -> Result<Self, ToolSetError> {
+        let mut seen = BTreeSet::new();
+        let tools: Vec<Builtin> = tools.into_iter().filter(|b| seen.insert(*b)).collect();
+        if tools.is_empty() {
+            return Err(ToolSetError::Empty);
+        }
+        for tool in &tools {
+            if let Some(needed) = tool.needs()
+                && !seen.contains(&needed)
+            {
+                return Err(ToolSetError::Needs(*tool, needed));
+            }
+        }
+        Ok(Self { tools })
+    }
+
+    /// Whether `tool` is chosen.
+    pub fn contains(&self, tool: Builtin) -> bool {
+        self.tools.contains(&tool)
+    }
+
+    /// The chosen tools, in the order first named.
+    pub fn iter(&self) -> impl Iterator<Item = Builtin> + '_ {
+        self.tools.iter().copied()
+    }
+}
+
+/// A comma-separated list of names, as `--tools` takes it (spaces around
+/// names and empty items are ignored).
+impl FromStr for ToolSet {
+    type Err = ToolSetError;
+
+    fn from_str(s: &str) -> Result<Self, ToolSetError> {
+        let tools = s
+            .split(',')
+            .map(str::trim)
+            .filter(|name| !name.is_empty())
+            .map(|name| Builtin::from_name(name).ok_or_else(|| ToolSetError::Unknown(name.into())))
+            .collect::<Result<Vec<_>, _>>()?;
+        Self::new(tools)
+    }
+}
+
+/// The names, comma-separated: what [`FromStr`] reads back.
+impl fmt::Display for ToolSet {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        for (i, tool) in self.tools.iter().enumerate() {
+            if i > 0 {
+                f.write_str(",")?;
+            }
+            f.write_str(tool.name())?;
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_name_reads_back() {
+        for tool in Builtin::ALL {
+            assert_eq!(Builtin::from_name(tool.name()), Some(tool));
+        }
+        let all: ToolSet = all_names().parse().unwrap();
+        assert_eq!(all.iter().collect::<Vec<_>>(), Builtin::ALL);
+        assert_eq!(all.to_string().parse::<ToolSet>().unwrap(), all);
+    }
+
+    #[test]
+    fn bad_choices_say_how_to_fix_them() {
+        let err = "read,Read".parse::<ToolSet>().unwrap_err();
+        assert_eq!(err, ToolSetError::Unknown("Read".into()));
+        assert!(err.to_string().ends_with(&all_names()), "{err}");
+        assert_eq!(" , ".parse::<ToolSet>(), Err(ToolSetError::Empty));
+        assert_eq!(
+            "read,kill_shell"
+                .parse::<ToolSet>()
+                .unwrap_err()
+                .to_string(),
+            "kill_shell works only beside bash: add bash to the tools, or leave kill_shell out"
+        );
+    }
+
+    #[test]
+    fn repeats_are_ignored() {
+        let set: ToolSet = "ls,read,ls".parse().unwrap();
+        assert_eq!(set.to_string(), "ls,read");
+    }
+}
