@@ -252,7 +252,10 @@ async fn this_repository_matches_rg() {
         return;
     }
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    for pattern in ["FileReadState", "impl Tool for", "fn resolve_new"] {
+    // Patterns whose output (with context, in every mode) stays under the
+    // tool's 30,000-character bound as the repository grows: `FileReadState`
+    // alone passed it once the edit tools multiplied.
+    for pattern in ["FileReadState::new", "impl Tool for", "fn resolve_new"] {
         for (args, flags) in table(pattern) {
             assert_same(root, args, &flags).await;
         }
