@@ -538,11 +538,7 @@ else:
 
 #[test]
 fn a_file_handle_of_a_hidden_file_does_not_open_it() {
-    if !can_confine("file_handle") {
-        return;
-    }
-    if !have("python3") {
-        println!("file_handle: NOT RUN: no python3");
+    if !can_confine_with("file_handle", "python3") {
         return;
     }
     for user in users("file_handle") {
@@ -728,11 +724,7 @@ fn agentcore_run_inside_with_the_sandbox_off_is_still_confined() {
 
 #[test]
 fn pathname_unix_sockets_of_host_services_are_unreachable() {
-    if !can_confine("unix_socket") {
-        return;
-    }
-    if !have("python3") {
-        println!("unix_socket: NOT RUN: no python3");
+    if !can_confine_with("unix_socket", "python3") {
         return;
     }
     for user in users("unix_socket") {
@@ -765,11 +757,7 @@ fn pathname_unix_sockets_of_host_services_are_unreachable() {
 
 #[test]
 fn abstract_unix_sockets_of_the_host_are_unreachable() {
-    if !can_confine("abstract") {
-        return;
-    }
-    if !have("python3") {
-        println!("abstract: NOT RUN: no python3");
+    if !can_confine_with("abstract", "python3") {
         return;
     }
     use std::os::linux::net::SocketAddrExt;
@@ -837,11 +825,7 @@ print("done")
 
 #[test]
 fn odd_socket_families_raw_icmp_udp_and_io_uring_are_refused() {
-    if !can_confine("sockets") {
-        return;
-    }
-    if !have("python3") {
-        println!("sockets: NOT RUN: no python3");
+    if !can_confine_with("sockets", "python3") {
         return;
     }
     for user in users("sockets") {
@@ -1051,11 +1035,7 @@ for ring in (-3, -4, -5):
 
 #[test]
 fn the_session_keyring_is_not_readable_inside() {
-    if !can_confine("keyring") {
-        return;
-    }
-    if !have("python3") {
-        println!("keyring: NOT RUN: no python3");
+    if !can_confine_with("keyring", "python3") {
         return;
     }
     let s = scene(CONFINED);

@@ -263,3 +263,15 @@ pub fn turn(calls: &[(&str, Value)]) -> Value {
 pub fn one_call(scene: &Scene, mode: &str, args: Value) -> (String, String) {
     end(&run(scene, mode, &[bash_args("c", args)]), "c")
 }
+
+/// [`can_confine`], and `program` is on `PATH`; prints why not.
+pub fn can_confine_with(test: &str, program: &str) -> bool {
+    if !can_confine(test) {
+        return false;
+    }
+    if !have(program) {
+        println!("{test}: NOT RUN: no {program}");
+        return false;
+    }
+    true
+}
