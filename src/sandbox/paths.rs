@@ -19,6 +19,16 @@ pub const DEFAULT_HIDDEN_IN_HOME: &[&str] = &[
     ".git-credentials",
     ".npmrc",
     ".pypirc",
+    // Tokens of the tools developers log in with.
+    ".config/gh",
+    ".config/hub",
+    ".config/glab-cli",
+    ".claude/.credentials.json",
+    ".codex/auth.json",
+    ".vault-token",
+    ".terraform.d/credentials.tfrc.json",
+    ".config/op",
+    ".password-store",
 ];
 
 /// Sockets outside the home that give a command more authority than the
@@ -274,6 +284,8 @@ mod tests {
         assert_eq!(hidden[0], home.path().join(".ssh"));
         assert!(hidden.contains(&home.path().join(".config/gcloud")));
         assert!(hidden.contains(&home.path().join(".docker/config.json")));
+        assert!(hidden.contains(&home.path().join(".config/gh")));
+        assert!(hidden.contains(&home.path().join(".claude/.credentials.json")));
         assert!(hidden.contains(&home.path().join(".cargo/credentials.toml")));
         assert!(!hidden.contains(&home.path().join(".cargo/config.toml")));
         assert!(hidden.contains(&PathBuf::from("/run/docker.sock")));
