@@ -55,8 +55,11 @@ pub enum ApprovalAnswer {
 /// The MCP server answers through the client's elicitation when the client
 /// declares it.
 pub trait Approver: Send + Sync + 'static {
-    /// Asks about one call. The future may take as long as the person does;
-    /// it is dropped if the call is cancelled.
+    /// Asks about one call. The future may take as long as the person does,
+    /// up to the engine's ask timeout
+    /// ([`ApprovalEngine::with_ask_timeout`](super::ApprovalEngine::with_ask_timeout));
+    /// it is dropped if the call is cancelled or the timeout passes, and
+    /// dropping it should withdraw the question.
     fn approve(&self, request: ApprovalRequest) -> BoxFuture<'static, ApprovalAnswer>;
 }
 
