@@ -7,6 +7,7 @@
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
+use std::time::Duration;
 
 use agentcore_stages::typed::TypedTool;
 use agentcore_stages::{EventSink, Gate, Pipeline, Tool, ToolRegistry};
@@ -67,12 +68,22 @@ pub struct SessionConfig {
     /// The built-in tools registered, and so the tools the model sees
     /// (`--tools`); every default tool unless chosen.
     pub tools: ToolSet,
+    /// How long a question to a person ("ask") may go unanswered before the
+    /// call is denied (`agentcore mcp --ask-timeout`; default 120 s): the
+    /// approval engine's [`ApprovalEngine::with_ask_timeout`]. A session
+    /// asks only once an approver is bound, as the MCP server does for a
+    /// client that declares elicitation.
+    pub ask_timeout: Duration,
 }
+
+/// [`SessionConfig::ask_timeout`] unless set: 120 s.
+pub const DEFAULT_ASK_TIMEOUT: Duration = Duration::from_secs(120);
 
 impl SessionConfig {
     /// Defaults for a workspace at `root`: default mode, no policy, 10
     /// concurrent safe calls, 3 consecutive errors, skip on steering, 8
-    /// background jobs of at most an hour each, the default tools.
+    /// background jobs of at most an hour each, the default tools, 120 s
+    /// to answer a question.
     pub fn new(root: impl Into<PathBuf>) -> Self {
         Self {
             root: root.into(),
@@ -87,6 +98,7 @@ impl SessionConfig {
             config_files: Vec::new(),
             mcp_servers: Vec::new(),
             tools: ToolSet::default(),
+            ask_timeout: DEFAULT_ASK_TIMEOUT,
         }
     }
 
@@ -305,7 +317,9 @@ impl Session {
             approval = approval.with_mode(mode);
         }
         let sandbox_policy = config.sandbox_policy();
-        approval = approval.with_auto_allow(sandbox_policy.auto_allow);
+        approval = approval
+            .with_auto_allow(sandbox_policy.auto_allow)
+            .with_ask_timeout(Some(config.ask_timeout));
         // Files whose reading would be denied or would ask (read-deny and
         // read-ask rules, protected paths outside bypass mode) are left out
         // of glob, grep and ls.

@@ -42,14 +42,24 @@ pub enum ApprovalAnswer {
     AllowSession,
     /// Refuse, with a reason for the model.
     Deny(Option<String>),
+    /// No answer could be had: the question could not be put to the
+    /// person, or their answer could not be read. The call is denied with
+    /// this reason, as it is, for the model (it should say what happened
+    /// and what to do; it is not the person's refusal).
+    Unanswered(String),
 }
 
 /// Answers the engine's "ask": a harness with a person implements it.
-/// Without an approver (the CLI, the MCP server) "ask" is a deny whose
-/// reason starts `approval required: `.
+/// Without an approver (the CLI; the MCP server when its client cannot ask
+/// the user) "ask" is a deny whose reason starts `approval required: `.
+/// The MCP server answers through the client's elicitation when the client
+/// declares it.
 pub trait Approver: Send + Sync + 'static {
-    /// Asks about one call. The future may take as long as the person does;
-    /// it is dropped if the call is cancelled.
+    /// Asks about one call. The future may take as long as the person does,
+    /// up to the engine's ask timeout
+    /// ([`ApprovalEngine::with_ask_timeout`](super::ApprovalEngine::with_ask_timeout));
+    /// it is dropped if the call is cancelled or the timeout passes, and
+    /// dropping it should withdraw the question.
     fn approve(&self, request: ApprovalRequest) -> BoxFuture<'static, ApprovalAnswer>;
 }
 

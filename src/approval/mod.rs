@@ -30,8 +30,13 @@
 //!   [`ApprovalEngine::grant_session`]) allows the same tool and
 //!   specifier for the rest of the session.
 //!
-//! Without an approver (the CLI, the MCP server) "ask" is a deny whose
-//! reason starts `approval required: `. Every [`Decision`] carries its
+//! Without an approver (the CLI; the MCP server when its client cannot ask
+//! the user) "ask" is a deny whose reason starts `approval required: `,
+//! with a sentence saying why no one can be asked when the engine was told
+//! ([`ApprovalEngine::set_no_approver_reason`]). An approver can be bound
+//! late ([`ApprovalEngine::set_approver`]: the MCP server binds its
+//! client's elicitation), and a question it leaves unanswered past the ask
+//! timeout ([`ApprovalEngine::with_ask_timeout`]) is a deny. Every [`Decision`] carries its
 //! [`DecisionSource`], and its reason reaches the model in the `Denied`
 //! result.
 //!

@@ -155,4 +155,7 @@ pub struct McpArgs {
     /// Workspace, mode and policy.
     #[command(flatten)]
     pub session: SessionArgs,
+    /// Seconds a question put to the user through the client (elicitation) may go unanswered before the call is denied.
+    #[arg(long, value_name = "SECS", default_value_t = 120, value_parser = clap::value_parser!(u64).range(1..=86_400))]
+    pub ask_timeout: u64,
 }

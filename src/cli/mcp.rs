@@ -10,6 +10,8 @@ use super::run::{Signals, start_session};
 /// The workspace is `--root` (default: the current directory), the
 /// approval mode `--mode` (default: `default`, where "ask" is a deny whose
 /// reason says approval was required) and `--policy` a TOML policy file.
+/// When the client declares elicitation, "ask" goes to the person through
+/// it, unanswered for `--ask-timeout` seconds (default 120) meaning deny.
 /// Exit status 2, with a message on stderr, when the session cannot start
 /// (bad policy, unusable root); 0 when the client closed the connection.
 ///
@@ -19,6 +21,7 @@ use super::run::{Signals, start_session};
 pub async fn serve_stdio(args: McpArgs) -> ExitCode {
     let session = match start_session("agentcore mcp", &args.session, |config| {
         config.max_tool_errors = 0;
+        config.ask_timeout = std::time::Duration::from_secs(args.ask_timeout);
     })
     .await
     {

@@ -201,7 +201,11 @@ impl PreToolUseGate {
                     return GateDecision::Deny(Some(if decision.verdict == Verdict::Deny {
                         decision.reason
                     } else {
-                        unanswered(reason)
+                        match engine.no_approver_reason() {
+                            // Why no one can ask, as the engine's own denials say.
+                            Some(why) => unanswered(&format!("{reason} {why}")),
+                            None => unanswered(reason),
+                        }
                     }));
                 }
                 let decision = engine

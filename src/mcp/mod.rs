@@ -15,6 +15,12 @@
 //!   ones alone.
 //! - Tool progress becomes `notifications/progress` when the request
 //!   carried `_meta.progressToken`.
+//! - An "ask" of the approval engine goes to the person through
+//!   `elicitation/create` when the client declared elicitation (form
+//!   mode) in `initialize`: allow once, allow for this session, or deny,
+//!   with a timeout ([`SessionConfig::ask_timeout`], `--ask-timeout`)
+//!   after which it is a deny. A client without elicitation gets today's
+//!   `approval required: ` deny, saying the client cannot ask.
 //! - `notifications/cancelled` cancels the call; bash kills its process
 //!   group.
 //! - A background job's end is a logging message (`notifications/message`,
@@ -34,10 +40,13 @@
 //! # Ok(())
 //! # }
 //! ```
+//!
+//! [`SessionConfig::ask_timeout`]: crate::session::SessionConfig::ask_timeout
 
 mod arrival;
 pub mod client;
 mod definitions;
+mod elicit;
 mod framing;
 mod server;
 
@@ -124,6 +133,7 @@ where
     };
     server.session().scheduler().abort_all();
     server.drain(DRAIN_TIMEOUT).await;
+    server.unbind_approver();
     server.session().end_jobs().await;
     server.session().end_mcp().await;
     outcome

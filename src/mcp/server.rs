@@ -24,6 +24,7 @@ use tower::{Service, ServiceExt};
 
 use super::arrival::{Arrivals, Ticket};
 use super::definitions::tool_definitions;
+use super::elicit::{ElicitationApprover, Origins, can_ask, cannot_ask_sentence};
 use super::framing::ClientRequestId;
 use crate::message::{self, ToolAnswer};
 use crate::scheduler::{ResponseFuture, Scheduler, SchedulerError};
@@ -52,6 +53,9 @@ struct Inner {
     /// Whether job exits are sent (`info` is at or above the level the
     /// client set with `logging/setLevel`).
     job_logs: Arc<AtomicBool>,
+    /// The transport request of each call in flight, for the questions
+    /// asked about it.
+    origins: Arc<Origins>,
 }
 
 /// Counts one running handler for as long as it lives.
@@ -92,6 +96,7 @@ impl McpServer {
                 in_flight: AtomicUsize::new(0),
                 initialized: AtomicBool::new(false),
                 job_logs: Arc::new(AtomicBool::new(true)),
+                origins: Arc::default(),
             }),
         }
     }
@@ -114,6 +119,31 @@ impl McpServer {
         {
             tokio::time::sleep(Duration::from_millis(10)).await;
         }
+    }
+
+    /// Lets the session's "ask" reach the person through the client when the
+    /// client declared elicitation (form mode); otherwise "ask" stays a
+    /// deny, whose reason now says the client cannot ask. An approver the
+    /// session already has is left alone.
+    fn bind_approver(&self, request: &InitializeRequestParams, peer: &Peer<RoleServer>) {
+        let engine = self.inner.session.approval();
+        if engine.has_approver() {
+            return;
+        }
+        if can_ask(&request.capabilities) {
+            engine.set_approver(Some(Arc::new(ElicitationApprover::new(
+                peer.clone(),
+                self.inner.origins.clone(),
+            ))));
+            engine.set_no_approver_reason(None);
+        } else {
+            engine.set_no_approver_reason(Some(cannot_ask_sentence(&request.capabilities)));
+        }
+    }
+
+    /// Unbinds the client's approver: the connection is over.
+    pub(crate) fn unbind_approver(&self) {
+        self.inner.session.approval().set_approver(None);
     }
 
     fn scheduler(&self) -> Scheduler {
@@ -173,6 +203,7 @@ impl McpServer {
             None => context.id.clone(),
         };
         let call_id = call_id(&id);
+        let _origin = self.inner.origins.enter(&call_id, context.id.clone());
         let call = Call::new(call_id.clone(), request.name.into_owned(), args)
             .with_sink(sink)
             .with_cancellation(cancellation.clone());
@@ -254,6 +285,7 @@ impl ServerHandler for McpServer {
             ));
         }
         context.peer.set_peer_info(request.clone());
+        self.bind_approver(&request, &context.peer);
         forward_job_exits(
             self.inner.session.jobs().exits(),
             context.peer.clone(),

@@ -2,6 +2,7 @@
 
 use std::path::Path;
 use std::sync::{Arc, RwLock};
+use std::time::Duration;
 
 use super::{ApprovalEngine, Inner, PROTECTED_PATHS, read};
 use crate::approval::approver::Approver;
@@ -33,7 +34,9 @@ impl ApprovalEngine {
                 grants: RwLock::new(Vec::new()),
                 read_only_roots: Vec::new(),
                 protected,
-                approver: None,
+                approver: RwLock::new(None),
+                no_approver: RwLock::new(None),
+                ask_timeout: None,
                 auto_allow: true,
             }),
         }
@@ -53,7 +56,9 @@ impl ApprovalEngine {
                 grants: RwLock::new(read(&i.grants)),
                 read_only_roots: i.read_only_roots.clone(),
                 protected: i.protected.clone(),
-                approver: i.approver.clone(),
+                approver: RwLock::new(read(&i.approver)),
+                no_approver: RwLock::new(read(&i.no_approver)),
+                ask_timeout: i.ask_timeout,
                 auto_allow: i.auto_allow,
             });
         }
@@ -114,9 +119,26 @@ impl ApprovalEngine {
         self
     }
 
-    /// This engine asking `approver` whenever the verdict is "ask".
+    /// This engine asking `approver` whenever the verdict is "ask" (see
+    /// also [`ApprovalEngine::set_approver`], which binds one later).
     pub fn with_approver(mut self, approver: Arc<dyn Approver>) -> Self {
-        self.inner_mut().approver = Some(approver);
+        *self
+            .inner_mut()
+            .approver
+            .get_mut()
+            .unwrap_or_else(|e| e.into_inner()) = Some(approver);
+        self
+    }
+
+    /// This engine giving an approver at most `timeout` to answer: a
+    /// question unanswered by then is dropped (a dropped
+    /// [`Approver::approve`] future withdraws it) and the call is denied
+    /// with a reason saying no answer came in time. `None` (the default
+    /// of [`ApprovalEngine::new`]) waits as long as the approver takes;
+    /// a [`Session`](crate::session::Session) sets
+    /// [`SessionConfig::ask_timeout`](crate::session::SessionConfig::ask_timeout).
+    pub fn with_ask_timeout(mut self, timeout: Option<Duration>) -> Self {
+        self.inner_mut().ask_timeout = timeout;
         self
     }
 }

@@ -2,6 +2,7 @@
 //! approver for "ask" (or a deny that says which rule would allow the call).
 
 use std::path::Path;
+use std::time::Duration;
 
 use futures::future::BoxFuture;
 use tower::BoxError;
@@ -36,24 +37,8 @@ impl ApprovalEngine {
             if decision.verdict != Verdict::Ask {
                 return decision;
             }
-            let Some(approver) = engine.inner.approver.clone() else {
-                let opaque = access
-                    .command
-                    .as_deref()
-                    .is_some_and(|c| !CommandAnalysis::parse(c).fully_understood());
-                let fix = if opaque {
-                    ", and no policy rule can allow it as written.".to_owned()
-                } else {
-                    format!(
-                        ". Do what you can without it, or tell the user which rule would allow it in the policy file (for example allow = [\"{}\"]).",
-                        suggestion(tool.name(), &access, &engine),
-                    )
-                };
-                let reason = format!(
-                    "approval required: {} No one can approve it in this session, so it was not run{fix}",
-                    decision.reason,
-                );
-                return Decision::new(Verdict::Deny, decision.source, reason);
+            let Some(approver) = engine.approver() else {
+                return no_one_to_ask(&engine, tool.name(), &access, decision);
             };
             let session_grants = engine.grants_for(tool.name(), &access);
             let ask = ApprovalRequest {
@@ -66,33 +51,105 @@ impl ApprovalEngine {
                 decision,
                 session_grants: session_grants.clone(),
             };
-            match approver.approve(ask).await {
-                ApprovalAnswer::AllowOnce => Decision::new(
-                    Verdict::Allow,
-                    DecisionSource::Person,
-                    "the user allowed this call",
-                ),
-                ApprovalAnswer::AllowSession => {
-                    for grant in session_grants {
-                        engine.grant_session(grant);
-                    }
-                    Decision::new(
-                        Verdict::Allow,
-                        DecisionSource::Person,
-                        "the user allowed this for the session",
-                    )
-                }
-                ApprovalAnswer::Deny(reason) => Decision::new(
-                    Verdict::Deny,
-                    DecisionSource::Person,
-                    match reason {
-                        Some(r) => format!("the user denied this call: {r}"),
-                        None => "the user denied this call. Do not retry it; ask the user how to proceed or try another approach.".to_owned(),
-                    },
-                ),
-            }
+            let asking = approver.approve(ask);
+            let answer = match engine.ask_timeout() {
+                None => asking.await,
+                // Dropping the future withdraws the question.
+                Some(limit) => match tokio::time::timeout(limit, asking).await {
+                    Ok(answer) => answer,
+                    Err(_) => ApprovalAnswer::Unanswered(unanswered_in_time(limit)),
+                },
+            };
+            answer_decision(&engine, answer, session_grants)
         })
     }
+}
+
+/// The decision for a person's answer; "allow for the session" records
+/// its grants first.
+fn answer_decision(
+    engine: &ApprovalEngine,
+    answer: ApprovalAnswer,
+    session_grants: Vec<crate::approval::rule::Rule>,
+) -> Decision {
+    match answer {
+        ApprovalAnswer::AllowOnce => Decision::new(
+            Verdict::Allow,
+            DecisionSource::Person,
+            "the user allowed this call",
+        ),
+        ApprovalAnswer::AllowSession => {
+            for grant in session_grants {
+                engine.grant_session(grant);
+            }
+            Decision::new(
+                Verdict::Allow,
+                DecisionSource::Person,
+                "the user allowed this for the session",
+            )
+        }
+        ApprovalAnswer::Deny(reason) => Decision::new(
+            Verdict::Deny,
+            DecisionSource::Person,
+            match reason {
+                Some(r) => format!("the user denied this call: {r}"),
+                None => "the user denied this call. Do not retry it; ask the user how to proceed or try another approach.".to_owned(),
+            },
+        ),
+        ApprovalAnswer::Unanswered(reason) => {
+            Decision::new(Verdict::Deny, DecisionSource::Person, reason)
+        }
+    }
+}
+
+/// The reason for a question no one answered within `limit`.
+fn unanswered_in_time(limit: Duration) -> String {
+    format!(
+        "approval timed out: no answer came within {}, so the call was not run. \
+         Ask the user whether it may run before trying it again, or do what you can without it.",
+        seconds(limit)
+    )
+}
+
+/// `limit` for a person: `120 s`, `1.5 s`.
+fn seconds(limit: Duration) -> String {
+    if limit.subsec_millis() == 0 {
+        format!("{} s", limit.as_secs())
+    } else {
+        format!("{:.1} s", limit.as_secs_f64())
+    }
+}
+
+/// "Ask" with no approver: a deny that starts `approval required: `, says
+/// why no one can be asked when the engine knows, and names the rule that
+/// would allow the call.
+fn no_one_to_ask(
+    engine: &ApprovalEngine,
+    tool: &str,
+    access: &Access,
+    decision: Decision,
+) -> Decision {
+    let opaque = access
+        .command
+        .as_deref()
+        .is_some_and(|c| !CommandAnalysis::parse(c).fully_understood());
+    let fix = if opaque {
+        ", and no policy rule can allow it as written.".to_owned()
+    } else {
+        format!(
+            ". Do what you can without it, or tell the user which rule would allow it in the policy file (for example allow = [\"{}\"]).",
+            suggestion(tool, access, engine),
+        )
+    };
+    let why = engine
+        .no_approver_reason()
+        .map(|sentence| format!("{sentence} "))
+        .unwrap_or_default();
+    let reason = format!(
+        "approval required: {} {why}No one can approve it in this session, so it was not run{fix}",
+        decision.reason,
+    );
+    Decision::new(Verdict::Deny, decision.source, reason)
 }
 
 impl Gate for ApprovalEngine {

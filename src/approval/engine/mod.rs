@@ -14,6 +14,7 @@ mod gate;
 use std::fmt;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, RwLock};
+use std::time::Duration;
 
 use super::approver::Approver;
 use super::command::CommandAnalysis;
@@ -86,7 +87,15 @@ struct Inner {
     grants: RwLock<Vec<Rule>>,
     read_only_roots: Vec<PathBuf>,
     protected: Vec<(&'static str, PathPattern, PathPattern)>,
-    approver: Option<Arc<dyn Approver>>,
+    /// Who answers "ask"; bound late by [`ApprovalEngine::set_approver`]
+    /// (the MCP server binds its client's elicitation after `initialize`).
+    approver: RwLock<Option<Arc<dyn Approver>>>,
+    /// A sentence saying why no one can be asked, added to the
+    /// `approval required: ` denials while there is no approver.
+    no_approver: RwLock<Option<String>>,
+    /// How long an approver may take before "ask" is a deny; `None`: as
+    /// long as it takes.
+    ask_timeout: Option<Duration>,
     /// Whether a fully confined command needs no approval in the `default`
     /// and `accept-edits` modes.
     auto_allow: bool,
@@ -112,10 +121,49 @@ impl ApprovalEngine {
         }
     }
 
-    /// Whether a person can be asked ([`ApprovalEngine::with_approver`]);
-    /// without one, "ask" is a deny.
+    /// Whether a person can be asked ([`ApprovalEngine::with_approver`],
+    /// [`ApprovalEngine::set_approver`]); without one, "ask" is a deny.
     pub fn has_approver(&self) -> bool {
-        self.inner.approver.is_some()
+        self.approver().is_some()
+    }
+
+    /// Binds (or, with `None`, unbinds) the approver for every later "ask",
+    /// shared by clones: the gate built from this engine asks it from now
+    /// on. The MCP server binds its client's elicitation this way once the
+    /// client has said, in `initialize`, that it can ask the user.
+    pub fn set_approver(&self, approver: Option<Arc<dyn Approver>>) {
+        *self
+            .inner
+            .approver
+            .write()
+            .unwrap_or_else(|e| e.into_inner()) = approver;
+    }
+
+    /// Sets the sentence that says why no one can be asked (for example
+    /// "The MCP client cannot ask the user: …"), shared by clones. While
+    /// there is no approver, every `approval required: ` denial carries it
+    /// after the engine's reason; `None` removes it.
+    pub fn set_no_approver_reason(&self, sentence: Option<String>) {
+        *self
+            .inner
+            .no_approver
+            .write()
+            .unwrap_or_else(|e| e.into_inner()) = sentence;
+    }
+
+    /// The sentence set by [`Self::set_no_approver_reason`], if any.
+    pub fn no_approver_reason(&self) -> Option<String> {
+        read(&self.inner.no_approver)
+    }
+
+    /// How long an approver may take before "ask" is a deny
+    /// ([`Self::with_ask_timeout`]); `None`: no limit.
+    pub fn ask_timeout(&self) -> Option<Duration> {
+        self.inner.ask_timeout
+    }
+
+    pub(crate) fn approver(&self) -> Option<Arc<dyn Approver>> {
+        read(&self.inner.approver)
     }
 
     /// The session grants so far.
@@ -220,7 +268,7 @@ impl fmt::Debug for ApprovalEngine {
             .field("ask", &names(&self.inner.ask))
             .field("deny", &names(&self.inner.deny))
             .field("grants", &names(&self.session_grants()))
-            .field("approver", &self.inner.approver.is_some())
+            .field("approver", &self.has_approver())
             .finish()
     }
 }
