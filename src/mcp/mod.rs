@@ -39,6 +39,7 @@ mod arrival;
 pub mod client;
 mod definitions;
 mod framing;
+pub mod http;
 mod server;
 
 use std::time::Duration;
@@ -122,9 +123,17 @@ where
         outcome = serving => outcome,
         () = stop => Ok(()),
     };
+    end_session(&server).await;
+    outcome
+}
+
+/// Ends the session `server` serves, as the end of a connection does (stdio
+/// or an MCP session over HTTP): calls still running are aborted and
+/// awaited (a few seconds at most), background jobs killed and awaited,
+/// mounted MCP servers closed.
+pub(crate) async fn end_session(server: &McpServer) {
     server.session().scheduler().abort_all();
     server.drain(DRAIN_TIMEOUT).await;
     server.session().end_jobs().await;
     server.session().end_mcp().await;
-    outcome
 }
