@@ -43,7 +43,7 @@ fn delete_ends_that_session_its_jobs_and_its_output_folder_only() {
     assert_eq!(server.output_dirs(), 2);
 
     let deleted = server.delete(&one, &[]);
-    assert_eq!(deleted.status, 202, "{deleted:?}");
+    assert_eq!(deleted.status, 200, "{deleted:?}");
     // The DELETE is answered once the session has ended.
     assert_eq!(alive_with_arg(&job_one), Vec::<u32>::new());
     eventually("the deleted session's output folder is removed", || {

@@ -20,6 +20,8 @@ import threading
 import time
 from pathlib import Path
 
+import logging
+
 import anyio
 import httpx2
 from mcp import ClientSession
@@ -98,6 +100,21 @@ def client(token: str | None) -> httpx2.AsyncClient:
     return create_mcp_http_client(headers=headers)
 
 
+class Warnings(logging.Handler):
+    """The SDK's warnings (e.g. a DELETE it takes for a failure)."""
+
+    def __init__(self) -> None:
+        super().__init__(logging.WARNING)
+        self.seen: list[str] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.seen.append(record.getMessage())
+
+
+WARNINGS = Warnings()
+logging.getLogger("mcp").addHandler(WARNINGS)
+
+
 async def main() -> None:
     root = Path(tempfile.mkdtemp(prefix="agentcore-mcp-http-"))
     (root / "a.txt").write_text("alpha\nbeta\n")
@@ -165,6 +182,7 @@ async def drive(server: Server, root: Path) -> None:
             break
         await anyio.sleep(0.1)
     check(gone, "closing the SDK client (DELETE) kills the session's background job")
+    check(not WARNINGS.seen, f"the SDK client warned of nothing ({WARNINGS.seen})")
 
 
 async def refusals(server: Server) -> None:

@@ -23,6 +23,8 @@
 //!    `Mcp-Session-Id`) while [`HttpOptions::max_sessions`] are open gets
 //!    503; requests of open sessions go on.
 //!
+//! A DELETE is answered (200) once the session has ended.
+//!
 //! `GET /healthz` answers `ok` (503 `stopping` once shutdown began),
 //! without a token. When bound to loopback, rmcp also checks the `Host`
 //! header against loopback names (DNS rebinding); off loopback the token
@@ -279,10 +281,18 @@ async fn mcp_route(State(face): State<Arc<Face>>, request: Request) -> Response 
     } else {
         None
     };
-    match face.mcp.clone().oneshot(request).await {
+    let deleting = request.method() == Method::DELETE;
+    let mut response = match face.mcp.clone().oneshot(request).await {
         Ok(response) => response.map(Body::new),
         Err(never) => match never {},
+    };
+    // rmcp answers an ended session's DELETE with 202; the session has
+    // ended by then (its jobs are gone), and the official Python SDK
+    // takes anything but 200 or 204 for a failure.
+    if deleting && response.status() == StatusCode::ACCEPTED {
+        *response.status_mut() = StatusCode::OK;
     }
+    response
 }
 
 /// Counts one new-session request for as long as it is answered.
