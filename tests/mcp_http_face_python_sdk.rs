@@ -41,7 +41,10 @@ fn the_python_sdk_drives_the_http_face() {
             return;
         }
     };
-    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/mcp_sdk/test_mcp_http.py");
+    let script = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/mcp_sdk/test_mcp_http.py"
+    );
     let output = Command::new(&python)
         .arg(script)
         .arg(env!("CARGO_BIN_EXE_agentcore"))

@@ -49,7 +49,10 @@ fn delete_ends_that_session_its_jobs_and_its_output_folder_only() {
     eventually("the deleted session's output folder is removed", || {
         server.output_dirs() == 1
     });
-    assert!(!alive_with_arg(&job_two).is_empty(), "the other session's job lives");
+    assert!(
+        !alive_with_arg(&job_two).is_empty(),
+        "the other session's job lives"
+    );
 
     // The ended session is gone for good; the other one goes on.
     let after = server.post(

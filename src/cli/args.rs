@@ -206,7 +206,17 @@ mod tests {
         assert_eq!(parse_duration("90s"), Ok(Duration::from_secs(90)));
         assert_eq!(parse_duration("30m"), Ok(Duration::from_secs(1800)));
         assert_eq!(parse_duration("2h"), Ok(Duration::from_secs(7200)));
-        for bad in ["", "0", "0s", "m", "1d", "1.5h", "-1", "1 m", "99999999999999999999h"] {
+        for bad in [
+            "",
+            "0",
+            "0s",
+            "m",
+            "1d",
+            "1.5h",
+            "-1",
+            "1 m",
+            "99999999999999999999h",
+        ] {
             assert!(parse_duration(bad).is_err(), "{bad}");
         }
     }

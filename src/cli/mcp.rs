@@ -202,7 +202,12 @@ fn read_token(args: &McpArgs) -> Result<Option<BearerToken>, String> {
         }
         (Some(path), None) => match std::fs::read_to_string(path) {
             Ok(text) => (text, format!("the token file {}", path.display())),
-            Err(err) => return Err(format!("cannot read the token file {}: {err}", path.display())),
+            Err(err) => {
+                return Err(format!(
+                    "cannot read the token file {}: {err}",
+                    path.display()
+                ));
+            }
         },
         (None, Some(value)) => match value.into_string() {
             Ok(text) => (text, TOKEN_ENV.to_owned()),

@@ -95,7 +95,10 @@ pub fn start(bind: &str, extra: &[&str], env: &[(&str, &str)]) -> Started {
             let text = stderr.lock().unwrap().clone();
             return Started::Ended(status, text);
         }
-        assert!(Instant::now() < deadline, "agentcore mcp --http never listened");
+        assert!(
+            Instant::now() < deadline,
+            "agentcore mcp --http never listened"
+        );
     }
 }
 
@@ -134,7 +137,11 @@ impl Server {
         std::fs::read_dir(self.tmp.path())
             .unwrap()
             .flatten()
-            .filter(|e| e.file_name().to_string_lossy().starts_with("agentcore-output-"))
+            .filter(|e| {
+                e.file_name()
+                    .to_string_lossy()
+                    .starts_with("agentcore-output-")
+            })
             .count()
     }
 
@@ -183,7 +190,10 @@ impl Server {
     pub fn open(&self, extra: &[&str]) -> String {
         let reply = self.post(None, extra, &initialize());
         assert_eq!(reply.status, 200, "{reply:?} {}", self.stderr());
-        let id = reply.header("mcp-session-id").expect("a session id").to_owned();
+        let id = reply
+            .header("mcp-session-id")
+            .expect("a session id")
+            .to_owned();
         let done = self.post(
             Some(&id),
             extra,

@@ -180,14 +180,23 @@ mod tests {
         assert!(!auth(&["Bearer "]));
         assert!(!auth(&["Bearer"]));
         // Two headers, even both right, are refused.
-        assert!(!auth(&[&format!("Bearer {TOKEN}"), &format!("Bearer {TOKEN}")]));
+        assert!(!auth(&[
+            &format!("Bearer {TOKEN}"),
+            &format!("Bearer {TOKEN}")
+        ]));
         assert!(!auth(&["Bearer wrong", &format!("Bearer {TOKEN}")]));
     }
 
     #[test]
     fn short_or_odd_tokens_are_refused() {
-        assert_eq!(BearerToken::new("short\n").unwrap_err(), TokenError::TooShort(5));
-        assert_eq!(BearerToken::new("   ").unwrap_err(), TokenError::TooShort(0));
+        assert_eq!(
+            BearerToken::new("short\n").unwrap_err(),
+            TokenError::TooShort(5)
+        );
+        assert_eq!(
+            BearerToken::new("   ").unwrap_err(),
+            TokenError::TooShort(0)
+        );
         assert_eq!(
             BearerToken::new("0123456789 abcdef0123").unwrap_err(),
             TokenError::BadCharacter
@@ -202,7 +211,10 @@ mod tests {
     #[test]
     fn origins_parse_to_scheme_host_and_port() {
         let o = Origin::parse("HTTP://LocalHost:8080").unwrap();
-        assert_eq!((o.scheme.as_str(), o.host.as_str(), o.port), ("http", "localhost", 8080));
+        assert_eq!(
+            (o.scheme.as_str(), o.host.as_str(), o.port),
+            ("http", "localhost", 8080)
+        );
         assert_eq!(Origin::parse("https://a.example").unwrap().port, 443);
         assert_eq!(Origin::parse("https://a.example/").unwrap().port, 443);
         assert_eq!(Origin::parse("http://[::1]:3000").unwrap().host, "[::1]");

@@ -17,10 +17,10 @@ use rmcp::model::{
 use rmcp::model::{GetExtensions, Implementation};
 use rmcp::service::RequestContext;
 use rmcp::transport::WorkerTransport;
+use rmcp::transport::streamable_http_server::session::ServerSseMessage;
 use rmcp::transport::streamable_http_server::session::local::{
     LocalSessionManager, LocalSessionManagerError, LocalSessionWorker,
 };
-use rmcp::transport::streamable_http_server::session::ServerSseMessage;
 use rmcp::transport::streamable_http_server::{SessionId, SessionManager};
 use rmcp::{RoleServer, ServerHandler};
 use tokio::sync::Notify;
