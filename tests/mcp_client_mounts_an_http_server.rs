@@ -98,7 +98,10 @@ fn a_wrong_token_or_a_dead_address_fails_the_mount_by_name() {
     let dead = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let dead_url = format!("http://{}/mcp", dead.local_addr().unwrap());
     drop(dead);
-    for (url, token) in [(url.as_str(), "wrong-token-0123456789abcdef"), (dead_url.as_str(), TOKEN)] {
+    for (url, token) in [
+        (url.as_str(), "wrong-token-0123456789abcdef"),
+        (dead_url.as_str(), TOKEN),
+    ] {
         let input = turn(&[("r", "mcp__remote__read", json!({"file_path": "x"}))])
             + &turn(&[("b", "glob", json!({"pattern": "*"}))]);
         let (events, output) = run(&policy(url, token), &input);
