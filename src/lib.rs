@@ -30,7 +30,7 @@
 //! | [`turn`] | One assistant message's calls in, results in source order, tool-result messages and a `ModelResponse` out; steering and abort |
 //! | [`session`] | The built-in tools, approval engine, pipeline and scheduler wired together, and built from the CLI's options, as `agentcore run` and `agentcore mcp` use them; the session owns the background jobs and kills them when it ends |
 //! | [`message`] | Tool calls and results in each provider's shape: one file per provider (Anthropic, OpenAI, MCP) |
-//! | [`mcp`] | The built-in tools served over MCP (`tools/list`, `tools/call`, progress, cancellation, approvals asked through the client's elicitation); in [`mcp::client`], external MCP servers mounted into a session as `mcp__SERVER__TOOL` tools (`[[mcp_servers]]`, `Session::connect`) |
+//! | [`mcp`] | The built-in tools served over MCP (`tools/list`, `tools/call`, progress, cancellation, approvals asked through the client's elicitation); in [`mcp::http`], the same over streamable HTTP (`agentcore mcp --http`: one session per MCP session id, bearer token, `Origin` check, caps); in [`mcp::client`], external MCP servers mounted into a session as `mcp__SERVER__TOOL` tools (`[[mcp_servers]]`, `Session::connect`) |
 //! | [`sandbox`] | The command sandbox: a [`sandbox::Sandbox`] confines a spawned process with the kernel (Linux: user, mount, PID and network namespaces, Landlock, seccomp), and says what this machine offers |
 //!
 //! The `agentcore` binary (`run`, `demo`, `tools`, `mcp`) is built on these

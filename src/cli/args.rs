@@ -26,7 +26,7 @@ pub enum Command {
     Demo,
     /// Print the tools' definitions (with `--policy`, the mounted MCP servers' too).
     Tools(ToolsArgs),
-    /// Serve the built-in tools over MCP on stdio.
+    /// Serve the built-in tools over MCP on stdio, or streamable HTTP with `--http`.
     Mcp(McpArgs),
     /// The command sandbox: `agentcore sandbox check`.
     #[command(subcommand)]
@@ -158,4 +158,69 @@ pub struct McpArgs {
     /// Seconds a question put to the user through the client (elicitation) may go unanswered before the call is denied.
     #[arg(long, value_name = "SECS", default_value_t = 120, value_parser = clap::value_parser!(u64).range(1..=86_400))]
     pub ask_timeout: u64,
+    /// Serve MCP streamable HTTP at http://ADDR[:PORT]/mcp instead of stdio (port 0: any free one; default port 8080).
+    #[arg(long, value_name = "ADDR[:PORT]")]
+    pub http: Option<String>,
+    /// File holding the bearer token every HTTP request must carry (else AGENTCORE_MCP_TOKEN); required off loopback.
+    #[arg(long, value_name = "FILE", requires = "http")]
+    pub token_file: Option<PathBuf>,
+    /// A browser origin accepted besides loopback ones, e.g. https://app.example.com; repeatable.
+    #[arg(long = "allow-origin", value_name = "ORIGIN", requires = "http")]
+    pub allow_origin: Vec<String>,
+    /// An HTTP session with no message either way for this long ends (e.g. 90s, 30m, 2h; a bare number is seconds).
+    #[arg(long, value_name = "DURATION", default_value = "30m", value_parser = parse_duration, requires = "http")]
+    pub idle_timeout: std::time::Duration,
+    /// The most HTTP sessions open at once; a new one beyond it gets 503.
+    #[arg(long, value_name = "N", default_value_t = 16, requires = "http")]
+    pub max_sessions: usize,
+    /// The largest HTTP request body accepted, in bytes (413 beyond it).
+    #[arg(long, value_name = "BYTES", default_value_t = 16 * 1024 * 1024, requires = "http")]
+    pub max_body_bytes: usize,
+}
+
+/// `90s`, `30m`, `2h` or a number of seconds; at least one second.
+fn parse_duration(s: &str) -> Result<std::time::Duration, String> {
+    let (number, unit) = match s.char_indices().find(|(_, c)| !c.is_ascii_digit()) {
+        Some((at, _)) => s.split_at(at),
+        None => (s, "s"),
+    };
+    let n: u64 = number
+        .parse()
+        .map_err(|_| format!("{s:?} is not a duration; write e.g. 90s, 30m or 2h"))?;
+    let secs = match unit {
+        "s" => Some(n),
+        "m" => n.checked_mul(60),
+        "h" => n.checked_mul(3600),
+        _ => None,
+    }
+    .filter(|secs| *secs > 0)
+    .ok_or_else(|| format!("{s:?} is not a duration of at least 1s; write e.g. 90s, 30m or 2h"))?;
+    Ok(std::time::Duration::from_secs(secs))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::parse_duration;
+    use std::time::Duration;
+
+    #[test]
+    fn durations_read_seconds_minutes_and_hours() {
+        assert_eq!(parse_duration("90"), Ok(Duration::from_secs(90)));
+        assert_eq!(parse_duration("90s"), Ok(Duration::from_secs(90)));
+        assert_eq!(parse_duration("30m"), Ok(Duration::from_secs(1800)));
+        assert_eq!(parse_duration("2h"), Ok(Duration::from_secs(7200)));
+        for bad in [
+            "",
+            "0",
+            "0s",
+            "m",
+            "1d",
+            "1.5h",
+            "-1",
+            "1 m",
+            "99999999999999999999h",
+        ] {
+            assert!(parse_duration(bad).is_err(), "{bad}");
+        }
+    }
 }

@@ -1,9 +1,42 @@
-//! `agentcore mcp`: the built-in tools served over MCP on stdio.
+//! `agentcore mcp`: the built-in tools served over MCP, on stdio or (with
+//! `--http`) streamable HTTP.
 
+use std::net::SocketAddr;
 use std::process::ExitCode;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU8, Ordering};
+
+use agentcore::mcp::http::{BearerToken, HttpOptions, Origin, SessionFactory};
+use agentcore::session::{SessionConfig, SessionError};
 
 use super::args::McpArgs;
-use super::run::{Signals, start_session};
+use super::run::{Signals, connect, session_config};
+
+/// The port of `--http ADDR` without one.
+const DEFAULT_PORT: u16 = 8080;
+
+/// The environment variable holding the HTTP bearer token.
+const TOKEN_ENV: &str = "AGENTCORE_MCP_TOKEN";
+
+/// The configuration of every session `agentcore mcp` serves, stdio or
+/// HTTP: the options', with the breaker off. An MCP connection has no user
+/// prompt to reset the breaker, so a tripped tool would stay disabled for
+/// the rest of the connection. A question put to the person through the
+/// client (elicitation) waits `--ask-timeout` seconds at most.
+pub(crate) fn mcp_session_config(args: &McpArgs) -> Result<SessionConfig, SessionError> {
+    session_config(&args.session, |config| {
+        config.max_tool_errors = 0;
+        config.ask_timeout = std::time::Duration::from_secs(args.ask_timeout);
+    })
+}
+
+/// `agentcore mcp`: stdio, or HTTP with `--http`.
+pub async fn serve(args: McpArgs) -> ExitCode {
+    match &args.http {
+        Some(address) => serve_http(address.clone(), args).await,
+        None => serve_stdio(args).await,
+    }
+}
 
 /// `agentcore mcp`: serves the built-in tools on stdin/stdout.
 ///
@@ -14,41 +47,31 @@ use super::run::{Signals, start_session};
 /// it, unanswered for `--ask-timeout` seconds (default 120) meaning deny.
 /// Exit status 2, with a message on stderr, when the session cannot start
 /// (bad policy, unusable root); 0 when the client closed the connection.
-///
-/// The breaker that disables a tool after consecutive failures is off: an
-/// MCP connection has no user prompt to reset it, so a tripped tool would
-/// stay disabled for the rest of the connection.
 pub async fn serve_stdio(args: McpArgs) -> ExitCode {
-    let session = match start_session("agentcore mcp", &args.session, |config| {
-        config.max_tool_errors = 0;
-        config.ask_timeout = std::time::Duration::from_secs(args.ask_timeout);
-    })
-    .await
-    {
+    let config = match mcp_session_config(&args) {
+        Ok(config) => config,
+        Err(message) => {
+            eprintln!("agentcore mcp: {message}");
+            return ExitCode::from(2);
+        }
+    };
+    if let Some(notice) = config.all_hooks().notice() {
+        eprintln!("agentcore: {notice}");
+    }
+    let session = match connect("agentcore mcp", config).await {
         Ok(session) => session,
         Err(message) => {
             eprintln!("agentcore mcp: {message}");
             return ExitCode::from(2);
         }
     };
-    let signals = match Signals::new() {
-        Ok(signals) => signals,
-        Err(err) => {
-            eprintln!("agentcore mcp: cannot watch for SIGTERM, SIGINT and SIGHUP: {err}");
-            return ExitCode::from(1);
-        }
-    };
-    let signalled = std::sync::Arc::new(std::sync::atomic::AtomicU8::new(0));
-    let stop = {
-        let signalled = signalled.clone();
-        async move {
-            let signal = signals.next().await;
-            signalled.store(signal, std::sync::atomic::Ordering::SeqCst);
-        }
+    let (stop, signalled) = match stop_on_signals() {
+        Ok(stop) => stop,
+        Err(code) => return code,
     };
     let (reader, writer) = rmcp::transport::stdio_pipes();
     match agentcore::mcp::serve_until(session, reader, writer, stop).await {
-        Ok(()) => match signalled.load(std::sync::atomic::Ordering::SeqCst) {
+        Ok(()) => match signalled.load(Ordering::SeqCst) {
             0 => ExitCode::SUCCESS,
             signal => ExitCode::from(128 + signal),
         },
@@ -57,4 +80,172 @@ pub async fn serve_stdio(args: McpArgs) -> ExitCode {
             ExitCode::from(1)
         }
     }
+}
+
+/// A future that completes on SIGTERM, SIGINT or SIGHUP, and where it
+/// stores the signal's number.
+fn stop_on_signals() -> Result<(impl Future<Output = ()> + Send + 'static, Arc<AtomicU8>), ExitCode>
+{
+    let signals = match Signals::new() {
+        Ok(signals) => signals,
+        Err(err) => {
+            eprintln!("agentcore mcp: cannot watch for SIGTERM, SIGINT and SIGHUP: {err}");
+            return Err(ExitCode::from(1));
+        }
+    };
+    let signalled = Arc::new(AtomicU8::new(0));
+    let stop = {
+        let signalled = signalled.clone();
+        async move {
+            let signal = signals.next().await;
+            signalled.store(signal, Ordering::SeqCst);
+        }
+    };
+    Ok((stop, signalled))
+}
+
+/// `agentcore mcp --http ADDR[:PORT]`: one session per MCP session, until
+/// SIGTERM, SIGINT or SIGHUP; then every session ends and the exit status
+/// is 0. Exit status 2 for bad options (including a non-loopback address
+/// without a token), 1 when the address cannot be bound.
+async fn serve_http(address: String, args: McpArgs) -> ExitCode {
+    let fail = |message: &dyn std::fmt::Display| {
+        eprintln!("agentcore mcp: {message}");
+        ExitCode::from(2)
+    };
+    let config = match mcp_session_config(&args) {
+        Ok(config) => config,
+        Err(message) => return fail(&message),
+    };
+    if let Some(notice) = config.all_hooks().notice() {
+        eprintln!("agentcore: {notice}");
+    }
+    let token = match read_token(&args) {
+        Ok(token) => token,
+        Err(message) => return fail(&message),
+    };
+    let mut allowed_origins = Vec::new();
+    for origin in &args.allow_origin {
+        match Origin::parse(origin) {
+            Some(parsed) => allowed_origins.push(parsed),
+            None => {
+                return fail(&format!(
+                    "--allow-origin {origin:?} is not an origin; write scheme://host[:port], e.g. https://app.example.com"
+                ));
+            }
+        }
+    }
+    let mut options = HttpOptions::default();
+    options.token = token;
+    options.allowed_origins = allowed_origins;
+    options.idle_timeout = args.idle_timeout;
+    options.max_sessions = args.max_sessions;
+    options.max_body_bytes = args.max_body_bytes;
+
+    let addresses = match resolve(&address).await {
+        Ok(addresses) => addresses,
+        Err(message) => return fail(&message),
+    };
+    // Refuse before binding: nothing listens off loopback without a token.
+    for candidate in &addresses {
+        if let Err(err) = options.validate(*candidate) {
+            return fail(&err);
+        }
+    }
+    let listener = match tokio::net::TcpListener::bind(addresses.as_slice()).await {
+        Ok(listener) => listener,
+        Err(err) => {
+            eprintln!("agentcore mcp: cannot listen on {address}: {err}");
+            return ExitCode::from(1);
+        }
+    };
+    let bound = match listener.local_addr() {
+        Ok(bound) => bound,
+        Err(err) => {
+            eprintln!("agentcore mcp: cannot listen on {address}: {err}");
+            return ExitCode::from(1);
+        }
+    };
+    if let Err(err) = options.validate(bound) {
+        return fail(&err);
+    }
+    let (stop, _signalled) = match stop_on_signals() {
+        Ok(stop) => stop,
+        Err(code) => return code,
+    };
+    let factory: SessionFactory = Arc::new(move || {
+        let config = config.clone();
+        Box::pin(async move {
+            connect("agentcore mcp", config)
+                .await
+                .map_err(|err| err.to_string())
+        })
+    });
+    eprintln!("agentcore mcp: listening on http://{bound}/mcp");
+    match agentcore::mcp::http::serve_http(listener, options, factory, stop).await {
+        Ok(()) => {
+            eprintln!("agentcore mcp: stopped; every session ended");
+            ExitCode::SUCCESS
+        }
+        Err(err) => {
+            eprintln!("agentcore mcp: {err}");
+            ExitCode::from(1)
+        }
+    }
+}
+
+/// The token of `--token-file`, or of `AGENTCORE_MCP_TOKEN`; both at once
+/// is refused (which one was meant?).
+fn read_token(args: &McpArgs) -> Result<Option<BearerToken>, String> {
+    let from_env = std::env::var_os(TOKEN_ENV);
+    let (text, source) = match (&args.token_file, from_env) {
+        (Some(_), Some(_)) => {
+            return Err(format!(
+                "both --token-file and {TOKEN_ENV} give a token; give one of them"
+            ));
+        }
+        (Some(path), None) => match std::fs::read_to_string(path) {
+            Ok(text) => (text, format!("the token file {}", path.display())),
+            Err(err) => {
+                return Err(format!(
+                    "cannot read the token file {}: {err}",
+                    path.display()
+                ));
+            }
+        },
+        (None, Some(value)) => match value.into_string() {
+            Ok(text) => (text, TOKEN_ENV.to_owned()),
+            Err(_) => return Err(format!("{TOKEN_ENV} is not UTF-8 text")),
+        },
+        (None, None) => return Ok(None),
+    };
+    BearerToken::new(&text)
+        .map(Some)
+        .map_err(|err| format!("{source}: {err}"))
+}
+
+/// The addresses of `ADDR[:PORT]`: an IP address (`[v6]` with a port), or
+/// a host name, with [`DEFAULT_PORT`] when none is given.
+async fn resolve(address: &str) -> Result<Vec<SocketAddr>, String> {
+    if let Ok(addr) = address.parse::<SocketAddr>() {
+        return Ok(vec![addr]);
+    }
+    let bare = address.trim_start_matches('[').trim_end_matches(']');
+    if let Ok(ip) = bare.parse::<std::net::IpAddr>() {
+        return Ok(vec![SocketAddr::new(ip, DEFAULT_PORT)]);
+    }
+    let with_port = match address.rsplit_once(':') {
+        Some((_, port)) if port.parse::<u16>().is_ok() => address.to_owned(),
+        _ => format!("{address}:{DEFAULT_PORT}"),
+    };
+    let found: Vec<SocketAddr> = tokio::net::lookup_host(&with_port)
+        .await
+        .map_err(|err| {
+            format!("--http {address:?}: cannot resolve it ({err}); write ADDR[:PORT], e.g. 127.0.0.1:8080")
+        })?
+        .collect();
+    if found.is_empty() {
+        return Err(format!("--http {address:?} resolves to no address"));
+    }
+    Ok(found)
 }

@@ -1,6 +1,6 @@
 //! The `agentcore` command line (see `cli.md`): `run` reads tool calls as
 //! JSON Lines and writes events, `demo` shows the kernel at work, `tools`
-//! prints the tool definitions, `mcp` serves the tools over MCP on stdio.
+//! prints the tool definitions, `mcp` serves the tools over MCP on stdio or streamable HTTP.
 
 mod args;
 mod demo;
@@ -43,7 +43,7 @@ pub fn main() -> ExitCode {
             Command::Run(args) => run::run(args).await,
             Command::Demo => demo::demo().await,
             Command::Tools(args) => tools::print(args).await,
-            Command::Mcp(args) => mcp::serve_stdio(args).await,
+            Command::Mcp(args) => mcp::serve(args).await,
             Command::Sandbox(args::SandboxCommand::Check(args)) => sandbox::check(args),
         }
     })

@@ -86,16 +86,32 @@ pub(crate) async fn start_session(
     args: &SessionArgs,
     tune: impl FnOnce(&mut SessionConfig),
 ) -> Result<Session, SessionError> {
-    let mut config =
-        SessionConfig::from_options(args.root.clone(), args.mode, args.policy.as_deref())?;
-    config.add_hook_files(&args.hooks)?;
+    let config = session_config(args, tune)?;
     if let Some(notice) = config.all_hooks().notice() {
         eprintln!("agentcore: {notice}");
     }
+    connect(program, config).await
+}
+
+/// The configuration [`start_session`] starts a session with (policy and
+/// hook files read and checked), without starting it.
+pub(crate) fn session_config(
+    args: &SessionArgs,
+    tune: impl FnOnce(&mut SessionConfig),
+) -> Result<SessionConfig, SessionError> {
+    let mut config =
+        SessionConfig::from_options(args.root.clone(), args.mode, args.policy.as_deref())?;
+    config.add_hook_files(&args.hooks)?;
     if let Some(tools) = &args.tools {
         config.tools = tools.clone();
     }
     tune(&mut config);
+    Ok(config)
+}
+
+/// Starts a session with `config`, mounting its MCP servers; one that
+/// cannot be mounted is reported on stderr.
+pub(crate) async fn connect(program: &str, config: SessionConfig) -> Result<Session, SessionError> {
     let session = Session::connect(config).await?;
     for failure in session.mcp_failures() {
         eprintln!("{program}: {failure}");

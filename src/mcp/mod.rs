@@ -1,7 +1,14 @@
-//! `agentcore mcp`: the built-in tools as an MCP server (rmcp).
+//! `agentcore mcp`: the built-in tools as an MCP server (rmcp), on stdio
+//! ([`serve`]) or streamable HTTP ([`http::serve_http`], `agentcore mcp
+//! --http ADDR[:PORT]`).
 //!
-//! One connection is one [`Session`]: one workspace, one read-before-write
-//! ledger, one approval engine, one scheduler. Every `tools/call` goes
+//! One connection (stdio) or one MCP session id (HTTP) is one [`Session`]:
+//! one workspace, one read-before-write ledger, one approval engine, one
+//! scheduler, served by one [`McpServer`]. Both transports build the
+//! session from the same configuration (the CLI's `mcp_session_config`:
+//! the options', breaker off) and end it the same way (calls aborted and
+//! awaited, background jobs killed, mounted MCP servers closed, the output
+//! folder removed). Every `tools/call` goes
 //! through that scheduler and pipeline, so it is coerced, validated, gated
 //! and reported exactly as in `agentcore run`:
 //!
@@ -30,6 +37,17 @@
 //! - When the connection closes (or [`serve_until`]'s stop fires), the
 //!   session's background jobs are killed and awaited.
 //!
+//! Over HTTP (see [`http`]) the endpoint is `/mcp`, with `GET /healthz`
+//! beside it. A session also ends when the client DELETEs it, when it is
+//! idle longer than `--idle-timeout` (default 30 minutes) and on SIGTERM,
+//! SIGINT or SIGHUP (then every session ends before the exit). Loopback by
+//! default; any other address needs a bearer token (`--token-file`,
+//! `AGENTCORE_MCP_TOKEN`), checked in constant time on every request (401);
+//! a browser `Origin` must be loopback or `--allow-origin` (403); bodies
+//! are capped (`--max-body-bytes`, 413) and so are open sessions
+//! (`--max-sessions`, 503). Requests of one HTTP session are not put in
+//! arrival order as stdio's are (each POST is its own stream).
+//!
 //! ```no_run
 //! # async fn example() -> Result<(), Box<dyn std::error::Error>> {
 //! use agentcore::session::{Session, SessionConfig};
@@ -48,6 +66,7 @@ pub mod client;
 mod definitions;
 mod elicit;
 mod framing;
+pub mod http;
 mod server;
 
 use std::time::Duration;
@@ -131,10 +150,18 @@ where
         outcome = serving => outcome,
         () = stop => Ok(()),
     };
+    end_session(&server).await;
+    outcome
+}
+
+/// Ends the session `server` serves, as the end of a connection does (stdio
+/// or an MCP session over HTTP): calls still running are aborted and
+/// awaited (a few seconds at most), background jobs killed and awaited,
+/// mounted MCP servers closed.
+pub(crate) async fn end_session(server: &McpServer) {
     server.session().scheduler().abort_all();
     server.drain(DRAIN_TIMEOUT).await;
     server.unbind_approver();
     server.session().end_jobs().await;
     server.session().end_mcp().await;
-    outcome
 }

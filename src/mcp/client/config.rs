@@ -25,9 +25,14 @@ pub const DEFAULT_CALL_TIMEOUT: Duration = Duration::from_secs(600);
 /// call_timeout_secs = 600               # silence allowed in a call (progress resets it); default 600
 /// ```
 ///
-/// `url` + `headers` (streamable HTTP) are read but not supported by this
-/// build: such an entry is refused when the session mounts it, with a
-/// message naming the server.
+/// Or a streamable-HTTP server (plain `http://`; this build has no TLS):
+///
+/// ```toml
+/// [[mcp_servers]]
+/// name = "remote"
+/// url = "http://agentcore-alice:8080/mcp"
+/// headers = { Authorization = "Bearer …" }   # sent on every request
+/// ```
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct McpServerConfig {
@@ -103,10 +108,15 @@ impl McpServerConfig {
                 "MCP server {:?} has neither `command` nor `url`; give the program to start as `command`",
                 self.name
             )),
-            (None, Some(_)) => Err(format!(
-                "MCP server {:?} is a streamable-HTTP server (`url`), which this build cannot mount yet; start a stdio server with `command` instead",
+            (None, Some(url)) if url.starts_with("https://") => Err(format!(
+                "MCP server {:?}: this build speaks plain http:// to streamable-HTTP servers (no TLS); reach {url} through a local TLS proxy, or start a stdio server with `command`",
                 self.name
             )),
+            (None, Some(url)) if !url.starts_with("http://") => Err(format!(
+                "MCP server {:?}: `url` {url:?} is not an http:// URL; write e.g. \"http://127.0.0.1:8080/mcp\"",
+                self.name
+            )),
+            (None, Some(_)) => Ok(()),
             (Some(command), None) if command.trim().is_empty() => Err(format!(
                 "MCP server {:?} has an empty `command`; give the program to start",
                 self.name
@@ -166,7 +176,11 @@ mod tests {
                 .contains("neither `command` nor `url`")
         );
         config.url = Some("http://localhost:1/mcp".into());
-        assert!(config.check().unwrap_err().contains("streamable-HTTP"));
+        assert!(config.check().is_ok());
+        config.url = Some("https://localhost:1/mcp".into());
+        assert!(config.check().unwrap_err().contains("no TLS"));
+        config.url = Some("localhost:1/mcp".into());
+        assert!(config.check().unwrap_err().contains("not an http:// URL"));
         config.command = Some("x".into());
         assert!(config.check().unwrap_err().contains("both"));
         config.url = None;

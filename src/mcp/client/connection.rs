@@ -75,6 +75,13 @@ impl Connection {
             server: name.clone(),
             message,
         };
+        if let Some(url) = config.url.clone() {
+            let transport = rmcp::transport::StreamableHttpClientTransport::from_config(
+                http_transport_config(&config, &url).map_err(fail)?,
+            );
+            let what = format!("a streamable-HTTP server at {url}");
+            return Self::handshake(config, transport, StderrTail::spawn(None), &what).await;
+        }
         let program = config.command.clone().unwrap_or_default();
         let mut command = tokio::process::Command::new(&program);
         command
@@ -90,6 +97,28 @@ impl Connection {
                 ))
             })?;
         let stderr_tail = StderrTail::spawn(stderr);
+        let what = format!("`{program}` is an MCP server speaking stdio");
+        Self::handshake(config, transport, stderr_tail, &what).await
+    }
+
+    /// Completes the handshake over `transport` and lists the tools, within
+    /// the startup timeout; `what` completes "check that …" in a timeout's
+    /// message.
+    async fn handshake<T, E, A>(
+        config: McpServerConfig,
+        transport: T,
+        stderr_tail: StderrTail,
+        what: &str,
+    ) -> Result<(Arc<Self>, Vec<rmcp::model::Tool>), MountFailure>
+    where
+        T: rmcp::transport::IntoTransport<RoleClient, E, A>,
+        E: std::error::Error + Send + Sync + 'static,
+    {
+        let name = config.name.clone();
+        let fail = |message: String| MountFailure {
+            server: name.clone(),
+            message,
+        };
         let routes = Routes::default();
         let tools_changed = Arc::new(AtomicBool::new(false));
         let handler = Handler {
@@ -114,7 +143,7 @@ impl Connection {
             Err(_) => {
                 let tail = stderr_tail.quote();
                 return Err(fail(format!(
-                    "MCP server {name:?} did not complete the MCP handshake within the startup timeout of {} s and was stopped{tail}; check that `{program}` is an MCP server speaking stdio, or raise `startup_timeout_secs`",
+                    "MCP server {name:?} did not complete the MCP handshake within the startup timeout of {} s and was stopped{tail}; check that {what}, or raise `startup_timeout_secs`",
                     secs(timeout)
                 )));
             }
@@ -380,6 +409,34 @@ impl ClientHandler for Handler {
             Implementation::new("agentcore", env!("CARGO_PKG_VERSION")),
         )
     }
+}
+
+/// The streamable-HTTP client configuration of a `url` entry: its
+/// `headers` are sent on every request.
+fn http_transport_config(
+    config: &McpServerConfig,
+    url: &str,
+) -> Result<rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig, String> {
+    use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+    let mut headers = HashMap::new();
+    for (name, value) in &config.headers {
+        let header = http::HeaderName::from_bytes(name.as_bytes()).map_err(|_| {
+            format!(
+                "MCP server {:?}: {name:?} in `headers` is not an HTTP header name",
+                config.name
+            )
+        })?;
+        let value = http::HeaderValue::from_str(value).map_err(|_| {
+            format!(
+                "MCP server {:?}: the value of the header {name:?} holds characters an HTTP header cannot",
+                config.name
+            )
+        })?;
+        headers.insert(header, value);
+    }
+    let mut transport = StreamableHttpClientTransportConfig::with_uri(url.to_owned());
+    transport.custom_headers = headers;
+    Ok(transport)
 }
 
 /// The last few KiB a server wrote to stderr.

@@ -1,0 +1,325 @@
+//! `agentcore mcp --http`: the built-in tools over MCP streamable HTTP.
+//!
+//! rmcp's streamable-HTTP service, mounted in axum at `/mcp`, with one
+//! agentcore [`Session`](crate::session::Session) (ledger, jobs, breaker
+//! settings) per MCP session id. Each is served by the same
+//! [`McpServer`](super::McpServer) as stdio, started by the caller's
+//! [`SessionFactory`] when the client sends `initialize`. A session that the
+//! client DELETEs, that stays idle (no message either way) longer than
+//! [`HttpOptions::idle_timeout`], or that is open when the server stops,
+//! ends like a stdio session: calls aborted and awaited, background jobs
+//! killed, mounted MCP servers closed, its output folder removed.
+//!
+//! Every request to `/mcp`, before rmcp sees it:
+//!
+//! 1. `Origin`, when present, must be a loopback origin or one of
+//!    [`HttpOptions::allowed_origins`] (403 otherwise);
+//! 2. with a [`BearerToken`], exactly one `Authorization: Bearer TOKEN`
+//!    (compared in constant time; 401 with `WWW-Authenticate: Bearer`
+//!    otherwise);
+//! 3. a body longer than [`HttpOptions::max_body_bytes`] is refused (413),
+//!    whether it gives a `Content-Length` or is chunked;
+//! 4. a request that would open a session (a POST without
+//!    `Mcp-Session-Id`) while [`HttpOptions::max_sessions`] are open gets
+//!    503; requests of open sessions go on.
+//!
+//! A DELETE is answered (200) once the session has ended.
+//!
+//! `GET /healthz` answers `ok` (503 `stopping` once shutdown began),
+//! without a token. When bound to loopback, rmcp also checks the `Host`
+//! header against loopback names (DNS rebinding); off loopback the token
+//! is required ([`HttpOptions::validate`]) and the `Host` is not checked.
+
+mod guard;
+mod sessions;
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Duration;
+
+use axum::Router;
+use axum::body::Body;
+use axum::extract::{Request, State};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{any, get};
+use http::{HeaderValue, Method, StatusCode, header};
+use rmcp::transport::streamable_http_server::session::local::{LocalSessionManager, SessionConfig};
+use rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
+use tokio_util::sync::CancellationToken;
+use tower::ServiceExt;
+
+pub use guard::{BearerToken, MIN_TOKEN_LEN, Origin, TokenError, origin_allowed};
+pub use sessions::SessionFactory;
+
+use sessions::{HttpSession, Live, Sessions};
+
+/// How long a stopping server waits for its connections to close before
+/// it ends the sessions regardless.
+const SHUTDOWN_GRACE: Duration = Duration::from_secs(10);
+
+/// The header carrying the MCP session id.
+const SESSION_ID: &str = "mcp-session-id";
+
+/// How `agentcore mcp --http` serves.
+#[derive(Clone, Debug)]
+#[non_exhaustive]
+pub struct HttpOptions {
+    /// The token every `/mcp` request must carry; required off loopback.
+    pub token: Option<BearerToken>,
+    /// Browser origins accepted besides loopback ones.
+    pub allowed_origins: Vec<Origin>,
+    /// A session with no message either way for this long ends.
+    pub idle_timeout: Duration,
+    /// The largest request body accepted.
+    pub max_body_bytes: usize,
+    /// The most MCP sessions open at once.
+    pub max_sessions: usize,
+}
+
+impl Default for HttpOptions {
+    /// No token, no extra origins, 30 minutes idle, 16 MiB bodies (as a
+    /// stdio line), 16 sessions.
+    fn default() -> Self {
+        Self {
+            token: None,
+            allowed_origins: Vec::new(),
+            idle_timeout: Duration::from_secs(30 * 60),
+            max_body_bytes: 16 * 1024 * 1024,
+            max_sessions: 16,
+        }
+    }
+}
+
+/// Why the server refuses to start.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum HttpError {
+    /// Bound off loopback without a token.
+    #[error(
+        "{0} is not a loopback address, and serving beyond this machine needs a bearer token: give one with --token-file FILE or the AGENTCORE_MCP_TOKEN environment variable (e.g. `openssl rand -hex 32`), or bind to 127.0.0.1"
+    )]
+    TokenRequired(SocketAddr),
+    /// `max_sessions` or `max_body_bytes` is 0.
+    #[error("{0} must be at least 1")]
+    Zero(&'static str),
+    /// The listener failed.
+    #[error("the HTTP server failed: {0}")]
+    Io(#[from] std::io::Error),
+}
+
+impl HttpOptions {
+    /// Checks the options against the address bound: off loopback a token
+    /// is required.
+    pub fn validate(&self, bound: SocketAddr) -> Result<(), HttpError> {
+        if !bound.ip().is_loopback() && self.token.is_none() {
+            return Err(HttpError::TokenRequired(bound));
+        }
+        if self.max_sessions == 0 {
+            return Err(HttpError::Zero("--max-sessions"));
+        }
+        if self.max_body_bytes == 0 {
+            return Err(HttpError::Zero("--max-body-bytes"));
+        }
+        Ok(())
+    }
+}
+
+type Mcp = StreamableHttpService<HttpSession, Sessions>;
+
+/// What the `/mcp` route needs.
+struct Face {
+    options: HttpOptions,
+    mcp: Mcp,
+    sessions: Arc<Sessions>,
+    /// New-session requests being answered now.
+    opening: AtomicUsize,
+    stopping: CancellationToken,
+}
+
+/// Serves MCP streamable HTTP on `listener` (at `/mcp`, and `GET /healthz`)
+/// until `stop` completes, then stops accepting, ends every session (jobs
+/// killed, output folders removed) and returns.
+///
+/// `sessions` starts the agentcore session of each new MCP session.
+/// Refuses to start ([`HttpError::TokenRequired`]) when the listener is not
+/// on loopback and `options` has no token.
+pub async fn serve_http<F>(
+    listener: tokio::net::TcpListener,
+    options: HttpOptions,
+    sessions: SessionFactory,
+    stop: F,
+) -> Result<(), HttpError>
+where
+    F: Future<Output = ()> + Send + 'static,
+{
+    let bound = listener.local_addr()?;
+    options.validate(bound)?;
+    let live = Live::new(sessions);
+    let mut local = LocalSessionManager::default();
+    let mut session_config = SessionConfig::default();
+    session_config.keep_alive = Some(options.idle_timeout);
+    local.session_config = session_config;
+    let manager = Arc::new(Sessions::new(local, live.clone()));
+
+    let stopping = CancellationToken::new();
+    let mut config = StreamableHttpServerConfig::default()
+        .with_cancellation_token(stopping.clone())
+        .with_max_request_body_bytes(options.max_body_bytes);
+    if !bound.ip().is_loopback() {
+        // Off loopback the clients name the host as they know it; the
+        // token is what keeps others out.
+        config = config.disable_allowed_hosts();
+    }
+    let mcp = StreamableHttpService::new(
+        {
+            let live = live.clone();
+            move || Ok(HttpSession::new(live.clone()))
+        },
+        manager.clone(),
+        config,
+    );
+    let face = Arc::new(Face {
+        options,
+        mcp,
+        sessions: manager,
+        opening: AtomicUsize::new(0),
+        stopping: stopping.clone(),
+    });
+    let router = Router::new()
+        .route("/healthz", get(healthz))
+        .route("/mcp", any(mcp_route))
+        .with_state(face);
+
+    let (stopped_tx, stopped_rx) = tokio::sync::oneshot::channel::<()>();
+    let shutdown = {
+        let stopping = stopping.clone();
+        async move {
+            stop.await;
+            // Streams and session services end with the token.
+            stopping.cancel();
+            let _ = stopped_tx.send(());
+        }
+    };
+    let serving = axum::serve(listener, router).with_graceful_shutdown(shutdown);
+    let serving = std::future::IntoFuture::into_future(serving);
+    let mut serving = std::pin::pin!(serving);
+    let outcome = tokio::select! {
+        outcome = &mut serving => outcome.map_err(HttpError::from),
+        () = async {
+            let _ = stopped_rx.await;
+            tokio::time::sleep(SHUTDOWN_GRACE).await;
+        } => Ok(()),
+    };
+    // Sessions whose service has not ended yet end here; those ending
+    // already are awaited.
+    live.end_all().await;
+    outcome
+}
+
+async fn healthz(State(face): State<Arc<Face>>) -> Response {
+    if face.stopping.is_cancelled() {
+        return (StatusCode::SERVICE_UNAVAILABLE, "stopping\n").into_response();
+    }
+    (StatusCode::OK, "ok\n").into_response()
+}
+
+async fn mcp_route(State(face): State<Arc<Face>>, request: Request) -> Response {
+    let headers = request.headers();
+    if !origin_allowed(headers, &face.options.allowed_origins) {
+        return refusal(
+            StatusCode::FORBIDDEN,
+            "Forbidden: this Origin may not use the server. Browsers on loopback origins are \
+             accepted; start agentcore with --allow-origin ORIGIN for another.",
+        );
+    }
+    if let Some(token) = &face.options.token
+        && !token.admits(headers)
+    {
+        let mut response = refusal(
+            StatusCode::UNAUTHORIZED,
+            "Unauthorized: send the header `Authorization: Bearer TOKEN` with the token the \
+             server was started with (--token-file or AGENTCORE_MCP_TOKEN).",
+        );
+        response
+            .headers_mut()
+            .insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
+        return response;
+    }
+    let declared = headers
+        .get(header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.parse::<u64>().ok());
+    if declared.is_some_and(|len| len > face.options.max_body_bytes as u64) {
+        return refusal(
+            StatusCode::PAYLOAD_TOO_LARGE,
+            &format!(
+                "Payload Too Large: request bodies are limited to {} bytes.",
+                face.options.max_body_bytes
+            ),
+        );
+    }
+    let opens_session = request.method() == Method::POST && !headers.contains_key(SESSION_ID);
+    let _opening = if opens_session {
+        let opening = Opening::enter(&face.opening);
+        let open = face.sessions.count().await;
+        if open + opening.count > face.options.max_sessions {
+            let mut response = refusal(
+                StatusCode::SERVICE_UNAVAILABLE,
+                &format!(
+                    "Service Unavailable: {} MCP sessions are open, the most this server \
+                     allows (--max-sessions). End one (DELETE) or try again later.",
+                    face.options.max_sessions
+                ),
+            );
+            response
+                .headers_mut()
+                .insert(header::RETRY_AFTER, HeaderValue::from_static("5"));
+            return response;
+        }
+        Some(opening)
+    } else {
+        None
+    };
+    let deleting = request.method() == Method::DELETE;
+    let mut response = match face.mcp.clone().oneshot(request).await {
+        Ok(response) => response.map(Body::new),
+        Err(never) => match never {},
+    };
+    // rmcp answers an ended session's DELETE with 202; the session has
+    // ended by then (its jobs are gone), and the official Python SDK
+    // takes anything but 200 or 204 for a failure.
+    if deleting && response.status() == StatusCode::ACCEPTED {
+        *response.status_mut() = StatusCode::OK;
+    }
+    response
+}
+
+/// Counts one new-session request for as long as it is answered.
+struct Opening<'a> {
+    counter: &'a AtomicUsize,
+    /// New-session requests being answered, this one included.
+    count: usize,
+}
+
+impl<'a> Opening<'a> {
+    fn enter(counter: &'a AtomicUsize) -> Self {
+        let count = counter.fetch_add(1, Ordering::AcqRel) + 1;
+        Self { counter, count }
+    }
+}
+
+impl Drop for Opening<'_> {
+    fn drop(&mut self) {
+        self.counter.fetch_sub(1, Ordering::AcqRel);
+    }
+}
+
+fn refusal(status: StatusCode, message: &str) -> Response {
+    let mut response = (status, format!("{message}\n")).into_response();
+    response.headers_mut().insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("text/plain; charset=utf-8"),
+    );
+    response
+}

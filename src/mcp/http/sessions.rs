@@ -1,0 +1,312 @@
+//! One agentcore [`Session`] per MCP session id: rmcp's local session
+//! manager, wrapped so that a session that ends (DELETE, idle, shutdown)
+//! ends its agentcore session too, and a handler that starts the agentcore
+//! session when the client initializes.
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, OnceLock, PoisonError};
+
+use futures::Stream;
+use futures::future::BoxFuture;
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, ClientJsonRpcMessage, ErrorData,
+    InitializeRequestParams, InitializeResult, ListToolsResult, PaginatedRequestParams,
+    ServerCapabilities, ServerConfig, ServerJsonRpcMessage,
+};
+use rmcp::model::{GetExtensions, Implementation};
+use rmcp::service::RequestContext;
+use rmcp::transport::WorkerTransport;
+use rmcp::transport::streamable_http_server::session::ServerSseMessage;
+use rmcp::transport::streamable_http_server::session::local::{
+    LocalSessionManager, LocalSessionManagerError, LocalSessionWorker,
+};
+use rmcp::transport::streamable_http_server::{SessionId, SessionManager};
+use rmcp::{RoleServer, ServerHandler};
+use tokio::sync::Notify;
+
+use crate::mcp::{McpServer, end_session};
+use crate::session::Session;
+
+/// Starts the agentcore session of a new MCP session; the error is a
+/// sentence for the client.
+pub type SessionFactory =
+    Arc<dyn Fn() -> BoxFuture<'static, Result<Session, String>> + Send + Sync>;
+
+/// The id of the MCP session an `initialize` belongs to, put in the
+/// request's extensions by [`Sessions::initialize_session`].
+#[derive(Clone, Debug)]
+struct SessionKey(SessionId);
+
+/// The agentcore sessions of the MCP sessions alive now.
+pub(super) struct Live {
+    servers: Mutex<HashMap<SessionId, McpServer>>,
+    factory: SessionFactory,
+    /// Shutting down: no new session may start.
+    closing: AtomicBool,
+    /// Sessions being ended now, and a wake-up when one is done.
+    ending: AtomicUsize,
+    ended: Notify,
+}
+
+impl Live {
+    pub(super) fn new(factory: SessionFactory) -> Arc<Self> {
+        Arc::new(Self {
+            servers: Mutex::default(),
+            factory,
+            closing: AtomicBool::new(false),
+            ending: AtomicUsize::new(0),
+            ended: Notify::new(),
+        })
+    }
+
+    fn servers(&self) -> std::sync::MutexGuard<'_, HashMap<SessionId, McpServer>> {
+        self.servers.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Keeps `server` as the session `id`'s; false (and nothing kept) when
+    /// the server is shutting down.
+    fn register(&self, id: SessionId, server: McpServer) -> bool {
+        let mut servers = self.servers();
+        if self.closing.load(Ordering::Acquire) {
+            return false;
+        }
+        servers.insert(id, server);
+        true
+    }
+
+    /// Ends the agentcore session of `id`, if it has one still: calls
+    /// aborted and awaited, background jobs killed, MCP servers closed.
+    pub(super) async fn end(&self, id: &SessionId) {
+        let server = self.servers().remove(id);
+        if let Some(server) = server {
+            self.end_server(server).await;
+        }
+    }
+
+    async fn end_server(&self, server: McpServer) {
+        self.ending.fetch_add(1, Ordering::AcqRel);
+        end_session(&server).await;
+        // The last handle to the session goes with the MCP session's
+        // handler; this one goes now.
+        drop(server);
+        if self.ending.fetch_sub(1, Ordering::AcqRel) == 1 {
+            self.ended.notify_waiters();
+        }
+    }
+
+    /// Refuses new sessions, ends every live one and waits until every
+    /// session being ended has ended.
+    pub(super) async fn end_all(&self) {
+        let servers: Vec<McpServer> = {
+            let mut servers = self.servers();
+            self.closing.store(true, Ordering::Release);
+            servers.drain().map(|(_, server)| server).collect()
+        };
+        futures::future::join_all(servers.into_iter().map(|server| self.end_server(server))).await;
+        loop {
+            let notified = self.ended.notified();
+            let mut notified = std::pin::pin!(notified);
+            notified.as_mut().enable();
+            if self.ending.load(Ordering::Acquire) == 0 {
+                return;
+            }
+            notified.await;
+        }
+    }
+}
+
+/// rmcp's [`LocalSessionManager`] (sessions in memory, closed after the
+/// idle limit), ending the agentcore session of every MCP session it
+/// closes.
+pub(super) struct Sessions {
+    inner: LocalSessionManager,
+    live: Arc<Live>,
+}
+
+impl Sessions {
+    pub(super) fn new(inner: LocalSessionManager, live: Arc<Live>) -> Self {
+        Self { inner, live }
+    }
+
+    /// MCP sessions open now (initialized or not).
+    pub(super) async fn count(&self) -> usize {
+        self.inner.sessions.read().await.len()
+    }
+}
+
+impl SessionManager for Sessions {
+    type Error = LocalSessionManagerError;
+    type Transport = WorkerTransport<LocalSessionWorker>;
+
+    async fn create_session(&self) -> Result<(SessionId, Self::Transport), Self::Error> {
+        self.inner.create_session().await
+    }
+
+    async fn initialize_session(
+        &self,
+        id: &SessionId,
+        mut message: ClientJsonRpcMessage,
+    ) -> Result<ServerJsonRpcMessage, Self::Error> {
+        if let ClientJsonRpcMessage::Request(request) = &mut message {
+            request
+                .request
+                .extensions_mut()
+                .insert(SessionKey(id.clone()));
+        }
+        self.inner.initialize_session(id, message).await
+    }
+
+    async fn has_session(&self, id: &SessionId) -> Result<bool, Self::Error> {
+        self.inner.has_session(id).await
+    }
+
+    /// Called for a DELETE, and by rmcp whenever a session's service ends
+    /// (idle limit, shutdown): the agentcore session ends before this
+    /// returns, so a DELETE is answered once its jobs are gone.
+    async fn close_session(&self, id: &SessionId) -> Result<(), Self::Error> {
+        let closed = self.inner.close_session(id).await;
+        self.live.end(id).await;
+        closed
+    }
+
+    async fn create_stream(
+        &self,
+        id: &SessionId,
+        message: ClientJsonRpcMessage,
+    ) -> Result<impl Stream<Item = ServerSseMessage> + Send + Sync + 'static, Self::Error> {
+        self.inner.create_stream(id, message).await
+    }
+
+    async fn accept_message(
+        &self,
+        id: &SessionId,
+        message: ClientJsonRpcMessage,
+    ) -> Result<(), Self::Error> {
+        self.inner.accept_message(id, message).await
+    }
+
+    async fn create_standalone_stream(
+        &self,
+        id: &SessionId,
+    ) -> Result<impl Stream<Item = ServerSseMessage> + Send + Sync + 'static, Self::Error> {
+        self.inner.create_standalone_stream(id).await
+    }
+
+    async fn resume(
+        &self,
+        id: &SessionId,
+        last_event_id: String,
+    ) -> Result<impl Stream<Item = ServerSseMessage> + Send + Sync + 'static, Self::Error> {
+        self.inner.resume(id, last_event_id).await
+    }
+}
+
+/// The rmcp handler of one MCP session: unbound until the client's
+/// `initialize`, which starts the agentcore session (through the same
+/// [`SessionFactory`] and [`McpServer`] as stdio); everything after goes
+/// to that [`McpServer`].
+pub(super) struct HttpSession {
+    live: Arc<Live>,
+    server: OnceLock<McpServer>,
+}
+
+impl HttpSession {
+    pub(super) fn new(live: Arc<Live>) -> Self {
+        Self {
+            live,
+            server: OnceLock::new(),
+        }
+    }
+
+    fn server(&self) -> Result<&McpServer, ErrorData> {
+        self.server.get().ok_or_else(|| {
+            ErrorData::invalid_request(
+                "Invalid Request: this server keeps one agentcore session per MCP session. \
+                 Send initialize first (without Mcp-Session-Id) and use the Mcp-Session-Id it \
+                 answers with.",
+                None,
+            )
+        })
+    }
+}
+
+impl ServerHandler for HttpSession {
+    #[allow(deprecated)]
+    fn get_info(&self) -> ServerConfig {
+        if let Some(server) = self.server.get() {
+            return server.get_info();
+        }
+        let mut info = ServerConfig::new(
+            ServerCapabilities::builder()
+                .enable_tools()
+                .enable_logging()
+                .build(),
+        );
+        info.server_info = Implementation::new("agentcore", env!("CARGO_PKG_VERSION"));
+        info
+    }
+
+    async fn initialize(
+        &self,
+        request: InitializeRequestParams,
+        mut context: RequestContext<RoleServer>,
+    ) -> Result<InitializeResult, ErrorData> {
+        if let Some(server) = self.server.get() {
+            return server.initialize(request, context).await;
+        }
+        let Some(SessionKey(id)) = context.extensions.remove::<SessionKey>() else {
+            return Err(ErrorData::invalid_request(
+                "Invalid Request: initialize starts a new MCP session; send it without \
+                 Mcp-Session-Id.",
+                None,
+            ));
+        };
+        let session = (self.live.factory)().await.map_err(|message| {
+            ErrorData::internal_error(
+                format!("the agentcore session could not start: {message}"),
+                None,
+            )
+        })?;
+        let server = McpServer::new(session);
+        if self.server.set(server.clone()).is_err() {
+            return Err(ErrorData::invalid_request(
+                "Invalid Request: the session is already initialized.",
+                None,
+            ));
+        }
+        if !self.live.register(id, server.clone()) {
+            self.live.end_server(server).await;
+            return Err(ErrorData::internal_error(
+                "the server is shutting down; start a new session on the next one",
+                None,
+            ));
+        }
+        server.initialize(request, context).await
+    }
+
+    #[allow(deprecated)]
+    async fn set_level(
+        &self,
+        request: rmcp::model::SetLevelRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        self.server()?.set_level(request, context).await
+    }
+
+    async fn list_tools(
+        &self,
+        request: Option<PaginatedRequestParams>,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, ErrorData> {
+        self.server()?.list_tools(request, context).await
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        self.server()?.call_tool(request, context).await
+    }
+}
