@@ -11,7 +11,9 @@
 //!   cap, so the result keeps a head and a tail), then `sleep 0.02`.
 //!
 //! Each round waits 25 ms (not timed, so the printing jobs have printed
-//! since the last look), then times, one after the other:
+//! since the last look), makes one untimed call (the runtime's workers slept
+//! through the pause), then times these, in an order that rotates from
+//! round to round:
 //!
 //! - `baseline: read of a 3-line file` — the cheapest real call, through the
 //!   same session's scheduler and pipeline;
@@ -121,35 +123,36 @@ fn main() {
             call(&session, "bash_output", json!({"job_id": job})).await;
         }
 
-        for _ in 0..rounds {
+        for round in 0..rounds {
             tokio::time::sleep(Duration::from_millis(25)).await;
-            let mut record = |i: usize, (elapsed, text): (Duration, String)| {
+            // One untimed call first: the runtime's workers slept through
+            // the pause, and the first call would pay their waking.
+            call(&session, "bash_output", json!({"job_id": silent})).await;
+            // The variants in a rotating order, so none is always first.
+            for k in 0..names.len() {
+                let i = (round + k) % names.len();
+                let (elapsed, text) = match i {
+                    0 => call(&session, "read", read.clone()).await,
+                    1 => call(&session, "bash_output", json!({"job_id": silent})).await,
+                    2 => {
+                        let cx = CallContext::for_test("c1", EventSink::noop());
+                        let args = GatedArgs::for_test(json!({"job_id": silent}));
+                        let started = Instant::now();
+                        let output = bash_output.execute(args, &cx).await.expect("bash_output");
+                        let elapsed = started.elapsed();
+                        let text: String =
+                            output.content.iter().filter_map(|c| c.as_text()).collect();
+                        (elapsed, text)
+                    }
+                    3 => call(&session, "bash_output", json!({"job_id": lines})).await,
+                    _ => call(&session, "bash_output", json!({"job_id": burst})).await,
+                };
+                if i == 1 || i == 2 {
+                    assert!(text.contains("(no new output)"), "silent job printed: {text}");
+                }
                 times[i].push(elapsed.as_secs_f64() * 1e6);
                 sizes[i].push(text.len());
-            };
-            record(0, call(&session, "read", read.clone()).await);
-            let (elapsed, text) = call(&session, "bash_output", json!({"job_id": silent})).await;
-            assert!(text.contains("(no new output)"), "silent job printed: {text}");
-            record(1, (elapsed, text));
-            let cx = CallContext::for_test("c1", EventSink::noop());
-            let args = GatedArgs::for_test(json!({"job_id": silent}));
-            let started = Instant::now();
-            let output = bash_output.execute(args, &cx).await.expect("bash_output");
-            let elapsed = started.elapsed();
-            let text: String = output
-                .content
-                .iter()
-                .filter_map(|c| c.as_text())
-                .collect();
-            record(2, (elapsed, text));
-            record(
-                3,
-                call(&session, "bash_output", json!({"job_id": lines})).await,
-            );
-            record(
-                4,
-                call(&session, "bash_output", json!({"job_id": burst})).await,
-            );
+            }
         }
         session.end_jobs().await;
     });

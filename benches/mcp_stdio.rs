@@ -17,8 +17,10 @@
 //! - `ping`: the protocol floor over stdio (no tool, no scheduler);
 //! - `cold_start`: from spawning `agentcore mcp` to the `initialize` answer,
 //!   through rmcp's client and through raw pipes (one JSON line written, one
-//!   read), against spawning `agentcore --version` until it exits (what any
-//!   start of this binary costs).
+//!   read), and through raw pipes with a policy that turns the command
+//!   sandbox off (building the sandbox is part of starting a session),
+//!   against spawning `agentcore --version` until it exits (what any start
+//!   of this binary costs).
 //!
 //! Every call is checked once to succeed before it is timed.
 
@@ -208,12 +210,15 @@ fn tools(c: &mut Criterion) {
 
 /// The first line `agentcore mcp` answers to an `initialize` written on its
 /// stdin: raw pipes, no MCP library on this side.
-async fn raw_initialize(root: &Path) -> Duration {
+/// `extra` goes after `mcp --root ROOT` (e.g. a policy that turns the
+/// command sandbox off).
+async fn raw_initialize(root: &Path, extra: &[&std::ffi::OsStr]) -> Duration {
     let started = Instant::now();
     let mut child = tokio::process::Command::new(BINARY)
         .arg("mcp")
         .arg("--root")
         .arg(root)
+        .args(extra)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
@@ -273,6 +278,11 @@ fn cold_start(c: &mut Criterion) {
     let workspace = tempfile::tempdir().expect("workspace");
     let root: PathBuf = workspace.path().canonicalize().expect("canonical root");
     write_workspace(&root);
+    // A policy that turns the command sandbox off: what starting costs
+    // without building the sandbox.
+    let policy_dir = tempfile::tempdir().expect("policy folder");
+    let sandbox_off = policy_dir.path().join("sandbox-off.toml");
+    std::fs::write(&sandbox_off, "[sandbox]\nmode = \"off\"\n").expect("write policy");
 
     let mut group = c.benchmark_group("cold_start");
     group.sample_size(20);
@@ -297,7 +307,21 @@ fn cold_start(c: &mut Criterion) {
             async move {
                 let mut total = Duration::ZERO;
                 for _ in 0..iters {
-                    total += raw_initialize(&root).await;
+                    total += raw_initialize(&root, &[]).await;
+                }
+                total
+            }
+        })
+    });
+    group.bench_function("raw_pipes_to_initialize_sandbox_off", |b| {
+        b.to_async(&runtime).iter_custom(|iters| {
+            let root = root.clone();
+            let policy = sandbox_off.clone();
+            async move {
+                let extra = [std::ffi::OsStr::new("--policy"), policy.as_os_str()];
+                let mut total = Duration::ZERO;
+                for _ in 0..iters {
+                    total += raw_initialize(&root, &extra).await;
                 }
                 total
             }

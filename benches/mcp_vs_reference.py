@@ -66,7 +66,8 @@ class Server:
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.DEVNULL,
-            bufsize=0,
+            # Buffered: an unbuffered pipe's readline reads a byte at a time.
+            bufsize=-1,
         )
         result = self.request(
             "initialize",
@@ -97,6 +98,7 @@ class Server:
     def send(self, message: dict) -> None:
         assert self.proc is not None and self.proc.stdin is not None
         self.proc.stdin.write(json.dumps(message).encode() + b"\n")
+        self.proc.stdin.flush()
 
     def notify(self, method: str, params: dict) -> None:
         self.send({"jsonrpc": "2.0", "method": method, "params": params})
