@@ -148,7 +148,10 @@ fn main() {
                     _ => call(&session, "bash_output", json!({"job_id": burst})).await,
                 };
                 if i == 1 || i == 2 {
-                    assert!(text.contains("(no new output)"), "silent job printed: {text}");
+                    assert!(
+                        text.contains("(no new output)"),
+                        "silent job printed: {text}"
+                    );
                 }
                 times[i].push(elapsed.as_secs_f64() * 1e6);
                 sizes[i].push(text.len());

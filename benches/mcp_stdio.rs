@@ -53,7 +53,8 @@ fn write_workspace(root: &Path) {
     let mut big = String::with_capacity(BIG_FILE_LINES * 80);
     for i in 0..BIG_FILE_LINES {
         // 79 characters and a newline.
-        let line = format!("line {i:05}: the quick brown fox jumps over the lazy dog, again and again");
+        let line =
+            format!("line {i:05}: the quick brown fox jumps over the lazy dog, again and again");
         big.push_str(&format!("{line:<79}\n"));
     }
     assert_eq!(big.len(), 80_000);
@@ -105,7 +106,11 @@ fn object(value: &Value) -> JsonObject {
 /// `agentcore mcp --root ROOT`, connected and initialized.
 async fn connect(root: &Path) -> RunningService<RoleClient, ()> {
     let mut command = tokio::process::Command::new(BINARY);
-    command.arg("mcp").arg("--root").arg(root).kill_on_drop(true);
+    command
+        .arg("mcp")
+        .arg("--root")
+        .arg(root)
+        .kill_on_drop(true);
     let (transport, _) = TokioChildProcess::builder(command)
         .stderr(Stdio::null())
         .spawn()
@@ -161,12 +166,11 @@ fn tools(c: &mut Criterion) {
             text_of(&over_stdio.content)
         );
         let in_process = runtime
-            .block_on(
-                session
-                    .scheduler()
-                    .clone()
-                    .oneshot(Call::new("c1", op.tool, op.args.clone())),
-            )
+            .block_on(session.scheduler().clone().oneshot(Call::new(
+                "c1",
+                op.tool,
+                op.args.clone(),
+            )))
             .expect("scheduler");
         assert!(!in_process.is_error(), "{} failed in-process", op.tool);
 
