@@ -64,6 +64,16 @@ impl Report {
 /// Runs `scenario` against `agentcore mcp --root ROOT --mode default
 /// OPTIONS…`.
 fn run(python: &str, root: &Path, scenario: &str, options: &[&str]) -> Report {
+    run_over(python, root, scenario, options, false)
+}
+
+/// [`run`] with the server on `--http 127.0.0.1:0`, reached by the SDK's
+/// streamable-HTTP client: the question travels on the call's own stream.
+fn run_over_http(python: &str, root: &Path, scenario: &str, options: &[&str]) -> Report {
+    run_over(python, root, scenario, options, true)
+}
+
+fn run_over(python: &str, root: &Path, scenario: &str, options: &[&str], http: bool) -> Report {
     let script = concat!(
         env!("CARGO_MANIFEST_DIR"),
         "/tests/mcp_sdk/elicitation_client.py"
@@ -74,6 +84,7 @@ fn run(python: &str, root: &Path, scenario: &str, options: &[&str]) -> Report {
         .arg(root)
         .arg(scenario)
         .args(options)
+        .env("ELICIT_OVER_HTTP", if http { "1" } else { "0" })
         .output()
         .expect("python runs");
     assert!(
@@ -268,5 +279,50 @@ fn a_client_without_elicitation_is_told_the_client_cannot_ask() {
         "{text}"
     );
     assert!(text.contains("allow = [\"write(none.txt)\"]"), "{text}");
+    assert!(!root.path().join("none.txt").exists());
+}
+
+#[test]
+fn over_http_the_question_reaches_the_client_and_its_answers_decide() {
+    let Some(python) = sdk_python() else { return };
+    let root = workspace();
+    // Commands ask even when the sandbox could confine them.
+    let etc = tempfile::tempdir().unwrap();
+    let policy = etc.path().join("policy.toml");
+    std::fs::write(&policy, "[sandbox]\nauto_allow = false\n").unwrap();
+    let policy = ["--policy", policy.to_str().unwrap()];
+    let report = run_over_http(&python, root.path(), "allow_once", &policy);
+    assert_eq!(report.asked.len(), 2, "both calls were asked");
+    for i in 0..2 {
+        let (failed, text) = report.call(i);
+        assert!(!failed, "call {i}: {text}");
+    }
+    assert!(root.path().join("once.txt").exists());
+    assert!(root.path().join("by-bash.txt").exists());
+
+    let report = run_over_http(&python, root.path(), "deny", &policy);
+    let (failed, text) = report.call(0);
+    assert!(failed, "{text}");
+    assert!(!root.path().join("denied.txt").exists());
+
+    let report = run_over_http(&python, root.path(), "session", &policy);
+    assert_eq!(report.asked.len(), 1, "the second write was not asked");
+    assert_eq!(
+        std::fs::read_to_string(root.path().join("s.txt")).unwrap(),
+        "two\n"
+    );
+}
+
+#[test]
+fn over_http_a_client_without_elicitation_is_told_the_client_cannot_ask() {
+    let Some(python) = sdk_python() else { return };
+    let root = workspace();
+    let report = run_over_http(&python, root.path(), "none", &[]);
+    let (failed, text) = report.call(0);
+    assert!(failed, "{text}");
+    assert!(
+        text.contains("The MCP client cannot ask the user"),
+        "{text}"
+    );
     assert!(!root.path().join("none.txt").exists());
 }

@@ -89,15 +89,79 @@ pub fn system_hidden(network: bool, keep: &[PathBuf]) -> Vec<PathBuf> {
 /// ssh-agent, editors and test services keep theirs there).
 pub const SOCKET_SCAN_DIRS: &[&str] = &["/tmp", "/var/tmp"];
 
-/// How deep and how many entries [`sockets_under`] looks at.
-const SOCKET_SCAN_DEPTH: usize = 4;
+/// How deep and how many entries the walk of [`sockets_under`] looks at:
+/// the kernel's list finds sockets at any depth, the walk only those it
+/// misses (see there), which live near the top.
+const SOCKET_SCAN_DEPTH: usize = 2;
 const SOCKET_SCAN_LIMIT: usize = 20_000;
 
-/// The UNIX sockets under `dirs` now (symbolic links not followed, at most
-/// [`SOCKET_SCAN_DEPTH`] levels and [`SOCKET_SCAN_LIMIT`] entries), except
-/// under `keep` (the commands' own folders): hidden, so that a command
-/// cannot reach the services listening on them.
+/// The kernel's list of bound UNIX sockets (this network namespace's).
+const PROC_NET_UNIX: &str = "/proc/net/unix";
+
+/// The UNIX sockets under `dirs` now, except under `keep` (the commands'
+/// own folders): hidden, so that a command cannot reach the services
+/// listening on them.
+///
+/// Two sources, so that the cost does not grow with what `dirs` hold (a
+/// busy `/tmp` of tens of thousands of entries made a full walk cost tens
+/// of milliseconds at every session start):
+/// - every socket bound in this network namespace, at any depth, from
+///   `/proc/net/unix` (one read);
+/// - a walk of the top [`SOCKET_SCAN_DEPTH`] levels (symbolic links not
+///   followed, at most [`SOCKET_SCAN_LIMIT`] entries) for socket files the
+///   list does not show: those bound in another network namespace (a
+///   container's) or by a relative path.
 pub fn sockets_under(dirs: &[&str], keep: &[PathBuf]) -> Vec<PathBuf> {
+    let listed = fs::read(PROC_NET_UNIX).unwrap_or_default();
+    let mut found = bound_sockets_under(&listed, dirs, keep);
+    for path in walked_sockets_under(dirs, keep) {
+        if !found.contains(&path) {
+            found.push(path);
+        }
+    }
+    found
+}
+
+/// The socket paths of a `/proc/net/unix` listing that lie under `dirs`
+/// and not under `keep`, whose files are sockets now.
+fn bound_sockets_under(listing: &[u8], dirs: &[&str], keep: &[PathBuf]) -> Vec<PathBuf> {
+    use std::os::unix::ffi::OsStrExt;
+    use std::os::unix::fs::FileTypeExt;
+    let mut found: Vec<PathBuf> = Vec::new();
+    // Each line after the header: seven fields, then the path (which may
+    // hold spaces) for sockets bound to one; abstract names start `@`.
+    for line in listing.split(|b| *b == b'\n').skip(1) {
+        let mut rest = line;
+        let mut fields = 0;
+        while fields < 7 {
+            let start = rest.iter().position(|b| *b != b' ').unwrap_or(rest.len());
+            rest = &rest[start..];
+            let end = rest.iter().position(|b| *b == b' ').unwrap_or(rest.len());
+            rest = &rest[end..];
+            fields += 1;
+        }
+        let path = match rest.iter().position(|b| *b != b' ') {
+            Some(start) => &rest[start..],
+            None => continue,
+        };
+        if path.first() != Some(&b'/') {
+            continue;
+        }
+        let path = PathBuf::from(std::ffi::OsStr::from_bytes(path));
+        let under = dirs.iter().any(|d| path.starts_with(d));
+        if !under || keep.iter().any(|k| path.starts_with(k)) || found.contains(&path) {
+            continue;
+        }
+        // A socket whose file was removed (or replaced) stays listed.
+        if fs::symlink_metadata(&path).is_ok_and(|m| m.file_type().is_socket()) {
+            found.push(path);
+        }
+    }
+    found
+}
+
+/// The socket files in the top [`SOCKET_SCAN_DEPTH`] levels of `dirs`.
+fn walked_sockets_under(dirs: &[&str], keep: &[PathBuf]) -> Vec<PathBuf> {
     use std::os::unix::fs::FileTypeExt;
     let mut found = Vec::new();
     let mut seen = 0usize;
@@ -273,6 +337,43 @@ pub(crate) fn id_map(id: u32, everything: bool) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_listening_socket_deep_below_is_found_and_one_in_keep_is_not() {
+        let dir = tempfile::tempdir().unwrap();
+        let deep = dir.path().join("a/b/c/d");
+        fs::create_dir_all(&deep).unwrap();
+        let kept = dir.path().join("kept");
+        fs::create_dir_all(&kept).unwrap();
+        let _deep = std::os::unix::net::UnixListener::bind(deep.join("svc.sock")).unwrap();
+        let _kept = std::os::unix::net::UnixListener::bind(kept.join("own.sock")).unwrap();
+        // A socket file nobody listens on any more, near the top: the walk.
+        drop(std::os::unix::net::UnixListener::bind(dir.path().join("left.sock")).unwrap());
+        let root = dir.path().to_str().unwrap();
+        let found = sockets_under(&[root], std::slice::from_ref(&kept));
+        assert!(found.contains(&deep.join("svc.sock")), "{found:?}");
+        assert!(found.contains(&dir.path().join("left.sock")), "{found:?}");
+        assert!(!found.iter().any(|p| p.starts_with(&kept)), "{found:?}");
+    }
+
+    #[test]
+    fn the_kernels_list_is_read_with_spaces_abstract_names_and_junk() {
+        let dir = tempfile::tempdir().unwrap();
+        let spaced = dir.path().join("with space.sock");
+        let _l = std::os::unix::net::UnixListener::bind(&spaced).unwrap();
+        let root = dir.path().to_str().unwrap();
+        let listing = format!(
+            "Num       RefCount Protocol Flags    Type St Inode Path\n\
+             0000000000000000: 00000002 00000000 00010000 0001 01 1 {}\n\
+             0000000000000000: 00000002 00000000 00010000 0001 01 2 @abstract{root}/x\n\
+             0000000000000000: 00000002 00000000 00010000 0001 01 3\n\
+             garbage\n\
+             0000000000000000: 00000002 00000000 00010000 0001 01 4 {root}/gone.sock\n",
+            spaced.display()
+        );
+        let found = bound_sockets_under(listing.as_bytes(), &[root], &[]);
+        assert_eq!(found, vec![spaced]);
+    }
 
     #[test]
     fn default_hidden_are_home_relative_and_expand_cargo_credentials() {

@@ -9,6 +9,10 @@ calls of SCENARIO, answering each question as SCENARIO says, and prints one
 JSON object: the calls' results and every question asked. The checks are in
 tests/mcp_approvals_asked_through_the_client.rs, which runs this script.
 
+With the environment variable ELICIT_OVER_HTTP=1 the server is started
+with `--http 127.0.0.1:0` and reached with the SDK's streamable-HTTP
+client instead of stdio.
+
 Scenarios:
   allow_once  write `once.txt`, then bash `touch by-bash.txt`: each allowed once
   deny        write `denied.txt`: the person chooses deny
@@ -25,6 +29,7 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
 import sys
 
 import anyio
@@ -130,17 +135,53 @@ async def scenario(session: ClientSession) -> None:
         raise SystemExit(f"unknown scenario {SCENARIO}")
 
 
-async def main() -> None:
+async def over_stdio(callback) -> None:
     params = StdioServerParameters(
         command=BINARY,
         args=["mcp", "--root", ROOT, "--mode", "default", *SERVER_OPTIONS],
     )
-    callback = None if SCENARIO == "none" else on_question
     with open(os.devnull, "w") as errlog:
         async with stdio_client(params, errlog=errlog) as (read, write):
             async with ClientSession(read, write, elicitation_callback=callback) as session:
                 await session.initialize()
                 await scenario(session)
+
+
+async def over_http(callback) -> None:
+    from mcp.client.streamable_http import streamable_http_client
+
+    proc = subprocess.Popen(
+        [BINARY, "mcp", "--http", "127.0.0.1:0", "--root", ROOT, "--mode", "default", *SERVER_OPTIONS],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert proc.stderr is not None
+        url = None
+        prefix = "agentcore mcp: listening on "
+        for line in proc.stderr:
+            if line.startswith(prefix):
+                url = line.strip()[len(prefix):]
+                break
+        if url is None:
+            raise SystemExit("agentcore mcp --http never listened")
+        async with streamable_http_client(url) as (read, write, *_):
+            async with ClientSession(read, write, elicitation_callback=callback) as session:
+                await session.initialize()
+                await scenario(session)
+    finally:
+        proc.terminate()
+        proc.wait(30)
+
+
+async def main() -> None:
+    callback = None if SCENARIO == "none" else on_question
+    if os.environ.get("ELICIT_OVER_HTTP") == "1":
+        await over_http(callback)
+    else:
+        await over_stdio(callback)
     print(json.dumps({"calls": calls, "asked": asked, **state}))
 
 
