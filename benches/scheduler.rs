@@ -17,7 +17,7 @@ use agentcore::{
     BoxFuture, Call, CallContext, EventSink, GatedArgs, Pipeline, Tool, ToolError, ToolOutput,
     ToolRegistry,
 };
-use criterion::{BatchSize, Criterion, criterion_group, criterion_main};
+use criterion::{BatchSize, Criterion, criterion_group};
 use serde_json::{Value, json};
 use tokio::sync::Semaphore;
 use tokio::task::JoinSet;
