@@ -52,12 +52,28 @@ pub fn parse_and_coerce(
     tool: &RegisteredTool,
     raw: &RawArgs,
 ) -> Result<(Value, Vec<Coercion>), String> {
+    coerce_parsed(tool, parse_args(raw))
+}
+
+/// [`parse_and_coerce`] for arguments the caller gives up (the Coerce
+/// stage): a value is moved, not copied.
+pub(crate) fn parse_and_coerce_owned(
+    tool: &RegisteredTool,
+    raw: RawArgs,
+) -> Result<(Value, Vec<Coercion>), String> {
+    coerce_parsed(tool, parse::parse_args_owned(raw))
+}
+
+fn coerce_parsed(
+    tool: &RegisteredTool,
+    parsed: Result<Value, ArgsError>,
+) -> Result<(Value, Vec<Coercion>), String> {
     let name = tool.name();
     let describe = |e: ArgsError| match e {
         ArgsError::NotObject(_) => texts::arguments_refused(name, e),
         _ => texts::arguments_refused(name, format_args!("received malformed JSON arguments: {e}")),
     };
-    let mut args = parse_args(raw).map_err(describe)?;
+    let mut args = parsed.map_err(describe)?;
     let coercions = coerce(tool.tool().schema(), &mut args).map_err(describe)?;
     Ok((args, coercions))
 }

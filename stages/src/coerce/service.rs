@@ -4,7 +4,7 @@ use std::task::{Context, Poll};
 use tower::Service;
 
 use super::ResponseFuture;
-use super::parse_and_coerce;
+use super::parse_and_coerce_owned;
 use crate::call::{Call, Coerced, Executed, Resolved};
 use crate::future::inner_accessors;
 use crate::outcome::Outcome;
@@ -43,7 +43,7 @@ where
         // the tool resolved here: the same registration, so the same schema.
         let result = match pre {
             Some(pre) if pre.is_for(&tool) => pre.result,
-            _ => parse_and_coerce(&tool, &args),
+            _ => parse_and_coerce_owned(&tool, args),
         };
         match result {
             Err(message) => ResponseFuture::ended(call.end(Outcome::Failed, message)),
