@@ -3,12 +3,17 @@
 //!
 //! - `poll_ready` reserves a place in a bounded queue (backpressure); `call`
 //!   enqueues at once, so queue order is call order.
-//! - A worker admits calls with head-of-line blocking: concurrency-safe calls
+//! - Calls are admitted with head-of-line blocking: concurrency-safe calls
 //!   run side by side up to `max_concurrency`, an unsafe call runs alone.
-//!   Safety is decided when a call enters, from a pure parse + coerce of its
+//!   Admission happens under one lock wherever the queue changes: in the
+//!   handle's `call` (a lone call starts there, each call in its own task),
+//!   when a call ends (the next ones start), and on steering and abort.
+//! - Safety is decided when a call enters, from a pure parse + coerce of its
 //!   arguments: `concurrency_safe(args)`, else `read_only(args)`; an unknown
 //!   tool, unparsable arguments or a panicking capability method count as
-//!   unsafe.
+//!   unsafe. The call keeps that parse + coerce for the pipeline's Coerce
+//!   stage ([`Call::coerce_for`](agentcore_stages::Call::coerce_for)), so
+//!   its arguments are parsed and coerced once.
 //! - The whole pipeline of a call, gate included, runs inside its admission
 //!   slot, so a read and then an edit of the same file in one turn pass
 //!   read-before-write.
@@ -16,7 +21,8 @@
 //!   cancellations, and are noticed at once.
 //!
 //! The shape is tower's `Buffer`: a cloneable handle ([`Scheduler`]) and a
-//! worker task.
+//! worker task ([`Worker`]), which here only keeps the scheduler's lifetime:
+//! dropping it ends every call.
 
 mod safety;
 pub(crate) mod service;

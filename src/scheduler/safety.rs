@@ -2,8 +2,7 @@
 
 use std::panic::{AssertUnwindSafe, catch_unwind};
 
-use agentcore_stages::coerce::parse_and_coerce;
-use agentcore_stages::{InterruptBehavior, RawArgs, ToolRegistry, is_concurrency_safe};
+use agentcore_stages::{Call, InterruptBehavior, ToolRegistry, Unvalidated, is_concurrency_safe};
 
 /// What the scheduler needs to know about a call before it runs.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -22,20 +21,21 @@ impl Admission {
     };
 }
 
-/// Classifies a call from a pure parse + coerce of its arguments. An unknown
-/// tool, unparsable arguments, or a capability method that panics make the
-/// call unsafe.
-pub(crate) fn classify(registry: &ToolRegistry, tool: &str, args: &RawArgs) -> Admission {
-    let Some(entry) = registry.get(tool) else {
+/// Classifies a call from a pure parse + coerce of its arguments, which the
+/// call keeps for the pipeline's Coerce stage ([`Call::coerce_for`]). An
+/// unknown tool, unparsable arguments, or a capability method that panics
+/// make the call unsafe.
+pub(crate) fn classify(registry: &ToolRegistry, call: &mut Call<Unvalidated>) -> Admission {
+    let Some(entry) = registry.get(call.tool_name()) else {
         return Admission::UNSAFE;
     };
-    let Ok((args, _)) = parse_and_coerce(entry, args) else {
+    let Ok(args) = call.coerce_for(entry) else {
         return Admission::UNSAFE;
     };
     let tool = entry.tool();
     catch_unwind(AssertUnwindSafe(|| Admission {
-        safe: is_concurrency_safe(tool.as_ref(), &args),
-        interrupt: tool.interrupt_behavior(&args),
+        safe: is_concurrency_safe(tool.as_ref(), args),
+        interrupt: tool.interrupt_behavior(args),
     }))
     .unwrap_or(Admission::UNSAFE)
 }
@@ -44,7 +44,9 @@ pub(crate) fn classify(registry: &ToolRegistry, tool: &str, args: &RawArgs) -> A
 mod tests {
     use std::sync::Arc;
 
-    use agentcore_stages::{BoxFuture, CallContext, GatedArgs, Tool, ToolError, ToolOutput};
+    use agentcore_stages::{
+        BoxFuture, CallContext, GatedArgs, RawArgs, Tool, ToolError, ToolOutput,
+    };
     use serde_json::{Value, json};
 
     use super::*;
@@ -95,6 +97,10 @@ mod tests {
                 }))
             })
             .expect("register")
+    }
+
+    fn classify(registry: &ToolRegistry, tool: &str, args: &RawArgs) -> Admission {
+        super::classify(registry, &mut Call::new("c1", tool, args.clone()))
     }
 
     #[test]

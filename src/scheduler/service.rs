@@ -8,11 +8,11 @@ use std::task::{Context, Poll, ready};
 use agentcore_stages::{
     Call, CancelReason, Cancellation, PipelineService, ToolRegistry, ToolResult, Unvalidated,
 };
-use tokio::sync::{OwnedSemaphorePermit, Semaphore, mpsc, oneshot};
+use tokio::sync::{OwnedSemaphorePermit, Semaphore, oneshot};
 use tokio_util::sync::PollSemaphore;
 
 use super::safety::classify;
-use super::worker::{Control, Message, Queued, Worker};
+use super::worker::{Control, Queued, Shared, Worker};
 
 /// What steering (a user message arriving mid-turn) does.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -60,10 +60,10 @@ pub enum SchedulerError {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub(crate) struct Group(pub(crate) u64);
 
-/// The scheduler: a cloneable tower service in front of a worker that owns
-/// the queue. `Service<Call<Unvalidated>>` with `Response = ToolResult`.
+/// The scheduler: a cloneable tower service over a queue shared with the
+/// running calls. `Service<Call<Unvalidated>>` with `Response = ToolResult`.
 pub struct Scheduler {
-    tx: mpsc::UnboundedSender<Message>,
+    shared: Arc<Shared>,
     semaphore: PollSemaphore,
     permit: Option<OwnedSemaphorePermit>,
     registry: Arc<ToolRegistry>,
@@ -73,7 +73,7 @@ pub struct Scheduler {
 impl Clone for Scheduler {
     fn clone(&self) -> Self {
         Self {
-            tx: self.tx.clone(),
+            shared: self.shared.clone(),
             semaphore: self.semaphore.clone(),
             // A reservation belongs to the handle that made it.
             permit: None,
@@ -115,12 +115,11 @@ impl Scheduler {
         registry: Arc<ToolRegistry>,
         config: SchedulerConfig,
     ) -> (Self, Worker) {
-        let (tx, rx) = mpsc::unbounded_channel();
         let capacity = config.queue_capacity.max(1);
         let semaphore = PollSemaphore::new(Arc::new(Semaphore::new(capacity)));
-        let worker = Worker::new(rx, pipeline, config);
+        let (shared, worker) = Shared::new(pipeline, config);
         let scheduler = Self {
-            tx,
+            shared,
             semaphore,
             permit: None,
             registry,
@@ -143,13 +142,13 @@ impl Scheduler {
     /// [`SteeringPolicy::SkipPending`], queued calls end `Skipped` and
     /// in-flight `Cancel` calls are cancelled.
     pub(crate) fn steer(&self, group: Option<Group>) {
-        let _ = self.tx.send(Message::Control(Control::Steer(group)));
+        self.shared.control(Control::Steer(group));
     }
 
     /// Aborts the calls of `group` (all calls when `None`), queued and in
     /// flight.
     pub(crate) fn abort(&self, group: Option<Group>) {
-        let _ = self.tx.send(Message::Control(Control::Abort(group)));
+        self.shared.control(Control::Abort(group));
     }
 
     /// Steers every call in this scheduler (see [`SteeringPolicy`]).
@@ -161,10 +160,6 @@ impl Scheduler {
     pub fn abort_all(&self) {
         self.abort(None);
     }
-
-    fn wake_worker(tx: &mpsc::UnboundedSender<Message>) {
-        let _ = tx.send(Message::Control(Control::Wake));
-    }
 }
 
 impl tower::Service<Call<Unvalidated>> for Scheduler {
@@ -173,7 +168,7 @@ impl tower::Service<Call<Unvalidated>> for Scheduler {
     type Future = ResponseFuture;
 
     fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Self::Error>> {
-        if self.tx.is_closed() {
+        if self.shared.is_closed() {
             return Poll::Ready(Err(SchedulerError::Closed));
         }
         if self.permit.is_none() {
@@ -185,11 +180,11 @@ impl tower::Service<Call<Unvalidated>> for Scheduler {
         Poll::Ready(Ok(()))
     }
 
-    fn call(&mut self, call: Call<Unvalidated>) -> Self::Future {
+    fn call(&mut self, mut call: Call<Unvalidated>) -> Self::Future {
         let Some(permit) = self.permit.take() else {
             panic!("Scheduler::call without poll_ready: reserve a place first");
         };
-        let admission = classify(&self.registry, call.tool_name(), call.state().args());
+        let admission = classify(&self.registry, &mut call);
         let cancellation = call.context().cancellation().clone();
         let group = call.context().extensions().get::<Group>().copied();
         let (reply, rx) = oneshot::channel();
@@ -201,10 +196,10 @@ impl tower::Service<Call<Unvalidated>> for Scheduler {
             permit,
             reply,
         };
-        let sent = self.tx.send(Message::Call(Box::new(queued))).is_ok();
+        self.shared.enqueue(queued);
         ResponseFuture {
             rx,
-            cancel_on_drop: sent.then(|| (cancellation, self.tx.clone())),
+            cancel_on_drop: Some((cancellation, self.shared.clone())),
         }
     }
 }
@@ -214,7 +209,7 @@ impl tower::Service<Call<Unvalidated>> for Scheduler {
 /// one is stopped.
 pub struct ResponseFuture {
     rx: oneshot::Receiver<ToolResult>,
-    cancel_on_drop: Option<(Cancellation, mpsc::UnboundedSender<Message>)>,
+    cancel_on_drop: Option<(Cancellation, Arc<Shared>)>,
 }
 
 impl Future for ResponseFuture {
@@ -229,9 +224,9 @@ impl Future for ResponseFuture {
 
 impl Drop for ResponseFuture {
     fn drop(&mut self) {
-        if let Some((cancellation, tx)) = self.cancel_on_drop.take() {
+        if let Some((cancellation, shared)) = self.cancel_on_drop.take() {
             cancellation.cancel(CancelReason::Abort);
-            Scheduler::wake_worker(&tx);
+            shared.control(Control::Wake);
         }
     }
 }

@@ -61,9 +61,9 @@ where
             return ResponseFuture::unaccounted(call.end(Outcome::Disabled, message));
         }
         let tool = call.tool.clone();
-        let (call, Started { args }) = call.split();
+        let (call, Started { args, pre }) = call.split();
         ResponseFuture::accounted(
-            self.inner.call(call.advance(Admitted { args })),
+            self.inner.call(call.advance(Admitted { args, pre })),
             self.breaker.clone(),
             tool,
         )

@@ -16,6 +16,9 @@ mod progress;
 mod state;
 
 use std::fmt;
+use std::sync::Arc;
+
+use serde_json::Value;
 
 pub use args::{GatedArgs, RawArgs};
 pub use cancel::{CancelReason, Cancellation};
@@ -27,9 +30,10 @@ pub use state::{
     Validated,
 };
 
-use crate::coerce::Coercion;
+use crate::coerce::{Coercion, Precoerced};
 use crate::event::EventSink;
 use crate::outcome::{Content, Outcome};
+use crate::registry::RegisteredTool;
 
 /// A tool call on its way through the pipeline, in state `S`.
 pub struct Call<S> {
@@ -162,7 +166,10 @@ impl Call<Unvalidated> {
             cx: CallContext::new(&call_id),
             call_id,
             tool: tool.into(),
-            state: Unvalidated { args: args.into() },
+            state: Unvalidated {
+                args: args.into(),
+                pre: None,
+            },
         }
     }
 
@@ -170,6 +177,39 @@ impl Call<Unvalidated> {
     pub fn with_sink(self, sink: EventSink) -> Self {
         self.cx.events.bind(sink);
         self
+    }
+
+    /// The same call with `args` in place of the model's arguments (a
+    /// harness rewriting a call before the pipeline runs it). Any parse +
+    /// coerce kept by [`Call::coerce_for`] is dropped with the old
+    /// arguments.
+    pub fn with_args(mut self, args: impl Into<RawArgs>) -> Self {
+        self.state = Unvalidated {
+            args: args.into(),
+            pre: None,
+        };
+        self
+    }
+
+    /// Parses and coerces the arguments to `tool`'s schema now, exactly as
+    /// the Coerce stage would, and keeps the result on the call: when the
+    /// pipeline's Resolve stage finds the same registered tool (the same
+    /// `Arc`), the Coerce stage uses it instead of doing the work again.
+    /// The scheduler calls this to classify a call, so each call's
+    /// arguments are parsed and coerced once. Returns the coerced
+    /// arguments, or the message the Coerce stage would end the call with.
+    pub fn coerce_for(&mut self, tool: &Arc<RegisteredTool>) -> Result<&Value, &str> {
+        let state = &mut self.state;
+        if state.pre.as_ref().is_some_and(|pre| !pre.is_for(tool)) {
+            state.pre = None;
+        }
+        let pre = state
+            .pre
+            .get_or_insert_with(|| Precoerced::new(tool, &state.args));
+        match &pre.result {
+            Ok((args, _)) => Ok(args),
+            Err(message) => Err(message),
+        }
     }
 
     /// Uses `cancellation` for this call (e.g. a child of the turn's).

@@ -5,7 +5,7 @@ use std::sync::Arc;
 use serde_json::Value;
 
 use super::{GatedArgs, RawArgs};
-use crate::coerce::Coercion;
+use crate::coerce::{Coercion, Precoerced};
 use crate::outcome::{Content, Outcome};
 use crate::registry::RegisteredTool;
 
@@ -13,6 +13,7 @@ use crate::registry::RegisteredTool;
 #[derive(Debug)]
 pub struct Unvalidated {
     pub(crate) args: RawArgs,
+    pub(crate) pre: Option<Precoerced>,
 }
 
 impl Unvalidated {
@@ -26,6 +27,7 @@ impl Unvalidated {
 #[derive(Debug)]
 pub struct Started {
     pub(crate) args: RawArgs,
+    pub(crate) pre: Option<Precoerced>,
 }
 
 impl Started {
@@ -39,6 +41,7 @@ impl Started {
 #[derive(Debug)]
 pub struct Admitted {
     pub(crate) args: RawArgs,
+    pub(crate) pre: Option<Precoerced>,
 }
 
 impl Admitted {
@@ -53,6 +56,7 @@ impl Admitted {
 pub struct Resolved {
     pub(crate) tool: Arc<RegisteredTool>,
     pub(crate) args: RawArgs,
+    pub(crate) pre: Option<Precoerced>,
 }
 
 impl Resolved {

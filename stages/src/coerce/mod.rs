@@ -17,6 +17,8 @@ mod service;
 mod types;
 mod walk;
 
+use std::sync::Arc;
+
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
@@ -50,12 +52,56 @@ pub fn parse_and_coerce(
     tool: &RegisteredTool,
     raw: &RawArgs,
 ) -> Result<(Value, Vec<Coercion>), String> {
+    coerce_parsed(tool, parse_args(raw))
+}
+
+/// [`parse_and_coerce`] for arguments the caller gives up (the Coerce
+/// stage): a value is moved, not copied.
+pub(crate) fn parse_and_coerce_owned(
+    tool: &RegisteredTool,
+    raw: RawArgs,
+) -> Result<(Value, Vec<Coercion>), String> {
+    coerce_parsed(tool, parse::parse_args_owned(raw))
+}
+
+fn coerce_parsed(
+    tool: &RegisteredTool,
+    parsed: Result<Value, ArgsError>,
+) -> Result<(Value, Vec<Coercion>), String> {
     let name = tool.name();
     let describe = |e: ArgsError| match e {
         ArgsError::NotObject(_) => texts::arguments_refused(name, e),
         _ => texts::arguments_refused(name, format_args!("received malformed JSON arguments: {e}")),
     };
-    let mut args = parse_args(raw).map_err(describe)?;
+    let mut args = parsed.map_err(describe)?;
     let coercions = coerce(tool.tool().schema(), &mut args).map_err(describe)?;
     Ok((args, coercions))
+}
+
+/// A parse + coerce made before the pipeline ran (the scheduler makes one to
+/// classify the call), kept on the call for the Coerce stage. It is built
+/// only from the call's own raw arguments, is dropped whenever they are
+/// replaced, and is used only when the stage resolved the very same
+/// registered tool (the same `Arc`), so it is never stale.
+#[derive(Debug)]
+pub(crate) struct Precoerced {
+    /// The tool whose schema the arguments were coerced to.
+    pub(crate) tool: Arc<RegisteredTool>,
+    /// What [`parse_and_coerce`] returned.
+    pub(crate) result: Result<(Value, Vec<Coercion>), String>,
+}
+
+impl Precoerced {
+    /// Parses and coerces `raw` for `tool`.
+    pub(crate) fn new(tool: &Arc<RegisteredTool>, raw: &RawArgs) -> Self {
+        Self {
+            tool: tool.clone(),
+            result: parse_and_coerce(tool, raw),
+        }
+    }
+
+    /// Whether it was made for `tool` (the same registration).
+    pub(crate) fn is_for(&self, tool: &Arc<RegisteredTool>) -> bool {
+        Arc::ptr_eq(&self.tool, tool)
+    }
 }

@@ -3,7 +3,7 @@
 use serde_json::Value;
 
 use super::ArgsError;
-use super::limits::{MAX_ARGS_BYTES, check_depth};
+use super::limits::{MAX_ARGS_BYTES, check_depth, json_size};
 use super::types::json_type_name;
 use crate::call::RawArgs;
 
@@ -11,25 +11,48 @@ use crate::call::RawArgs;
 /// whitespace mean `{}`), a value is taken as is. Enforces [`MAX_DEPTH`](super::MAX_DEPTH) and
 /// [`MAX_ARGS_BYTES`].
 pub fn parse_args(raw: &RawArgs) -> Result<Value, ArgsError> {
-    let value = match raw {
-        RawArgs::Text(text) => {
-            if text.len() > MAX_ARGS_BYTES {
-                return Err(ArgsError::too_large(text.len()));
-            }
-            if text.trim().is_empty() {
-                return Ok(Value::Object(Default::default()));
-            }
-            serde_json::from_str::<Value>(text).map_err(|e| ArgsError::syntax(&e))?
-        }
+    match raw {
+        RawArgs::Text(text) => parse_text(text),
         RawArgs::Value(value) => {
-            check_depth(value, 0)?;
-            let size = serde_json::to_vec(value).map(|v| v.len()).unwrap_or(0);
-            if size > MAX_ARGS_BYTES {
-                return Err(ArgsError::too_large(size));
-            }
-            value.clone()
+            check_value(value)?;
+            object(value.clone())
         }
-    };
+    }
+}
+
+/// [`parse_args`] for arguments the caller gives up: a value is moved, not
+/// copied.
+pub(crate) fn parse_args_owned(raw: RawArgs) -> Result<Value, ArgsError> {
+    match raw {
+        RawArgs::Text(text) => parse_text(&text),
+        RawArgs::Value(value) => {
+            check_value(&value)?;
+            object(value)
+        }
+    }
+}
+
+fn parse_text(text: &str) -> Result<Value, ArgsError> {
+    if text.len() > MAX_ARGS_BYTES {
+        return Err(ArgsError::too_large(text.len()));
+    }
+    if text.trim().is_empty() {
+        return Ok(Value::Object(Default::default()));
+    }
+    object(serde_json::from_str::<Value>(text).map_err(|e| ArgsError::syntax(&e))?)
+}
+
+/// The limits a value given as JSON must keep, as its text would.
+fn check_value(value: &Value) -> Result<(), ArgsError> {
+    check_depth(value, 0)?;
+    let size = json_size(value);
+    if size > MAX_ARGS_BYTES {
+        return Err(ArgsError::too_large(size));
+    }
+    Ok(())
+}
+
+fn object(value: Value) -> Result<Value, ArgsError> {
     match value {
         Value::Object(_) => Ok(value),
         other => Err(ArgsError::NotObject(json_type_name(&other))),

@@ -4,7 +4,7 @@ use std::task::{Context, Poll};
 use tower::Service;
 
 use super::ResponseFuture;
-use super::parse_and_coerce;
+use super::parse_and_coerce_owned;
 use crate::call::{Call, Coerced, Executed, Resolved};
 use crate::future::inner_accessors;
 use crate::outcome::Outcome;
@@ -38,10 +38,16 @@ where
     }
 
     fn call(&mut self, call: Call<Resolved>) -> Self::Future {
-        match parse_and_coerce(&call.state.tool, &call.state.args) {
+        let (call, Resolved { tool, args, pre }) = call.split();
+        // A parse + coerce kept on the call counts only if it was made for
+        // the tool resolved here: the same registration, so the same schema.
+        let result = match pre {
+            Some(pre) if pre.is_for(&tool) => pre.result,
+            _ => parse_and_coerce_owned(&tool, args),
+        };
+        match result {
             Err(message) => ResponseFuture::ended(call.end(Outcome::Failed, message)),
             Ok((args, coercions)) => {
-                let (call, Resolved { tool, .. }) = call.split();
                 let next = call.advance(Coerced {
                     tool,
                     args,

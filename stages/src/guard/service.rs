@@ -75,8 +75,8 @@ where
             started: Instant::now(),
             armed: true,
         };
-        let (call, Unvalidated { args }) = call.split();
-        let next = call.advance(Started { args });
+        let (call, Unvalidated { args, pre }) = call.split();
+        let next = call.advance(Started { args, pre });
         ResponseFuture::new(async move {
             let ended = AssertUnwindSafe(ready_call(inner, next))
                 .catch_unwind()

@@ -44,7 +44,7 @@ where
             let message = format!("tool \"{}\" not found", call.tool);
             return ResponseFuture::ended(call.end(Outcome::Failed, message));
         };
-        let (call, Admitted { args }) = call.split();
-        ResponseFuture::inner(self.inner.call(call.advance(Resolved { tool, args })))
+        let (call, Admitted { args, pre }) = call.split();
+        ResponseFuture::inner(self.inner.call(call.advance(Resolved { tool, args, pre })))
     }
 }
