@@ -42,7 +42,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let rt = tokio::runtime::Builder::new_multi_thread().build()?;
     let tool = GrepTool::new(Workspace::new(&root)?).into_dyn();
     let cx = CallContext::for_test("grep_memory", EventSink::noop());
-    let call = json!({"pattern": "match", "output_mode": "content", "head_limit": 0, "glob": "*.txt"});
+    let call =
+        json!({"pattern": "match", "output_mode": "content", "head_limit": 0, "glob": "*.txt"});
     let started = Instant::now();
     let out = rt
         .block_on(tool.execute(GatedArgs::for_test(call), &cx))

@@ -28,7 +28,12 @@ fn refused_unexpected(r: &ToolResult) {
 /// A gate that, while the person decides, overwrites `name` in place with
 /// `text` (the same inode) and, if `keep_mtime`, puts the modification
 /// time back to what it was.
-fn gate_that_rewrites(env: &Env, name: &str, text: &'static str, keep_mtime: bool) -> Arc<dyn Gate> {
+fn gate_that_rewrites(
+    env: &Env,
+    name: &str,
+    text: &'static str,
+    keep_mtime: bool,
+) -> Arc<dyn Gate> {
     let path = env.path(name);
     Arc::new(gate_fn(move |_req| {
         let path = path.clone();
@@ -52,7 +57,11 @@ fn multi_edit_args(old: &str, new: &str) -> Value {
     json!({"file_path": "a.txt", "edits": [{"old_string": old, "new_string": new}]})
 }
 
-async fn same_size_change_between_read_and_write_is_refused(tool: &str, args: Value, keep_mtime: bool) {
+async fn same_size_change_between_read_and_write_is_refused(
+    tool: &str,
+    args: Value,
+    keep_mtime: bool,
+) {
     let env = Env::new();
     env.put("a.txt", "alpha beta gamma\n");
     env.read("a.txt").await;
@@ -65,12 +74,14 @@ async fn same_size_change_between_read_and_write_is_refused(tool: &str, args: Va
 
 #[tokio::test]
 async fn edit_refuses_a_same_size_change_made_after_its_read() {
-    same_size_change_between_read_and_write_is_refused("edit", edit_args("beta", "BETA"), false).await;
+    same_size_change_between_read_and_write_is_refused("edit", edit_args("beta", "BETA"), false)
+        .await;
 }
 
 #[tokio::test]
 async fn edit_refuses_a_same_size_change_that_puts_the_mtime_back() {
-    same_size_change_between_read_and_write_is_refused("edit", edit_args("beta", "BETA"), true).await;
+    same_size_change_between_read_and_write_is_refused("edit", edit_args("beta", "BETA"), true)
+        .await;
 }
 
 #[tokio::test]
@@ -109,7 +120,9 @@ async fn an_old_file_changed_in_place_with_its_times_restored_is_still_refused()
         .unwrap();
     env.read("a.txt").await;
     let gate = gate_that_rewrites(&env, "a.txt", "ALPHA BETA GAMMA\n", true);
-    let r = env.call_gated("edit", edit_args("beta", "BETA"), gate).await;
+    let r = env
+        .call_gated("edit", edit_args("beta", "BETA"), gate)
+        .await;
     refused_unexpected(&r);
     assert_eq!(env.bytes("a.txt"), b"ALPHA BETA GAMMA\n");
 }
@@ -150,8 +163,14 @@ async fn the_preview_and_the_write_agree_with_the_bytes_read_once() {
         assert_eq!(r.outcome, Outcome::Success, "{args}: {}", r.text());
         assert_eq!(env.bytes("a.txt"), expected.as_bytes(), "{args}");
         let preview = seen.lock().unwrap().clone().unwrap_or_default();
-        let removed = preview.lines().filter(|l| l.starts_with('-') && !l.starts_with("---")).count();
-        let added = preview.lines().filter(|l| l.starts_with('+') && !l.starts_with("+++")).count();
+        let removed = preview
+            .lines()
+            .filter(|l| l.starts_with('-') && !l.starts_with("---"))
+            .count();
+        let added = preview
+            .lines()
+            .filter(|l| l.starts_with('+') && !l.starts_with("+++"))
+            .count();
         let changed = if args["replace_all"] == true { 400 } else { 1 };
         assert_eq!((removed, added), (changed, changed), "{args}: {preview}");
         // The ledger's stamp is the file as written: a second edit needs

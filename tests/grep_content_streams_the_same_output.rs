@@ -142,7 +142,12 @@ async fn windows_deep_in_large_files_match_the_whole_layout() {
             }
             let expected = reference(all.clone(), offset, limit);
             let got = grep(dir.path(), args.clone()).await;
-            assert!(got == expected, "{args}:\n--- got (end)\n{}\n--- expected (end)\n{}", tail(&got), tail(&expected));
+            assert!(
+                got == expected,
+                "{args}:\n--- got (end)\n{}\n--- expected (end)\n{}",
+                tail(&got),
+                tail(&expected)
+            );
         }
     }
 }

@@ -282,8 +282,14 @@ mod tests {
             vec![(at("line 30\n"), String::new())],
             vec![(at("line 30\n"), "line 30\nline 30\n".into())],
             vec![(at("ne 30\nli"), "ne 30\nline 30\nli".into())],
-            vec![(at("line 5\n"), "five\n".into()), (at("line 50\n"), "fifty\n".into())],
-            vec![(at("line 10\n"), "ten\n".into()), (at("line 12\n"), "twelve\n".into())],
+            vec![
+                (at("line 5\n"), "five\n".into()),
+                (at("line 50\n"), "fifty\n".into()),
+            ],
+            vec![
+                (at("line 10\n"), "ten\n".into()),
+                (at("line 12\n"), "twelve\n".into()),
+            ],
             vec![(at("line 59\nline 60\n"), "end".into())],
             vec![(at("line 2\n"), "line 2\n".into())],
         ];

@@ -603,9 +603,7 @@ impl Again<'_> {
                     file,
                     token: self.token,
                 };
-                let searched = self
-                    .searcher
-                    .search_reader(self.matcher, reader, &mut sink);
+                let searched = self.searcher.search_reader(self.matcher, reader, &mut sink);
                 let binary = sink.binary;
                 searched.is_ok() && !binary && (ended_early || count == hit.count)
             }
@@ -636,7 +634,11 @@ impl Again<'_> {
             "({n} file{} changed while the search ran, so some of {} lines are missing above: {}. Search again to see them.)",
             if n == 1 { "" } else { "s" },
             if n == 1 { "its" } else { "their" },
-            std::iter::once(first).chain(rest).cloned().collect::<Vec<_>>().join(", ")
+            std::iter::once(first)
+                .chain(rest)
+                .cloned()
+                .collect::<Vec<_>>()
+                .join(", ")
         ))
     }
 }

@@ -499,13 +499,26 @@ impl FileReadState {
             bytes: Arc::new(bytes),
             hash,
         };
-        *self.inner.snapshot.lock().unwrap_or_else(|p| p.into_inner()) = Some(snapshot);
+        *self
+            .inner
+            .snapshot
+            .lock()
+            .unwrap_or_else(|p| p.into_inner()) = Some(snapshot);
     }
 
     /// The bytes kept for `path`, if the file's metadata is still `meta`'s
     /// (a handle opened since); the slot keeps them unless `take`.
-    pub(crate) fn snapshot(&self, path: &Path, meta: &Metadata, take: bool) -> Option<(Arc<Vec<u8>>, u128)> {
-        let mut slot = self.inner.snapshot.lock().unwrap_or_else(|p| p.into_inner());
+    pub(crate) fn snapshot(
+        &self,
+        path: &Path,
+        meta: &Metadata,
+        take: bool,
+    ) -> Option<(Arc<Vec<u8>>, u128)> {
+        let mut slot = self
+            .inner
+            .snapshot
+            .lock()
+            .unwrap_or_else(|p| p.into_inner());
         let kept = slot.as_ref()?;
         if kept.path != path || kept.key != MetaKey::of(meta) {
             if take {
@@ -522,7 +535,11 @@ impl FileReadState {
 
     /// Drops the kept bytes, if any.
     pub(crate) fn drop_snapshot(&self) {
-        *self.inner.snapshot.lock().unwrap_or_else(|p| p.into_inner()) = None;
+        *self
+            .inner
+            .snapshot
+            .lock()
+            .unwrap_or_else(|p| p.into_inner()) = None;
     }
 
     /// Records a full stamp after the tool itself wrote `bytes` to `path`

@@ -50,16 +50,16 @@ pub(crate) use self::sequence::edit_sequence_decoded;
 pub(crate) use self::snippet::snippet;
 
 use self::apply::{edit_decoded, find_tiered, locate_decoded};
-use super::beneath::FileError;
 use super::atomic::Written;
+use super::beneath::FileError;
 use super::diff::{unified_diff, unified_diff_spliced};
 use super::file_write::{
     FileTool, cancelled, cannot_read, commit_failure, current_bytes, path_failure, read_all,
     refuse_read_denied, stamp_written, write_through,
 };
-use super::workspace::OpenFile;
 use super::read_state::{FileReadState, Freshness, StaleRead, hash_bytes};
 use super::text;
+use super::workspace::OpenFile;
 use super::workspace::Workspace;
 use crate::approval::{Access, Permissions};
 
@@ -294,13 +294,8 @@ fn preview(
     };
     if !args.old_string.is_empty() {
         // Diffed around the places, without building the new text.
-        let located = locate_decoded(
-            &bytes,
-            &args.old_string,
-            &args.new_string,
-            args.replace_all,
-        )
-        .map_err(|e| ToolError::new(e.to_string()))?;
+        let located = locate_decoded(&bytes, &args.old_string, &args.new_string, args.replace_all)
+            .map_err(|e| ToolError::new(e.to_string()))?;
         return Ok(unified_diff_spliced(
             &shown,
             &located.old_text,
@@ -364,7 +359,16 @@ fn execute(
     let bytes = if args.old_string.is_empty() {
         bytes
     } else {
-        match splice_and_write(workspace, state, &path, existing.as_ref(), bytes, hash, args, token) {
+        match splice_and_write(
+            workspace,
+            state,
+            &path,
+            existing.as_ref(),
+            bytes,
+            hash,
+            args,
+            token,
+        ) {
             Ok(done) => {
                 return done.map(|(written, tier, snippet)| {
                     ToolOutput::text(success_text(&shown, tier, &written, &snippet))
@@ -413,6 +417,10 @@ fn success_text(shown: &str, tier: Tier, written: &Written, snippet: &str) -> St
     out
 }
 
+/// A spliced edit written: what was written, how the places were found,
+/// and the snippet of the result.
+type Spliced = (Written, Tier, String);
+
 /// Places at most spliced into the file's own bytes; more are built into
 /// a new text.
 const MAX_SPLICED_PLACES: usize = 16;
@@ -433,14 +441,9 @@ fn splice_and_write(
     hash: u128,
     args: &EditArgs,
     token: &CancellationToken,
-) -> Result<Result<(Written, Tier, String), ToolError>, Arc<Vec<u8>>> {
+) -> Result<Result<Spliced, ToolError>, Arc<Vec<u8>>> {
     let shown = workspace.display(path);
-    let plan = match locate_decoded(
-        &bytes,
-        &args.old_string,
-        &args.new_string,
-        args.replace_all,
-    ) {
+    let plan = match locate_decoded(&bytes, &args.old_string, &args.new_string, args.replace_all) {
         Err(e) => return Ok(Err(ToolError::new(e.to_string()))),
         Ok(located) => match &located.old_text {
             Cow::Borrowed(text) if located.places.len() <= MAX_SPLICED_PLACES => {
