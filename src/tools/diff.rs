@@ -24,10 +24,61 @@ const MAX_DIFF_INPUT_BYTES: usize = 8 * 1024 * 1024;
 /// The unified diff from `old` to `new`, with `--- a/PATH` and
 /// `+++ b/PATH` headers; empty when the texts are equal.
 pub(crate) fn unified_diff(path: &str, old: &str, new: &str) -> String {
+    diff_from_line(path, old, new, 0)
+}
+
+/// [`unified_diff`] from `old` to `old` with each of `places` (byte
+/// ranges of `old`, in order, not overlapping) replaced by its text,
+/// without building the new text whole: only the stretch from a few lines
+/// before the first place to a few lines after the last is compared, and
+/// the hunks are numbered as in the whole file. The same output as
+/// `unified_diff` on the whole new text.
+pub(crate) fn unified_diff_spliced(
+    path: &str,
+    old: &str,
+    places: &[(std::ops::Range<usize>, String)],
+) -> String {
+    let (Some(first), Some(last)) = (places.first(), places.last()) else {
+        return String::new();
+    };
+    let bytes = old.as_bytes();
+    // More lines around the places than the diff's context, so that
+    // trimming the common lines of the stretch finds what it finds on
+    // the whole texts.
+    let mut start = first.0.start;
+    for _ in 0..CONTEXT + 2 {
+        if start == 0 {
+            break;
+        }
+        start = memchr::memrchr(b'\n', &bytes[..start - 1]).map_or(0, |i| i + 1);
+    }
+    let mut end = last.0.end;
+    for _ in 0..CONTEXT + 2 {
+        if end == bytes.len() {
+            break;
+        }
+        end = memchr::memchr(b'\n', &bytes[end..]).map_or(bytes.len(), |i| end + i + 1);
+    }
+    let mut new = String::with_capacity(end - start);
+    let mut from = start;
+    for (range, text) in places {
+        new.push_str(&old[from..range.start]);
+        new.push_str(text);
+        from = range.end;
+    }
+    new.push_str(&old[from..end]);
+    let before = memchr::memchr_iter(b'\n', &bytes[..start]).count();
+    diff_from_line(path, &old[start..end], &new, before)
+}
+
+/// The unified diff of `old` and `new`, which start after line `before`
+/// of the files they are stretches of.
+fn diff_from_line(path: &str, old: &str, new: &str, before: usize) -> String {
     if old == new {
         return String::new();
     }
     let (prefix, old_mid, new_mid) = trim_common_lines(old, new);
+    let prefix = prefix + before;
     let mut out = format!("--- a/{path}\n+++ b/{path}\n");
     let complete = if old_mid.len() + new_mid.len() > MAX_DIFF_INPUT_BYTES {
         // Too big to diff line by line in bounded memory: one hunk that
@@ -216,6 +267,47 @@ mod tests {
             s.pop();
         }
         s
+    }
+
+    #[test]
+    fn the_spliced_diff_is_the_whole_texts_diff() {
+        let old: String = (1..=60).map(|i| format!("line {i}\n")).collect();
+        let at = |needle: &str| {
+            let start = old.find(needle).unwrap();
+            start..start + needle.len()
+        };
+        let cases: Vec<Vec<(std::ops::Range<usize>, String)>> = vec![
+            vec![(at("line 1\n"), "first\n".into())],
+            vec![(at("line 60\n"), "last\n".into())],
+            vec![(at("line 30\n"), String::new())],
+            vec![(at("line 30\n"), "line 30\nline 30\n".into())],
+            vec![(at("ne 30\nli"), "ne 30\nline 30\nli".into())],
+            vec![
+                (at("line 5\n"), "five\n".into()),
+                (at("line 50\n"), "fifty\n".into()),
+            ],
+            vec![
+                (at("line 10\n"), "ten\n".into()),
+                (at("line 12\n"), "twelve\n".into()),
+            ],
+            vec![(at("line 59\nline 60\n"), "end".into())],
+            vec![(at("line 2\n"), "line 2\n".into())],
+        ];
+        for places in cases {
+            let mut new = String::new();
+            let mut from = 0;
+            for (range, text) in &places {
+                new.push_str(&old[from..range.start]);
+                new.push_str(text);
+                from = range.end;
+            }
+            new.push_str(&old[from..]);
+            assert_eq!(
+                unified_diff_spliced("f", &old, &places),
+                unified_diff("f", &old, &new),
+                "{places:?}"
+            );
+        }
     }
 
     #[test]

@@ -21,7 +21,7 @@ use super::workspace::{OpenFile, Workspace};
 /// but never writes.
 pub(crate) type Check<A> = fn(&Workspace, &FileReadState, &A) -> Result<(), ValidationFailure>;
 /// The preview of a file change: the unified diff it would make.
-pub(crate) type Preview<A> = fn(&Workspace, &A) -> Result<String, ToolError>;
+pub(crate) type Preview<A> = fn(&Workspace, &FileReadState, &A) -> Result<String, ToolError>;
 /// The change itself, at the resolved path, under its path lock.
 pub(crate) type Change<A> = fn(
     &Workspace,
@@ -60,8 +60,8 @@ impl FileTool {
         cx: &CallContext,
         preview: Preview<A>,
     ) -> Result<Option<String>, ToolError> {
-        let (workspace, args) = (self.workspace.clone(), args.clone());
-        run_blocking(cx, move |_| preview(&workspace, &args))
+        let (workspace, state, args) = (self.workspace.clone(), self.state.clone(), args.clone());
+        run_blocking(cx, move |_| preview(&workspace, &state, &args))
             .await
             .map(Some)
     }
@@ -167,6 +167,24 @@ pub(crate) fn read_all(mut file: &File, len: u64) -> io::Result<Vec<u8>> {
     let mut bytes = Vec::with_capacity(usize::try_from(len).unwrap_or(0));
     file.read_to_end(&mut bytes)?;
     Ok(bytes)
+}
+
+/// The bytes of the open file `open` at `path` and their hash: those its
+/// change's validate step kept ([`FileReadState::keep_snapshot`]) while
+/// the file's metadata is unchanged since (`take` empties the slot), else
+/// read now.
+pub(crate) fn current_bytes(
+    state: &FileReadState,
+    path: &Path,
+    open: &OpenFile,
+    take: bool,
+) -> io::Result<(std::sync::Arc<Vec<u8>>, u128)> {
+    if let Some(kept) = state.snapshot(path, &open.meta, take) {
+        return Ok(kept);
+    }
+    let bytes = read_all(&open.file, open.meta.len())?;
+    let hash = hash_bytes(&bytes);
+    Ok((std::sync::Arc::new(bytes), hash))
 }
 
 /// Reads a whole file through the workspace (beneath its root, no link

@@ -1,10 +1,18 @@
 //! The `grep` tool: ripgrep in-process, with ripgrep's own crates.
 //!
 //! The walk is parallel (ignore's parallel walker, one searcher per
-//! thread); each file's results are collected whole and the output is
-//! assembled afterwards in a fixed order, so it is deterministic. The
-//! equivalence target is `rg --hidden` with the same flags
-//! (`-U --multiline-dotall` for `multiline`).
+//! thread); the output is assembled afterwards in path order, so it is
+//! deterministic. The equivalence target is `rg --hidden` with the same
+//! flags (`-U --multiline-dotall` for `multiline`).
+//!
+//! Content mode is bounded by the output cap, not by the number of
+//! matches: the walk counts every file's output lines but keeps only a
+//! prefix of them ([`FILE_KEEP_BYTES`] a file, [`KEEP_BYTES`] in all, and
+//! never past `offset + head_limit`); the layout then streams the window
+//! in path order and stops formatting once the 30,000-character cap is
+//! passed, counting the rest. A file whose shown lines were not kept is
+//! searched again, through handles beneath the root, and only if it is
+//! still the same file (device and inode).
 
 use std::borrow::Cow;
 use std::collections::HashMap;
@@ -27,6 +35,7 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use tokio_util::sync::CancellationToken;
 
+use super::beneath;
 use super::blocking::run_blocking;
 use super::schema::builtin_args;
 use super::text;
@@ -49,6 +58,15 @@ pub const DEFAULT_HEAD_LIMIT: usize = default_head_limit!();
 pub const MAX_LINE_CHARS: usize = 500;
 /// Characters of the whole result shown before it is cut.
 pub const MAX_OUTPUT_CHARS: usize = 30_000;
+/// Bytes of one file's content-mode lines kept during the walk at most
+/// (text plus bookkeeping); the rest are counted, and searched again only
+/// if the output reaches them.
+pub const FILE_KEEP_BYTES: usize = 256 << 10;
+/// Bytes of content-mode lines kept during the walk over all files at
+/// most; a file that would go beyond is counted only.
+pub const KEEP_BYTES: usize = 16 << 20;
+/// What one kept line costs besides its text, for the budgets above.
+const LINE_OVERHEAD: usize = std::mem::size_of::<Line>();
 
 static DESCRIPTION: LazyLock<String> = LazyLock::new(|| {
     format!(
@@ -210,25 +228,89 @@ enum Line {
     Break,
 }
 
+impl Line {
+    /// What keeping it costs, for [`FILE_KEEP_BYTES`] and [`KEEP_BYTES`].
+    fn weight(&self) -> usize {
+        LINE_OVERHEAD
+            + match self {
+                Line::Match(_, t) | Line::Context(_, t) => t.capacity(),
+                Line::Break => 0,
+            }
+    }
+}
+
 /// What one file contributed.
 struct FileHit {
     path: PathBuf,
+    /// (device, inode) as searched, so a second search can tell it is the
+    /// same file.
+    id: (u64, u64),
     matches: u64,
+    /// Content mode: how many output lines the file gives.
+    count: usize,
+    /// Content mode: the first of those lines (all of them when
+    /// `lines.len() == count`).
     lines: Vec<Line>,
 }
 
+impl FileHit {
+    fn weight(&self) -> usize {
+        self.lines.iter().map(Line::weight).sum()
+    }
+}
+
+/// One content line as the searcher reports it, not yet decoded.
+#[derive(Clone, Copy)]
+enum Raw<'b> {
+    Match(u64, &'b [u8]),
+    Context(u64, &'b [u8]),
+    Break,
+}
+
+impl Raw<'_> {
+    /// The line as laid out: decoded and cut.
+    fn line(self) -> Line {
+        match self {
+            Raw::Match(n, bytes) => Line::Match(n, cut_line(bytes)),
+            Raw::Context(n, bytes) => Line::Context(n, cut_line(bytes)),
+            Raw::Break => Line::Break,
+        }
+    }
+}
+
+/// Where a search's content lines go: each with its index in the file's
+/// output lines; `false` stops the search.
+type Emit<'e> = &'e mut dyn FnMut(usize, Raw<'_>) -> bool;
+
 /// Collects one file's results; binary files are dropped whole.
-struct Collect<'a> {
+struct Collect<'a, 'e> {
     mode: OutputMode,
     matches: u64,
-    lines: Vec<Line>,
+    /// Content lines reported so far.
+    count: usize,
+    emit: Emit<'e>,
+    /// Whether `emit` asked to stop.
+    stopped: bool,
     binary: bool,
     token: &'a CancellationToken,
     /// Matches and context lines since the token was last checked.
     seen: u32,
 }
 
-impl Collect<'_> {
+impl<'a, 'e> Collect<'a, 'e> {
+    fn new(mode: OutputMode, token: &'a CancellationToken, emit: Emit<'e>) -> Self {
+        Self {
+            mode,
+            matches: 0,
+            count: 0,
+            emit,
+            stopped: false,
+            binary: false,
+            token,
+            seen: 0,
+        }
+    }
+
     /// Every 1,024 lines reported: whether the call was cancelled.
     fn cancelled(&mut self) -> bool {
         self.seen += 1;
@@ -238,9 +320,19 @@ impl Collect<'_> {
         self.seen = 0;
         self.token.is_cancelled()
     }
+
+    /// Hands one content line on; `false` to stop the search.
+    fn push(&mut self, line: Raw<'_>) -> bool {
+        let index = self.count;
+        self.count += 1;
+        if !self.stopped && !(self.emit)(index, line) {
+            self.stopped = true;
+        }
+        !self.stopped
+    }
 }
 
-impl Sink for Collect<'_> {
+impl Sink for Collect<'_, '_> {
     type Error = io::Error;
 
     fn matched(&mut self, _: &Searcher, m: &SinkMatch<'_>) -> Result<bool, io::Error> {
@@ -254,8 +346,9 @@ impl Sink for Collect<'_> {
             OutputMode::Content => {
                 let first = m.line_number().unwrap_or(0);
                 for (i, line) in m.lines().enumerate() {
-                    self.lines
-                        .push(Line::Match(first + i as u64, cut_line(line)));
+                    if !self.push(Raw::Match(first + i as u64, line)) {
+                        return Ok(false);
+                    }
                 }
             }
         }
@@ -267,17 +360,13 @@ impl Sink for Collect<'_> {
             return Ok(false);
         }
         if matches!(c.kind(), SinkContextKind::Before | SinkContextKind::After) {
-            self.lines.push(Line::Context(
-                c.line_number().unwrap_or(0),
-                cut_line(c.bytes()),
-            ));
+            return Ok(self.push(Raw::Context(c.line_number().unwrap_or(0), c.bytes())));
         }
         Ok(true)
     }
 
     fn context_break(&mut self, _: &Searcher) -> Result<bool, io::Error> {
-        self.lines.push(Line::Break);
-        Ok(true)
+        Ok(self.push(Raw::Break))
     }
 
     fn binary_data(&mut self, _: &Searcher, _offset: u64) -> Result<bool, io::Error> {
@@ -350,6 +439,19 @@ fn grep(
         None => None,
     };
 
+    let page = Page {
+        offset: args.offset.unwrap_or(0),
+        limit: match args.head_limit {
+            Some(0) => None,
+            Some(n) => Some(n),
+            None => Some(DEFAULT_HEAD_LIMIT),
+        },
+    };
+    // A file's output lines past `offset + head_limit` are never shown,
+    // wherever the file lands in path order.
+    let keep_lines = page
+        .limit
+        .map_or(usize::MAX, |n| page.offset.saturating_add(n));
     let found: Mutex<Found> = Mutex::new(Found::default());
     let filters = Filters { overrides, types };
     walk(workspace, &start, &filters, default_threads(), || {
@@ -369,22 +471,38 @@ fn grep(
             let Ok(Some((file, stat))) = entry.open_file() else {
                 return Flow::Continue;
             };
-            let mut sink = Collect {
-                mode,
-                matches: 0,
-                lines: Vec::new(),
-                binary: false,
-                token,
-                seen: 0,
+            // Keeps a prefix of the file's lines within the budgets; every
+            // line is counted.
+            let mut lines = Vec::new();
+            let mut weight = 0;
+            let mut keeping = true;
+            let mut keep = |index: usize, raw: Raw<'_>| {
+                if keeping && index < keep_lines {
+                    let line = raw.line();
+                    weight += line.weight();
+                    if weight <= FILE_KEEP_BYTES {
+                        lines.push(line);
+                        return true;
+                    }
+                }
+                keeping = false;
+                true
             };
+            let mut sink = Collect::new(mode, token, &mut keep);
             let reader = CancelReader { file, token };
             let searched = searcher.search_reader(&matcher, reader, &mut sink);
-            let hit = (searched.is_ok() && !sink.binary && sink.matches > 0).then(|| FileHit {
+            let (binary, matches, count) = (sink.binary, sink.matches, sink.count);
+            let hit = (searched.is_ok() && !binary && matches > 0).then(|| FileHit {
                 path: entry.into_path(),
-                matches: sink.matches,
-                lines: sink.lines,
+                // The stat fields' widths differ between targets.
+                #[allow(clippy::unnecessary_cast, clippy::useless_conversion)]
+                id: (stat.st_dev as u64, stat.st_ino as u64),
+                matches,
+                count,
+                lines,
             });
             let mut found = found.lock().unwrap_or_else(|p| p.into_inner());
+            let hit = hit.map(|hit| found.keep(hit));
             if stat.st_nlink > 1 {
                 found.linked(&stat, hit);
             } else {
@@ -416,30 +534,113 @@ fn grep(
         return Ok(ToolOutput::text(text));
     }
     hits.sort_by(|a, b| a.path.cmp(&b.path));
-    let page = Page {
-        offset: args.offset.unwrap_or(0),
-        limit: match args.head_limit {
-            Some(0) => None,
-            Some(n) => Some(n),
-            None => Some(DEFAULT_HEAD_LIMIT),
-        },
+    let (out, changed_note) = match args.output_mode {
+        OutputMode::FilesWithMatches => (cap_output(files_layout(workspace, hits, &page), 0), None),
+        OutputMode::Content => {
+            let mut again = Again {
+                workspace,
+                matcher: &matcher,
+                searcher: searcher.build(),
+                token,
+                changed: Vec::new(),
+            };
+            let out = content_layout(
+                workspace,
+                &hits,
+                args.line_numbers.unwrap_or(true),
+                before > 0 || after > 0,
+                &page,
+                &mut again,
+            );
+            if token.is_cancelled() {
+                return Err(ToolError::cancelled(vec![Content::text(SEARCH_CANCELLED)]));
+            }
+            (out, again.note())
+        }
+        OutputMode::Count => (cap_output(count_layout(workspace, &hits, &page), 0), None),
     };
-    let out = match args.output_mode {
-        OutputMode::FilesWithMatches => files_layout(workspace, hits, &page),
-        OutputMode::Content => content_layout(
-            workspace,
-            &hits,
-            args.line_numbers.unwrap_or(true),
-            before > 0 || after > 0,
-            &page,
-        ),
-        OutputMode::Count => count_layout(workspace, &hits, &page),
-    };
-    let out = cap_output(out);
-    Ok(ToolOutput::text(match withheld_note {
-        Some(note) => format!("{out}\n{note}"),
-        None => out,
-    }))
+    let mut out = out;
+    for note in [changed_note, withheld_note].into_iter().flatten() {
+        out.push('\n');
+        out.push_str(&note);
+    }
+    Ok(ToolOutput::text(out))
+}
+
+/// The second search of files whose shown lines the walk did not keep.
+struct Again<'a> {
+    workspace: &'a Workspace,
+    matcher: &'a RegexMatcher,
+    searcher: Searcher,
+    token: &'a CancellationToken,
+    /// Files that changed since the walk searched them (shown paths).
+    changed: Vec<String>,
+}
+
+impl Again<'_> {
+    /// Searches `hit` again, handing its output lines from index `from` on
+    /// to `emit` until it returns `false`. `false` when the file is no
+    /// longer the one the walk searched, or no longer gives the lines it
+    /// gave (recorded for [`Again::note`]).
+    fn search(&mut self, hit: &FileHit, from: usize, emit: &mut dyn FnMut(Line) -> bool) -> bool {
+        let mut ended_early = false;
+        let mut count = 0;
+        let mut forward = |index: usize, raw: Raw<'_>| {
+            count = index + 1;
+            if index < from {
+                return true;
+            }
+            if index >= hit.count || !emit(raw.line()) {
+                ended_early = index < hit.count;
+                return false;
+            }
+            true
+        };
+        let same = match self.open(hit) {
+            Some(file) => {
+                let mut sink = Collect::new(OutputMode::Content, self.token, &mut forward);
+                let reader = CancelReader {
+                    file,
+                    token: self.token,
+                };
+                let searched = self.searcher.search_reader(self.matcher, reader, &mut sink);
+                let binary = sink.binary;
+                searched.is_ok() && !binary && (ended_early || count == hit.count)
+            }
+            None => false,
+        };
+        if !same && !self.token.is_cancelled() {
+            self.changed.push(self.workspace.display(&hit.path));
+        }
+        same
+    }
+
+    /// Opens the file `hit` names beneath the root, without following a
+    /// link, if it is still the file the walk searched.
+    fn open(&self, hit: &FileHit) -> Option<std::fs::File> {
+        use std::os::fd::AsFd;
+        use std::os::unix::fs::MetadataExt;
+        let (dir, name) = self.workspace.open_parent(&hit.path).ok()?;
+        let file = beneath::open_file_at(dir.as_fd(), &name, beneath::Access::Read).ok()?;
+        let meta = file.metadata().ok()?;
+        ((meta.dev(), meta.ino()) == hit.id).then_some(file)
+    }
+
+    /// The note for files that changed while the search ran.
+    fn note(&self) -> Option<String> {
+        let (first, rest) = self.changed.split_first()?;
+        let n = self.changed.len();
+        Some(format!(
+            "({n} file{} changed while the search ran, so some of {} lines are missing above: {}. Search again to see them.)",
+            if n == 1 { "" } else { "s" },
+            if n == 1 { "its" } else { "their" },
+            std::iter::once(first)
+                .chain(rest)
+                .cloned()
+                .collect::<Vec<_>>()
+                .join(", ")
+        ))
+    }
 }
 
 /// The files a search found, with hard-linked ones held back until the
@@ -447,6 +648,8 @@ fn grep(
 #[derive(Default)]
 struct Found {
     hits: Vec<FileHit>,
+    /// Bytes of content lines kept, within [`KEEP_BYTES`].
+    kept: usize,
     /// (device, inode) → names seen, link count, hits.
     linked: HashMap<(u64, u64), Linked>,
 }
@@ -459,6 +662,17 @@ struct Linked {
 }
 
 impl Found {
+    /// `hit`, its kept lines dropped when they would pass [`KEEP_BYTES`].
+    fn keep(&mut self, mut hit: FileHit) -> FileHit {
+        let weight = hit.weight();
+        if self.kept.saturating_add(weight) > KEEP_BYTES {
+            hit.lines = Vec::new();
+        } else {
+            self.kept += weight;
+        }
+        hit
+    }
+
     fn linked(&mut self, stat: &rustix::fs::Stat, hit: Option<FileHit>) {
         let entry = self.linked.entry((stat.st_dev, stat.st_ino)).or_default();
         entry.seen += 1;
@@ -588,7 +802,14 @@ struct Page {
 impl Page {
     /// The window of `lines`, and a note when lines lie beyond it.
     fn apply(&self, lines: Vec<String>, what: &str) -> (Vec<String>, Option<String>) {
-        let total = lines.len();
+        let (start, end, note) = self.window(lines.len(), what);
+        let window = lines.into_iter().skip(start).take(end - start).collect();
+        (window, note)
+    }
+
+    /// The window `start..end` of `total` lines, and a note when lines lie
+    /// beyond it.
+    fn window(&self, total: usize, what: &str) -> (usize, usize, Option<String>) {
         let end = match self.limit {
             Some(n) => self.offset.saturating_add(n).min(total),
             None => total,
@@ -600,8 +821,7 @@ impl Page {
                 start + 1
             )
         });
-        let window = lines.into_iter().skip(start).take(end - start).collect();
-        (window, note)
+        (start, end, note)
     }
 }
 
@@ -628,39 +848,168 @@ fn files_layout(workspace: &Workspace, mut hits: Vec<FileHit>, page: &Page) -> S
     out.join("\n")
 }
 
+/// Content mode's output: the window of the output lines in path order
+/// (with `--` between files when there is context), capped as
+/// [`cap_output`] caps it. Streams: lines are formatted only until the cap
+/// is passed and counted after that; lines the walk did not keep are
+/// searched again through `again`.
 fn content_layout(
     workspace: &Workspace,
     hits: &[FileHit],
     numbers: bool,
     with_context: bool,
     page: &Page,
+    again: &mut Again<'_>,
 ) -> String {
-    let mut lines = Vec::new();
+    let separators = if with_context { hits.len() - 1 } else { 0 };
+    let total = hits.iter().map(|h| h.count).sum::<usize>() + separators;
+    let (start, end, note) = page.window(total, "lines");
+    let mut out = Capped::default();
+    // The output line at `pos` of the whole sequence; a separator at
+    // either edge of the window separates nothing shown and is left out.
+    let push = |out: &mut Capped, pos: usize, text: Option<String>| {
+        match text {
+            Some(text) => out.push(&text),
+            None if pos == start || pos + 1 == end => {}
+            None => out.push("--"),
+        }
+        out.next = pos + 1;
+    };
+    let mut pos = 0;
     for (i, hit) in hits.iter().enumerate() {
+        if pos >= end || out.full() {
+            break;
+        }
         if with_context && i > 0 {
-            lines.push("--".to_owned());
+            if pos >= start {
+                push(&mut out, pos, None);
+            }
+            pos += 1;
+        }
+        let first = pos;
+        let from = start.saturating_sub(first).min(hit.count);
+        let to = end.saturating_sub(first).min(hit.count);
+        pos = first + hit.count;
+        if from >= to {
+            continue;
         }
         let path = workspace.display(&hit.path);
-        for line in &hit.lines {
-            lines.push(match (line, numbers) {
+        let show = |line: &Line, index: usize, out: &mut Capped| {
+            let text = match (line, numbers) {
                 (Line::Match(n, text), true) => format!("{path}:{n}:{text}"),
                 (Line::Match(_, text), false) => format!("{path}:{text}"),
                 (Line::Context(n, text), true) => format!("{path}-{n}-{text}"),
                 (Line::Context(_, text), false) => format!("{path}-{text}"),
-                (Line::Break, _) => "--".to_owned(),
+                (Line::Break, _) => return push(out, first + index, None),
+            };
+            push(out, first + index, Some(text));
+        };
+        let kept = hit.lines.len().min(to);
+        for index in from..kept {
+            if out.full() {
+                break;
+            }
+            show(&hit.lines[index], index, &mut out);
+        }
+        if kept < to && !out.full() {
+            let mut index = from.max(kept);
+            again.search(hit, index, &mut |line| {
+                show(&line, index, &mut out);
+                index += 1;
+                index < to && !out.full()
             });
         }
     }
-    let (mut window, note) = page.apply(lines, "lines");
-    // A separator at either edge of the window separates nothing shown.
-    if window.first().is_some_and(|l| l == "--") {
-        window.remove(0);
+    if out.full() {
+        // Every line of the window not laid out is one more line cut,
+        // except a separator at its end.
+        let mut more = end.saturating_sub(out.next);
+        if more > 0 && last_is_separator(hits, with_context, end - 1, again) {
+            more -= 1;
+        }
+        return out.finish(note, more);
     }
-    if window.last().is_some_and(|l| l == "--") {
-        window.pop();
+    out.finish(note, 0)
+}
+
+/// Whether output line `pos` of the whole sequence is a separator (`--`).
+fn last_is_separator(
+    hits: &[FileHit],
+    with_context: bool,
+    pos: usize,
+    again: &mut Again<'_>,
+) -> bool {
+    if !with_context {
+        return false;
     }
-    window.extend(note);
-    window.join("\n")
+    let mut first = 0;
+    for (i, hit) in hits.iter().enumerate() {
+        if i > 0 {
+            if first == pos {
+                return true;
+            }
+            first += 1;
+        }
+        if pos < first + hit.count {
+            let index = pos - first;
+            // A break always has a line of its own file after it.
+            if index + 1 == hit.count {
+                return false;
+            }
+            if let Some(line) = hit.lines.get(index) {
+                return matches!(line, Line::Break);
+            }
+            let mut is_break = false;
+            again.search(hit, index, &mut |line| {
+                is_break = matches!(line, Line::Break);
+                false
+            });
+            return is_break;
+        }
+        first += hit.count;
+    }
+    false
+}
+
+/// Output laid out line by line up to just past [`MAX_OUTPUT_CHARS`].
+#[derive(Default)]
+struct Capped {
+    out: String,
+    chars: usize,
+    /// Lines pushed.
+    lines: usize,
+    /// The position, in the whole sequence of output lines, after the
+    /// last one laid out (or left out as a separator at an edge).
+    next: usize,
+}
+
+impl Capped {
+    /// Whether the cap is passed: nothing more is shown.
+    fn full(&self) -> bool {
+        self.chars > MAX_OUTPUT_CHARS
+    }
+
+    fn push(&mut self, line: &str) {
+        if self.lines > 0 {
+            self.out.push('\n');
+            self.chars += 1;
+        }
+        self.out.push_str(line);
+        self.chars += line.chars().count();
+        self.lines += 1;
+    }
+
+    /// The output with the page's note, capped, with `more` lines beyond
+    /// those pushed counted as cut.
+    fn finish(mut self, note: Option<String>, more: usize) -> String {
+        if let Some(note) = note {
+            if self.full() {
+                return cap_output(self.out, more + 1);
+            }
+            self.push(&note);
+        }
+        cap_output(self.out, more)
+    }
 }
 
 fn count_layout(workspace: &Workspace, hits: &[FileHit], page: &Page) -> String {
@@ -681,13 +1030,14 @@ fn count_layout(workspace: &Workspace, hits: &[FileHit], page: &Page) -> String 
 }
 
 /// Cuts `out` at a line boundary to at most [`MAX_OUTPUT_CHARS`]
-/// characters, with a note saying how much was left out.
-fn cap_output(out: String) -> String {
+/// characters, with a note saying how much was left out: the lines of
+/// `out` cut, plus `more` lines that followed it and were not laid out.
+fn cap_output(out: String, more: usize) -> String {
     let Some((limit, _)) = out.char_indices().nth(MAX_OUTPUT_CHARS) else {
         return out;
     };
     let cut = out[..limit].rfind('\n').unwrap_or(0);
-    let omitted = out[cut..].lines().filter(|l| !l.is_empty()).count();
+    let omitted = out[cut..].lines().filter(|l| !l.is_empty()).count() + more;
     format!(
         "{}\n(Output truncated at {} characters: {omitted} more lines not shown. Use head_limit and offset to page, or narrow the pattern, path or glob.)",
         &out[..cut],
@@ -753,7 +1103,7 @@ mod tests {
     #[test]
     fn output_is_capped_at_a_line_boundary() {
         let out: String = (0..5000).map(|i| format!("line {i:05}\n")).collect();
-        let capped = cap_output(out);
+        let capped = cap_output(out, 0);
         let (body, note) = capped.rsplit_once('\n').unwrap();
         assert!(body.chars().count() <= MAX_OUTPUT_CHARS);
         assert!(note.starts_with("(Output truncated at 30,000 characters: "));

@@ -25,7 +25,7 @@ use super::beneath::FileError;
 use super::diff::unified_diff;
 use super::edit::{EditsError, Step, edit_sequence_decoded, snippet};
 use super::file_write::{
-    FileTool, cancelled, cannot_read, commit_failure, path_failure, read_all, read_existing,
+    FileTool, cancelled, cannot_read, commit_failure, current_bytes, path_failure, read_all,
     refuse_read_denied, stamp_written, write_through,
 };
 use super::read_state::{FileReadState, Freshness, StaleRead, hash_bytes};
@@ -275,6 +275,8 @@ fn check(
     state: &FileReadState,
     args: &MultiEditArgs,
 ) -> Result<(), ValidationFailure> {
+    // Whatever an earlier call kept is not this call's.
+    state.drop_snapshot();
     refuse_read_denied(workspace, &args.file_path, "edits")?;
     let path = workspace
         .resolve_new(&args.file_path)
@@ -297,17 +299,17 @@ fn check(
         }
         Err(e) => return Err(path_failure(e.message(&shown, "edit"))),
     };
+    // Read once: the preview and the change use these bytes while the
+    // file's metadata stays as it is now.
     let bytes =
         read_all(&open.file, open.meta.len()).map_err(|e| path_failure(cannot_read(&shown, &e)))?;
+    let hash = hash_bytes(&bytes);
     if text::decode(&bytes).is_none() {
         return Err(edits_failure(EditsError::File(
             super::edit::EditError::NotText,
         )));
     }
-    match state
-        .freshness_of(&path, &open.file, &open.meta)
-        .map_err(|e| path_failure(cannot_read(&shown, &e)))?
-    {
+    match state.freshness_by_hash(&path, &open.meta, hash) {
         Freshness::NotRead => return Err(StaleRead::NotRead.into()),
         Freshness::Changed => return Err(StaleRead::ModifiedSinceRead.into()),
         // Edits change only text the model quotes: a partial read will do.
@@ -315,17 +317,29 @@ fn check(
     }
     edit_sequence_decoded(&bytes, &steps)
         .map(|_| ())
-        .map_err(edits_failure)
+        .map_err(edits_failure)?;
+    state.keep_snapshot(&path, &open.meta, bytes, hash);
+    Ok(())
 }
 
-fn preview(workspace: &Workspace, args: &MultiEditArgs) -> Result<String, ToolError> {
+fn preview(
+    workspace: &Workspace,
+    state: &FileReadState,
+    args: &MultiEditArgs,
+) -> Result<String, ToolError> {
     let path = workspace
         .resolve_new(&args.file_path)
         .map_err(|e| ToolError::new(e.to_string()))?;
     let shown = workspace.display(&path);
-    let bytes = read_existing(workspace, &path)
-        .map_err(|e| ToolError::new(e.message(&shown, "edit")))?
-        .unwrap_or_default();
+    let bytes = match workspace.open_file(&path) {
+        Ok(open) => {
+            current_bytes(state, &path, &open, false)
+                .map_err(|e| ToolError::new(cannot_read(&shown, &e)))?
+                .0
+        }
+        Err(FileError::NotFound) => Default::default(),
+        Err(e) => return Err(ToolError::new(e.message(&shown, "edit"))),
+    };
     let edited = edit_sequence_decoded(&bytes, &args.edits.steps())
         .map_err(|e| ToolError::new(e.to_string()))?;
     Ok(unified_diff(&shown, &edited.old_text, &edited.applied.text))
@@ -348,7 +362,7 @@ fn execute(
     let (bytes, hash) = match &existing {
         // It existed when validated and is gone now.
         None if !creates(args) => return Err(modified()),
-        None => (Vec::new(), hash_bytes(b"")),
+        None => (Default::default(), hash_bytes(b"")),
         Some(open) => {
             // The last check, under the path lock, right before the write.
             match state.freshness_of(&path, &open.file, &open.meta) {
@@ -356,10 +370,12 @@ fn execute(
                 Ok(Freshness::NotRead | Freshness::Changed) => return Err(modified()),
                 Err(e) => return Err(ToolError::new(cannot_read(&shown, &e))),
             }
-            let bytes = read_all(&open.file, open.meta.len())
+            // The bytes validate read, if the file is still as it was then
+            // (the commit compares the bytes again when its change time
+            // is too recent to tell a same-size write in the same tick).
+            let (bytes, hash) = current_bytes(state, &path, open, true)
                 .map_err(|e| ToolError::new(cannot_read(&shown, &e)))?;
             // The bytes edited must be the bytes the model saw.
-            let hash = hash_bytes(&bytes);
             match state.get(&path) {
                 Some(stamp) if stamp.hash == hash => (bytes, hash),
                 _ => return Err(modified()),

@@ -293,6 +293,67 @@ pub struct FileReadState {
 struct Inner {
     stamps: Mutex<HashMap<PathBuf, ReadStamp>>,
     locks: Mutex<HashMap<PathBuf, Arc<tokio::sync::Mutex<()>>>>,
+    /// The bytes a change's validate step read, for its preview and
+    /// change to use instead of reading the file again (one slot).
+    snapshot: Mutex<Option<Snapshot>>,
+}
+
+/// A file's bytes as a change's validate step read them, with the
+/// metadata of the handle they came through and their hash. Used only
+/// while the file's metadata is still exactly that (same inode, size,
+/// modification and change times, link count).
+pub(crate) struct Snapshot {
+    path: PathBuf,
+    key: MetaKey,
+    /// The bytes.
+    pub(crate) bytes: Arc<Vec<u8>>,
+    /// XXH3-128 of the bytes.
+    pub(crate) hash: u128,
+}
+
+impl std::fmt::Debug for Snapshot {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Snapshot")
+            .field("path", &self.path)
+            .field("key", &self.key)
+            .field("bytes", &self.bytes.len())
+            .finish()
+    }
+}
+
+/// What must not have changed for a [`Snapshot`] to stand for the file.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct MetaKey {
+    id: (u64, u64),
+    len: u64,
+    mtime: (i64, i64),
+    ctime: (i64, i64),
+    nlink: u64,
+}
+
+impl MetaKey {
+    #[cfg(unix)]
+    fn of(meta: &Metadata) -> Self {
+        use std::os::unix::fs::MetadataExt;
+        Self {
+            id: (meta.dev(), meta.ino()),
+            len: meta.len(),
+            mtime: (meta.mtime(), meta.mtime_nsec()),
+            ctime: (meta.ctime(), meta.ctime_nsec()),
+            nlink: meta.nlink(),
+        }
+    }
+
+    #[cfg(not(unix))]
+    fn of(meta: &Metadata) -> Self {
+        Self {
+            id: (0, 0),
+            len: meta.len(),
+            mtime: (0, 0),
+            ctime: (0, 0),
+            nlink: 1,
+        }
+    }
 }
 
 impl FileReadState {
@@ -410,6 +471,75 @@ impl FileReadState {
             (true, true) => Freshness::Partial,
             (true, false) => Freshness::Unchanged,
         })
+    }
+
+    /// Whether the file at `path` with metadata `meta` is unchanged since
+    /// it was stamped, [`FileReadState::freshness_of`] with the hash of
+    /// bytes already read through that handle instead of reading them
+    /// again.
+    pub(crate) fn freshness_by_hash(&self, path: &Path, meta: &Metadata, hash: u128) -> Freshness {
+        let Some(stamp) = self.get(path) else {
+            return Freshness::NotRead;
+        };
+        let unchanged = stamp.metadata_proves_unchanged(meta)
+            || (meta.len() == stamp.size && hash == stamp.hash);
+        match (unchanged, stamp.partial) {
+            (false, _) => Freshness::Changed,
+            (true, true) => Freshness::Partial,
+            (true, false) => Freshness::Unchanged,
+        }
+    }
+
+    /// Keeps the bytes a change's validate step read from `path` (through
+    /// a handle with metadata `meta`), in place of any kept before.
+    pub(crate) fn keep_snapshot(&self, path: &Path, meta: &Metadata, bytes: Vec<u8>, hash: u128) {
+        let snapshot = Snapshot {
+            path: path.to_path_buf(),
+            key: MetaKey::of(meta),
+            bytes: Arc::new(bytes),
+            hash,
+        };
+        *self
+            .inner
+            .snapshot
+            .lock()
+            .unwrap_or_else(|p| p.into_inner()) = Some(snapshot);
+    }
+
+    /// The bytes kept for `path`, if the file's metadata is still `meta`'s
+    /// (a handle opened since); the slot keeps them unless `take`.
+    pub(crate) fn snapshot(
+        &self,
+        path: &Path,
+        meta: &Metadata,
+        take: bool,
+    ) -> Option<(Arc<Vec<u8>>, u128)> {
+        let mut slot = self
+            .inner
+            .snapshot
+            .lock()
+            .unwrap_or_else(|p| p.into_inner());
+        let kept = slot.as_ref()?;
+        if kept.path != path || kept.key != MetaKey::of(meta) {
+            if take {
+                *slot = None;
+            }
+            return None;
+        }
+        let found = (kept.bytes.clone(), kept.hash);
+        if take {
+            *slot = None;
+        }
+        Some(found)
+    }
+
+    /// Drops the kept bytes, if any.
+    pub(crate) fn drop_snapshot(&self) {
+        *self
+            .inner
+            .snapshot
+            .lock()
+            .unwrap_or_else(|p| p.into_inner()) = None;
     }
 
     /// Records a full stamp after the tool itself wrote `bytes` to `path`

@@ -179,7 +179,11 @@ fn check(
     }
 }
 
-fn preview(workspace: &Workspace, args: &WriteArgs) -> Result<String, ToolError> {
+fn preview(
+    workspace: &Workspace,
+    _state: &FileReadState,
+    args: &WriteArgs,
+) -> Result<String, ToolError> {
     let path = workspace
         .resolve_new(&args.file_path)
         .map_err(|e| ToolError::new(e.to_string()))?;

@@ -197,6 +197,70 @@ pub(super) struct Edited<'a> {
     pub(super) format: Format,
 }
 
+/// An edit located in a file's decoded text but not applied: where each
+/// replacement goes and what it puts there, so the new text can be
+/// spliced into the old bytes or diffed around the places without being
+/// built whole.
+pub(super) struct Located<'a> {
+    /// The old text, decoded and normalized (borrowed from the bytes when
+    /// they are plain UTF-8 with LF line endings).
+    pub(super) old_text: Cow<'a, str>,
+    /// Each replaced byte range of `old_text` and its replacement, in
+    /// order, not overlapping.
+    pub(super) places: Vec<(Range<usize>, String)>,
+    /// How `old_string` was found.
+    pub(super) tier: Tier,
+}
+
+impl Located<'_> {
+    /// Where the replacements land in the new text (the spans of
+    /// [`Applied`]).
+    pub(super) fn spans(&self) -> Vec<Range<usize>> {
+        let mut shift = 0isize;
+        self.places
+            .iter()
+            .map(|(range, new)| {
+                let start = range.start.saturating_add_signed(shift);
+                shift += new.len() as isize - range.len() as isize;
+                start..start + new.len()
+            })
+            .collect()
+    }
+}
+
+/// [`edit_decoded`] for a non-empty `old`, with the tiers, stopping short
+/// of building the new text: the same checks and refusals, the same
+/// places and replacements.
+pub(super) fn locate_decoded<'a>(
+    bytes: &'a [u8],
+    old: &str,
+    new: &str,
+    replace_all: bool,
+) -> Result<Located<'a>, EditError> {
+    if old == new {
+        return Err(EditError::NoChange);
+    }
+    let decoded = text::decode(bytes).ok_or(EditError::NotText)?;
+    let format = decoded.format;
+    let (old_n, new_n) = (format.normalize(old), format.normalize(new));
+    let found = find_tiered(&decoded.text, &old_n, &new_n, replace_all, old)?;
+    let mut places = Vec::with_capacity(found.places.len());
+    let mut from = 0;
+    for place in &found.places {
+        if place.range.start < from {
+            // Overlaps the place before: that one was replaced.
+            continue;
+        }
+        places.push((place.range.clone(), place.replacement(&new_n).into_owned()));
+        from = place.range.end;
+    }
+    Ok(Located {
+        old_text: decoded.text,
+        places,
+        tier: found.tier,
+    })
+}
+
 pub(super) fn edit_decoded<'a>(
     bytes: &'a [u8],
     old: &str,

@@ -27,7 +27,9 @@ mod sequence;
 mod snippet;
 mod tiers;
 
-use std::path::PathBuf;
+use std::borrow::Cow;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use agentcore_stages::typed::TypedTool;
 use agentcore_stages::{
@@ -47,15 +49,17 @@ pub(crate) use self::near::closest;
 pub(crate) use self::sequence::edit_sequence_decoded;
 pub(crate) use self::snippet::snippet;
 
-use self::apply::{edit_decoded, find_tiered};
+use self::apply::{edit_decoded, find_tiered, locate_decoded};
+use super::atomic::Written;
 use super::beneath::FileError;
-use super::diff::unified_diff;
+use super::diff::{unified_diff, unified_diff_spliced};
 use super::file_write::{
-    FileTool, cancelled, cannot_read, commit_failure, path_failure, read_all, read_existing,
+    FileTool, cancelled, cannot_read, commit_failure, current_bytes, path_failure, read_all,
     refuse_read_denied, stamp_written, write_through,
 };
 use super::read_state::{FileReadState, Freshness, StaleRead, hash_bytes};
 use super::text;
+use super::workspace::OpenFile;
 use super::workspace::Workspace;
 use crate::approval::{Access, Permissions};
 
@@ -203,6 +207,8 @@ fn check(
     state: &FileReadState,
     args: &EditArgs,
 ) -> Result<(), ValidationFailure> {
+    // Whatever an earlier call kept is not this call's.
+    state.drop_snapshot();
     refuse_read_denied(workspace, &args.file_path, "edits")?;
     if args.old_string == args.new_string {
         return Err(edit_failure(EditError::NoChange));
@@ -225,30 +231,34 @@ fn check(
         }
         Err(e) => return Err(path_failure(e.message(&shown, "edit"))),
     };
+    // Read once: the preview and the change use these bytes while the
+    // file's metadata stays as it is now.
     let bytes =
         read_all(&open.file, open.meta.len()).map_err(|e| path_failure(cannot_read(&shown, &e)))?;
-    let decoded = text::decode(&bytes).ok_or_else(|| edit_failure(EditError::NotText))?;
-    if args.old_string.is_empty() && !decoded.text.is_empty() {
-        return Err(edit_failure(EditError::FileExists));
-    }
-    if !args.old_string.is_empty() && args.old_string.trim().is_empty() {
-        return Err(edit_failure(EditError::Blank));
-    }
-    match state
-        .freshness_of(&path, &open.file, &open.meta)
-        .map_err(|e| path_failure(cannot_read(&shown, &e)))?
+    let hash = hash_bytes(&bytes);
     {
-        Freshness::NotRead => return Err(StaleRead::NotRead.into()),
-        Freshness::Changed => return Err(StaleRead::ModifiedSinceRead.into()),
-        // An edit changes only text the model quotes: a partial read will do.
-        Freshness::Partial | Freshness::Unchanged => {}
+        let decoded = text::decode(&bytes).ok_or_else(|| edit_failure(EditError::NotText))?;
+        if args.old_string.is_empty() && !decoded.text.is_empty() {
+            return Err(edit_failure(EditError::FileExists));
+        }
+        if !args.old_string.is_empty() && args.old_string.trim().is_empty() {
+            return Err(edit_failure(EditError::Blank));
+        }
+        match state.freshness_by_hash(&path, &open.meta, hash) {
+            Freshness::NotRead => return Err(StaleRead::NotRead.into()),
+            Freshness::Changed => return Err(StaleRead::ModifiedSinceRead.into()),
+            // An edit changes only text the model quotes: a partial read will do.
+            Freshness::Partial | Freshness::Unchanged => {}
+        }
+        let format = decoded.format;
+        let (old, new) = (
+            format.normalize(&args.old_string),
+            format.normalize(&args.new_string),
+        );
+        count_check(&decoded.text, &old, &new, args)?;
     }
-    let format = decoded.format;
-    let (old, new) = (
-        format.normalize(&args.old_string),
-        format.normalize(&args.new_string),
-    );
-    count_check(&decoded.text, &old, &new, args)
+    state.keep_snapshot(&path, &open.meta, bytes, hash);
+    Ok(())
 }
 
 /// Codes 6, 9, 4 and 5 (by the tiers) without building the new text.
@@ -264,14 +274,34 @@ fn count_check(text: &str, old: &str, new: &str, args: &EditArgs) -> Result<(), 
         .map_err(edit_failure)
 }
 
-fn preview(workspace: &Workspace, args: &EditArgs) -> Result<String, ToolError> {
+fn preview(
+    workspace: &Workspace,
+    state: &FileReadState,
+    args: &EditArgs,
+) -> Result<String, ToolError> {
     let path = workspace
         .resolve_new(&args.file_path)
         .map_err(|e| ToolError::new(e.to_string()))?;
     let shown = workspace.display(&path);
-    let bytes = read_existing(workspace, &path)
-        .map_err(|e| ToolError::new(e.message(&shown, "edit")))?
-        .unwrap_or_default();
+    let bytes = match workspace.open_file(&path) {
+        Ok(open) => {
+            current_bytes(state, &path, &open, false)
+                .map_err(|e| ToolError::new(cannot_read(&shown, &e)))?
+                .0
+        }
+        Err(FileError::NotFound) => Default::default(),
+        Err(e) => return Err(ToolError::new(e.message(&shown, "edit"))),
+    };
+    if !args.old_string.is_empty() {
+        // Diffed around the places, without building the new text.
+        let located = locate_decoded(&bytes, &args.old_string, &args.new_string, args.replace_all)
+            .map_err(|e| ToolError::new(e.to_string()))?;
+        return Ok(unified_diff_spliced(
+            &shown,
+            &located.old_text,
+            &located.places,
+        ));
+    }
     let edited = edit_decoded(
         &bytes,
         &args.old_string,
@@ -303,7 +333,7 @@ fn execute(
             // It existed when validated and is gone now.
             return Err(modified());
         }
-        None => (Vec::new(), hash_bytes(b"")),
+        None => (Arc::default(), hash_bytes(b"")),
         Some(open) => {
             // The last check, under the path lock, right before the write.
             match state.freshness_of(&path, &open.file, &open.meta) {
@@ -311,10 +341,12 @@ fn execute(
                 Ok(Freshness::NotRead | Freshness::Changed) => return Err(modified()),
                 Err(e) => return Err(ToolError::new(cannot_read(&shown, &e))),
             }
-            let bytes = read_all(&open.file, open.meta.len())
+            // The bytes validate read, if the file is still as it was then
+            // (the commit compares the bytes again when its change time
+            // is too recent to tell a same-size write in the same tick).
+            let (bytes, hash) = current_bytes(state, &path, open, true)
                 .map_err(|e| ToolError::new(cannot_read(&shown, &e)))?;
             // The bytes edited must be the bytes the model saw.
-            let hash = hash_bytes(&bytes);
             match state.get(&path) {
                 Some(stamp) if stamp.hash == hash => (bytes, hash),
                 _ => return Err(modified()),
@@ -324,6 +356,27 @@ fn execute(
     if token.is_cancelled() {
         return Err(cancelled(&shown));
     }
+    let bytes = if args.old_string.is_empty() {
+        bytes
+    } else {
+        match splice_and_write(
+            workspace,
+            state,
+            &path,
+            existing.as_ref(),
+            bytes,
+            hash,
+            args,
+            token,
+        ) {
+            Ok(done) => {
+                return done.map(|(written, tier, snippet)| {
+                    ToolOutput::text(success_text(&shown, tier, &written, &snippet))
+                });
+            }
+            Err(bytes) => bytes,
+        }
+    };
     let edited = edit_decoded(
         &bytes,
         &args.old_string,
@@ -337,8 +390,19 @@ fn execute(
         .map_err(|e| commit_failure(e, &shown, "edit"))?;
     // Past the point of no return: the call reports what happened.
     stamp_written(state, &path, &written, &new_bytes);
+    let snippet = snippet(&edited.applied.text, &edited.applied.spans);
+    Ok(ToolOutput::text(success_text(
+        &shown,
+        edited.applied.tier,
+        &written,
+        &snippet,
+    )))
+}
+
+/// What a successful edit says.
+fn success_text(shown: &str, tier: Tier, written: &Written, snippet: &str) -> String {
     let mut out = format!("The file {shown} has been updated successfully.");
-    if let Some(note) = edited.applied.tier.note() {
+    if let Some(note) = tier.note() {
         out.push(' ');
         out.push_str(note);
     }
@@ -346,12 +410,70 @@ fn execute(
         out.push(' ');
         out.push_str(&note);
     }
-    let snippet = snippet(&edited.applied.text, &edited.applied.spans);
     if !snippet.is_empty() {
         out.push('\n');
-        out.push_str(&snippet);
+        out.push_str(snippet);
     }
-    Ok(ToolOutput::text(out))
+    out
+}
+
+/// A spliced edit written: what was written, how the places were found,
+/// and the snippet of the result.
+type Spliced = (Written, Tier, String);
+
+/// Places at most spliced into the file's own bytes; more are built into
+/// a new text.
+const MAX_SPLICED_PLACES: usize = 16;
+
+/// The change for a plain UTF-8 file with LF line endings (optionally
+/// with a byte-order mark): the replacements are spliced into the bytes
+/// read, which are then written, so the file is held once, not twice.
+/// `Err(bytes)` back when the file is not such a file or has too many
+/// places (the caller builds the new text instead). `bytes` is the file
+/// as checked.
+#[allow(clippy::too_many_arguments)]
+fn splice_and_write(
+    workspace: &Workspace,
+    state: &FileReadState,
+    path: &Path,
+    existing: Option<&OpenFile>,
+    bytes: Arc<Vec<u8>>,
+    hash: u128,
+    args: &EditArgs,
+    token: &CancellationToken,
+) -> Result<Result<Spliced, ToolError>, Arc<Vec<u8>>> {
+    let shown = workspace.display(path);
+    let plan = match locate_decoded(&bytes, &args.old_string, &args.new_string, args.replace_all) {
+        Err(e) => return Ok(Err(ToolError::new(e.to_string()))),
+        Ok(located) => match &located.old_text {
+            Cow::Borrowed(text) if located.places.len() <= MAX_SPLICED_PLACES => {
+                // The text is the bytes after a byte-order mark, if any.
+                let offset = bytes.len() - text.len();
+                let spans = located.spans();
+                Some((located.places, located.tier, spans, offset))
+            }
+            _ => None,
+        },
+    };
+    let Some((places, tier, spans, offset)) = plan else {
+        return Err(bytes);
+    };
+    // The only other holder was the ledger's slot, emptied when taken;
+    // a copy otherwise.
+    let mut new_bytes = Arc::unwrap_or_clone(bytes);
+    for (range, text) in places.iter().rev() {
+        new_bytes.splice(offset + range.start..offset + range.end, text.bytes());
+    }
+    let written = match write_through(workspace, path, existing, hash, &new_bytes, token) {
+        Ok(written) => written,
+        Err(e) => return Ok(Err(commit_failure(e, &shown, "edit"))),
+    };
+    // Past the point of no return: the call reports what happened.
+    stamp_written(state, path, &written, &new_bytes);
+    let snippet = std::str::from_utf8(&new_bytes[offset..])
+        .map(|text| snippet(text, &spans))
+        .unwrap_or_default();
+    Ok(Ok((written, tier, snippet)))
 }
 
 #[cfg(test)]
