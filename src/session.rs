@@ -10,7 +10,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use agentcore_stages::typed::TypedTool;
-use agentcore_stages::{EventSink, Gate, Pipeline, Tool, ToolRegistry};
+use agentcore_stages::{Breaker, EventSink, Gate, Pipeline, Tool, ToolRegistry};
 
 use crate::approval::{ApprovalEngine, Mode, Policy, PolicyError, RootAccess};
 use crate::hooks::{HookConfig, HookConfigError, HookRunner, PostToolUseLayer, PreToolUseGate};
@@ -266,7 +266,36 @@ pub struct Session {
     registry: Arc<ToolRegistry>,
     pipeline: Pipeline,
     scheduler: Scheduler,
+    assembly: Assembly,
     mcp: Mounted,
+}
+
+/// What a session's pipeline and scheduler are built from, kept to build
+/// them again over a refreshed registry.
+struct Assembly {
+    gate: Arc<dyn Gate>,
+    hooks: Option<HookRunner>,
+    max_tool_errors: u32,
+    scheduler: SchedulerConfig,
+}
+
+impl Assembly {
+    fn build(&self, registry: &Arc<ToolRegistry>, breaker: Breaker) -> (Pipeline, Scheduler) {
+        let pipeline = Pipeline::builder()
+            .registry(registry.clone())
+            .gate(self.gate.clone())
+            .max_tool_errors(self.max_tool_errors)
+            .breaker(breaker)
+            .build();
+        let service = match &self.hooks {
+            Some(runner) => pipeline.service_with(
+                tower::ServiceBuilder::new().layer(PostToolUseLayer::new(runner.clone())),
+            ),
+            None => pipeline.service(),
+        };
+        let scheduler = Scheduler::new(service, registry.clone(), self.scheduler);
+        (pipeline, scheduler)
+    }
 }
 
 impl std::fmt::Debug for Session {
@@ -365,25 +394,17 @@ impl Session {
             Some(runner) => Arc::new(PreToolUseGate::new(runner.clone(), approval.clone())),
             None => Arc::new(approval.clone()),
         };
-        let pipeline = Pipeline::builder()
-            .registry(registry.clone())
-            .gate(gate)
-            .max_tool_errors(config.max_tool_errors)
-            .build();
-        let service = match hooks {
-            Some(runner) => pipeline
-                .service_with(tower::ServiceBuilder::new().layer(PostToolUseLayer::new(runner))),
-            None => pipeline.service(),
-        };
-        let scheduler = Scheduler::new(
-            service,
-            registry.clone(),
-            SchedulerConfig {
+        let assembly = Assembly {
+            gate,
+            hooks,
+            max_tool_errors: config.max_tool_errors,
+            scheduler: SchedulerConfig {
                 max_concurrency: config.max_concurrency,
                 steering: config.steering,
                 ..SchedulerConfig::default()
             },
-        );
+        };
+        let (pipeline, scheduler) = assembly.build(&registry, Breaker::default());
         Ok(Self {
             jobs,
             sandbox,
@@ -394,8 +415,32 @@ impl Session {
             registry,
             pipeline,
             scheduler,
+            assembly,
             mcp,
         })
+    }
+
+    /// Mounts again the tools of every MCP server that said its tool list
+    /// changed (`notifications/tools/list_changed`) since it was listed:
+    /// tools it added join the registry, tools it dropped leave it, and the
+    /// pipeline and scheduler are built again over it (the breaker's counts
+    /// are kept). Call it between turns, with no call running: `agentcore
+    /// run` does before each turn. Returns the tools that could not be
+    /// mounted (also kept in [`Session::mcp_failures`]); nothing changes
+    /// when no list changed.
+    pub async fn refresh_mcp_tools(&mut self) -> Vec<MountFailure> {
+        let Some((registry, failures)) = self.mcp.refreshed(&self.registry).await else {
+            return Vec::new();
+        };
+        let registry = Arc::new(registry);
+        let (pipeline, scheduler) = self
+            .assembly
+            .build(&registry, self.pipeline.breaker().clone());
+        self.registry = registry;
+        self.pipeline = pipeline;
+        self.scheduler = scheduler;
+        self.mcp.failures.extend(failures.iter().cloned());
+        failures
     }
 
     /// The MCP servers mounted (those that started).

@@ -285,3 +285,66 @@ fn sessions_beyond_the_cap_get_503_open_ones_go_on() {
     assert_ne!(again, one);
     assert_eq!(server.output_dirs(), 2);
 }
+
+#[test]
+fn a_session_id_that_is_not_one_visible_ascii_value_is_refused_and_opens_nothing() {
+    let server = running("127.0.0.1:0", &["--max-sessions", "1"], &[]);
+    let first = server.open(&[]);
+    let body = initialize().to_string();
+    let ask = |ids: &[&[u8]]| {
+        let mut head = format!(
+            "POST /mcp HTTP/1.1\r\nHost: {}\r\nConnection: close\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nContent-Length: {}\r\n",
+            server.connect,
+            body.len()
+        )
+        .into_bytes();
+        for id in ids {
+            head.extend_from_slice(b"Mcp-Session-Id: ");
+            head.extend_from_slice(id);
+            head.extend_from_slice(b"\r\n");
+        }
+        head.extend_from_slice(b"\r\n");
+        http::send(server.connect, &head, body.as_bytes())
+    };
+    // rmcp would read these as no id at all and open a session past the cap.
+    for ids in [
+        vec![&b"\xff"[..]],
+        vec![&b"caf\xc3\xa9"[..]],
+        vec![first.as_bytes(), b"\xff"],
+        vec![first.as_bytes(), first.as_bytes()],
+    ] {
+        for _ in 0..3 {
+            let reply = ask(&ids);
+            assert_eq!(reply.status, 400, "{ids:?}: {reply:?}");
+            assert!(reply.header("mcp-session-id").is_none(), "{reply:?}");
+        }
+    }
+    // The cap still holds: the one open session is all there is.
+    assert_eq!(server.post(None, &[], &initialize()).status, 503);
+}
+
+#[test]
+fn loopback_without_a_token_is_refused_when_commands_may_use_the_network() {
+    let dir = tempfile::tempdir().unwrap();
+    let policy = dir.path().join("policy.toml");
+    std::fs::write(&policy, "[sandbox]\nnetwork = true\n").unwrap();
+    let policy = policy.to_str().unwrap();
+    match start("127.0.0.1:0", &["--policy", policy], &[]) {
+        Started::Ended(status, stderr) => {
+            assert_eq!(status.code(), Some(2), "{stderr}");
+            assert!(
+                stderr.contains("answer its own approval questions"),
+                "{stderr}"
+            );
+            assert!(stderr.contains("--token-file"), "{stderr}");
+        }
+        Started::Running(_) => panic!("served on loopback without a token to networked commands"),
+    }
+    // With a token it serves.
+    let server = running(
+        "127.0.0.1:0",
+        &["--policy", policy],
+        &[("AGENTCORE_MCP_TOKEN", TOKEN)],
+    );
+    assert_eq!(server.post(None, &[], &initialize()).status, 401);
+}

@@ -440,8 +440,16 @@ fn a_tool_the_server_stops_offering_fails_by_name_after_its_list_changed() {
     let policy = fake("fake", "normal", "");
     let input = [
         turn(&[("e1", "mcp__fake__echo", json!({"text": "one"}))]),
-        turn(&[("r", "mcp__fake__retire", json!({}))]),
-        turn(&[("e2", "mcp__fake__echo", json!({"text": "two"}))]),
+        // Within one turn the registry stays as it was: the call after the
+        // list changed (behind `fail`, which runs alone) is refused by the
+        // client, naming the server.
+        turn(&[
+            ("r", "mcp__fake__retire", json!({})),
+            ("f", "mcp__fake__fail", json!({})),
+            ("e2", "mcp__fake__echo", json!({"text": "two"})),
+        ]),
+        // Between turns the server's tools are mounted again: echo is gone.
+        turn(&[("e3", "mcp__fake__echo", json!({"text": "three"}))]),
         turn(&[("k", "mcp__fake__kinds", json!({}))]),
     ]
     .concat();
@@ -455,7 +463,47 @@ fn a_tool_the_server_stops_offering_fails_by_name_after_its_list_changed() {
         text(gone).contains("MCP server \"fake\" no longer offers the tool \"echo\""),
         "{gone:#}"
     );
+    let unmounted = end(&events, "e3");
+    assert!(
+        text(unmounted).contains("tool \"mcp__fake__echo\" not found"),
+        "{unmounted:#}"
+    );
     assert_eq!(end(&events, "k")["outcome"], "success");
+}
+
+#[test]
+fn a_tool_the_server_adds_is_mounted_for_the_next_turn_with_its_schema() {
+    let dirs = Dirs::new();
+    let policy = fake("fake", "normal", "");
+    let input = [
+        turn(&[("early", "mcp__fake__fresh", json!({"n": 1}))]),
+        turn(&[("h", "mcp__fake__hire", json!({}))]),
+        // Coerced against the new tool's schema ("2" → 2), then called.
+        turn(&[("late", "mcp__fake__fresh", json!({"n": "2"}))]),
+        turn(&[("bad", "mcp__fake__fresh", json!({}))]),
+        turn(&[("e", "mcp__fake__echo", json!({"text": "still here"}))]),
+    ]
+    .concat();
+    let (events, output) = run(dirs.root(), dirs.etc(), &policy, &input);
+    assert!(output.status.success(), "{}", stderr(&output));
+    let early = end(&events, "early");
+    assert!(
+        text(early).contains("tool \"mcp__fake__fresh\" not found"),
+        "{early:#}"
+    );
+    assert_eq!(end(&events, "h")["outcome"], "success");
+    let late = end(&events, "late");
+    assert_eq!(late["outcome"], "success", "{late:#}");
+    assert!(text(late).contains("fresh 2"), "{late:#}");
+    // Validated against the new schema: `n` is required.
+    let bad = end(&events, "bad");
+    assert_eq!(bad["outcome"], "failed", "{bad:#}");
+    assert!(
+        text(bad).contains("The required parameter `n` is missing"),
+        "{bad:#}"
+    );
+    let echo = end(&events, "e");
+    assert_eq!(echo["outcome"], "success", "{echo:#}");
 }
 
 /// The Python with the official MCP SDK (2.x): `AGENTCORE_MCP_SDK_PYTHON`

@@ -141,3 +141,28 @@ fn a_session_id_never_given_out_is_not_found() {
     assert_eq!(listed.status, 200, "{listed:?}");
     assert_eq!(server.output_dirs(), 1);
 }
+
+#[test]
+fn a_delete_whose_client_hangs_up_at_once_still_ends_the_session_and_sigterm_exits() {
+    use std::io::Write;
+    let mut server = running("127.0.0.1:0", &[], &[]);
+    let session = server.open(&[]);
+    let job = start_job(&server, &session, &[], 1);
+    let _left = Leftovers(vec![job.clone()]);
+    let mut stream = std::net::TcpStream::connect(server.connect).unwrap();
+    write!(
+        stream,
+        "DELETE /mcp HTTP/1.1\r\nHost: {}\r\nMcp-Session-Id: {session}\r\nMCP-Protocol-Version: 2025-06-18\r\nContent-Length: 0\r\n\r\n",
+        server.connect
+    )
+    .unwrap();
+    // Hang up once the server is ending the session, before it answers.
+    std::thread::sleep(std::time::Duration::from_millis(30));
+    drop(stream);
+    eventually("the deleted session's job is gone", || {
+        alive_with_arg(&job).is_empty()
+    });
+    eventually("its output folder is removed", || server.output_dirs() == 0);
+    let status = server.terminate();
+    assert!(status.success(), "{status} {}", server.stderr());
+}

@@ -6,7 +6,8 @@ use std::process::ExitCode;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU8, Ordering};
 
-use agentcore::mcp::http::{BearerToken, HttpOptions, Origin, SessionFactory};
+use agentcore::mcp::http::{BearerToken, HttpOptions, Origin, SessionFactory, TOKEN_ENV};
+use agentcore::sandbox::SandboxMode;
 use agentcore::session::{SessionConfig, SessionError};
 
 use super::args::McpArgs;
@@ -14,9 +15,6 @@ use super::run::{Signals, connect, session_config};
 
 /// The port of `--http ADDR` without one.
 const DEFAULT_PORT: u16 = 8080;
-
-/// The environment variable holding the HTTP bearer token.
-const TOKEN_ENV: &str = "AGENTCORE_MCP_TOKEN";
 
 /// The configuration of every session `agentcore mcp` serves, stdio or
 /// HTTP: the options', with the breaker off. An MCP connection has no user
@@ -124,6 +122,27 @@ async fn serve_http(address: String, args: McpArgs) -> ExitCode {
         Ok(token) => token,
         Err(message) => return fail(&message),
     };
+    let mut config = config;
+    let mut sandbox = config.sandbox_policy();
+    // Commands never read the token (its file is hidden, its variable is
+    // not passed on): with it they could use this server, whose approvals
+    // they could answer themselves.
+    if let Some(file) = &args.token_file {
+        sandbox
+            .hidden
+            .push(std::path::absolute(file).unwrap_or_else(|_| file.clone()));
+        if let Ok(real) = std::fs::canonicalize(file) {
+            sandbox.hidden.push(real);
+        }
+    }
+    if token.is_none() && sandbox.mode != SandboxMode::Off && sandbox.network {
+        return fail(&format!(
+            "commands may use the network here ([sandbox] network = true), so a confined command \
+             could reach this server on loopback and answer its own approval questions; give a \
+             token with --token-file FILE or {TOKEN_ENV}, or turn the commands' network off"
+        ));
+    }
+    config.sandbox = Some(sandbox);
     let mut allowed_origins = Vec::new();
     for origin in &args.allow_origin {
         match Origin::parse(origin) {

@@ -132,7 +132,7 @@ pub async fn run(args: RunArgs) -> ExitCode {
             }
         },
     };
-    let session = match start_session("agentcore run", &args.session, |config| {
+    let mut session = match start_session("agentcore run", &args.session, |config| {
         config.max_concurrency = args.max_concurrency;
         config.max_tool_errors = args.max_tool_errors;
         config.steering = args.steering.into();
@@ -165,7 +165,7 @@ pub async fn run(args: RunArgs) -> ExitCode {
     // The session ends at the end of the input or on a signal; either way
     // its background jobs are killed and awaited before the exit.
     let code = tokio::select! {
-        read = run_lines(&session, input, &mut output) => match read {
+        read = run_lines(&mut session, input, &mut output) => match read {
             Ok(()) => ExitCode::SUCCESS,
             Err(err) => {
                 eprintln!("agentcore run: cannot read the input: {err}");
@@ -259,7 +259,7 @@ impl Signals {
 /// on to its newline without being kept and answered with an
 /// `input_error`; the run goes on with the next line.
 pub(crate) async fn run_lines(
-    session: &Session,
+    session: &mut Session,
     input: impl AsyncRead + Unpin,
     output: &mut Output,
 ) -> std::io::Result<()> {
@@ -287,7 +287,14 @@ pub(crate) async fn run_lines(
                 session.new_prompt();
                 output.user(&text);
             }
-            Ok(Some(Input::Turn(turn))) => run_turn(session, turn, output).await,
+            Ok(Some(Input::Turn(turn))) => {
+                // A mounted MCP server's tool list changed: its tools are
+                // mounted again between turns.
+                for failure in session.refresh_mcp_tools().await {
+                    eprintln!("agentcore run: {failure}");
+                }
+                run_turn(session, turn, output).await;
+            }
             Err(message) => output.input_error(line_no, &message),
         }
     }

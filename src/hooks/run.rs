@@ -223,6 +223,7 @@ fn spawn(hook: &CommandHook, project_dir: &Path) -> io::Result<(Child, i32, Call
         .env("CLAUDE_PROJECT_DIR", project_dir)
         .env("AGENTCORE_PROJECT_DIR", project_dir)
         .env(CALL_MARKER, &token)
+        .env_remove(crate::mcp::http::TOKEN_ENV)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());

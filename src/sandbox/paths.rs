@@ -92,7 +92,9 @@ pub const SOCKET_SCAN_DIRS: &[&str] = &["/tmp", "/var/tmp"];
 /// How deep and how many entries the walk of [`sockets_under`] looks at:
 /// the kernel's list finds sockets at any depth, the walk only those it
 /// misses (see there), which live near the top.
-const SOCKET_SCAN_DEPTH: usize = 2;
+const SOCKET_SCAN_DEPTH: usize = 3;
+/// How deep the walk goes when the kernel's list cannot be read.
+const SOCKET_SCAN_DEPTH_ALONE: usize = 4;
 const SOCKET_SCAN_LIMIT: usize = 20_000;
 
 /// The kernel's list of bound UNIX sockets (this network namespace's).
@@ -110,11 +112,14 @@ const PROC_NET_UNIX: &str = "/proc/net/unix";
 /// - a walk of the top [`SOCKET_SCAN_DEPTH`] levels (symbolic links not
 ///   followed, at most [`SOCKET_SCAN_LIMIT`] entries) for socket files the
 ///   list does not show: those bound in another network namespace (a
-///   container's) or by a relative path.
+///   container's, or systemd's `PrivateTmp` folders) or by a relative path;
+///   [`SOCKET_SCAN_DEPTH_ALONE`] levels when the list cannot be read.
 pub fn sockets_under(dirs: &[&str], keep: &[PathBuf]) -> Vec<PathBuf> {
-    let listed = fs::read(PROC_NET_UNIX).unwrap_or_default();
-    let mut found = bound_sockets_under(&listed, dirs, keep);
-    for path in walked_sockets_under(dirs, keep) {
+    let (mut found, depth) = match fs::read(PROC_NET_UNIX) {
+        Ok(listed) => (bound_sockets_under(&listed, dirs, keep), SOCKET_SCAN_DEPTH),
+        Err(_) => (Vec::new(), SOCKET_SCAN_DEPTH_ALONE),
+    };
+    for path in walked_sockets_under(dirs, keep, depth) {
         if !found.contains(&path) {
             found.push(path);
         }
@@ -160,8 +165,8 @@ fn bound_sockets_under(listing: &[u8], dirs: &[&str], keep: &[PathBuf]) -> Vec<P
     found
 }
 
-/// The socket files in the top [`SOCKET_SCAN_DEPTH`] levels of `dirs`.
-fn walked_sockets_under(dirs: &[&str], keep: &[PathBuf]) -> Vec<PathBuf> {
+/// The socket files in the top `max_depth` levels of `dirs`.
+fn walked_sockets_under(dirs: &[&str], keep: &[PathBuf], max_depth: usize) -> Vec<PathBuf> {
     use std::os::unix::fs::FileTypeExt;
     let mut found = Vec::new();
     let mut seen = 0usize;
@@ -181,7 +186,7 @@ fn walked_sockets_under(dirs: &[&str], keep: &[PathBuf]) -> Vec<PathBuf> {
             }
             match entry.file_type() {
                 Ok(t) if t.is_socket() => found.push(path),
-                Ok(t) if t.is_dir() && depth + 1 < SOCKET_SCAN_DEPTH => {
+                Ok(t) if t.is_dir() && depth + 1 < max_depth => {
                     stack.push((path, depth + 1));
                 }
                 _ => {}

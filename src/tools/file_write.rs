@@ -171,8 +171,9 @@ pub(crate) fn read_all(mut file: &File, len: u64) -> io::Result<Vec<u8>> {
 
 /// The bytes of the open file `open` at `path` and their hash: those its
 /// change's validate step kept ([`FileReadState::keep_snapshot`]) while
-/// the file's metadata is unchanged since (`take` empties the slot), else
-/// read now.
+/// the file's metadata is unchanged since (`take` empties the slot, and
+/// then the file is hashed again to be sure the kept bytes are its own),
+/// else read now.
 pub(crate) fn current_bytes(
     state: &FileReadState,
     path: &Path,
@@ -180,7 +181,13 @@ pub(crate) fn current_bytes(
     take: bool,
 ) -> io::Result<(std::sync::Arc<Vec<u8>>, u128)> {
     if let Some(kept) = state.snapshot(path, &open.meta, take) {
-        return Ok(kept);
+        // The metadata is unchanged, but a write can leave it so (through a
+        // shared mapping, or on a network file system caching attributes):
+        // before the bytes are changed and written, check they are still
+        // the file's, streaming it (no second copy in memory).
+        if !take || crate::tools::read_state::hash_open_file(&open.file)?.0 == kept.1 {
+            return Ok(kept);
+        }
     }
     let bytes = read_all(&open.file, open.meta.len())?;
     let hash = hash_bytes(&bytes);

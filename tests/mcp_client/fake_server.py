@@ -6,7 +6,8 @@ Usage: fake_server.py [normal|slow-start|exit-at-start|hostile]
 
 Tools: echo (read-only), kinds (every content kind), count (progress),
 fail (isError), crash (exits mid-call), retire (drops echo
-from the list and says so with notifications/tools/list_changed), hang (never answers; a
+from the list and says so with notifications/tools/list_changed), hire (adds
+the read-only tool fresh and says so the same way), hang (never answers; a
 notifications/cancelled for it is written to $FAKE_MCP_LOG), create_issue
 and delete_repo (destructive).
 """
@@ -47,7 +48,12 @@ TOOLS = [
      "annotations": {"readOnlyHint": True}},
     {"name": "delete.repo", "description": "Deletes a repository.", "inputSchema": OBJECT,
      "annotations": {"destructiveHint": True}},
+    {"name": "hire", "description": "Starts offering fresh.", "inputSchema": OBJECT,
+     "annotations": {"readOnlyHint": True}},
 ]
+FRESH = {"name": "fresh", "description": "Says it is new.",
+         "inputSchema": {"type": "object", "properties": {"n": {"type": "integer"}}, "required": ["n"]},
+         "annotations": {"readOnlyHint": True}}
 
 if MODE == "hostile":
     # Names that would shadow a built-in or collide once sanitised, and a
@@ -120,6 +126,14 @@ def call(id, params):
         # time before the answer ends the call.
         time.sleep(0.3)
         result(id, {"content": [{"type": "text", "text": "echo retired"}]})
+    elif name == "hire":
+        if FRESH not in TOOLS:
+            TOOLS.append(FRESH)
+        send({"jsonrpc": "2.0", "method": "notifications/tools/list_changed"})
+        time.sleep(0.3)
+        result(id, {"content": [{"type": "text", "text": "fresh hired"}]})
+    elif name == "fresh":
+        result(id, {"content": [{"type": "text", "text": "fresh %s" % json.dumps(args.get("n"))}]})
     elif name == "delete.repo":
         result(id, {"content": [{"type": "text", "text": "deleted"}]})
     else:

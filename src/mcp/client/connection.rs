@@ -42,6 +42,9 @@ pub struct Connection {
     stderr: StderrTail,
     routes: Routes,
     tools_changed: Arc<AtomicBool>,
+    /// Set by the same notification; cleared only when the session's
+    /// registry is refreshed (`changed_tools`).
+    mount_stale: Arc<AtomicBool>,
     /// The tool names the server offers now, once a list change was
     /// fetched (`None`: the list it was mounted with).
     offered: tokio::sync::Mutex<Option<std::collections::BTreeSet<String>>>,
@@ -86,6 +89,7 @@ impl Connection {
         let mut command = tokio::process::Command::new(&program);
         command
             .args(&config.args)
+            .env_remove(crate::mcp::http::TOKEN_ENV)
             .envs(&config.env)
             .kill_on_drop(true);
         let (transport, stderr) = TokioChildProcess::builder(command)
@@ -121,9 +125,11 @@ impl Connection {
         };
         let routes = Routes::default();
         let tools_changed = Arc::new(AtomicBool::new(false));
+        let mount_stale = Arc::new(AtomicBool::new(false));
         let handler = Handler {
             routes: routes.clone(),
             tools_changed: tools_changed.clone(),
+            mount_stale: mount_stale.clone(),
         };
         let timeout = config.startup_timeout();
         let deadline = tokio::time::Instant::now() + timeout;
@@ -172,6 +178,7 @@ impl Connection {
             stderr: stderr_tail,
             routes,
             tools_changed,
+            mount_stale,
             offered: tokio::sync::Mutex::new(None),
         });
         Ok((connection, tools))
@@ -272,10 +279,34 @@ impl Connection {
         }
     }
 
+    /// The server's tools listed again, when it said its list changed
+    /// since the last listing (`notifications/tools/list_changed`); `None`
+    /// when it did not, or when the list could not be fetched (then it is
+    /// asked again next time). Calls see the new list too.
+    pub(crate) async fn changed_tools(&self) -> Option<Vec<rmcp::model::Tool>> {
+        let mut offered = self.offered.lock().await;
+        if !self.mount_stale.swap(false, Ordering::AcqRel) {
+            return None;
+        }
+        // A change announced from here on sets both flags again.
+        self.tools_changed.store(false, Ordering::Release);
+        match tokio::time::timeout(self.config.call_timeout(), self.peer.list_all_tools()).await {
+            Ok(Ok(tools)) => {
+                *offered = Some(tools.iter().map(|t| t.name.to_string()).collect());
+                Some(tools)
+            }
+            _ => {
+                self.tools_changed.store(true, Ordering::Release);
+                self.mount_stale.store(true, Ordering::Release);
+                None
+            }
+        }
+    }
+
     /// Whether the server still offers `tool`: after a
     /// `notifications/tools/list_changed`, the list is fetched again
-    /// before the next call. Tools the server adds later are not mounted
-    /// (the registry of a session is fixed when it starts).
+    /// before the next call. Tools the server adds are mounted between
+    /// turns ([`Session::refresh_mcp_tools`](crate::session::Session::refresh_mcp_tools)).
     async fn still_offers(&self, tool: &str) -> bool {
         let mut offered = self.offered.lock().await;
         if self.tools_changed.swap(false, Ordering::AcqRel) {
@@ -388,6 +419,7 @@ pub(crate) fn progress_payload(params: &ProgressNotificationParam) -> Value {
 pub(crate) struct Handler {
     routes: Routes,
     tools_changed: Arc<AtomicBool>,
+    mount_stale: Arc<AtomicBool>,
 }
 
 impl ClientHandler for Handler {
@@ -401,6 +433,7 @@ impl ClientHandler for Handler {
 
     async fn on_tool_list_changed(&self, _context: NotificationContext<RoleClient>) {
         self.tools_changed.store(true, Ordering::Release);
+        self.mount_stale.store(true, Ordering::Release);
     }
 
     fn get_info(&self) -> ClientConfig {

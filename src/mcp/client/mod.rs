@@ -133,6 +133,63 @@ impl Mounted {
         }
     }
 
+    /// The registry `registry` with the tools of every server whose tool
+    /// list changed since it was last listed replaced by its new list;
+    /// `None` when no list changed. Tools that cannot be registered are
+    /// left out and returned.
+    pub(crate) async fn refreshed(
+        &self,
+        registry: &agentcore_stages::ToolRegistry,
+    ) -> Option<(agentcore_stages::ToolRegistry, Vec<MountFailure>)> {
+        let mut changed = Vec::new();
+        for connection in &self.connections {
+            if let Some(tools) = connection.changed_tools().await {
+                changed.push((connection.clone(), tools));
+            }
+        }
+        if changed.is_empty() {
+            return None;
+        }
+        let mut fresh = agentcore_stages::ToolRegistry::new();
+        let mut failures = Vec::new();
+        for kept in registry.iter() {
+            let owner = self.owner_of(kept.name());
+            if owner.is_some_and(|owner| changed.iter().any(|(c, _)| c.name() == owner)) {
+                continue;
+            }
+            // Registered once already, so it registers again.
+            let _ = fresh.register(kept.tool().clone());
+        }
+        for (connection, tools) in changed {
+            let (tools, mut left_out) = tool::remote_tools(&connection, tools);
+            failures.append(&mut left_out);
+            for tool in tools {
+                let name = tool.name().to_owned();
+                if let Err(err) = fresh.register(tool) {
+                    failures.push(MountFailure {
+                        server: connection.name().to_owned(),
+                        message: format!(
+                            "the tool {name:?} of MCP server {:?} is left out: {err}",
+                            connection.name()
+                        ),
+                    });
+                }
+            }
+        }
+        Some((fresh, failures))
+    }
+
+    /// The server a mounted tool's name belongs to: the one with the
+    /// longest `mcp__SERVER__` prefix of it (server names may hold `__`).
+    fn owner_of(&self, tool: &str) -> Option<&str> {
+        self.connections
+            .iter()
+            .map(|c| (c.config().tool_prefix(), c.name()))
+            .filter(|(prefix, _)| tool.starts_with(prefix.as_str()))
+            .max_by_key(|(prefix, _)| prefix.len())
+            .map(|(_, name)| name)
+    }
+
     /// Closes every connection (the servers' processes are stopped).
     pub async fn close(&self) {
         futures::future::join_all(self.connections.iter().map(|c| c.close())).await;

@@ -54,6 +54,11 @@ pub use sessions::SessionFactory;
 
 use sessions::{HttpSession, Live, Sessions};
 
+/// The environment variable `agentcore mcp --http` reads its bearer token
+/// from. Processes agentcore starts (commands, hooks, mounted MCP servers)
+/// never inherit it.
+pub const TOKEN_ENV: &str = "AGENTCORE_MCP_TOKEN";
+
 /// How long a stopping server waits for its connections to close before
 /// it ends the sessions regardless.
 const SHUTDOWN_GRACE: Duration = Duration::from_secs(10);
@@ -257,6 +262,20 @@ async fn mcp_route(State(face): State<Arc<Face>>, request: Request) -> Response 
                 "Payload Too Large: request bodies are limited to {} bytes.",
                 face.options.max_body_bytes
             ),
+        );
+    }
+    // rmcp reads a session id that is not visible ASCII as no id at all
+    // (and would open a session past the cap): refuse it here.
+    let mut ids = headers.get_all(SESSION_ID).iter();
+    let well_formed = match (ids.next(), ids.next()) {
+        (None, _) => true,
+        (Some(id), None) => id.to_str().is_ok_and(|id| !id.is_empty()),
+        (Some(_), Some(_)) => false,
+    };
+    if !well_formed {
+        return refusal(
+            StatusCode::BAD_REQUEST,
+            "Bad Request: send at most one Mcp-Session-Id header, holding the visible ASCII              id the server gave in its answer to initialize.",
         );
     }
     let opens_session = request.method() == Method::POST && !headers.contains_key(SESSION_ID);

@@ -77,15 +77,22 @@ impl Live {
 
     /// Ends the agentcore session of `id`, if it has one still: calls
     /// aborted and awaited, background jobs killed, MCP servers closed.
-    pub(super) async fn end(&self, id: &SessionId) {
+    ///
+    /// The ending runs on a task of its own: a caller dropped meanwhile (a
+    /// client that sends DELETE and hangs up at once) does not stop it
+    /// half way, and [`Live::end_all`] still waits for it.
+    pub(super) async fn end(self: &Arc<Self>, id: &SessionId) {
         let server = self.servers().remove(id);
         if let Some(server) = server {
-            self.end_server(server).await;
+            self.ending.fetch_add(1, Ordering::AcqRel);
+            let live = self.clone();
+            let ending = tokio::spawn(async move { live.end_server(server).await });
+            let _ = ending.await;
         }
     }
 
+    /// Ends `server`'s session; the caller counted it in `ending`.
     async fn end_server(&self, server: McpServer) {
-        self.ending.fetch_add(1, Ordering::AcqRel);
         end_session(&server).await;
         // The last handle to the session goes with the MCP session's
         // handler; this one goes now.
@@ -103,6 +110,7 @@ impl Live {
             self.closing.store(true, Ordering::Release);
             servers.drain().map(|(_, server)| server).collect()
         };
+        self.ending.fetch_add(servers.len(), Ordering::AcqRel);
         futures::future::join_all(servers.into_iter().map(|server| self.end_server(server))).await;
         loop {
             let notified = self.ended.notified();
