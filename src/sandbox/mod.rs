@@ -302,7 +302,23 @@ impl SandboxBuilder {
         let mut keep = writable.clone();
         keep.push(fs_canonical(tmpdir.path()));
         hidden.extend(paths::system_hidden(self.network, &keep));
-        hidden.extend(paths::sockets_under(paths::SOCKET_SCAN_DIRS, &keep));
+        // Host services' sockets under /tmp and /var/tmp are looked for on
+        // a thread of their own, so that starting a session does not wait
+        // for the walk; the first command (or `hidden()`) waits for it.
+        let hidden = Arc::new(HiddenPaths {
+            listed: hidden,
+            socket_keep: keep,
+            all: OnceLock::new(),
+        });
+        if self.mode != SandboxMode::Off {
+            let scan = hidden.clone();
+            // Without a thread the first use does the walk itself.
+            let _ = std::thread::Builder::new()
+                .name("agentcore-socket-scan".to_owned())
+                .spawn(move || {
+                    scan.all();
+                });
+        }
         #[cfg(target_os = "linux")]
         let session_net = if self.mode != SandboxMode::Off
             && !self.network
@@ -335,6 +351,31 @@ impl SandboxBuilder {
                 #[cfg(target_os = "linux")]
                 session_net,
             }),
+        })
+    }
+}
+
+/// The paths hidden from commands: those listed when the sandbox is built,
+/// and the host's sockets under [`paths::SOCKET_SCAN_DIRS`], found once,
+/// by the first of the build's scan thread and the first use.
+#[derive(Debug)]
+struct HiddenPaths {
+    listed: Vec<PathBuf>,
+    /// Folders whose sockets stay visible (the commands' own).
+    socket_keep: Vec<PathBuf>,
+    all: OnceLock<Vec<PathBuf>>,
+}
+
+impl HiddenPaths {
+    /// Every hidden path; waits for (or does) the socket scan.
+    fn all(&self) -> &[PathBuf] {
+        self.all.get_or_init(|| {
+            let mut all = self.listed.clone();
+            all.extend(paths::sockets_under(
+                paths::SOCKET_SCAN_DIRS,
+                &self.socket_keep,
+            ));
+            all
         })
     }
 }
@@ -383,7 +424,7 @@ struct Inner {
     mode: SandboxMode,
     network: bool,
     writable: Vec<PathBuf>,
-    hidden: Vec<PathBuf>,
+    hidden: Arc<HiddenPaths>,
     protected: Vec<PathBuf>,
     /// Removed with the sandbox; holds `tmp` and `shm`, and is not
     /// writable inside.
@@ -432,7 +473,7 @@ impl Sandbox {
     /// The paths hidden from commands (those that exist when a command
     /// starts are covered).
     pub fn hidden(&self) -> &[PathBuf] {
-        &self.inner.hidden
+        self.inner.hidden.all()
     }
 
     /// The sandbox's temporary directory: writable inside, removed with the

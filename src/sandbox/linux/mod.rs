@@ -348,7 +348,7 @@ pub(super) fn confine(
         let mut read_only = Vec::new();
         let mut pins = Vec::new();
         if mounts {
-            let covers = paths::existing(&inner.hidden);
+            let covers = paths::existing(inner.hidden.all());
             // What lies in a hidden folder is hidden with it (and its mount
             // point is gone under the empty tmpfs).
             let dirs: Vec<PathBuf> = covers

@@ -1,11 +1,16 @@
 //! Splitting decoded text into lines for `read`: the shown lines kept in
 //! `cat -n` form, the others only counted.
 
+use std::borrow::Cow;
+
 use super::{MAX_LINE_CHARS, MAX_OUTPUT_BYTES};
 use crate::tools::read_state::ShownLines;
 
 /// Bytes of one line kept: enough for [`MAX_LINE_CHARS`] characters.
 const LINE_KEEP_BYTES: usize = MAX_LINE_CHARS * 4 + 4;
+
+/// Line numbers are right-aligned in this many columns (`cat -n`).
+const LINE_NUMBER_WIDTH: usize = 6;
 
 /// What the collector gathered: the shown lines in `cat -n` form.
 pub(super) struct LineReport {
@@ -125,39 +130,69 @@ impl LineCollector {
 
     fn end_line(&mut self) {
         let mut extra = self.extra_chars;
-        let mut kept = std::mem::take(&mut self.kept);
         if self.last_byte_cr {
-            // CRLF: show the line without its CR.
             if extra > 0 {
                 extra -= 1;
             } else {
-                kept.pop();
+                self.kept.pop();
             }
         }
-        let text = String::from_utf8_lossy(&kept);
-        let chars = text.chars().count() + extra;
+        // Valid UTF-8 (the common case) is checked by the fast validator;
+        // anything else is shown with U+FFFD for each invalid sequence.
+        let text = match std::str::from_utf8(&self.kept) {
+            Ok(text) => Cow::Borrowed(text),
+            Err(_) => String::from_utf8_lossy(&self.kept),
+        };
+        // A line's bytes bound its characters, so only a long one is counted.
+        let chars = if text.len() + extra <= MAX_LINE_CHARS {
+            0
+        } else {
+            text.chars().count() + extra
+        };
         let line_no = self.line_no;
         let r = &mut self.report;
         let sep = usize::from(r.shown > 0);
-        let mut line = String::new();
-        if chars > MAX_LINE_CHARS {
-            r.any_cut = true;
-            r.cut.push(line_no);
-            let cut: String = text.chars().take(MAX_LINE_CHARS).collect();
-            line.push_str(&cut);
-            line.push_str(&format!(" [… {} more characters]", chars - MAX_LINE_CHARS));
-        } else {
-            line.push_str(&text);
-        }
-        let entry = format!("{line_no:>6}\t{line}");
-        r.body_len += sep + entry.len();
+        let mut number = itoa::Buffer::new();
+        let number = number.format(line_no);
+        // `{line_no:>6}\t` and the line (cut when too long).
+        let cut = (chars > MAX_LINE_CHARS).then(|| {
+            let cut_at = text
+                .char_indices()
+                .nth(MAX_LINE_CHARS)
+                .map_or(text.len(), |(at, _)| at);
+            (
+                &text[..cut_at],
+                format!(" [… {} more characters]", chars - MAX_LINE_CHARS),
+            )
+        });
+        let line_len = cut
+            .as_ref()
+            .map_or(text.len(), |(kept, note)| kept.len() + note.len());
+        let entry_len = number.len().max(LINE_NUMBER_WIDTH) + 1 + line_len;
+        r.body_len += sep + entry_len;
         if r.body_len <= MAX_OUTPUT_BYTES {
             if sep == 1 {
                 r.body.push('\n');
             }
-            r.body.push_str(&entry);
+            for _ in number.len()..LINE_NUMBER_WIDTH {
+                r.body.push(' ');
+            }
+            r.body.push_str(number);
+            r.body.push('\t');
+            match &cut {
+                Some((kept, note)) => {
+                    r.body.push_str(kept);
+                    r.body.push_str(note);
+                }
+                None => r.body.push_str(&text),
+            }
+        }
+        if cut.is_some() {
+            r.any_cut = true;
+            r.cut.push(line_no);
         }
         r.shown += 1;
+        self.kept.clear();
         self.extra_chars = 0;
         self.last_byte_cr = false;
         self.line_no += 1;
@@ -198,6 +233,8 @@ pub(super) fn shown_lines(offset: u64, report: &LineReport) -> ShownLines {
 
 #[cfg(test)]
 mod tests {
+    use proptest::prelude::*;
+
     use super::*;
 
     fn collect(input: &[&[u8]], offset: u64, limit: u64) -> LineReport {
@@ -253,5 +290,74 @@ mod tests {
         let r = collect(&[b"1\n2\n3\n"], 2, 5);
         let shown = shown_lines(2, &r);
         assert_eq!((shown.ranges(), shown.total()), (&[(2, 3)][..], 3));
+    }
+
+    /// The layout written plainly: every line lossily decoded, its CR
+    /// before the newline dropped, cut at [`MAX_LINE_CHARS`] characters,
+    /// numbered `{n:>6}\t`.
+    fn reference(bytes: &[u8], offset: u64, limit: u64) -> (String, u64, Vec<u64>) {
+        let mut lines: Vec<&[u8]> = bytes.split(|b| *b == b'\n').collect();
+        if bytes.ends_with(b"\n") || bytes.is_empty() {
+            lines.pop();
+        }
+        let mut shown = Vec::new();
+        let mut cut = Vec::new();
+        for (i, line) in lines.iter().enumerate() {
+            let n = i as u64 + 1;
+            if n < offset || n >= offset + limit {
+                continue;
+            }
+            let line = line.strip_suffix(b"\r").unwrap_or(line);
+            let text = String::from_utf8_lossy(line);
+            let chars = text.chars().count();
+            let line = if chars > MAX_LINE_CHARS {
+                cut.push(n);
+                let kept: String = text.chars().take(MAX_LINE_CHARS).collect();
+                format!("{kept} [… {} more characters]", chars - MAX_LINE_CHARS)
+            } else {
+                text.into_owned()
+            };
+            shown.push(format!("{n:>6}\t{line}"));
+        }
+        (shown.join("\n"), lines.len() as u64, cut)
+    }
+
+    fn short_part() -> impl Strategy<Value = Vec<u8>> {
+        prop_oneof![
+            proptest::collection::vec(any::<u8>(), 0..40),
+            proptest::collection::vec(proptest::sample::select(b"ab\r\n\xc3\xa9".to_vec()), 0..40),
+        ]
+    }
+
+    /// A line near [`MAX_LINE_CHARS`]: of two-byte characters or of CRs.
+    fn long_part() -> impl Strategy<Value = Vec<u8>> {
+        prop_oneof![
+            (0usize..3).prop_map(|n| "é".repeat(MAX_LINE_CHARS - 1 + n).into_bytes()),
+            (0usize..3).prop_map(|n| "\r".repeat(MAX_LINE_CHARS - 1 + n).into_bytes()),
+        ]
+    }
+
+    proptest! {
+        /// Whatever the bytes and however they are chunked, the lines are
+        /// laid out as the plain reference lays them out.
+        #[test]
+        fn the_layout_is_the_plain_one(
+            mut parts in proptest::collection::vec(short_part(), 0..8),
+            long in proptest::option::of((0usize..8, long_part())),
+            offset in 1u64..4,
+            limit in 1u64..6,
+        ) {
+            if let Some((at, long)) = long {
+                parts.insert(at.min(parts.len()), long);
+            }
+            let bytes = parts.concat();
+            let chunks: Vec<&[u8]> = parts.iter().map(Vec::as_slice).collect();
+            let r = collect(&chunks, offset, limit);
+            let (body, total, cut) = reference(&bytes, offset, limit);
+            prop_assert_eq!(&r.body, &body);
+            prop_assert_eq!(r.body_len, body.len());
+            prop_assert_eq!(r.total_lines, total);
+            prop_assert_eq!(&r.cut, &cut);
+        }
     }
 }
