@@ -107,6 +107,26 @@ fn per_call_overhead(c: &mut Criterion) {
             async move { scheduler.oneshot(Call::new("c1", "noop", json!({}))).await }
         })
     });
+    // The same lone call made by a task of the runtime, as a harness built
+    // on tokio makes it: the call's task is started on the caller's worker
+    // and nothing waits on a thread outside the runtime.
+    group.bench_function("scheduler_and_pipeline_from_a_runtime_task", |b| {
+        b.iter_custom(|iters| {
+            let scheduler = scheduler.clone();
+            rt.block_on(async move {
+                tokio::spawn(async move {
+                    let start = Instant::now();
+                    for _ in 0..iters {
+                        let call = Call::new("c1", "noop", json!({}));
+                        let _ = scheduler.clone().oneshot(call).await;
+                    }
+                    start.elapsed()
+                })
+                .await
+                .expect("the calling task")
+            })
+        })
+    });
     group.bench_function("turn_of_100_calls", |b| {
         b.to_async(&rt).iter_batched(
             || {

@@ -4,6 +4,11 @@ mod cli;
 
 use std::process::ExitCode;
 
+/// The binary's allocator (the library leaves the choice to its user).
+#[cfg(feature = "mimalloc")]
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 fn main() -> ExitCode {
     // Before any thread exists: see `wipe_initial_environment`.
     #[cfg(target_os = "linux")]
