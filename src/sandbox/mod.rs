@@ -570,3 +570,32 @@ impl Confinement {
         &self.enforced
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::os::unix::net::UnixListener;
+
+    use super::*;
+
+    /// A host service's socket under `/tmp` is hidden whether the scan ran
+    /// on the build's thread (the first use waits for it) or at the first
+    /// use (no thread is started with the sandbox off), and the first use
+    /// sees sockets bound after the build.
+    #[test]
+    fn host_sockets_are_hidden_whether_the_scan_ran_on_its_thread_or_at_first_use() {
+        let dir = tempfile::Builder::new()
+            .prefix("agentcore-hidden-test-")
+            .tempdir_in("/tmp")
+            .unwrap();
+        let before = dir.path().join("before.sock");
+        let _before = UnixListener::bind(&before).unwrap();
+        let scanned = Sandbox::builder().build().unwrap();
+        assert!(scanned.hidden().contains(&before), "{:?}", scanned.hidden());
+
+        let lazy = Sandbox::builder().mode(SandboxMode::Off).build().unwrap();
+        let after = dir.path().join("after.sock");
+        let _after = UnixListener::bind(&after).unwrap();
+        assert!(lazy.hidden().contains(&after), "{:?}", lazy.hidden());
+        assert!(lazy.hidden().contains(&before));
+    }
+}
