@@ -22,13 +22,18 @@ struct Client {
     next_id: i64,
     /// Messages read while waiting for another.
     seen: Vec<Value>,
+    /// The server's TMPDIR: the server is killed when the client drops, so
+    /// its session's output folder is removed with this folder.
+    _tmp: tempfile::TempDir,
 }
 
 impl Client {
     /// `agentcore mcp --root ROOT --mode default OPTIONS…`, initialized by
     /// a client that declares elicitation in form mode.
     async fn start(root: &Path, options: &[&str]) -> Self {
+        let tmp = tempfile::tempdir().unwrap();
         let mut child = Command::new(env!("CARGO_BIN_EXE_agentcore"))
+            .env("TMPDIR", tmp.path())
             .arg("mcp")
             .arg("--root")
             .arg(root)
@@ -48,6 +53,7 @@ impl Client {
             stdin,
             next_id: 1,
             seen: Vec::new(),
+            _tmp: tmp,
         };
         let id = client
             .request(

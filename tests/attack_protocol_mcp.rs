@@ -24,6 +24,9 @@ struct Server {
     stdin: Option<ChildStdin>,
     lines: Lines<BufReader<ChildStdout>>,
     _dir: tempfile::TempDir,
+    /// The server's TMPDIR: the server is killed when this drops, so its
+    /// session's output folder is removed with this folder.
+    _tmp: tempfile::TempDir,
 }
 
 impl Server {
@@ -31,7 +34,9 @@ impl Server {
     fn spawn(mode: &str) -> Self {
         let dir = tempfile::tempdir().unwrap();
         std::fs::write(dir.path().join("notes.txt"), "alpha\nbeta\n").unwrap();
+        let tmp = tempfile::tempdir().unwrap();
         let mut child = tokio::process::Command::new(env!("CARGO_BIN_EXE_agentcore"))
+            .env("TMPDIR", tmp.path())
             .args(["mcp", "--mode", mode, "--root"])
             .arg(dir.path())
             .stdin(Stdio::piped())
@@ -47,6 +52,7 @@ impl Server {
             stdin,
             lines,
             _dir: dir,
+            _tmp: tmp,
         }
     }
 
