@@ -131,6 +131,7 @@ impl LineCollector {
     fn end_line(&mut self) {
         let mut extra = self.extra_chars;
         if self.last_byte_cr {
+            // CRLF: show the line without its CR.
             if extra > 0 {
                 extra -= 1;
             } else {
