@@ -127,6 +127,7 @@ pub use agentcore_stages::texts;
 
 pub mod approval;
 pub mod hooks;
+pub mod judged;
 // The bounded JSON Lines reader the binary's `run` and the MCP server
 // share; public for the binary, not part of the library's API.
 #[doc(hidden)]

@@ -249,7 +249,7 @@ fn what_a_git_file_points_to_is_protected() {
     let d = write_decision(&e, "evil/config");
     assert_eq!(
         d.reason,
-        "\"evil/config\" is a protected path (it is in evil, the git directory that .git points to; .git, .env files and .ssh folders always need the user's approval), and this call writes evil/config."
+        "\"evil/config\" is a protected path (it is in evil, the git directory that .git points to; .git, .env files, .ssh folders and Claude Code's settings and hooks always need the user's approval), and this call writes evil/config."
     );
     let d = write_decision(&e, "common/config");
     assert!(

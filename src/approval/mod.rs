@@ -15,7 +15,9 @@
 //!   `bash(cargo test *)`, `write(src/**)`, `read(./secrets/**)`, `grep`.
 //!   Deny, then ask, then allow, then the mode.
 //! - **protected paths** ([`PROTECTED_PATHS`]): `.git` (file or
-//!   directory) and what is under it, `.env*`, `**/.ssh/**`, and a git
+//!   directory) and what is under it, `.env*`, `**/.ssh/**`, Claude Code's
+//!   `.claude/settings.json`, `.claude/settings.local.json` and
+//!   `.claude/hooks/`, and a git
 //!   directory that a `.git` file points to, ask even where a rule or the
 //!   mode allows, except in bypass.
 //! - **commands by their parts** ([`CommandAnalysis`]): each part of
@@ -95,6 +97,7 @@ mod rule;
 pub use approver::{ApprovalAnswer, ApprovalRequest, Approver, FnApprover, approver_fn};
 pub use command::{CommandAnalysis, CommandPart, Hazard};
 pub use decision::{Decision, DecisionSource, Verdict};
+pub(crate) use engine::gate_decision;
 pub use engine::{ApprovalEngine, PROTECTED_PATHS};
 pub use mode::{Mode, ModeError};
 pub use permissions::{Access, Capability, Containment, Permissions};

@@ -4,6 +4,7 @@ use std::fs;
 use std::path::{Component, Path, PathBuf};
 
 use super::rule::PathKeys;
+use crate::judged::{JudgedPath, final_target};
 
 /// The workspace root in its given and canonical forms.
 #[derive(Clone, Debug)]
@@ -44,6 +45,44 @@ impl PathResolver {
             }
         }
         self.keys_of(&forms, is_dir)
+    }
+
+    /// `given` resolved once, for a call being judged: its forms for deny
+    /// and ask rules and protected paths (lexical and final target), the
+    /// forms of its final target alone for allow rules, and the
+    /// [`JudgedPath`] the tool will act on.
+    pub(crate) fn judge(&self, given: &str) -> (PathKeys, PathKeys, JudgedPath) {
+        let lexical = self.lexical(Path::new(given));
+        let judged = JudgedPath::resolve(&self.root, given);
+        let is_dir = judged
+            .target
+            .as_deref()
+            .is_some_and(|target| target.is_dir());
+        let mut forms = vec![lexical];
+        let target_keys = match &judged.target {
+            Some(target) => {
+                if !forms.contains(target) {
+                    forms.push(target.clone());
+                }
+                self.keys_of(std::slice::from_ref(target), is_dir)
+            }
+            // Unresolvable: no allow rule can match it.
+            None => PathKeys {
+                is_dir,
+                ..PathKeys::default()
+            },
+        };
+        (self.keys_of(&forms, is_dir), target_keys, judged)
+    }
+
+    /// The final target of `given` relative to the root if inside it
+    /// (`false`), else absolute, as rules name paths; the lexical form when
+    /// it cannot be resolved.
+    pub(crate) fn target_display_key(&self, given: &Path) -> (String, bool) {
+        match final_target(&self.lexical(given)) {
+            Ok(target) => self.display_key(&target),
+            Err(_) => self.display_key(given),
+        }
     }
 
     /// The forms of an already absolute path whose kind is known.
@@ -108,30 +147,11 @@ pub(crate) fn normalize(path: &Path) -> PathBuf {
     out
 }
 
-/// The path with symlinks resolved in its longest existing prefix, the rest
-/// appended (a file about to be created).
+/// The path with every symlink followed to its final target, dangling
+/// links included ([`final_target`], the resolution the tools act on); the
+/// path as it is when it cannot be resolved (a loop: the tools refuse it).
 fn canonical_prefix(path: &Path) -> PathBuf {
-    let mut existing = path.to_path_buf();
-    let mut rest = Vec::new();
-    loop {
-        if let Ok(canonical) = fs::canonicalize(&existing) {
-            let mut out = canonical;
-            for name in rest.iter().rev() {
-                out.push(name);
-            }
-            return normalize(&out);
-        }
-        match (
-            existing.file_name().map(|n| n.to_os_string()),
-            existing.parent(),
-        ) {
-            (Some(name), Some(parent)) => {
-                rest.push(name);
-                existing = parent.to_path_buf();
-            }
-            _ => return path.to_path_buf(),
-        }
-    }
+    final_target(path).unwrap_or_else(|_| path.to_path_buf())
 }
 
 /// The largest `.git` or `commondir` file read; git itself refuses a

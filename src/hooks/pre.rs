@@ -170,6 +170,7 @@ impl PreToolUseGate {
         let decision = self.next_decision(request, permission).await;
         match decision {
             GateDecision::Allow if rewritten => GateDecision::Rewrite(args),
+            GateDecision::AllowWith(judged) if rewritten => GateDecision::RewriteWith(args, judged),
             other => other,
         }
     }
@@ -208,13 +209,10 @@ impl PreToolUseGate {
                         }
                     }));
                 }
-                let decision = engine
-                    .decide_request_with(request, move |d| adjust(d, permission))
+                let (decision, judged) = engine
+                    .decide_judged(request, move |d| adjust(d, permission))
                     .await;
-                match decision.verdict {
-                    Verdict::Allow => GateDecision::Allow,
-                    Verdict::Ask | Verdict::Deny => GateDecision::Deny(Some(decision.reason)),
-                }
+                crate::approval::gate_decision(decision, judged)
             }
         }
     }

@@ -69,6 +69,10 @@ pub(crate) enum FileError {
         /// What the kernel said.
         reason: io::Error,
     },
+    /// What is at the path is not what the gate judged when it allowed the
+    /// call (another file was put at its name, one was created where there
+    /// was none, or its directory was replaced).
+    NotJudged,
     /// Anything else.
     Io(io::Error),
 }
@@ -96,6 +100,9 @@ impl FileError {
             ),
             FileError::NotWritable { mode, uid, reason } => format!(
                 "{shown} is not writable by this process (mode {mode:04o}, owner uid {uid}: {reason}); nothing was changed. Leave it as it is, or ask the user to change its permissions."
+            ),
+            FileError::NotJudged => format!(
+                "Cannot {verb} {shown}: it is no longer the file this call was approved for (it was replaced, created or moved after the decision); nothing was done. Look at it again, then make the call again."
             ),
             FileError::Io(e) => format!("Cannot {verb} {shown}: {e}"),
         }

@@ -76,13 +76,18 @@ impl FileTool {
         cx: &CallContext,
         change: Change<A>,
     ) -> Result<ToolOutput, ToolError> {
-        let path = self
-            .workspace
+        // The path as the gate judged it (when a gate did): resolved again
+        // here it must lead to the same file, and that file is what opens.
+        let workspace = self.workspace.judged(cx.extensions().get());
+        let path = workspace
             .resolve_new(file_path)
             .map_err(|e| ToolError::new(e.to_string()))?;
-        let shown = self.workspace.display(&path);
+        if workspace.is_read_denied(&path) {
+            return Err(ToolError::new(read_denied_text(file_path, "changes")));
+        }
+        let shown = workspace.display(&path);
         let lock = lock_or_cancel(&self.state, &path, cx, &shown).await?;
-        let (workspace, state) = (self.workspace.clone(), self.state.clone());
+        let state = self.state.clone();
         run_blocking(cx, move |token| {
             // Held until the write is done and stamped, even if the
             // call's future is dropped meanwhile.
@@ -134,11 +139,7 @@ pub(crate) fn refuse_read_denied(
     given: &str,
     verb: &str,
 ) -> Result<(), ValidationFailure> {
-    let denied = || {
-        path_failure(format!(
-            "denied by a policy rule that denies reading {given}: this call {verb} {given}. The user does not allow it; do not retry it or work around it with another tool, and choose a different approach."
-        ))
-    };
+    let denied = || path_failure(read_denied_text(given, verb));
     if workspace.is_read_denied(&workspace.root().join(given)) {
         return Err(denied());
     }
@@ -160,6 +161,13 @@ pub(crate) fn refuse_read_denied(
         }
     }
     Ok(())
+}
+
+/// The refusal of a path a read-deny rule covers.
+pub(crate) fn read_denied_text(given: &str, verb: &str) -> String {
+    format!(
+        "denied by a policy rule that denies reading {given}: this call {verb} {given}. The user does not allow it; do not retry it or work around it with another tool, and choose a different approach."
+    )
 }
 
 /// Reads a whole open file.

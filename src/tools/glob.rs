@@ -86,7 +86,8 @@ impl TypedTool for GlobTool {
     }
 
     async fn execute(&self, args: GlobArgs, cx: &CallContext) -> Result<ToolOutput, ToolError> {
-        let workspace = self.workspace.clone();
+        // The path as the gate judged it, when a gate did.
+        let workspace = self.workspace.judged(cx.extensions().get());
         run_blocking(cx, move |token| glob(&workspace, &args, &token)).await
     }
 

@@ -188,7 +188,8 @@ impl TypedTool for GrepTool {
     }
 
     async fn execute(&self, args: GrepArgs, cx: &CallContext) -> Result<ToolOutput, ToolError> {
-        let workspace = self.workspace.clone();
+        // The path as the gate judged it, when a gate did.
+        let workspace = self.workspace.judged(cx.extensions().get());
         run_blocking(cx, move |token| grep(&workspace, &args, &token)).await
     }
 

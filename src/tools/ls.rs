@@ -83,7 +83,8 @@ impl TypedTool for LsTool {
     }
 
     async fn execute(&self, args: LsArgs, cx: &CallContext) -> Result<ToolOutput, ToolError> {
-        let workspace = self.workspace.clone();
+        // The path as the gate judged it, when a gate did.
+        let workspace = self.workspace.judged(cx.extensions().get());
         run_blocking(cx, move |token| ls(&workspace, &args, &token)).await
     }
 

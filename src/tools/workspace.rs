@@ -28,10 +28,11 @@ use std::fs::{self, File, Metadata};
 use std::io;
 use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 use std::os::unix::fs::MetadataExt;
-use std::path::{Component, Path, PathBuf};
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use super::beneath::{self, Access, CreatedDirs, FileError};
+use crate::judged::{FileId, JudgedPaths, ResolveError, final_target};
 
 /// The longest path, in bytes, a model may give (Linux's `PATH_MAX`).
 pub const MAX_PATH_BYTES: usize = 4096;
@@ -44,9 +45,6 @@ pub(crate) const OUTSIDE_ROOTS: &str = "the path is outside the workspace";
 /// `NAME_MAX`; the system refuses longer ones, and the refusal is reported
 /// as [`PathError::TooLong`]).
 const MAX_NAME_BYTES: usize = 255;
-
-/// How many symbolic links one resolution may follow (Linux's limit).
-const MAX_SYMLINK_HOPS: usize = 40;
 
 /// Why a path was refused. The `Display` text is what the model reads.
 #[derive(Debug, thiserror::Error)]
@@ -74,6 +72,17 @@ pub enum PathError {
     /// The path is inside the workspace but nothing is there.
     #[error("path \"{0}\" does not exist")]
     NotFound(String),
+    /// The path now leads to another file than the one the gate judged (a
+    /// link on it changed after the decision).
+    #[error(
+        "path \"{0}\" now leads to a different file than the one this call was approved for (a symbolic link on it changed after the decision); nothing was done. Check where the path leads, then make the call again."
+    )]
+    Rejudged(String),
+    /// The gate judged the call's paths and this one was not among them.
+    #[error(
+        "path \"{0}\" was not among the paths this call was approved for; nothing was done. Give every path the call works on in its arguments."
+    )]
+    NotJudged(String),
     /// Resolving failed for another reason (permissions, a file used as a
     /// directory, …).
     #[error("cannot resolve path \"{path}\": {source}")]
@@ -96,6 +105,9 @@ pub struct Workspace {
     handles: Arc<Vec<Arc<OwnedFd>>>,
     exclusions: Option<Exclusions>,
     read_denied: Option<Exclusions>,
+    /// The paths of the call being run as the gate judged them: set on a
+    /// per-call copy ([`Workspace::judged`]).
+    judged: Option<JudgedPaths>,
 }
 
 /// Decides which paths walks (glob, grep, ls) leave out of their results,
@@ -109,6 +121,7 @@ impl std::fmt::Debug for Workspace {
             .field("roots", &self.roots)
             .field("exclusions", &self.exclusions.is_some())
             .field("read_denied", &self.read_denied.is_some())
+            .field("judged", &self.judged.is_some())
             .finish()
     }
 }
@@ -124,6 +137,7 @@ impl Workspace {
             handles: Arc::new(vec![Arc::new(handle)]),
             exclusions: None,
             read_denied: None,
+            judged: None,
         })
     }
 
@@ -173,6 +187,21 @@ impl Workspace {
         self.read_denied.as_ref().is_some_and(|denied| denied(path))
     }
 
+    /// This workspace for one call whose paths the gate judged (`judged`
+    /// from the call's [`GatedArgs::extensions`](crate::GatedArgs::extensions);
+    /// `None` when no gate judged them, and then the copy is as this one).
+    ///
+    /// On the copy, resolving a path the gate did not judge is refused,
+    /// and so is one that now leads elsewhere than the judged target;
+    /// opening the judged target refuses a file that is not the one judged
+    /// (another file put at its name, or one created where there was none),
+    /// and a directory holding it that is not the one judged.
+    pub fn judged(&self, judged: Option<&JudgedPaths>) -> Self {
+        let mut copy = self.clone();
+        copy.judged = judged.cloned();
+        copy
+    }
+
     /// The primary root, canonical.
     pub fn root(&self) -> &Path {
         &self.roots[0]
@@ -216,11 +245,43 @@ impl Workspace {
             self.root().join(given)
         };
         let resolved = resolve_links(&start, path)?;
-        if self.contains(&resolved) {
-            Ok(resolved)
-        } else {
-            Err(PathError::Outside(path.to_owned()))
+        if !self.contains(&resolved) {
+            return Err(PathError::Outside(path.to_owned()));
         }
+        if let Some(judged) = &self.judged {
+            let Some(judgement) = judged.given(path) else {
+                return Err(PathError::NotJudged(path.to_owned()));
+            };
+            if judgement.target.as_deref() != Some(resolved.as_path()) {
+                return Err(PathError::Rejudged(path.to_owned()));
+            }
+        }
+        Ok(resolved)
+    }
+
+    /// Refuses what was opened at `canonical` when it is not what the gate
+    /// judged there: `found` is the file opened (`None` when there is none
+    /// and one is about to be created), `dir` the directory holding it.
+    fn check_judged(
+        &self,
+        canonical: &Path,
+        found: Option<FileId>,
+        dir: Option<BorrowedFd<'_>>,
+    ) -> Result<(), FileError> {
+        let Some(judged) = &self.judged else {
+            return Ok(());
+        };
+        for judgement in judged.at(canonical) {
+            if judgement.found != found {
+                return Err(FileError::NotJudged);
+            }
+            if let (Some(expected), Some(dir)) = (judgement.parent, dir)
+                && fd_id(dir)? != expected
+            {
+                return Err(FileError::NotJudged);
+            }
+        }
+        Ok(())
     }
 
     /// `path` as results show it: relative to the primary root (`.` for the
@@ -305,6 +366,10 @@ impl Workspace {
             return Err(FileError::IsDirectory);
         };
         let (dir, created) = beneath::create_dirs(root, parent)?;
+        if let Err(e) = self.check_judged(canonical, None, Some(dir.as_fd())) {
+            created.undo();
+            return Err(e);
+        }
         Ok((dir, name.to_owned(), created))
     }
 
@@ -316,6 +381,7 @@ impl Workspace {
         let (dir, name) = self.open_parent(canonical)?;
         let file = beneath::open_file_at(dir.as_fd(), &name, Access::Read)?;
         let meta = file.metadata()?;
+        self.check_judged(canonical, Some(FileId::of(&meta)), Some(dir.as_fd()))?;
         self.check_links(canonical, &meta)?;
         Ok(OpenFile {
             dir,
@@ -335,10 +401,13 @@ impl Workspace {
         };
         let st = beneath::stat_at(dir.as_fd(), &name)?.ok_or(FileError::NotFound)?;
         if st.st_mode & libc::S_IFMT == libc::S_IFDIR {
-            return beneath::open_subdir_at(dir.as_fd(), &name).map(Opened::Dir);
+            let opened = beneath::open_subdir_at(dir.as_fd(), &name)?;
+            self.check_judged(canonical, Some(fd_id(opened.as_fd())?), Some(dir.as_fd()))?;
+            return Ok(Opened::Dir(opened));
         }
         let file = beneath::open_file_at(dir.as_fd(), &name, Access::Read)?;
         let meta = file.metadata()?;
+        self.check_judged(canonical, Some(FileId::of(&meta)), Some(dir.as_fd()))?;
         self.check_links(canonical, &meta)?;
         Ok(Opened::File(file, meta))
     }
@@ -396,6 +465,17 @@ pub(crate) enum Opened {
     File(File, Metadata),
 }
 
+/// The identity of an open file or directory.
+fn fd_id(fd: BorrowedFd<'_>) -> Result<FileId, FileError> {
+    let meta = rustix::fs::fstat(fd).map_err(|e| FileError::Io(e.into()))?;
+    // The stat fields' widths differ between architectures.
+    #[allow(clippy::unnecessary_cast)]
+    Ok(FileId {
+        dev: meta.st_dev as u64,
+        ino: meta.st_ino as u64,
+    })
+}
+
 fn canonical_dir(root: &Path) -> io::Result<PathBuf> {
     let canonical = fs::canonicalize(root)?;
     if !canonical.is_dir() {
@@ -435,64 +515,13 @@ fn io_error(path: &str, e: io::Error) -> PathError {
     }
 }
 
-/// `realpath` that tolerates a missing tail: walks `start` (absolute) one
-/// component at a time, following every symlink it meets (the target's own
-/// components are walked in turn, so `..` after a link applies to the
-/// target), and appends components that do not exist lexically — a missing
-/// directory holds no symlinks.
+/// `start` resolved by [`final_target`]: every link followed, dangling
+/// ones included; errors as the model reads them.
 fn resolve_links(start: &Path, given: &str) -> Result<PathBuf, PathError> {
-    // Components still to walk, in reverse (next one at the end).
-    let mut pending: Vec<OsString> = Vec::new();
-    let mut current = PathBuf::from("/");
-    push_components(&mut pending, start, &mut current);
-    let mut hops = 0usize;
-    while let Some(name) = pending.pop() {
-        if name == ".." {
-            current.pop();
-            continue;
-        }
-        let candidate = current.join(&name);
-        match fs::symlink_metadata(&candidate) {
-            Ok(meta) if meta.file_type().is_symlink() => {
-                hops += 1;
-                if hops > MAX_SYMLINK_HOPS {
-                    return Err(PathError::SymlinkLoop(given.to_owned()));
-                }
-                let target = fs::read_link(&candidate).map_err(|e| io_error(given, e))?;
-                push_components(&mut pending, &target, &mut current);
-            }
-            Ok(_) => current = candidate,
-            Err(e) if e.kind() == io::ErrorKind::NotFound => current = candidate,
-            Err(e) => return Err(io_error(given, e)),
-        }
-    }
-    Ok(current)
-}
-
-/// Queues `path`'s components for [`resolve_links`]; an absolute path
-/// restarts from `/`.
-fn push_components(pending: &mut Vec<OsString>, path: &Path, current: &mut PathBuf) {
-    let mut names = Vec::new();
-    for component in path.components() {
-        match component {
-            Component::Prefix(p) => {
-                *current = PathBuf::from(p.as_os_str());
-                names.clear();
-            }
-            Component::RootDir => {
-                if !matches!(current.components().next(), Some(Component::Prefix(_))) {
-                    *current = PathBuf::from("/");
-                } else {
-                    current.push(component.as_os_str());
-                }
-                names.clear();
-            }
-            Component::CurDir => {}
-            Component::ParentDir => names.push(OsString::from("..")),
-            Component::Normal(n) => names.push(n.to_owned()),
-        }
-    }
-    pending.extend(names.into_iter().rev());
+    final_target(start).map_err(|e| match e {
+        ResolveError::Loop => PathError::SymlinkLoop(given.to_owned()),
+        ResolveError::Io(e) => io_error(given, e),
+    })
 }
 
 #[cfg(test)]

@@ -10,6 +10,7 @@ use crate::approval::mode::Mode;
 use crate::approval::paths::GitPointer;
 use crate::approval::permissions::{Access, Capability, Containment};
 use crate::approval::rule::{PathKeys, Rule, RuleKind};
+use crate::judged::{JudgedPath, JudgedPaths};
 
 /// One call being judged.
 pub(super) struct Evaluation<'a> {
@@ -17,26 +18,45 @@ pub(super) struct Evaluation<'a> {
     tool: &'a str,
     access: &'a Access,
     mode: Mode,
+    /// Each path as given, with its forms for deny and ask rules and
+    /// protected paths (lexical and final target).
     paths: Vec<(String, PathKeys)>,
+    /// The forms of each path's final target alone, for allow rules: an
+    /// allow rule names the file the user lets the call change, not a link
+    /// to it.
+    targets: Vec<PathKeys>,
+    /// Each path as resolved, for the tool to act on.
+    judged: Vec<JudgedPath>,
     analysis: Option<CommandAnalysis>,
 }
 
 impl<'a> Evaluation<'a> {
     pub(super) fn new(engine: &'a ApprovalEngine, tool: &'a str, access: &'a Access) -> Self {
         let resolver = &engine.inner.resolver;
-        let paths = access
-            .paths
-            .iter()
-            .map(|p| (p.clone(), resolver.keys(Path::new(p), true)))
-            .collect();
+        let mut paths = Vec::with_capacity(access.paths.len());
+        let mut targets = Vec::with_capacity(access.paths.len());
+        let mut judged = Vec::with_capacity(access.paths.len());
+        for given in &access.paths {
+            let (keys, target, judgement) = resolver.judge(given);
+            paths.push((given.clone(), keys));
+            targets.push(target);
+            judged.push(judgement);
+        }
         Self {
             engine,
             tool,
             access,
             mode: engine.mode(),
             paths,
+            targets,
+            judged,
             analysis: access.command.as_deref().map(CommandAnalysis::parse),
         }
+    }
+
+    /// The call's paths as this evaluation resolved and judged them.
+    pub(super) fn into_judged(self) -> JudgedPaths {
+        JudgedPaths::new(self.judged)
     }
 
     pub(super) fn run(&self) -> Decision {
@@ -124,7 +144,7 @@ impl<'a> Evaluation<'a> {
                 Verdict::Ask,
                 DecisionSource::ProtectedPath(path.clone()),
                 format!(
-                    "{path:?} is a protected path ({why}.git, .env files and .ssh folders always need the user's approval), and this call {}.",
+                    "{path:?} is a protected path ({why}.git, .env files, .ssh folders and Claude Code's settings and hooks always need the user's approval), and this call {}.",
                     self.what(),
                 ),
             );
@@ -388,7 +408,7 @@ impl<'a> Evaluation<'a> {
             return (None, None);
         }
         let mut first_source = None;
-        for (_, keys) in &self.paths {
+        for keys in &self.targets {
             match candidates().find(|(r, _)| r.matches_path(keys) == Some(true)) {
                 Some((_, source)) => {
                     first_source.get_or_insert(source);

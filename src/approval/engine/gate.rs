@@ -12,7 +12,8 @@ use crate::approval::approver::{ApprovalAnswer, ApprovalRequest};
 use crate::approval::command::CommandAnalysis;
 use crate::approval::decision::{Decision, DecisionSource, Verdict};
 use crate::approval::permissions::{Access, Permissions};
-use crate::{Gate, GateDecision, GateRequest};
+use crate::judged::JudgedPaths;
+use crate::{Extensions, Gate, GateDecision, GateRequest};
 
 impl ApprovalEngine {
     /// Decides one gate request, asking the approver if needed; the
@@ -29,16 +30,33 @@ impl ApprovalEngine {
         request: GateRequest,
         adjust: impl FnOnce(Decision) -> Decision + Send + 'static,
     ) -> BoxFuture<'static, Decision> {
+        let judging = self.decide_judged(request, adjust);
+        Box::pin(async move { judging.await.0 })
+    }
+
+    /// [`Self::decide_request_with`], with the call's paths as they were
+    /// resolved once and judged: what the tool must act on if the call
+    /// runs (the kernel hands them to it in
+    /// [`GatedArgs::extensions`](crate::GatedArgs::extensions)).
+    pub fn decide_judged(
+        &self,
+        request: GateRequest,
+        adjust: impl FnOnce(Decision) -> Decision + Send + 'static,
+    ) -> BoxFuture<'static, (Decision, JudgedPaths)> {
         let engine = self.clone();
         Box::pin(async move {
             let tool = request.tool.tool().clone();
             let access = Permissions::of(tool.as_ref(), &request.args);
-            let decision = adjust(engine.evaluate_access(tool.name(), &access));
+            let (decision, judged) = engine.evaluate_judged(tool.name(), &access);
+            let decision = adjust(decision);
             if decision.verdict != Verdict::Ask {
-                return decision;
+                return (decision, judged);
             }
             let Some(approver) = engine.approver() else {
-                return no_one_to_ask(&engine, tool.name(), &access, decision);
+                return (
+                    no_one_to_ask(&engine, tool.name(), &access, decision),
+                    judged,
+                );
             };
             let session_grants = engine.grants_for(tool.name(), &access);
             let ask = ApprovalRequest {
@@ -60,7 +78,7 @@ impl ApprovalEngine {
                     Err(_) => ApprovalAnswer::Unanswered(unanswered_in_time(limit)),
                 },
             };
-            answer_decision(&engine, answer, session_grants)
+            (answer_decision(&engine, answer, session_grants), judged)
         })
     }
 }
@@ -154,14 +172,24 @@ fn no_one_to_ask(
 
 impl Gate for ApprovalEngine {
     fn decide(&self, request: GateRequest) -> BoxFuture<'static, Result<GateDecision, BoxError>> {
-        let decision = self.decide_request(request);
+        let decision = self.decide_judged(request, |decision| decision);
         Box::pin(async move {
-            let decision = decision.await;
-            Ok(match decision.verdict {
-                Verdict::Allow => GateDecision::Allow,
-                Verdict::Ask | Verdict::Deny => GateDecision::Deny(Some(decision.reason)),
-            })
+            let (decision, judged) = decision.await;
+            Ok(gate_decision(decision, judged))
         })
+    }
+}
+
+/// The kernel's answer for a decision: an allow carries the judged paths to
+/// the tool.
+pub(crate) fn gate_decision(decision: Decision, judged: JudgedPaths) -> GateDecision {
+    match decision.verdict {
+        Verdict::Allow => {
+            let mut extensions = Extensions::new();
+            extensions.insert(judged);
+            GateDecision::AllowWith(extensions)
+        }
+        Verdict::Ask | Verdict::Deny => GateDecision::Deny(Some(decision.reason)),
     }
 }
 

@@ -11,6 +11,8 @@ mod builder;
 mod evaluate;
 mod gate;
 
+pub(crate) use gate::gate_decision;
+
 use std::fmt;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, RwLock};
@@ -25,15 +27,27 @@ use super::permissions::{Access, Permissions};
 use super::read_filter::{ReadFilter, WalkFilter};
 use super::rule::{PathPattern, Rule};
 use crate::Tool;
+use crate::judged::JudgedPaths;
 #[cfg(doc)]
 use crate::{Gate, approval::Policy};
 
 /// Paths that ask even where a rule or the mode allows (not in bypass),
 /// each matched at any depth: the name `.git` (a directory or a file) and
-/// everything under it, `.env` files, `.ssh` folders. Besides these, a git
+/// everything under it, `.env` files, `.ssh` folders, and Claude Code's
+/// settings files and hooks folder (`.claude/settings.json`,
+/// `.claude/settings.local.json`, `.claude/hooks/`), which name commands
+/// that run outside any sandbox. Besides these, a git
 /// directory that a `.git` file points to (`gitdir: …`) is protected too:
 /// see [`ApprovalEngine`], step 8.
-pub const PROTECTED_PATHS: [&str; 4] = [".git", ".git/**", ".env*", "**/.ssh/**"];
+pub const PROTECTED_PATHS: [&str; 7] = [
+    ".git",
+    ".git/**",
+    ".env*",
+    "**/.ssh/**",
+    ".claude/settings.json",
+    ".claude/settings.local.json",
+    ".claude/hooks/**",
+];
 
 /// The policy engine: an ordinary [`Gate`].
 ///
@@ -229,6 +243,14 @@ impl ApprovalEngine {
         evaluate::Evaluation::new(self, tool, access).run()
     }
 
+    /// [`Self::evaluate_access`], with the call's paths as they were
+    /// resolved and judged: what the tool must act on if the call runs.
+    pub fn evaluate_judged(&self, tool: &str, access: &Access) -> (Decision, JudgedPaths) {
+        let evaluation = evaluate::Evaluation::new(self, tool, access);
+        let decision = evaluation.run();
+        (decision, evaluation.into_judged())
+    }
+
     /// What "allow for the session" remembers for this call: the tool and
     /// each command part (or the whole command, if it has a hazard), or
     /// each path; a call with neither, the tool.
@@ -249,7 +271,8 @@ impl ApprovalEngine {
                 .paths
                 .iter()
                 .map(|p| {
-                    let (key, absolute) = self.inner.resolver.display_key(Path::new(p));
+                    // The file the person allowed, not a link to it.
+                    let (key, absolute) = self.inner.resolver.target_display_key(Path::new(p));
                     Rule::exact_path(tool, &key, absolute)
                 })
                 .collect();

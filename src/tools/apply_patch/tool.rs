@@ -204,17 +204,21 @@ impl TypedTool for ApplyPatchTool {
         cx: &CallContext,
     ) -> Result<ToolOutput, ToolError> {
         let patch = parse(&args.patch).map_err(|e| ToolError::new(e.to_string()))?;
+        // Every file as the gate judged it, when a gate did: resolved again
+        // here each must lead to the same file, and that file is what opens.
+        let files = FileTool {
+            workspace: self.files.workspace.judged(cx.extensions().get()),
+            state: self.files.state.clone(),
+        };
         let mut paths = Vec::new();
         for given in touched(&patch) {
-            let path = self
-                .files
+            let path = files
                 .workspace
                 .resolve_new(&given)
                 .map_err(|e| ToolError::new(e.to_string()))?;
             paths.push(path);
         }
-        let locks = lock_all(&self.files.state, &paths, cx, "every file of the patch").await?;
-        let files = self.files.clone();
+        let locks = lock_all(&files.state, &paths, cx, "every file of the patch").await?;
         run_blocking(cx, move |token| {
             // Held until every write is done and stamped.
             let _locks = locks;

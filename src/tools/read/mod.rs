@@ -24,7 +24,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::beneath::list_dir;
 use super::blocking::run_blocking;
-use super::file_write::cannot_read;
+use super::file_write::{cannot_read, read_denied_text};
 use super::read_state::{FileReadState, ReadStamp, StreamHasher, hash_bytes};
 use super::schema::builtin_args;
 use super::text::Encoding;
@@ -139,7 +139,8 @@ impl TypedTool for ReadTool {
     }
 
     async fn execute(&self, args: ReadArgs, cx: &CallContext) -> Result<ToolOutput, ToolError> {
-        let workspace = self.workspace.clone();
+        // The path as the gate judged it, when a gate did.
+        let workspace = self.workspace.judged(cx.extensions().get());
         let state = self.state.clone();
         run_blocking(cx, move |token| read(&workspace, &state, &args, &token)).await
     }
@@ -185,6 +186,11 @@ fn read(
     let path = workspace
         .resolve(&args.file_path)
         .map_err(|e| ToolError::new(e.to_string()))?;
+    // Judged again where the file is opened: a read-deny rule holds for
+    // whatever the path leads to now.
+    if workspace.is_read_denied(&path) {
+        return Err(ToolError::new(read_denied_text(&args.file_path, "reads")));
+    }
     let shown = workspace.display(&path);
     let cannot = |e: io::Error| ToolError::new(cannot_read(&shown, &e));
     // Taken before opening: a write racing the read must look racy.

@@ -35,13 +35,18 @@ impl Service<Call<Gated>> for Execute {
 
     fn call(&mut self, call: Call<Gated>) -> Self::Future {
         ResponseFuture::new(async move {
-            let (call, state) = call.split();
+            let (mut call, state) = call.split();
             let Gated {
                 tool,
                 args,
                 coercions,
                 ..
             } = state;
+            // What the gate established reaches typed tools too, through
+            // the context they are given.
+            if !args.extensions().is_empty() {
+                call.cx.extensions_mut().extend(args.extensions().clone());
+            }
             let cancelled = |call: Call<()>, coercions| {
                 call.finish(
                     Outcome::Cancelled,

@@ -16,6 +16,7 @@ use std::future::Future;
 use std::sync::Arc;
 
 use futures::future::BoxFuture;
+use http::Extensions;
 use serde_json::Value;
 use tower::{BoxError, Service, ServiceExt};
 
@@ -44,15 +45,40 @@ pub struct GateRequest {
 }
 
 /// A gate's answer.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug)]
 pub enum GateDecision {
     /// Run the call as proposed.
     Allow,
+    /// Run the call as proposed, handing the tool what the gate
+    /// established while deciding (for instance which files the call's
+    /// paths were judged to be) in [`GatedArgs::extensions`].
+    ///
+    /// [`GatedArgs::extensions`]: crate::GatedArgs::extensions
+    AllowWith(Extensions),
     /// Run the call with these arguments instead (re-checked first).
     Rewrite(Value),
+    /// Run the call with these arguments instead (re-checked first),
+    /// handing the tool what the gate established about them.
+    RewriteWith(Value, Extensions),
     /// Refuse; the reason is what the model reads (default
     /// `tool execution denied`).
     Deny(Option<String>),
+}
+
+impl PartialEq for GateDecision {
+    /// The same answer with the same arguments or reason; what the gate
+    /// recorded in [`Extensions`] is not compared (it holds no equality).
+    fn eq(&self, other: &Self) -> bool {
+        use GateDecision::{Allow, AllowWith, Deny, Rewrite, RewriteWith};
+        match (self, other) {
+            (Allow | AllowWith(_), Allow | AllowWith(_)) => {
+                matches!(self, Allow) == matches!(other, Allow)
+            }
+            (Rewrite(a), Rewrite(b)) | (RewriteWith(a, _), RewriteWith(b, _)) => a == b,
+            (Deny(a), Deny(b)) => a == b,
+            _ => false,
+        }
+    }
 }
 
 /// Decides whether a call may run. Implemented for closures returning a

@@ -2,6 +2,7 @@ use std::convert::Infallible;
 use std::sync::Arc;
 use std::task::{Context, Poll};
 
+use http::Extensions;
 use serde_json::Value;
 use tower::Service;
 
@@ -133,10 +134,17 @@ async fn verdict(
             }
         }
     };
+    let (decision, extensions) = match decision {
+        Ok(GateDecision::AllowWith(extensions)) => (Ok(GateDecision::Allow), extensions),
+        Ok(GateDecision::RewriteWith(args, extensions)) => {
+            (Ok(GateDecision::Rewrite(args)), extensions)
+        }
+        other => (other, Extensions::new()),
+    };
     match decision {
         Ok(GateDecision::Allow) => Ok(Gated {
             tool,
-            args: GatedArgs::new(args),
+            args: GatedArgs::new(args, extensions),
             coercions,
             preview,
             verdict: GateVerdict::Allowed,
@@ -144,7 +152,7 @@ async fn verdict(
         Ok(GateDecision::Rewrite(new_args)) => match recheck(&tool, new_args, &call.cx).await {
             Ok((args, coercions, preview)) => Ok(Gated {
                 tool,
-                args: GatedArgs::new(args),
+                args: GatedArgs::new(args, extensions),
                 coercions,
                 preview,
                 verdict: GateVerdict::Rewritten,
@@ -157,6 +165,10 @@ async fn verdict(
         },
         Ok(GateDecision::Deny(reason)) => {
             Err(Refusal::denied(reason.unwrap_or_default(), coercions))
+        }
+        // Taken apart above.
+        Ok(GateDecision::AllowWith(_) | GateDecision::RewriteWith(..)) => {
+            Err(Refusal::denied(String::new(), coercions))
         }
         Err(err) => Err(Refusal::denied(err.to_string(), coercions)),
     }
