@@ -341,3 +341,26 @@ async fn racing_reads_never_return_a_denied_file() {
     assert_eq!(leaks, 0);
     assert!(shown > 0, "no read succeeded, so the race proved nothing");
 }
+
+/// Hooks judge the final target too: a PreToolUse guard that refuses
+/// writes of `.envrc` by name sees `.envrc`, not the link `todo.md`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_pre_tool_use_hook_is_shown_where_a_link_leads() {
+    let (_dir, root) = tempdir();
+    symlink(".envrc", root.join("todo.md")).unwrap();
+    let guard = r#"input=$(cat); case "$input" in *'.envrc"'*) echo "no .envrc" >&2; exit 2;; esac; exit 0"#;
+    let settings = json!({"hooks": {"PreToolUse": [{"matcher": "Write", "hooks": [{"type": "command", "command": guard}]}]}});
+    let mut config = SessionConfig::new(&root);
+    config.mode = Some(Mode::Bypass);
+    config.hooks = agentcore::hooks::HookConfig::from_settings_json(&settings.to_string()).unwrap();
+    let s = Session::start(config).unwrap();
+    let (outcome, text) = call(
+        &s,
+        "write",
+        json!({"file_path": "todo.md", "content": "export X=1\n"}),
+    )
+    .await;
+    assert_eq!(outcome, Outcome::Denied, "{text}");
+    assert!(text.contains("no .envrc"), "{text}");
+    assert!(!root.join(".envrc").exists());
+}

@@ -328,3 +328,26 @@ fn over_http_a_client_without_elicitation_is_told_the_client_cannot_ask() {
     );
     assert!(!root.path().join("none.txt").exists());
 }
+
+/// Issue 25 item 1 (c): the person approved the write of `x` (a link to
+/// `a.txt`, shown with its diff), and while the question was open the
+/// link was pointed at `.envrc`. The approved call does not write `.envrc`:
+/// the path now leads elsewhere than the file that was judged and shown.
+#[test]
+fn an_approved_write_does_not_follow_a_link_changed_while_the_person_decided() {
+    let Some(python) = sdk_python() else { return };
+    let root = workspace();
+    std::os::unix::fs::symlink("a.txt", root.path().join("x")).unwrap();
+    for http in [false, true] {
+        let report = run_over(&python, root.path(), "relink", &[], http);
+        assert_eq!(report.asked.len(), 1, "http {http}");
+        let (failed, text) = report.call(0);
+        assert!(failed, "http {http}: {text}");
+        assert!(text.contains("now leads to a different file"), "{text}");
+        assert!(!root.path().join(".envrc").exists(), "http {http}");
+        assert!(!root.path().join("a.txt").exists(), "http {http}");
+        // Back to the start for the next transport.
+        std::fs::remove_file(root.path().join("x")).unwrap();
+        std::os::unix::fs::symlink("a.txt", root.path().join("x")).unwrap();
+    }
+}

@@ -47,18 +47,55 @@ fn path_fields(tool: &str) -> &'static [&'static str] {
 }
 
 /// `tool_input`: the coerced arguments, with the built-in tools' file paths
-/// made absolute against `root`.
+/// made absolute against `root` and every symbolic link on them followed
+/// to its final target, dangling ones included: a hook judges the file the
+/// tool will act on, as the approval engine does (see [`crate::judged`]),
+/// not a link's name.
 pub fn tool_input(tool: &str, args: &Value, root: &Path) -> Value {
     let mut input = args.clone();
     if let Value::Object(map) = &mut input {
         for field in path_fields(tool) {
             if let Some(Value::String(path)) = map.get_mut(*field) {
-                let absolute = absolute(Path::new(path.as_str()), root);
+                let absolute = target(path, root);
                 *path = absolute.to_string_lossy().into_owned();
             }
         }
     }
     input
+}
+
+/// Where `given` leads (absolute, links followed); the lexical form when it
+/// cannot be resolved (the tool refuses such a path).
+fn target(given: &str, root: &Path) -> PathBuf {
+    let lexical = absolute(Path::new(given), root);
+    crate::judged::final_target(&lexical).unwrap_or(lexical)
+}
+
+/// The paths a hook was shown for a call (as [`tool_input`] gives them)
+/// that are not where the approval engine found them to lead when it
+/// judged the call: a link on them changed in between. Each is given as
+/// the model wrote it.
+pub(crate) fn moved_since_shown(
+    tool: &str,
+    args: &Value,
+    shown: &Value,
+    judged: &crate::judged::JudgedPaths,
+) -> Vec<String> {
+    let mut moved = Vec::new();
+    for field in path_fields(tool) {
+        let (Some(Value::String(given)), Some(Value::String(seen))) =
+            (args.get(*field), shown.get(*field))
+        else {
+            continue;
+        };
+        let Some(judgement) = judged.given(given) else {
+            continue;
+        };
+        if judgement.target.as_deref() != Some(Path::new(seen)) {
+            moved.push(given.clone());
+        }
+    }
+    moved
 }
 
 /// `path` against `root`, `.` and `..` resolved by the letter.

@@ -9,13 +9,14 @@ use futures::future::BoxFuture;
 use serde_json::{Map, Value};
 
 use super::config::HookEvent;
-use super::input::tool_input;
+use super::input::{moved_since_shown, tool_input};
 use super::reply::{self, Reply};
 use super::run::HookRun;
 use super::{HookRunner, report};
 use crate::approval::{
     ApprovalEngine, Decision, DecisionSource, Mode, Permissions, RuleKind, Verdict,
 };
+use crate::judged::JudgedPaths;
 use crate::{Content, Gate, GateDecision, GateRequest};
 
 /// A [`Gate`] that runs the PreToolUse hooks first, then the approval
@@ -171,6 +172,20 @@ impl PreToolUseGate {
         match decision {
             GateDecision::Allow if rewritten => GateDecision::Rewrite(args),
             GateDecision::AllowWith(judged) if rewritten => GateDecision::RewriteWith(args, judged),
+            GateDecision::AllowWith(judged) => {
+                // The hooks judged where the paths led when they ran; the
+                // engine resolved them again: both must have seen one file.
+                let moved = judged
+                    .get::<JudgedPaths>()
+                    .map(|paths| moved_since_shown(&tool, &args, &input, paths))
+                    .unwrap_or_default();
+                match moved.first() {
+                    None => GateDecision::AllowWith(judged),
+                    Some(path) => GateDecision::Deny(Some(format!(
+                        "path {path:?} led to another file when the PreToolUse hooks judged it than when the policy did (a symbolic link on it changed meanwhile), so the call was not run. Check where the path leads, then make the call again."
+                    ))),
+                }
+            }
             other => other,
         }
     }

@@ -23,6 +23,9 @@ Scenarios:
   cancel      write `cancelled.txt`, the call cancelled while the question is open
   bad         write `bad-N.txt` answered with values outside the schema
   none        a client without the elicitation callback: write `none.txt`
+  relink      write `x` (a link to `a.txt`); while the question is open the
+              link is pointed at `.envrc` (as a background job of the model
+              could), then the person allows once
 """
 
 from __future__ import annotations
@@ -89,6 +92,12 @@ async def on_question(context, params) -> types.ElicitResult:
         return accept("allow_once")
     if SCENARIO == "bad":
         return types.ElicitResult(action="accept", content=BAD_ANSWERS[index])
+    if SCENARIO == "relink":
+        # `ln -sfn .envrc x`: a new link renamed over the old one.
+        tmp = os.path.join(ROOT, "x.tmp")
+        os.symlink(".envrc", tmp)
+        os.rename(tmp, os.path.join(ROOT, "x"))
+        return accept("allow_once")
     raise AssertionError(f"no question expected in {SCENARIO}")
 
 
@@ -131,6 +140,8 @@ async def scenario(session: ClientSession) -> None:
             await call(session, "write", {"file_path": f"bad-{i}.txt", "content": "x\n"})
     elif SCENARIO == "none":
         await call(session, "write", {"file_path": "none.txt", "content": "x\n"})
+    elif SCENARIO == "relink":
+        await call(session, "write", {"file_path": "x", "content": "export PWNED=1\n"})
     else:
         raise SystemExit(f"unknown scenario {SCENARIO}")
 

@@ -319,6 +319,21 @@ impl<'a> Evaluation<'a> {
         })
     }
 
+    /// `given` as reasons show it: with where it leads when that is not the
+    /// path as written (`notes.txt (a link to .git/commondir)`).
+    fn shown_with_target(&self, given: &str, judged: &JudgedPath) -> String {
+        let resolver = &self.engine.inner.resolver;
+        let Some(target) = &judged.target else {
+            return given.to_owned();
+        };
+        let (key, absolute) = resolver.display_key(target);
+        if resolver.display_key(Path::new(given)) == (key.clone(), absolute) {
+            return given.to_owned();
+        }
+        let shown = if absolute { format!("/{key}") } else { key };
+        format!("{given} (a link to {shown})")
+    }
+
     fn parts(&self) -> &[CommandPart] {
         self.analysis.as_ref().map_or(&[], |a| &a.parts)
     }
@@ -422,9 +437,9 @@ impl<'a> Evaluation<'a> {
     /// The first protected path the call names, with the `.git` file that
     /// makes it protected when it is not one of [`PROTECTED_PATHS`](super::PROTECTED_PATHS).
     fn protected(&self) -> Option<(String, Option<GitPointer>)> {
-        for (given, keys) in &self.paths {
+        for ((given, keys), judged) in self.paths.iter().zip(&self.judged) {
             if let Some(found) = self.engine.protection(keys) {
-                return Some((given.clone(), found));
+                return Some((self.shown_with_target(given, judged), found));
             }
         }
         // Redirection targets of a command.
