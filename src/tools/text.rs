@@ -64,10 +64,17 @@ impl Encoding {
 /// How the file's lines end.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum LineEnding {
-    /// `\n`, or a mix, or no line break at all: the text is used as is.
+    /// `\n`, and never `\r\n`: the text is used as is, and a `\r\n` in
+    /// the model's strings is read as `\n`.
     Lf,
+    /// A mix, or no line break at all: the text and the model's strings
+    /// are used as they are.
+    Mixed,
     /// Every `\n` is preceded by `\r`: the text is handed out with `\n`.
     Crlf,
+    /// No `\n` at all but a `\r` (old Mac line endings): the text is
+    /// handed out with `\n` for each `\r`, and they are put back.
+    Cr,
 }
 
 /// Everything needed to write edited text back in the file's own form.
@@ -86,10 +93,18 @@ impl Format {
     };
 
     /// A string from the model (old_string, new_string) as it would appear
-    /// in the decoded text: CRLF becomes LF in a CRLF file.
+    /// in the decoded text, so that what is written ends its lines as the
+    /// file does: CRLF becomes LF in a CRLF file and in an LF file (where
+    /// it would make a mix); a CR or a CRLF becomes LF in a CR file. In a
+    /// file of mixed endings (or of one line) it is used as given.
     pub(crate) fn normalize<'a>(&self, s: &'a str) -> Cow<'a, str> {
         match self.line_ending {
-            LineEnding::Crlf if s.contains("\r\n") => Cow::Owned(s.replace("\r\n", "\n")),
+            LineEnding::Crlf | LineEnding::Lf if s.contains("\r\n") => {
+                Cow::Owned(s.replace("\r\n", "\n"))
+            }
+            LineEnding::Cr if s.contains('\r') => {
+                Cow::Owned(s.replace("\r\n", "\n").replace('\r', "\n"))
+            }
             _ => Cow::Borrowed(s),
         }
     }
@@ -115,7 +130,8 @@ pub(crate) fn decode(bytes: &[u8]) -> Option<Decoded<'_>> {
     let line_ending = line_ending(&text);
     let text = match line_ending {
         LineEnding::Crlf => Cow::Owned(text.replace("\r\n", "\n")),
-        LineEnding::Lf => text,
+        LineEnding::Cr => Cow::Owned(text.replace('\r', "\n")),
+        LineEnding::Lf | LineEnding::Mixed => text,
     };
     Some(Decoded {
         text,
@@ -134,21 +150,28 @@ fn decode_utf16(bytes: &[u8], little_endian: bool) -> Option<Cow<'static, str>> 
         .map(|text| Cow::Owned(text.into_owned()))
 }
 
-/// CRLF when there is at least one `\r\n` and no bare `\n`; then replacing
-/// every `\r\n` by `\n` and back again is exact.
+/// CRLF when there is at least one `\r\n` and no bare `\n` (then
+/// replacing every `\r\n` by `\n` and back again is exact); LF when there
+/// is a `\n` and no `\r\n`; CR when there is a `\r` and no `\n` at all
+/// (each `\r` is a line end, and the swap is exact); a mix otherwise.
 fn line_ending(text: &str) -> LineEnding {
     let bytes = text.as_bytes();
-    let mut any = false;
+    let (mut crlf, mut lf) = (false, false);
     for i in memchr::memchr_iter(b'\n', bytes) {
-        if i == 0 || bytes[i - 1] != b'\r' {
-            return LineEnding::Lf;
+        if i > 0 && bytes[i - 1] == b'\r' {
+            crlf = true;
+        } else {
+            lf = true;
         }
-        any = true;
+        if crlf && lf {
+            return LineEnding::Mixed;
+        }
     }
-    if any {
-        LineEnding::Crlf
-    } else {
-        LineEnding::Lf
+    match (crlf, lf) {
+        (true, _) => LineEnding::Crlf,
+        (false, true) => LineEnding::Lf,
+        (false, false) if memchr::memchr(b'\r', bytes).is_some() => LineEnding::Cr,
+        (false, false) => LineEnding::Mixed,
     }
 }
 
@@ -157,7 +180,8 @@ fn line_ending(text: &str) -> LineEnding {
 pub(crate) fn encode<'a>(text: &'a str, format: Format) -> Cow<'a, [u8]> {
     let text: Cow<'a, str> = match format.line_ending {
         LineEnding::Crlf => Cow::Owned(text.replace('\n', "\r\n")),
-        LineEnding::Lf => Cow::Borrowed(text),
+        LineEnding::Cr => Cow::Owned(text.replace('\n', "\r")),
+        LineEnding::Lf | LineEnding::Mixed => Cow::Borrowed(text),
     };
     match format.encoding {
         Encoding::Utf8 => match text {
@@ -231,7 +255,7 @@ mod tests {
         let d = decode(b"a\nb").unwrap();
         assert!(matches!(d.text, Cow::Borrowed("a\nb")));
         assert_eq!(round_trip(b"a\nb"), Format::PLAIN);
-        assert_eq!(round_trip(b""), Format::PLAIN);
+        assert_eq!(round_trip(b"").line_ending, LineEnding::Mixed);
     }
 
     #[test]
@@ -243,7 +267,11 @@ mod tests {
         // A mix is left alone.
         let d = decode(b"a\r\nb\nc").unwrap();
         assert_eq!(d.text, "a\r\nb\nc");
-        assert_eq!(round_trip(b"a\r\nb\nc").line_ending, LineEnding::Lf);
+        assert_eq!(round_trip(b"a\r\nb\nc").line_ending, LineEnding::Mixed);
+        // Old Mac endings: each CR is a line end, handed out as LF.
+        let d = decode(b"a\rb\r").unwrap();
+        assert_eq!(d.text, "a\nb\n");
+        assert_eq!(round_trip(b"a\rb\r").line_ending, LineEnding::Cr);
     }
 
     #[test]
