@@ -400,6 +400,69 @@ mod tests {
         }
     }
 
+    proptest::proptest! {
+        /// Issue 25 item 10: the spliced diff, taken stretch by stretch
+        /// as the places come, is the whole texts' diff, however many
+        /// places there are and however they are spread.
+        #[test]
+        fn the_spliced_diff_of_many_places_is_the_whole_texts_diff(
+            lines in 1..400usize,
+            picks in proptest::collection::vec((0..400usize, 0..4usize, 0..3usize), 0..120),
+        ) {
+            let old: String = (0..lines).map(|i| format!("line {}\n", i % 7)).collect();
+            let starts: Vec<usize> = std::iter::once(0)
+                .chain(old.match_indices('\n').map(|(i, _)| i + 1))
+                .filter(|&i| i < old.len())
+                .collect();
+            let mut chosen: Vec<(usize, usize, usize)> = picks
+                .into_iter()
+                .map(|(l, len, what)| (l % starts.len(), len, what))
+                .collect();
+            chosen.sort();
+            chosen.dedup_by_key(|c| c.0);
+            let mut places: Vec<(std::ops::Range<usize>, String)> = Vec::new();
+            for (l, len, what) in chosen {
+                let start = starts[l];
+                if places.last().is_some_and(|(r, _)| r.end > start) {
+                    continue;
+                }
+                let end = (start + len).min(old.len());
+                let text = match what {
+                    0 => String::new(),
+                    1 => "new\n".to_owned(),
+                    _ => "x\ny".to_owned(),
+                };
+                places.push((start..end, text));
+            }
+            let mut new = String::new();
+            let mut from = 0;
+            for (range, text) in &places {
+                new.push_str(&old[from..range.start]);
+                new.push_str(text);
+                from = range.end;
+            }
+            new.push_str(&old[from..]);
+            proptest::prop_assert_eq!(
+                unified_diff_spliced("f", &old, places.iter().map(|(r, t)| (r.clone(), t.as_str()))),
+                unified_diff("f", &old, &new)
+            );
+        }
+    }
+
+    #[test]
+    fn a_million_places_are_previewed_within_the_cap() {
+        let old = "id(x, x);\n".repeat(200_000);
+        let places = old.match_indices('x').map(|(i, _)| (i..i + 1, "value"));
+        let d = unified_diff_spliced("f", &old, places);
+        assert!(d.len() <= MAX_DIFF_BYTES + 100, "{}", d.len());
+        assert!(d.starts_with("--- a/f\n+++ b/f\n@@ -1,"), "{}", &d[..100]);
+        assert!(
+            d.ends_with("(diff cut at 512 KiB)"),
+            "{}",
+            &d[d.len() - 100..]
+        );
+    }
+
     #[test]
     fn equals_similars_own_unified_diff() {
         let lines: String = (1..=40).map(|i| format!("line {i}\n")).collect();

@@ -517,6 +517,42 @@ mod tests {
     }
 
     #[test]
+    fn merged_spans_show_the_same_snippet_as_every_span() {
+        use super::super::snippet::snippet;
+        // Places on every line, every few lines and in clusters, past the
+        // number after which near spans are merged.
+        let texts = [
+            "id(x, x);\n".repeat(2_000),
+            "x\n\n\n\n\n\n\n\n".repeat(600),
+            "x\n\n\n\n\n\n\n\n\n\n\n".repeat(600),
+            (0..3_000)
+                .map(|i| if i % 13 < 3 { "a x b\n" } else { "none\n" })
+                .collect(),
+        ];
+        for (t, text) in texts.iter().enumerate() {
+            for new in ["", "value", "v\nw\n"] {
+                let applied = apply(text, "x", new, true, "x").unwrap();
+                if t == 0 {
+                    assert!(applied.spans.len() < 300, "merged: {}", applied.spans.len());
+                }
+                let mut every = Vec::new();
+                let mut shift = 0isize;
+                for (i, _) in text.match_indices('x') {
+                    let start = i.saturating_add_signed(shift);
+                    every.push(start..start + new.len());
+                    shift += new.len() as isize - 1;
+                }
+                assert_eq!(applied.count, every.len());
+                assert_eq!(
+                    snippet(&applied.text, &applied.spans),
+                    snippet(&applied.text, &every),
+                    "{new:?}"
+                );
+            }
+        }
+    }
+
+    #[test]
     fn crlf_bytes_are_edited_as_lf_and_written_back() {
         let out = edit_bytes(b"a\r\nb\r\nc\r\n", "a\nb", "A\nB\nb2", false).unwrap();
         assert_eq!(out, b"A\r\nB\r\nb2\r\nc\r\n");
