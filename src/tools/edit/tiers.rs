@@ -336,7 +336,7 @@ pub(crate) struct Occurrences<'a> {
 
 enum Search {
     /// The needle has no border: occurrences never overlap.
-    Substring(memchr::memmem::Finder<'static>),
+    Substring(Box<memchr::memmem::Finder<'static>>),
     /// The needle's failure function, and how much of it is matched.
     Kmp { fail: Vec<usize>, k: usize },
 }
@@ -346,7 +346,7 @@ impl<'a> Occurrences<'a> {
         let (hay, needle) = (hay.into(), needle.into());
         let fail = failure(&needle);
         let how = if fail.last().copied().unwrap_or(0) == 0 {
-            Search::Substring(memchr::memmem::Finder::new(&needle).into_owned())
+            Search::Substring(Box::new(memchr::memmem::Finder::new(&needle).into_owned()))
         } else {
             Search::Kmp { fail, k: 0 }
         };
