@@ -45,5 +45,7 @@ fn padded_headers_parse_as_unpadded_ones() {
     let plain = parse("*** Begin Patch\n*** Update File: a\n*** Move to: b\n@@\n-x\n+y\n*** End of File\n*** Add File: c\n+z\n*** End Patch").unwrap();
     let padded = parse("*** Begin Patch\n  *** Update File: a\n  *** Move to: b\n@@\n-x\n+y\n  *** End of File\n  *** Add File: c\n+z\n*** End Patch").unwrap();
     assert_eq!(plain, padded);
-    assert!(matches!(&padded.ops[0], FileOp::Update { move_to: Some(b), hunks, .. } if b == "b" && hunks[0].end_of_file));
+    assert!(
+        matches!(&padded.ops[0], FileOp::Update { move_to: Some(b), hunks, .. } if b == "b" && hunks[0].end_of_file)
+    );
 }

@@ -14,7 +14,11 @@ use files::Env;
 fn ambiguous(r: &ToolResult, n: usize) {
     assert_eq!(r.outcome, Outcome::Failed, "{}", r.text());
     assert_eq!(r.error_code, Some(5), "{}", r.text());
-    assert!(r.text().starts_with(&format!("Found {n} matches")), "{}", r.text());
+    assert!(
+        r.text().starts_with(&format!("Found {n} matches")),
+        "{}",
+        r.text()
+    );
 }
 
 #[tokio::test]
@@ -37,12 +41,21 @@ async fn the_issues_end_end_is_two_places() {
 
 #[test]
 fn variants() {
-    assert_eq!(apply_edit("aaa", "aa", "b", false), Err(EditError::Ambiguous(2)));
+    assert_eq!(
+        apply_edit("aaa", "aa", "b", false),
+        Err(EditError::Ambiguous(2))
+    );
     assert_eq!(apply_edit("abab", "abab", "x", false).unwrap(), "x");
-    assert_eq!(apply_edit("ababab", "abab", "x", false), Err(EditError::Ambiguous(2)));
+    assert_eq!(
+        apply_edit("ababab", "abab", "x", false),
+        Err(EditError::Ambiguous(2))
+    );
     // replace_all is the plain replacement: the later overlapping place stays.
     assert_eq!(apply_edit("aaa", "aa", "b", true).unwrap(), "ba");
-    assert_eq!(apply_edit("end\nend\nend", "end\nend", "x", true).unwrap(), "x\nend");
+    assert_eq!(
+        apply_edit("end\nend\nend", "end\nend", "x", true).unwrap(),
+        "x\nend"
+    );
     // The tolerant tiers count overlaps too.
     let e = apply_edit_tiered("} \n} \n} \n", "}\n}\n", "x\n", false).unwrap_err();
     assert!(matches!(e, EditError::AmbiguousTolerant(2, _)), "{e:?}");

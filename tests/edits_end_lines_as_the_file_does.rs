@@ -62,7 +62,8 @@ async fn apply_patch_keeps_a_lines_cr_ending_in_a_file_of_mixed_endings() {
     let env = Env::new();
     env.put("mixed.txt", "a\nb\r\nc\n");
     env.read("mixed.txt").await;
-    let patch = "*** Begin Patch\n*** Update File: mixed.txt\n@@\n a\n-b\n+B\n+B2\n c\n*** End Patch";
+    let patch =
+        "*** Begin Patch\n*** Update File: mixed.txt\n@@\n a\n-b\n+B\n+B2\n c\n*** End Patch";
     ok(&env.call("apply_patch", json!({"patch": patch})).await);
     assert_eq!(env.bytes("mixed.txt"), b"a\nB\r\nB2\r\nc\n");
     // An LF file stays LF, a CRLF file CRLF.

@@ -25,7 +25,9 @@ async fn the_issues_python_edit_keeps_the_body_inside_its_if() {
     let env = Env::new();
     env.put("a.py", FILE);
     env.read("a.py").await;
-    let r = env.edit("a.py", "if x:\nreturn 1", "if x:\nreturn 10").await;
+    let r = env
+        .edit("a.py", "if x:\nreturn 1", "if x:\nreturn 10")
+        .await;
     assert!(ok(&r).contains("re-indented"), "{}", r.text());
     assert_eq!(
         env.bytes("a.py"),
@@ -39,7 +41,10 @@ fn variants_map_each_line_to_the_files_line() {
     // A line added after one it stands beside: the indentation of the
     // quoted lines indented as it is, when they agree.
     assert_eq!(
-        edit("if x:\nreturn 1\nreturn 0\n", "if x:\nreturn 1\nreturn 0\nprint(x)\n"),
+        edit(
+            "if x:\nreturn 1\nreturn 0\n",
+            "if x:\nreturn 1\nreturn 0\nprint(x)\n"
+        ),
         Err(EditError::IndentationUnclear),
         "the quote's lines at 0 are at 4 and 8 in the file: a new line at 0 is a guess"
     );
@@ -75,7 +80,11 @@ async fn an_unclear_reindentation_is_code_4_and_writes_nothing() {
         .await;
     assert_eq!(r.outcome, Outcome::Failed, "{}", r.text());
     assert_eq!(r.error_code, Some(4));
-    assert!(r.text().contains("cannot be re-indented without guessing"), "{}", r.text());
+    assert!(
+        r.text().contains("cannot be re-indented without guessing"),
+        "{}",
+        r.text()
+    );
     assert_eq!(env.bytes("a.py"), FILE.as_bytes());
 }
 
@@ -105,7 +114,8 @@ async fn apply_patch_reindents_added_lines_to_the_line_they_replace() {
     let env = Env::new();
     env.put("a.py", FILE);
     env.read("a.py").await;
-    let patch = "*** Begin Patch\n*** Update File: a.py\n@@\n if x:\n-return 1\n+return 10\n*** End Patch";
+    let patch =
+        "*** Begin Patch\n*** Update File: a.py\n@@\n if x:\n-return 1\n+return 10\n*** End Patch";
     ok(&env.call("apply_patch", json!({"patch": patch})).await);
     assert_eq!(
         env.bytes("a.py"),
@@ -114,7 +124,8 @@ async fn apply_patch_reindents_added_lines_to_the_line_they_replace() {
     // And refuses what would be a guess.
     env.put("b.py", FILE);
     env.read("b.py").await;
-    let patch = "*** Begin Patch\n*** Update File: b.py\n@@\n if x:\n return 1\n+log()\n*** End Patch";
+    let patch =
+        "*** Begin Patch\n*** Update File: b.py\n@@\n if x:\n return 1\n+log()\n*** End Patch";
     let r = env.call("apply_patch", json!({"patch": patch})).await;
     assert_eq!(r.error_code, Some(4), "{}", r.text());
     assert_eq!(env.bytes("b.py"), FILE.as_bytes());

@@ -43,7 +43,10 @@ async fn utf32_is_read_as_its_text_and_edited_in_its_encoding() {
         assert!(text.contains("wörld 😀"), "{text}");
         assert!(!text.contains('\0'), "{text:?}");
         ok(&env.edit("u.txt", "wörld", "world").await);
-        assert_eq!(env.bytes("u.txt"), utf32("héllo\r\nworld 😀\r\n", big_endian));
+        assert_eq!(
+            env.bytes("u.txt"),
+            utf32("héllo\r\nworld 😀\r\n", big_endian)
+        );
     }
 }
 

@@ -73,8 +73,8 @@ impl Tier {
 pub struct Match {
     /// The tier that found them.
     pub tier: Tier,
-    /// Every place found, in order of their start. Places of the line tiers
-    /// may overlap (each counts: two overlapping places are two places).
+    /// Every place found, in order of their start. Places may overlap, in
+    /// every tier (each counts: two overlapping places are two places).
     pub places: Vec<Place>,
 }
 
