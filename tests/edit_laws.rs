@@ -2,7 +2,7 @@
 //! is the plain replacement (unique, and with replace_all); on a file's
 //! bytes, CRLF, BOM and UTF-16 files round-trip byte for byte.
 
-use agentcore::tools::edit::{EditError, apply_edit, edit_bytes};
+use agentcore::tools::edit::{EditError, apply_edit, edit_bytes, edit_bytes_tiered};
 use proptest::prelude::*;
 
 /// Text from a small alphabet, so random substrings often repeat.
@@ -43,7 +43,11 @@ proptest! {
     #[test]
     fn a_unique_edit_is_the_plain_replacement((text, old) in text_and_substring(), new in text()) {
         prop_assume!(old != new);
-        let count = text.matches(old.as_str()).count();
+        // Overlapping occurrences count (issue 25 item 11 d): `aa` is
+        // twice in `aaa`.
+        let count = (0..text.len())
+            .filter(|&i| text.is_char_boundary(i) && text[i..].starts_with(old.as_str()))
+            .count();
         let got = apply_edit(&text, &old, &new, false);
         if count == 1 {
             prop_assert_eq!(got, Ok(text.replacen(old.as_str(), &new, 1)));
@@ -56,6 +60,39 @@ proptest! {
     fn replace_all_is_the_plain_replacement((text, old) in text_and_substring(), new in text()) {
         prop_assume!(old != new);
         prop_assert_eq!(apply_edit(&text, &old, &new, true), Ok(text.replace(old.as_str(), &new)));
+    }
+
+    /// Issue 25 item 10: a replace_all over hundreds of places (past the
+    /// point where the result's spans are merged, and the preview's
+    /// stretches cut) writes exactly the plain replacement, in every
+    /// encoding and line ending.
+    #[test]
+    fn replace_all_of_many_places_is_the_plain_replacement(
+        pieces in proptest::collection::vec(proptest::string::string_regex("[abx\n é]{0,6}").unwrap(), 1..12),
+        repeats in 30..120usize,
+        old in "[abx]{1,3}",
+        new in "[xy\n]{0,4}",
+        crlf in any::<bool>(),
+        encoding in 0..3u8,
+    ) {
+        let text: String = pieces.concat().repeat(repeats);
+        prop_assume!(old != new && text.contains(old.as_str()));
+        let want = text.replace(old.as_str(), &new);
+        let (text, want) = if crlf && text.contains('\n') {
+            (text.replace('\n', "\r\n"), want.replace('\n', "\r\n"))
+        } else {
+            (text, want)
+        };
+        let (bytes, want): (Vec<u8>, Vec<u8>) = match encoding {
+            0 => (text.into_bytes(), want.into_bytes()),
+            1 => (
+                [b"\xEF\xBB\xBF".as_slice(), text.as_bytes()].concat(),
+                [b"\xEF\xBB\xBF".as_slice(), want.as_bytes()].concat(),
+            ),
+            _ => (utf16le(&text), utf16le(&want)),
+        };
+        prop_assert_eq!(edit_bytes(&bytes, &old, &new, true), Ok(want.clone()));
+        prop_assert_eq!(edit_bytes_tiered(&bytes, &old, &new, true).map(|(b, _)| b), Ok(want));
     }
 
     #[test]

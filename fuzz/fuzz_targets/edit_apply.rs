@@ -82,11 +82,16 @@ fuzz_target!(|input: Input<'_>| {
         }
         Some(found) if found.places.len() == 1 => {
             let place = &found.places[0];
+            let Ok(replacement) = place.replacement(new) else {
+                // A re-indentation that would be a guess: refused.
+                assert_eq!(tiered, Err(EditError::IndentationUnclear));
+                return;
+            };
             let edit = tiered.expect("one place applies");
             let want = format!(
                 "{}{}{}",
                 &text[..place.range.start],
-                place.replacement(new),
+                replacement,
                 &text[place.range.end..]
             );
             assert_eq!(edit.text, want);

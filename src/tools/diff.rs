@@ -27,48 +27,119 @@ pub(crate) fn unified_diff(path: &str, old: &str, new: &str) -> String {
     diff_from_line(path, old, new, 0)
 }
 
+/// Unchanged lines between two places past which they are diffed apart:
+/// more than the context of two hunks and the margin each stretch takes,
+/// so the two stretches never meet and the hunks are those of the whole.
+const SEPARATE_AFTER: usize = 2 * (CONTEXT + 2) + 1;
+/// The most old text one stretch takes before the preview stops: past it
+/// the preview is cut (a stretch this dense in changes would pass the
+/// 512 KiB cap anyway).
+const MAX_STRETCH_BYTES: usize = 2 * MAX_DIFF_BYTES;
+
 /// [`unified_diff`] from `old` to `old` with each of `places` (byte
 /// ranges of `old`, in order, not overlapping) replaced by its text,
-/// without building the new text whole: only the stretch from a few lines
-/// before the first place to a few lines after the last is compared, and
-/// the hunks are numbered as in the whole file. The same output as
-/// `unified_diff` on the whole new text.
-pub(crate) fn unified_diff_spliced(
+/// without building the new text whole: the places are taken as they come
+/// and cut into stretches where more than a few unchanged lines part them;
+/// each stretch, from a few lines before its first place to a few lines
+/// after its last, is compared alone, and its hunks numbered as in the
+/// whole file. The same output as `unified_diff` on the whole new text,
+/// in memory bounded by the 512 KiB cap however many places there are.
+pub(crate) fn unified_diff_spliced<S: AsRef<str>>(
     path: &str,
     old: &str,
-    places: &[(std::ops::Range<usize>, String)],
+    places: impl IntoIterator<Item = (std::ops::Range<usize>, S)>,
 ) -> String {
-    let (Some(first), Some(last)) = (places.first(), places.last()) else {
-        return String::new();
-    };
     let bytes = old.as_bytes();
-    // More lines around the places than the diff's context, so that
-    // trimming the common lines of the stretch finds what it finds on
-    // the whole texts.
-    let mut start = first.0.start;
-    for _ in 0..CONTEXT + 2 {
+    let mut out = format!("--- a/{path}\n+++ b/{path}\n");
+    let header = out.len();
+    let mut group: Vec<(std::ops::Range<usize>, S)> = Vec::new();
+    // Lines of the old text before `line_at`, and how many lines the
+    // stretches so far added (negative: removed).
+    let (mut line_at, mut lines_before) = (0usize, 0usize);
+    let mut shift = 0isize;
+    let mut complete = true;
+    let mut places = places.into_iter().peekable();
+    while let Some(place) = places.next() {
+        group.push(place);
+        let (first, last) = (&group[0].0, &group[group.len() - 1].0);
+        let next_apart = match places.peek() {
+            None => true,
+            Some((next, _)) => {
+                let gap = memchr::memchr_iter(b'\n', &bytes[last.end.min(next.start)..next.start])
+                    .take(SEPARATE_AFTER + 1)
+                    .count();
+                gap > SEPARATE_AFTER
+            }
+        };
+        let too_big = last.end - first.start > MAX_STRETCH_BYTES;
+        if !next_apart && !too_big {
+            continue;
+        }
+        let start = lines_back(bytes, first.start, CONTEXT + 2);
+        let end = lines_on(bytes, last.end, CONTEXT + 2);
+        let mut new = String::with_capacity(end - start);
+        let mut from = start;
+        let mut added = 0isize;
+        for (range, text) in &group {
+            let text = text.as_ref();
+            new.push_str(&old[from..range.start]);
+            new.push_str(text);
+            added += newlines(text) as isize - newlines(&old[range.clone()]) as isize;
+            from = range.end;
+        }
+        new.push_str(&old[from..end]);
+        lines_before += newlines(&old[line_at..start]);
+        line_at = start;
+        let old_before = lines_before;
+        let new_before = lines_before.saturating_add_signed(shift);
+        shift += added;
+        group.clear();
+        if !hunks(&mut out, &old[start..end], &new, old_before, new_before) {
+            complete = false;
+            break;
+        }
+        if too_big && !next_apart {
+            // Cut: what follows was not compared.
+            complete = out.len() > MAX_DIFF_BYTES;
+            if !complete {
+                out.push_str("(diff cut: more changes follow that are not shown)\n");
+                complete = true;
+            }
+            break;
+        }
+    }
+    if out.len() == header {
+        return String::new();
+    }
+    finish(out, complete)
+}
+
+fn newlines(s: &str) -> usize {
+    memchr::memchr_iter(b'\n', s.as_bytes()).count()
+}
+
+/// The start of the line `n` lines before the one `at` is on.
+fn lines_back(bytes: &[u8], at: usize, n: usize) -> usize {
+    let mut start = at;
+    for _ in 0..n {
         if start == 0 {
             break;
         }
         start = memchr::memrchr(b'\n', &bytes[..start - 1]).map_or(0, |i| i + 1);
     }
-    let mut end = last.0.end;
-    for _ in 0..CONTEXT + 2 {
+    start
+}
+
+/// The end of the line `n` lines after the one `at` ends.
+fn lines_on(bytes: &[u8], at: usize, n: usize) -> usize {
+    let mut end = at;
+    for _ in 0..n {
         if end == bytes.len() {
             break;
         }
         end = memchr::memchr(b'\n', &bytes[end..]).map_or(bytes.len(), |i| end + i + 1);
     }
-    let mut new = String::with_capacity(end - start);
-    let mut from = start;
-    for (range, text) in places {
-        new.push_str(&old[from..range.start]);
-        new.push_str(text);
-        from = range.end;
-    }
-    new.push_str(&old[from..end]);
-    let before = memchr::memchr_iter(b'\n', &bytes[..start]).count();
-    diff_from_line(path, &old[start..end], &new, before)
+    end
 }
 
 /// The unified diff of `old` and `new`, which start after line `before`
@@ -77,16 +148,32 @@ fn diff_from_line(path: &str, old: &str, new: &str, before: usize) -> String {
     if old == new {
         return String::new();
     }
-    let (prefix, old_mid, new_mid) = trim_common_lines(old, new);
-    let prefix = prefix + before;
     let mut out = format!("--- a/{path}\n+++ b/{path}\n");
-    let complete = if old_mid.len() + new_mid.len() > MAX_DIFF_INPUT_BYTES {
+    let complete = hunks(&mut out, old, new, before, before);
+    finish(out, complete)
+}
+
+/// Appends the hunks from `old` to `new` (stretches that start after line
+/// `old_before` and `new_before` of their files); false when cut at the
+/// size cap.
+fn hunks(out: &mut String, old: &str, new: &str, old_before: usize, new_before: usize) -> bool {
+    if old == new {
+        return true;
+    }
+    let (prefix, old_mid, new_mid) = trim_common_lines(old, new);
+    let at = (old_before + prefix, new_before + prefix);
+    if old_mid.len() + new_mid.len() > MAX_DIFF_INPUT_BYTES {
         // Too big to diff line by line in bounded memory: one hunk that
         // replaces the whole differing middle.
-        whole_hunk(&mut out, prefix, old_mid, new_mid)
+        whole_hunk(out, at, old_mid, new_mid)
     } else {
-        line_diff(&mut out, prefix, old_mid, new_mid)
-    };
+        line_diff(out, at, old_mid, new_mid)
+    }
+}
+
+/// The diff's end: cut at the cap with a note when not `complete`, and
+/// without a trailing newline, like every other tool text.
+fn finish(mut out: String, complete: bool) -> String {
     if !complete {
         let mut end = MAX_DIFF_BYTES.min(out.len());
         while !out.is_char_boundary(end) {
@@ -98,7 +185,6 @@ fn diff_from_line(path: &str, old: &str, new: &str, before: usize) -> String {
         }
         let _ = writeln!(out, "(diff cut at {} KiB)", MAX_DIFF_BYTES / 1024);
     }
-    // No trailing newline, like every other tool text.
     if out.ends_with('\n') {
         out.pop();
     }
@@ -106,7 +192,7 @@ fn diff_from_line(path: &str, old: &str, new: &str, before: usize) -> String {
 }
 
 /// The hunks of a `similar` line diff; false when cut at the size cap.
-fn line_diff(out: &mut String, prefix: usize, old: &str, new: &str) -> bool {
+fn line_diff(out: &mut String, at: (usize, usize), old: &str, new: &str) -> bool {
     let diff = TextDiff::configure()
         .algorithm(Algorithm::Myers)
         .timeout(DIFF_TIMEOUT)
@@ -122,8 +208,8 @@ fn line_diff(out: &mut String, prefix: usize, old: &str, new: &str) -> bool {
         let _ = writeln!(
             out,
             "@@ -{} +{} @@",
-            hunk_range(prefix + old_range.start, old_range.len()),
-            hunk_range(prefix + new_range.start, new_range.len())
+            hunk_range(at.0 + old_range.start, old_range.len()),
+            hunk_range(at.1 + new_range.start, new_range.len())
         );
         for op in &group {
             let (tag, olds, news) = op.as_tag_tuple();
@@ -146,7 +232,7 @@ fn line_diff(out: &mut String, prefix: usize, old: &str, new: &str) -> bool {
 
 /// One hunk deleting all of `old` and adding all of `new`; false when cut
 /// at the size cap.
-fn whole_hunk(out: &mut String, prefix: usize, old: &str, new: &str) -> bool {
+fn whole_hunk(out: &mut String, at: (usize, usize), old: &str, new: &str) -> bool {
     let count = |s: &str| {
         memchr::memchr_iter(b'\n', s.as_bytes()).count()
             + usize::from(!s.ends_with('\n') && !s.is_empty())
@@ -154,8 +240,8 @@ fn whole_hunk(out: &mut String, prefix: usize, old: &str, new: &str) -> bool {
     let _ = writeln!(
         out,
         "@@ -{} +{} @@",
-        hunk_range(prefix, count(old)),
-        hunk_range(prefix, count(new))
+        hunk_range(at.0, count(old)),
+        hunk_range(at.1, count(new))
     );
     push_lines(out, '-', old.split_inclusive('\n'))
         && push_lines(out, '+', new.split_inclusive('\n'))
@@ -303,11 +389,78 @@ mod tests {
             }
             new.push_str(&old[from..]);
             assert_eq!(
-                unified_diff_spliced("f", &old, &places),
+                unified_diff_spliced(
+                    "f",
+                    &old,
+                    places.iter().map(|(r, t)| (r.clone(), t.as_str()))
+                ),
                 unified_diff("f", &old, &new),
                 "{places:?}"
             );
         }
+    }
+
+    proptest::proptest! {
+        /// Issue 25 item 10: the spliced diff, taken stretch by stretch
+        /// as the places come, is the whole texts' diff, however many
+        /// places there are and however they are spread.
+        #[test]
+        fn the_spliced_diff_of_many_places_is_the_whole_texts_diff(
+            lines in 1..400usize,
+            picks in proptest::collection::vec((0..400usize, 0..4usize, 0..3usize), 0..120),
+        ) {
+            let old: String = (0..lines).map(|i| format!("line {}\n", i % 7)).collect();
+            let starts: Vec<usize> = std::iter::once(0)
+                .chain(old.match_indices('\n').map(|(i, _)| i + 1))
+                .filter(|&i| i < old.len())
+                .collect();
+            let mut chosen: Vec<(usize, usize, usize)> = picks
+                .into_iter()
+                .map(|(l, len, what)| (l % starts.len(), len, what))
+                .collect();
+            chosen.sort();
+            chosen.dedup_by_key(|c| c.0);
+            let mut places: Vec<(std::ops::Range<usize>, String)> = Vec::new();
+            for (l, len, what) in chosen {
+                let start = starts[l];
+                if places.last().is_some_and(|(r, _)| r.end > start) {
+                    continue;
+                }
+                let end = (start + len).min(old.len());
+                let text = match what {
+                    0 => String::new(),
+                    1 => "new\n".to_owned(),
+                    _ => "x\ny".to_owned(),
+                };
+                places.push((start..end, text));
+            }
+            let mut new = String::new();
+            let mut from = 0;
+            for (range, text) in &places {
+                new.push_str(&old[from..range.start]);
+                new.push_str(text);
+                from = range.end;
+            }
+            new.push_str(&old[from..]);
+            proptest::prop_assert_eq!(
+                unified_diff_spliced("f", &old, places.iter().map(|(r, t)| (r.clone(), t.as_str()))),
+                unified_diff("f", &old, &new)
+            );
+        }
+    }
+
+    #[test]
+    fn a_million_places_are_previewed_within_the_cap() {
+        let old = "id(x, x);\n".repeat(200_000);
+        let places = old.match_indices('x').map(|(i, _)| (i..i + 1, "value"));
+        let d = unified_diff_spliced("f", &old, places);
+        assert!(d.len() <= MAX_DIFF_BYTES + 100, "{}", d.len());
+        assert!(d.starts_with("--- a/f\n+++ b/f\n@@ -1,"), "{}", &d[..100]);
+        assert!(
+            d.ends_with("(diff cut at 512 KiB)"),
+            "{}",
+            &d[d.len() - 100..]
+        );
     }
 
     #[test]
@@ -342,7 +495,7 @@ mod tests {
     fn the_whole_hunk_fallback_matches_a_full_replacement() {
         for (old, new) in [("a\nb\n", "c\n"), ("a", "b\nc"), ("", "x\n"), ("x\n", "")] {
             let mut out = String::from("--- a/f\n+++ b/f\n");
-            assert!(whole_hunk(&mut out, 0, old, new));
+            assert!(whole_hunk(&mut out, (0, 0), old, new));
             out.pop();
             assert_eq!(out, full(old, new), "{old:?} -> {new:?}");
         }

@@ -1,7 +1,7 @@
 //! A file's bytes as text for `edit`, and back, byte for byte; and the
 //! byte-order-mark sniffing `read` streams with ([`Encoding::sniff`]).
 //!
-//! [`decode`] accepts UTF-8 (with or without a BOM) and UTF-16 after a BOM,
+//! [`decode`] accepts UTF-8 (with or without a BOM) and UTF-16 and UTF-32 after a BOM,
 //! strictly: one invalid sequence and the file is not text, so that an edit
 //! can never turn bytes it did not understand into U+FFFD. A file whose every
 //! line ends in CRLF is handed out with LF endings (as `read` shows it) and
@@ -15,6 +15,8 @@ use encoding_rs::{UTF_16BE, UTF_16LE};
 const UTF8_BOM: &[u8] = b"\xEF\xBB\xBF";
 const UTF16LE_BOM: &[u8] = b"\xFF\xFE";
 const UTF16BE_BOM: &[u8] = b"\xFE\xFF";
+const UTF32LE_BOM: &[u8] = b"\xFF\xFE\x00\x00";
+const UTF32BE_BOM: &[u8] = b"\x00\x00\xFE\xFF";
 
 /// How the file's characters are stored.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -27,6 +29,11 @@ pub(crate) enum Encoding {
     Utf16Le,
     /// UTF-16 big-endian after the BOM `FE FF`.
     Utf16Be,
+    /// UTF-32 little-endian after the BOM `FF FE 00 00` (which starts
+    /// like UTF-16's: it is looked for first).
+    Utf32Le,
+    /// UTF-32 big-endian after the BOM `00 00 FE FF`.
+    Utf32Be,
 }
 
 impl Encoding {
@@ -36,6 +43,10 @@ impl Encoding {
     pub(crate) fn sniff(head: &[u8]) -> Self {
         if head.starts_with(UTF8_BOM) {
             Encoding::Utf8Bom
+        } else if head.starts_with(UTF32LE_BOM) {
+            Encoding::Utf32Le
+        } else if head.starts_with(UTF32BE_BOM) {
+            Encoding::Utf32Be
         } else if head.starts_with(UTF16LE_BOM) {
             Encoding::Utf16Le
         } else if head.starts_with(UTF16BE_BOM) {
@@ -52,6 +63,8 @@ impl Encoding {
             Encoding::Utf8Bom => UTF8_BOM,
             Encoding::Utf16Le => UTF16LE_BOM,
             Encoding::Utf16Be => UTF16BE_BOM,
+            Encoding::Utf32Le => UTF32LE_BOM,
+            Encoding::Utf32Be => UTF32BE_BOM,
         }
     }
 
@@ -64,10 +77,17 @@ impl Encoding {
 /// How the file's lines end.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum LineEnding {
-    /// `\n`, or a mix, or no line break at all: the text is used as is.
+    /// `\n`, and never `\r\n`: the text is used as is, and a `\r\n` in
+    /// the model's strings is read as `\n`.
     Lf,
+    /// A mix, or no line break at all: the text and the model's strings
+    /// are used as they are.
+    Mixed,
     /// Every `\n` is preceded by `\r`: the text is handed out with `\n`.
     Crlf,
+    /// No `\n` at all but a `\r` (old Mac line endings): the text is
+    /// handed out with `\n` for each `\r`, and they are put back.
+    Cr,
 }
 
 /// Everything needed to write edited text back in the file's own form.
@@ -86,10 +106,18 @@ impl Format {
     };
 
     /// A string from the model (old_string, new_string) as it would appear
-    /// in the decoded text: CRLF becomes LF in a CRLF file.
+    /// in the decoded text, so that what is written ends its lines as the
+    /// file does: CRLF becomes LF in a CRLF file and in an LF file (where
+    /// it would make a mix); a CR or a CRLF becomes LF in a CR file. In a
+    /// file of mixed endings (or of one line) it is used as given.
     pub(crate) fn normalize<'a>(&self, s: &'a str) -> Cow<'a, str> {
         match self.line_ending {
-            LineEnding::Crlf if s.contains("\r\n") => Cow::Owned(s.replace("\r\n", "\n")),
+            LineEnding::Crlf | LineEnding::Lf if s.contains("\r\n") => {
+                Cow::Owned(s.replace("\r\n", "\n"))
+            }
+            LineEnding::Cr if s.contains('\r') => {
+                Cow::Owned(s.replace("\r\n", "\n").replace('\r', "\n"))
+            }
             _ => Cow::Borrowed(s),
         }
     }
@@ -111,11 +139,14 @@ pub(crate) fn decode(bytes: &[u8]) -> Option<Decoded<'_>> {
         Encoding::Utf8 | Encoding::Utf8Bom => Cow::Borrowed(std::str::from_utf8(rest).ok()?),
         Encoding::Utf16Le => decode_utf16(rest, true)?,
         Encoding::Utf16Be => decode_utf16(rest, false)?,
+        Encoding::Utf32Le => Cow::Owned(decode_utf32(rest, false)?),
+        Encoding::Utf32Be => Cow::Owned(decode_utf32(rest, true)?),
     };
     let line_ending = line_ending(&text);
     let text = match line_ending {
         LineEnding::Crlf => Cow::Owned(text.replace("\r\n", "\n")),
-        LineEnding::Lf => text,
+        LineEnding::Cr => Cow::Owned(text.replace('\r', "\n")),
+        LineEnding::Lf | LineEnding::Mixed => text,
     };
     Some(Decoded {
         text,
@@ -134,21 +165,47 @@ fn decode_utf16(bytes: &[u8], little_endian: bool) -> Option<Cow<'static, str>> 
         .map(|text| Cow::Owned(text.into_owned()))
 }
 
-/// CRLF when there is at least one `\r\n` and no bare `\n`; then replacing
-/// every `\r\n` by `\n` and back again is exact.
+/// UTF-32 (after its BOM), strictly: a length that is not a multiple of
+/// four, a surrogate or a unit past U+10FFFF makes it not text.
+pub(crate) fn decode_utf32(bytes: &[u8], big_endian: bool) -> Option<String> {
+    if !bytes.len().is_multiple_of(4) {
+        return None;
+    }
+    let mut out = String::with_capacity(bytes.len() / 4);
+    for unit in bytes.chunks_exact(4) {
+        let unit: [u8; 4] = unit.try_into().ok()?;
+        let n = if big_endian {
+            u32::from_be_bytes(unit)
+        } else {
+            u32::from_le_bytes(unit)
+        };
+        out.push(char::from_u32(n)?);
+    }
+    Some(out)
+}
+
+/// CRLF when there is at least one `\r\n` and no bare `\n` (then
+/// replacing every `\r\n` by `\n` and back again is exact); LF when there
+/// is a `\n` and no `\r\n`; CR when there is a `\r` and no `\n` at all
+/// (each `\r` is a line end, and the swap is exact); a mix otherwise.
 fn line_ending(text: &str) -> LineEnding {
     let bytes = text.as_bytes();
-    let mut any = false;
+    let (mut crlf, mut lf) = (false, false);
     for i in memchr::memchr_iter(b'\n', bytes) {
-        if i == 0 || bytes[i - 1] != b'\r' {
-            return LineEnding::Lf;
+        if i > 0 && bytes[i - 1] == b'\r' {
+            crlf = true;
+        } else {
+            lf = true;
         }
-        any = true;
+        if crlf && lf {
+            return LineEnding::Mixed;
+        }
     }
-    if any {
-        LineEnding::Crlf
-    } else {
-        LineEnding::Lf
+    match (crlf, lf) {
+        (true, _) => LineEnding::Crlf,
+        (false, true) => LineEnding::Lf,
+        (false, false) if memchr::memchr(b'\r', bytes).is_some() => LineEnding::Cr,
+        (false, false) => LineEnding::Mixed,
     }
 }
 
@@ -157,7 +214,8 @@ fn line_ending(text: &str) -> LineEnding {
 pub(crate) fn encode<'a>(text: &'a str, format: Format) -> Cow<'a, [u8]> {
     let text: Cow<'a, str> = match format.line_ending {
         LineEnding::Crlf => Cow::Owned(text.replace('\n', "\r\n")),
-        LineEnding::Lf => Cow::Borrowed(text),
+        LineEnding::Cr => Cow::Owned(text.replace('\n', "\r")),
+        LineEnding::Lf | LineEnding::Mixed => Cow::Borrowed(text),
     };
     match format.encoding {
         Encoding::Utf8 => match text {
@@ -180,6 +238,16 @@ pub(crate) fn encode<'a>(text: &'a str, format: Format) -> Cow<'a, [u8]> {
                 } else {
                     unit.to_be_bytes()
                 });
+            }
+            Cow::Owned(out)
+        }
+        Encoding::Utf32Le | Encoding::Utf32Be => {
+            let be = format.encoding == Encoding::Utf32Be;
+            let mut out = Vec::with_capacity(4 + text.len() * 4);
+            out.extend_from_slice(format.encoding.bom());
+            for c in text.chars() {
+                let n = u32::from(c);
+                out.extend_from_slice(&if be { n.to_be_bytes() } else { n.to_le_bytes() });
             }
             Cow::Owned(out)
         }
@@ -231,7 +299,7 @@ mod tests {
         let d = decode(b"a\nb").unwrap();
         assert!(matches!(d.text, Cow::Borrowed("a\nb")));
         assert_eq!(round_trip(b"a\nb"), Format::PLAIN);
-        assert_eq!(round_trip(b""), Format::PLAIN);
+        assert_eq!(round_trip(b"").line_ending, LineEnding::Mixed);
     }
 
     #[test]
@@ -243,7 +311,11 @@ mod tests {
         // A mix is left alone.
         let d = decode(b"a\r\nb\nc").unwrap();
         assert_eq!(d.text, "a\r\nb\nc");
-        assert_eq!(round_trip(b"a\r\nb\nc").line_ending, LineEnding::Lf);
+        assert_eq!(round_trip(b"a\r\nb\nc").line_ending, LineEnding::Mixed);
+        // Old Mac endings: each CR is a line end, handed out as LF.
+        let d = decode(b"a\rb\r").unwrap();
+        assert_eq!(d.text, "a\nb\n");
+        assert_eq!(round_trip(b"a\rb\r").line_ending, LineEnding::Cr);
     }
 
     #[test]
@@ -259,6 +331,20 @@ mod tests {
         assert_eq!(decode(&le).unwrap().text, "h\n😀");
         let be = [0xFE, 0xFF, 0, b'h', 0, b'i'];
         assert_eq!(round_trip(&be).encoding, Encoding::Utf16Be);
+        // UTF-32: its little-endian BOM starts as UTF-16's does.
+        let le32 = [
+            0xFF, 0xFE, 0, 0, b'h', 0, 0, 0, b'\n', 0, 0, 0, 0x00, 0xF6, 0x01, 0x00,
+        ];
+        let f = round_trip(&le32);
+        assert_eq!(f.encoding, Encoding::Utf32Le);
+        assert_eq!(decode(&le32).unwrap().text, "h\n😀");
+        let be32 = [0, 0, 0xFE, 0xFF, 0, 0, 0, b'h', 0, 0, 0, b'i'];
+        assert_eq!(round_trip(&be32).encoding, Encoding::Utf32Be);
+        assert_eq!(decode(&be32).unwrap().text, "hi");
+        // A surrogate, a unit past U+10FFFF, a cut unit: not text.
+        assert!(decode(&[0, 0, 0xFE, 0xFF, 0, 0, 0xD8, 0]).is_none());
+        assert!(decode(&[0, 0, 0xFE, 0xFF, 0, 0x11, 0, 0]).is_none());
+        assert!(decode(&[0, 0, 0xFE, 0xFF, 0, 0, 0]).is_none());
     }
 
     #[test]
@@ -268,11 +354,15 @@ mod tests {
         assert_eq!(Encoding::sniff(b"\xFF\xFEx\0"), Encoding::Utf16Le);
         assert_eq!(Encoding::sniff(b"\xFE\xFF\0x"), Encoding::Utf16Be);
         assert_eq!(Encoding::sniff(b"\xEF\xBB"), Encoding::Utf8);
+        assert_eq!(Encoding::sniff(b"\xFF\xFE\0\0x\0\0\0"), Encoding::Utf32Le);
+        assert_eq!(Encoding::sniff(b"\0\0\xFE\xFFx"), Encoding::Utf32Be);
         for encoding in [
             Encoding::Utf8,
             Encoding::Utf8Bom,
             Encoding::Utf16Le,
             Encoding::Utf16Be,
+            Encoding::Utf32Le,
+            Encoding::Utf32Be,
         ] {
             assert_eq!(Encoding::sniff(encoding.bom()), encoding);
         }

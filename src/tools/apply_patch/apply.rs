@@ -37,6 +37,10 @@ pub enum HunkError {
         /// The tier that found them.
         tier: Tier,
     },
+    /// The hunk's lines match only after normalising indentation, are
+    /// indented relative to each other otherwise than the file's, and an
+    /// added line stands for no line of the file (code 4).
+    IndentationUnclear,
 }
 
 impl HunkError {
@@ -44,7 +48,9 @@ impl HunkError {
     /// for `edit`).
     pub fn code(&self) -> i64 {
         match self {
-            HunkError::HeaderNotFound(_) | HunkError::NotFound { .. } => 4,
+            HunkError::HeaderNotFound(_)
+            | HunkError::NotFound { .. }
+            | HunkError::IndentationUnclear => 4,
             HunkError::Ambiguous { .. } => 5,
         }
     }
@@ -77,6 +83,10 @@ impl fmt::Display for HunkError {
                 }
                 Ok(())
             }
+            HunkError::IndentationUnclear => write!(
+                f,
+                "the hunk's lines match the file only after normalising indentation, and they are indented relative to each other differently from the file's, so the added lines cannot be re-indented without guessing. Copy the context and removed lines from the read output with the file's own indentation, and indent the added lines the same way."
+            ),
             HunkError::Ambiguous { places, tier } => {
                 let how = match tier.note() {
                     Some(note) => format!(" {note}"),
@@ -165,7 +175,7 @@ pub fn apply_hunks(text: &str, hunks: &[Hunk]) -> Result<Patched, (usize, HunkEr
         }
         let place = &found.places[0];
         let range = cursor + place.range.start..cursor + place.range.end;
-        let replacement = replacement(&work[range.clone()], place, hunk);
+        let replacement = replacement(&work[range.clone()], place, hunk).map_err(|e| (i, e))?;
         cursor = range.end;
         edits.push((range, replacement));
         tiers.push(found.tier);
@@ -249,31 +259,52 @@ fn exact_lines(region: &str, needle: &str) -> Vec<Place> {
 
 /// What the matched lines become: the file's own line for each context
 /// line, nothing for a removed one, the added text (re-indented by the
-/// place) for an added one.
-fn replacement(matched: &str, place: &Place, hunk: &Hunk) -> String {
+/// place) for an added one, ending as the file's line before it ends
+/// (`\r\n` in a file of mixed endings), or the first one when none is
+/// before it.
+fn replacement(matched: &str, place: &Place, hunk: &Hunk) -> Result<String, HunkError> {
     let file_lines: Vec<&str> = matched.split_inclusive('\n').collect();
     let quoted = hunk
         .lines
         .iter()
         .filter(|l| !matches!(l, Line::Add(_)))
         .count();
+    // Context and added lines, re-indented together, line for line.
+    let given = hunk.new_text();
+    let new_text = place
+        .replacement(&given)
+        .map_err(|_| HunkError::IndentationUnclear)?;
     if file_lines.len() != quoted {
         // Not line for line (cannot happen for whole-line places): the
         // hunk's new text as the place writes it.
-        return place.replacement(&hunk.new_text()).into_owned();
+        return Ok(new_text.into_owned());
     }
+    let ending_of = |line: &str| if line.ends_with("\r\n") { "\r\n" } else { "\n" };
+    let mut ending = file_lines.first().map_or("\n", |l| ending_of(l));
     let mut out = String::with_capacity(matched.len());
     let mut file = file_lines.into_iter();
+    let mut new_lines = new_text.split_inclusive('\n');
     for line in &hunk.lines {
         match line {
-            Line::Context(_) => out.push_str(file.next().unwrap_or_default()),
-            Line::Remove(_) => {
-                file.next();
+            Line::Context(_) => {
+                new_lines.next();
+                let kept = file.next().unwrap_or_default();
+                ending = ending_of(kept);
+                out.push_str(kept);
             }
-            Line::Add(text) => out.push_str(&place.replacement(&format!("{text}\n"))),
+            Line::Remove(_) => {
+                if let Some(gone) = file.next() {
+                    ending = ending_of(gone);
+                }
+            }
+            Line::Add(_) => {
+                let added = new_lines.next().unwrap_or_default();
+                out.push_str(added.strip_suffix('\n').unwrap_or(added));
+                out.push_str(ending);
+            }
         }
     }
-    out
+    Ok(out)
 }
 
 #[cfg(test)]

@@ -230,15 +230,17 @@ pub fn parse(patch: &str) -> Result<Patch, ParseError> {
     };
     let mut ops = Vec::new();
     while let Some((no, line)) = parser.peek() {
-        if let Some(path) = line.strip_prefix(ADD) {
+        // Headers may be padded, as the envelope's lines may.
+        let header = line.trim_start();
+        if let Some(path) = header.strip_prefix(ADD) {
             parser.at += 1;
             ops.push(parser.add(no, path)?);
-        } else if let Some(path) = line.strip_prefix(DELETE) {
+        } else if let Some(path) = header.strip_prefix(DELETE) {
             parser.at += 1;
             ops.push(FileOp::Delete {
                 path: file_path(no, path)?,
             });
-        } else if let Some(path) = line.strip_prefix(UPDATE) {
+        } else if let Some(path) = header.strip_prefix(UPDATE) {
             parser.at += 1;
             ops.push(parser.update(no, path)?);
         } else if line.trim().is_empty() {
@@ -305,7 +307,7 @@ impl<'a> Parser<'a> {
         let path = file_path(no, path)?;
         let mut move_to = None;
         if let Some((n, line)) = self.peek()
-            && let Some(to) = line.strip_prefix(MOVE)
+            && let Some(to) = line.trim_start().strip_prefix(MOVE)
         {
             move_to = Some(file_path(n, to)?);
             self.at += 1;
@@ -330,7 +332,7 @@ impl<'a> Parser<'a> {
                 }
                 continue;
             }
-            if line.trim_end() == END_OF_FILE {
+            if line.trim() == END_OF_FILE {
                 if hunk.lines.is_empty() {
                     return Err(ParseError {
                         line: n,
@@ -387,7 +389,9 @@ impl<'a> Parser<'a> {
     }
 }
 
+/// A file operation's header, padded or not.
 fn is_operation(line: &str) -> bool {
+    let line = line.trim_start();
     line.starts_with(ADD) || line.starts_with(DELETE) || line.starts_with(UPDATE)
 }
 

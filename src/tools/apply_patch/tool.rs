@@ -559,6 +559,10 @@ fn commit_all(
     let mut result: Result<(), StepFailure> = Ok(());
     // Writes first.
     for p in &planned {
+        if token.is_cancelled() && !matches!(p.action, Action::Remove) {
+            result = Err(format!("Cancelled before {} was written.", p.shown));
+            break;
+        }
         let outcome = match &p.action {
             Action::Remove => continue,
             Action::Create { bytes, .. } => {
@@ -610,6 +614,10 @@ fn commit_all(
             let Some(open) = p.existing.as_ref().filter(|_| removes) else {
                 continue;
             };
+            if token.is_cancelled() {
+                result = Err(format!("Cancelled before {} was deleted.", p.shown));
+                break;
+            }
             let outcome = remove_step(open, step, fault)
                 .map(|()| {
                     done.push(Done::Removed {
@@ -628,17 +636,32 @@ fn commit_all(
     }
     if let Err(failure) = result {
         let not_restored = undo(workspace, done);
+        // A cancellation between the writes is reported as one (the
+        // outcome is Cancelled), saying what was put back.
+        let was_cancelled = token.is_cancelled();
+        let what = if was_cancelled {
+            "the cancellation"
+        } else {
+            "this failure"
+        };
         let mut message = failure;
         if not_restored.is_empty() {
-            message.push_str("\nNo file was changed: the files written before this failure were put back as they were.");
+            let _ = write!(
+                message,
+                "\nNo file was changed: the files written before {what} were put back as they were."
+            );
         } else {
             let _ = write!(
                 message,
-                "\nThe files written before this failure were put back, except: {}. Read them to see what they hold now.",
+                "\nThe files written before {what} were put back, except: {}. Read them to see what they hold now.",
                 not_restored.join(", ")
             );
         }
-        return Err(ToolError::new(message));
+        return Err(if was_cancelled {
+            ToolError::cancelled(vec![Content::text(message)])
+        } else {
+            ToolError::new(message)
+        });
     }
     // Past the point of no return: stamps and the report.
     let mut notes = Vec::new();
@@ -692,7 +715,7 @@ fn write_step(
         None => (None, hash_bytes(b"")),
     };
     write_through(workspace, path, existing, hash, bytes, token).map_err(|e| match e {
-        CommitError::Cancelled => format!("cancelled before {shown} was written"),
+        CommitError::Cancelled => format!("Cancelled before {shown} was written."),
         CommitError::Moved => StaleRead::ModifiedBeforeWrite.to_string(),
         CommitError::File(e) => e.message(&shown, "write"),
     })
@@ -846,6 +869,54 @@ mod tests {
             assert_eq!(fs::read_to_string(dir.path().join("d.txt")).unwrap(), "C\n");
             assert!(!dir.path().join("gone.txt").exists());
             assert!(!dir.path().join("c.txt").exists());
+        }
+    }
+
+    #[test]
+    fn a_cancellation_between_the_writes_is_reported_as_cancelled_with_what_was_put_back() {
+        // Steps: write a.txt (0), new/n.txt (1), d.txt (2); delete
+        // gone.txt (3), c.txt (4). The call is cancelled right after step
+        // `at` began; cancelled during the last step, the call is past its
+        // point of no return and succeeds.
+        for at in 0..=4 {
+            let files = [("a.txt", "a\n"), ("gone.txt", "keep\n"), ("c.txt", "c\n")];
+            let (dir, tool) = workspace(&files);
+            let patch = parse(&format!("*** Begin Patch\n{BODY}*** End Patch")).unwrap();
+            let planned = plan(&tool, &patch, Stage::Execute).map_err(Refusal::into_error);
+            let token = CancellationToken::new();
+            let canceller = token.clone();
+            let fault = move |step: usize| {
+                if step == at {
+                    canceller.cancel();
+                }
+                None
+            };
+            let outcome = commit_all(&tool, planned.unwrap(), &token, &fault);
+            if at == 4 {
+                assert!(
+                    outcome.is_ok(),
+                    "{}",
+                    outcome.map_err(|e| text_of(&e)).unwrap_err()
+                );
+                continue;
+            }
+            let err = outcome.unwrap_err();
+            let message = text_of(&err);
+            assert!(err.cancelled, "{at}: {message}");
+            assert!(message.contains("Cancelled before"), "{at}: {message}");
+            assert!(
+                message.ends_with("No file was changed: the files written before the cancellation were put back as they were."),
+                "{at}: {message}"
+            );
+            for (name, text) in files {
+                assert_eq!(
+                    fs::read_to_string(dir.path().join(name)).unwrap(),
+                    text,
+                    "{at}"
+                );
+            }
+            assert!(!dir.path().join("new/n.txt").exists(), "{at}");
+            assert!(!dir.path().join("d.txt").exists(), "{at}");
         }
     }
 

@@ -8,7 +8,8 @@ use std::borrow::Cow;
 use std::ops::Range;
 
 use super::near::closest;
-use super::tiers::{Match, Tier, locate};
+use super::snippet::RESULT_CONTEXT;
+use super::tiers::{IndentationUnclear, Place, Tier, first_tier, places};
 use crate::tools::text::{self, Format};
 
 /// Why an edit cannot be applied to a text. `Display` is the message the
@@ -60,6 +61,20 @@ pub enum EditError {
         "old_string must contain non-whitespace text. Quote a line next to the place you want to change, with its text, so that the place is unambiguous."
     )]
     Blank,
+    /// `old_string` was found only after normalising indentation, its
+    /// lines are indented relative to each other otherwise than the
+    /// file's, and a line of `new_string` stands for no line of the file
+    /// (code 4): re-indenting it would be a guess.
+    #[error(
+        "String to replace found only after normalising indentation, and its lines are indented relative to each other differently from the file's, so new_string cannot be re-indented without guessing. Copy old_string from the read output with the file's own indentation, and indent new_string the same way."
+    )]
+    IndentationUnclear,
+}
+
+impl From<IndentationUnclear> for EditError {
+    fn from(_: IndentationUnclear) -> Self {
+        EditError::IndentationUnclear
+    }
 }
 
 /// How a tolerant tier matched, for the code 5 message.
@@ -76,7 +91,9 @@ impl EditError {
     /// The numeric code of tools.md's table.
     pub fn code(&self) -> i64 {
         match self {
-            EditError::NotFound(_) | EditError::NotFoundNear { .. } => 4,
+            EditError::NotFound(_)
+            | EditError::NotFoundNear { .. }
+            | EditError::IndentationUnclear => 4,
             EditError::Ambiguous(_) | EditError::AmbiguousTolerant(..) => 5,
             EditError::NoChange => 6,
             EditError::FileExists => 7,
@@ -91,13 +108,54 @@ impl EditError {
 pub(super) struct Applied {
     /// The new text.
     pub(super) text: String,
-    /// Byte ranges of the inserted `new_string`s in `text`, in order.
+    /// Byte ranges of the inserted `new_string`s in `text`, in order;
+    /// past [`MERGE_AFTER`] of them, ones a few lines apart are merged
+    /// (with the unchanged text between them), which changes nothing the
+    /// result snippet shows (see [`Spans`]).
     pub(super) spans: Vec<Range<usize>>,
     /// The byte ranges of the old text they took the place of, in the
-    /// same order.
+    /// same order (merged as they are).
     pub(super) replaced: Vec<Range<usize>>,
     /// How `old_string` was found.
     pub(super) tier: Tier,
+    /// How many places were replaced.
+    pub(super) count: usize,
+}
+
+/// Spans kept apart before near ones are merged.
+const MERGE_AFTER: usize = 256;
+
+/// The spans of an edit as it is built, and the old ranges they replace.
+/// Once there are [`MERGE_AFTER`] of them, a span that starts at most
+/// `2 * RESULT_CONTEXT` lines after the last one ends is merged into it:
+/// the result snippet shows the lines between two such spans as context
+/// anyway, so merging them changes no line it shows, and a million places
+/// cost a few ranges, not a million.
+#[derive(Default)]
+pub(super) struct Spans {
+    pub(super) spans: Vec<Range<usize>>,
+    pub(super) replaced: Vec<Range<usize>>,
+}
+
+impl Spans {
+    /// Adds `span` of `text` (built so far), which replaced `old`.
+    pub(super) fn push(&mut self, text: &str, span: Range<usize>, old: Range<usize>) {
+        if self.spans.len() >= MERGE_AFTER
+            && let (Some(last), Some(last_old)) = (self.spans.last_mut(), self.replaced.last_mut())
+        {
+            let from = last.end.saturating_sub(1).max(last.start).min(span.start);
+            let gap = memchr::memchr_iter(b'\n', &text.as_bytes()[from..span.start])
+                .take(2 * RESULT_CONTEXT + 1)
+                .count();
+            if gap <= 2 * RESULT_CONTEXT {
+                last.end = span.end;
+                last_old.end = old.end;
+                return;
+            }
+        }
+        self.spans.push(span);
+        self.replaced.push(old);
+    }
 }
 
 /// A tolerant edit of a text ([`apply_edit_tiered`]).
@@ -137,7 +195,7 @@ pub fn apply_edit_tiered(
 ) -> Result<TieredEdit, EditError> {
     let applied = apply_tiered(text, old, new, replace_all, old)?;
     Ok(TieredEdit {
-        replaced: applied.spans.len(),
+        replaced: applied.count,
         text: applied.text,
         tier: applied.tier,
     })
@@ -198,34 +256,68 @@ pub(super) struct Edited<'a> {
 }
 
 /// An edit located in a file's decoded text but not applied: where each
-/// replacement goes and what it puts there, so the new text can be
+/// replacement goes and what it puts there ([`Located::places`], found
+/// again as they are asked for, never all held), so the new text can be
 /// spliced into the old bytes or diffed around the places without being
 /// built whole.
 pub(super) struct Located<'a> {
     /// The old text, decoded and normalized (borrowed from the bytes when
     /// they are plain UTF-8 with LF line endings).
     pub(super) old_text: Cow<'a, str>,
-    /// Each replaced byte range of `old_text` and its replacement, in
-    /// order, not overlapping.
-    pub(super) places: Vec<(Range<usize>, String)>,
     /// How `old_string` was found.
     pub(super) tier: Tier,
+    /// `old_string` and `new_string`, normalized to the file.
+    old: String,
+    new: String,
 }
 
 impl Located<'_> {
-    /// Where the replacements land in the new text (the spans of
-    /// [`Applied`]).
-    pub(super) fn spans(&self) -> Vec<Range<usize>> {
-        let mut shift = 0isize;
-        self.places
-            .iter()
-            .map(|(range, new)| {
-                let start = range.start.saturating_add_signed(shift);
-                shift += new.len() as isize - range.len() as isize;
-                start..start + new.len()
-            })
-            .collect()
+    /// Each replaced byte range of `old_text` and its replacement, in
+    /// order, not overlapping.
+    pub(super) fn places(&self) -> impl Iterator<Item = (Range<usize>, Cow<'_, str>)> + '_ {
+        // Every replacement was made once by `find_tiered`, which refuses
+        // the edit when one cannot be: none fails here.
+        replacements(&self.old_text, &self.old, &self.new, self.tier).map_while(Result::ok)
     }
+}
+
+/// Where the replacements land in the new text, given each replaced
+/// range and the length of its replacement, in order.
+pub(super) fn spans_of<S: AsRef<str>>(places: &[(Range<usize>, S)]) -> Vec<Range<usize>> {
+    let mut shift = 0isize;
+    places
+        .iter()
+        .map(|(range, new)| {
+            let new = new.as_ref();
+            let start = range.start.saturating_add_signed(shift);
+            shift += new.len() as isize - range.len() as isize;
+            start..start + new.len()
+        })
+        .collect()
+}
+
+/// The places of `tier` that an edit replaces (the later of two that
+/// overlap is left) and what each becomes.
+fn replacements<'t>(
+    text: &'t str,
+    old: &'t str,
+    new: &'t str,
+    tier: Tier,
+) -> impl Iterator<Item = Result<(Range<usize>, Cow<'t, str>), EditError>> + 't {
+    let mut from = 0;
+    places(text, old, tier).filter_map(move |place: Place| {
+        if place.range.start < from {
+            // Overlaps the place before: that one was replaced.
+            return None;
+        }
+        from = place.range.end;
+        Some(
+            place
+                .replacement(new)
+                .map(|r| (place.range, r))
+                .map_err(EditError::from),
+        )
+    })
 }
 
 /// [`edit_decoded`] for a non-empty `old`, with the tiers, stopping short
@@ -243,21 +335,12 @@ pub(super) fn locate_decoded<'a>(
     let decoded = text::decode(bytes).ok_or(EditError::NotText)?;
     let format = decoded.format;
     let (old_n, new_n) = (format.normalize(old), format.normalize(new));
-    let found = find_tiered(&decoded.text, &old_n, &new_n, replace_all, old)?;
-    let mut places = Vec::with_capacity(found.places.len());
-    let mut from = 0;
-    for place in &found.places {
-        if place.range.start < from {
-            // Overlaps the place before: that one was replaced.
-            continue;
-        }
-        places.push((place.range.clone(), place.replacement(&new_n).into_owned()));
-        from = place.range.end;
-    }
+    let tier = find_tiered(&decoded.text, &old_n, &new_n, replace_all, old)?;
     Ok(Located {
         old_text: decoded.text,
-        places,
-        tier: found.tier,
+        tier,
+        old: old_n.into_owned(),
+        new: new_n.into_owned(),
     })
 }
 
@@ -303,55 +386,75 @@ pub(super) fn apply(
                 spans: std::iter::once(0..new.len()).collect(),
                 replaced: std::iter::once(0..0).collect(),
                 tier: Tier::Exact,
+                count: 1,
             })
         } else {
             Err(EditError::FileExists)
         };
     }
-    let starts: Vec<usize> = text.match_indices(old).map(|(i, _)| i).collect();
-    match starts.len() {
+    // Overlapping occurrences count: `end\nend` is twice in
+    // `end\nend\nend`.
+    let count = places(text, old, Tier::Exact).count();
+    match count {
         0 => return Err(EditError::NotFound(old_as_given.to_owned())),
         1 => {}
         n if !replace_all => return Err(EditError::Ambiguous(n)),
         _ => {}
     }
-    let len = text.len() - starts.len() * old.len() + starts.len() * new.len();
+    splice(text, old, new, Tier::Exact)
+}
+
+/// Builds the text with every place of `tier` replaced (the later of two
+/// that overlap left), as the places are found: once to size the new text
+/// exactly, once to write it; nothing per place is kept but the merged
+/// [`Spans`].
+fn splice(text: &str, old: &str, new: &str, tier: Tier) -> Result<Applied, EditError> {
+    let mut len = text.len();
+    for place in replacements(text, old, new, tier) {
+        let (range, replacement) = place?;
+        len = len - range.len() + replacement.len();
+    }
     let mut out = String::with_capacity(len);
-    let mut spans = Vec::with_capacity(starts.len());
-    let mut replaced = Vec::with_capacity(starts.len());
+    let mut spans = Spans::default();
+    let mut count = 0;
     let mut from = 0;
-    for start in starts {
-        out.push_str(&text[from..start]);
-        spans.push(out.len()..out.len() + new.len());
-        replaced.push(start..start + old.len());
-        out.push_str(new);
-        from = start + old.len();
+    for place in replacements(text, old, new, tier) {
+        let (range, replacement) = place?;
+        out.push_str(&text[from..range.start]);
+        let start = out.len();
+        out.push_str(&replacement);
+        spans.push(&out, start..out.len(), range.clone());
+        from = range.end;
+        count += 1;
     }
     out.push_str(&text[from..]);
     Ok(Applied {
         text: out,
-        spans,
-        replaced,
-        tier: Tier::Exact,
+        spans: spans.spans,
+        replaced: spans.replaced,
+        tier,
+        count,
     })
 }
 
-/// Where a non-empty `old` lands by the tiers, or why it cannot (codes 4,
-/// 5, 6 and 9), without building the new text.
+/// How a non-empty `old` lands by the tiers (the tier that finds it), or
+/// why it cannot (codes 4, 5, 6 and 9), without building the new text or
+/// holding its places: they are counted (overlapping ones too) and, after
+/// [`Tier::Indentation`], re-indented once to be sure each can be.
 pub(super) fn find_tiered(
     text: &str,
     old: &str,
     new: &str,
     replace_all: bool,
     old_as_given: &str,
-) -> Result<Match, EditError> {
+) -> Result<Tier, EditError> {
     if old == new {
         return Err(EditError::NoChange);
     }
     if old.trim().is_empty() {
         return Err(EditError::Blank);
     }
-    let Some(found) = locate(text, old, &Tier::ALL) else {
+    let Some(tier) = first_tier(text, old, &Tier::ALL) else {
         return Err(match closest(text, old) {
             Some(closest) => EditError::NotFoundNear {
                 string: old_as_given.to_owned(),
@@ -360,14 +463,21 @@ pub(super) fn find_tiered(
             None => EditError::NotFound(old_as_given.to_owned()),
         });
     };
-    if found.places.len() > 1 && !replace_all {
-        let n = found.places.len();
-        return Err(match found.tier {
-            Tier::Exact => EditError::Ambiguous(n),
-            tier => EditError::AmbiguousTolerant(n, tier),
-        });
+    if !replace_all {
+        let n = places(text, old, tier).count();
+        if n > 1 {
+            return Err(match tier {
+                Tier::Exact => EditError::Ambiguous(n),
+                tier => EditError::AmbiguousTolerant(n, tier),
+            });
+        }
     }
-    Ok(found)
+    if tier == Tier::Indentation {
+        for place in replacements(text, old, new, tier) {
+            place?;
+        }
+    }
+    Ok(tier)
 }
 
 /// [`apply`] with the tiers: see [`apply_edit_tiered`].
@@ -381,30 +491,8 @@ pub(super) fn apply_tiered(
     if old.is_empty() {
         return apply(text, old, new, replace_all, old_as_given);
     }
-    let found = find_tiered(text, old, new, replace_all, old_as_given)?;
-    let mut out = String::with_capacity(text.len() + new.len());
-    let mut spans = Vec::with_capacity(found.places.len());
-    let mut replaced = Vec::with_capacity(found.places.len());
-    let mut from = 0;
-    for place in &found.places {
-        if place.range.start < from {
-            // Overlaps the place before: that one was replaced.
-            continue;
-        }
-        out.push_str(&text[from..place.range.start]);
-        let replacement = place.replacement(new);
-        spans.push(out.len()..out.len() + replacement.len());
-        replaced.push(place.range.clone());
-        out.push_str(&replacement);
-        from = place.range.end;
-    }
-    out.push_str(&text[from..]);
-    Ok(Applied {
-        text: out,
-        spans,
-        replaced,
-        tier: found.tier,
-    })
+    let tier = find_tiered(text, old, new, replace_all, old_as_given)?;
+    splice(text, old, new, tier)
 }
 
 #[cfg(test)]
@@ -426,6 +514,42 @@ mod tests {
             apply_edit("x", "", "new", false),
             Err(EditError::FileExists)
         );
+    }
+
+    #[test]
+    fn merged_spans_show_the_same_snippet_as_every_span() {
+        use super::super::snippet::snippet;
+        // Places on every line, every few lines and in clusters, past the
+        // number after which near spans are merged.
+        let texts = [
+            "id(x, x);\n".repeat(2_000),
+            "x\n\n\n\n\n\n\n\n".repeat(600),
+            "x\n\n\n\n\n\n\n\n\n\n\n".repeat(600),
+            (0..3_000)
+                .map(|i| if i % 13 < 3 { "a x b\n" } else { "none\n" })
+                .collect(),
+        ];
+        for (t, text) in texts.iter().enumerate() {
+            for new in ["", "value", "v\nw\n"] {
+                let applied = apply(text, "x", new, true, "x").unwrap();
+                if t == 0 {
+                    assert!(applied.spans.len() < 300, "merged: {}", applied.spans.len());
+                }
+                let mut every = Vec::new();
+                let mut shift = 0isize;
+                for (i, _) in text.match_indices('x') {
+                    let start = i.saturating_add_signed(shift);
+                    every.push(start..start + new.len());
+                    shift += new.len() as isize - 1;
+                }
+                assert_eq!(applied.count, every.len());
+                assert_eq!(
+                    snippet(&applied.text, &applied.spans),
+                    snippet(&applied.text, &every),
+                    "{new:?}"
+                );
+            }
+        }
     }
 
     #[test]

@@ -43,13 +43,13 @@ pub use apply::{
     EditError, TieredEdit, apply_edit, apply_edit_tiered, edit_bytes, edit_bytes_tiered,
 };
 pub use sequence::{EditsApplied, EditsError, Step, apply_edits_tiered, edit_bytes_sequence};
-pub use tiers::{Match, Place, Tier, locate};
+pub use tiers::{IndentationUnclear, Match, Place, Tier, locate};
 
 pub(crate) use self::near::closest;
 pub(crate) use self::sequence::edit_sequence_decoded;
 pub(crate) use self::snippet::snippet;
 
-use self::apply::{edit_decoded, find_tiered, locate_decoded};
+use self::apply::{edit_decoded, find_tiered, locate_decoded, spans_of};
 use super::atomic::Written;
 use super::beneath::FileError;
 use super::diff::{unified_diff, unified_diff_spliced};
@@ -299,7 +299,7 @@ fn preview(
         return Ok(unified_diff_spliced(
             &shown,
             &located.old_text,
-            &located.places,
+            located.places(),
         ));
     }
     let edited = edit_decoded(
@@ -446,13 +446,20 @@ fn splice_and_write(
     let plan = match locate_decoded(&bytes, &args.old_string, &args.new_string, args.replace_all) {
         Err(e) => return Ok(Err(ToolError::new(e.to_string()))),
         Ok(located) => match &located.old_text {
-            Cow::Borrowed(text) if located.places.len() <= MAX_SPLICED_PLACES => {
+            Cow::Borrowed(text) => {
+                let places: Vec<(std::ops::Range<usize>, String)> = located
+                    .places()
+                    .take(MAX_SPLICED_PLACES + 1)
+                    .map(|(range, text)| (range, text.into_owned()))
+                    .collect();
                 // The text is the bytes after a byte-order mark, if any.
                 let offset = bytes.len() - text.len();
-                let spans = located.spans();
-                Some((located.places, located.tier, spans, offset))
+                (places.len() <= MAX_SPLICED_PLACES).then(|| {
+                    let spans = spans_of(&places);
+                    (places, located.tier, spans, offset)
+                })
             }
-            _ => None,
+            Cow::Owned(_) => None,
         },
     };
     let Some((places, tier, spans, offset)) = plan else {

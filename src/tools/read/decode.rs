@@ -1,5 +1,5 @@
 //! Decoding a text file chunk by chunk for `read`: UTF-8 checked as it
-//! streams, UTF-16 turned into UTF-8.
+//! streams, UTF-16 and UTF-32 turned into UTF-8.
 
 use encoding_rs::{Decoder, UTF_16BE, UTF_16LE};
 
@@ -19,6 +19,13 @@ pub(super) enum TextDecoder {
         out: String,
         valid: bool,
     },
+    Utf32 {
+        /// An incomplete unit at the end of the last chunk.
+        carry: Vec<u8>,
+        big_endian: bool,
+        out: String,
+        valid: bool,
+    },
 }
 
 impl TextDecoder {
@@ -34,6 +41,14 @@ impl TextDecoder {
             }
             Encoding::Utf16Le => UTF_16LE,
             Encoding::Utf16Be => UTF_16BE,
+            Encoding::Utf32Le | Encoding::Utf32Be => {
+                return TextDecoder::Utf32 {
+                    carry: Vec::new(),
+                    big_endian: encoding == Encoding::Utf32Be,
+                    out: String::new(),
+                    valid: true,
+                };
+            }
         };
         TextDecoder::Utf16 {
             decoder: Box::new(utf16.new_decoder_without_bom_handling()),
@@ -66,12 +81,59 @@ impl TextDecoder {
                 }
                 lines.feed(out.as_bytes());
             }
+            TextDecoder::Utf32 {
+                carry,
+                big_endian,
+                out,
+                valid,
+            } => {
+                out.clear();
+                let mut rest = chunk;
+                if !carry.is_empty() {
+                    let take = rest.len().min(4 - carry.len());
+                    carry.extend_from_slice(&rest[..take]);
+                    rest = &rest[take..];
+                    if carry.len() == 4 {
+                        push_utf32(carry, *big_endian, out, valid);
+                        carry.clear();
+                    }
+                }
+                let whole = rest.len() - rest.len() % 4;
+                for unit in rest[..whole].chunks_exact(4) {
+                    push_utf32(unit, *big_endian, out, valid);
+                }
+                carry.extend_from_slice(&rest[whole..]);
+                if last && !carry.is_empty() {
+                    *valid = false;
+                }
+                lines.feed(out.as_bytes());
+            }
         }
     }
 
     pub(super) fn is_valid(&self) -> bool {
         match self {
-            TextDecoder::Utf8 { valid, .. } | TextDecoder::Utf16 { valid, .. } => *valid,
+            TextDecoder::Utf8 { valid, .. }
+            | TextDecoder::Utf16 { valid, .. }
+            | TextDecoder::Utf32 { valid, .. } => *valid,
+        }
+    }
+}
+
+/// One UTF-32 unit decoded into `out`; U+FFFD (and not valid) for a
+/// surrogate or a unit past U+10FFFF.
+fn push_utf32(unit: &[u8], big_endian: bool, out: &mut String, valid: &mut bool) {
+    let bytes = [unit[0], unit[1], unit[2], unit[3]];
+    let n = if big_endian {
+        u32::from_be_bytes(bytes)
+    } else {
+        u32::from_le_bytes(bytes)
+    };
+    match char::from_u32(n) {
+        Some(c) => out.push(c),
+        None => {
+            *valid = false;
+            out.push(char::REPLACEMENT_CHARACTER);
         }
     }
 }
