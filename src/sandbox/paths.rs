@@ -29,6 +29,13 @@ pub const DEFAULT_HIDDEN_IN_HOME: &[&str] = &[
     ".terraform.d/credentials.tfrc.json",
     ".config/op",
     ".password-store",
+    // Git's credential cache (its daemon's socket) and store, Claude
+    // Code's account file, Docker Desktop's and 1Password's agent sockets.
+    ".cache/git/credential",
+    ".config/git/credentials",
+    ".claude.json",
+    ".docker/run",
+    ".1password",
 ];
 
 /// Sockets outside the home that give a command more authority than the
@@ -258,7 +265,7 @@ pub fn protected_below(root: &Path) -> Vec<PathBuf> {
                 continue;
             };
             let env_file = name.to_string_lossy().starts_with(".env") && !kind.is_dir();
-            if name == ".git" || env_file {
+            if name == ".git" || (name == ".claude" && kind.is_dir()) || env_file {
                 found.push(entry.path());
             } else if kind.is_dir() {
                 stack.push(entry.path());
@@ -268,14 +275,22 @@ pub fn protected_below(root: &Path) -> Vec<PathBuf> {
     found
 }
 
-/// The paths inside a writable root protected by default: its `.git` and
-/// the `.env*` files present now (a mount needs an existing path, so a
-/// `.env` created later is not protected).
+/// Folders of a writable root protected whole when present: the
+/// repository, and Claude Code's settings (`.claude/settings.json`,
+/// `settings.local.json`, `hooks/`: what they name runs outside any
+/// sandbox, whether or not agentcore runs hooks).
+pub const PROTECTED_IN_ROOT: &[&str] = &[".git", ".claude"];
+
+/// The paths inside a writable root protected by default:
+/// [`PROTECTED_IN_ROOT`] and the `.env*` files present now (a mount needs
+/// an existing path, so a `.env` created later is not protected).
 pub fn default_protected(root: &Path) -> Vec<PathBuf> {
     let mut paths = Vec::new();
-    let git = root.join(".git");
-    if git.symlink_metadata().is_ok() {
-        paths.push(git);
+    for name in PROTECTED_IN_ROOT {
+        let path = root.join(name);
+        if path.symlink_metadata().is_ok() {
+            paths.push(path);
+        }
     }
     if let Ok(entries) = fs::read_dir(root) {
         let mut envs: Vec<PathBuf> = entries

@@ -59,7 +59,7 @@ fn target_arch() -> Option<TargetArch> {
 /// A filter for the probe to apply: the first of the real ones (seccompiler
 /// refuses a filter whose two actions are the same, so no allow-all).
 fn probe_filter() -> Option<BpfProgram> {
-    filters(false).ok()?.into_iter().next()
+    filters(false, false).ok()?.into_iter().next()
 }
 
 /// The mount flags a read-only remount of `path` must keep (a user
@@ -222,7 +222,16 @@ fn ruleset(
 /// programs fall back to epoll), since io_uring can open sockets without
 /// `socket()`; with `deny_udp`, UDP sockets refused (ENETUNREACH), the
 /// fallback without a network namespace.
-fn filters(deny_udp: bool) -> Result<Vec<BpfProgram>, SandboxError> {
+///
+/// With `deny_unix` (Landlock below ABI 9, which cannot tell the sandbox's
+/// own UNIX sockets from the host's), `socket(AF_UNIX, …)` is refused
+/// (EPERM), and `socketpair(AF_UNIX, SOCK_DGRAM)` too (a datagram socket
+/// can send to any path): a command can neither connect to a host
+/// service's socket nor bind one, whenever that socket was made, and
+/// `socketpair` streams (pipes between a command's own processes) still
+/// work. With ABI 9 Landlock refuses connects to sockets outside the
+/// writable roots itself ([`ruleset`]: `ResolveUnix` is a write right).
+pub(super) fn filters(deny_udp: bool, deny_unix: bool) -> Result<Vec<BpfProgram>, SandboxError> {
     let Some(arch) = target_arch() else {
         return Ok(Vec::new());
     };
@@ -323,6 +332,22 @@ fn filters(deny_udp: bool) -> Result<Vec<BpfProgram>, SandboxError> {
         BTreeMap::from([(libc::SYS_openat2, vec![])]),
         libc::ENOSYS,
     )?);
+    if deny_unix {
+        let dgram = SeccompRule::new(vec![
+            arg(0, SeccompCmpOp::Eq, libc::AF_UNIX)?,
+            arg(1, SeccompCmpOp::MaskedEq(0xf), libc::SOCK_DGRAM)?,
+        ])
+        .map_err(|e| seccomp(&e))?;
+        let unix = SeccompRule::new(vec![arg(0, SeccompCmpOp::Eq, libc::AF_UNIX)?])
+            .map_err(|e| seccomp(&e))?;
+        programs.push(program(
+            BTreeMap::from([
+                (libc::SYS_socket, vec![unix]),
+                (libc::SYS_socketpair, vec![dgram]),
+            ]),
+            libc::EPERM,
+        )?);
+    }
     if deny_udp {
         let udp = |family| -> Result<SeccompRule, SandboxError> {
             SeccompRule::new(vec![
@@ -410,8 +435,11 @@ pub(super) fn confine(
     } else {
         None
     };
+    // Landlock ABI 9 tells the sandbox's own UNIX sockets from the host's;
+    // below it, seccomp refuses UNIX sockets altogether.
+    let landlock_governs_unix = landlock && status.landlock_abi().is_some_and(|abi| abi >= 9);
     let filters = if seccomp {
-        filters(fallback_net)?
+        filters(fallback_net, !landlock_governs_unix)?
     } else {
         Vec::new()
     };
@@ -623,7 +651,7 @@ mod tests {
     #[test]
     #[cfg(target_arch = "x86_64")]
     fn every_filter_first_refuses_x32_system_call_numbers() {
-        let programs = filters(true).unwrap();
+        let programs = filters(true, true).unwrap();
         assert!(programs.len() >= 4, "families, io_uring, keyrings, set-id");
         for program in &programs {
             assert_eq!(program[0].k, 0, "loads the number");
