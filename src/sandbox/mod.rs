@@ -263,7 +263,7 @@ impl SandboxBuilder {
         }
         hidden.extend(self.hidden);
         let mut tmp = tempfile::Builder::new();
-        tmp.prefix("agentcore-sandbox-");
+        tmp.prefix(crate::tools::bash::SANDBOX_PREFIX);
         let tmpdir = match &self.tmpdir_in {
             Some(dir) => tmp.tempdir_in(dir)?,
             None => tmp.tempdir()?,
@@ -274,8 +274,22 @@ impl SandboxBuilder {
         // Landlock rules and binds would follow.
         let tmp = tmpdir.path().join("tmp");
         let shm = tmpdir.path().join("shm");
-        std::fs::create_dir(&tmp)?;
-        std::fs::create_dir(&shm)?;
+        // Every folder 0700: other users see nothing of a session's files
+        // (the commands of other sessions of this user do not see them
+        // either: they are hidden, see `other_sessions`).
+        {
+            use std::os::unix::fs::{DirBuilderExt, PermissionsExt};
+            let mut dirs = std::fs::DirBuilder::new();
+            dirs.mode(0o700);
+            dirs.create(&tmp)?;
+            dirs.create(&shm)?;
+            for dir in [tmpdir.path(), &tmp, &shm] {
+                std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700))?;
+            }
+        }
+        // Whose folder this is, so that a later start can remove it if
+        // this process dies without doing so.
+        crate::tools::bash::write_owner(tmpdir.path())?;
         // Every root the command may write under, canonical; one inside
         // another is writable through it, and left out so that no root's
         // parent is writable inside (a command could swap it for a link).

@@ -306,6 +306,35 @@ pub fn default_protected(root: &Path) -> Vec<PathBuf> {
     paths
 }
 
+/// The session folders of other agentcore sessions (saved output, other
+/// sandboxes' temporary directories) in `dirs`, not `own`: hidden from a
+/// command, so that a session's commands cannot read another session's
+/// `$TMPDIR` or output, even of the same user. Looked up when each command
+/// starts.
+pub fn other_sessions(dirs: &[&Path], own: &Path) -> Vec<PathBuf> {
+    let mut found = Vec::new();
+    for dir in dirs {
+        let Ok(entries) = fs::read_dir(dir) else {
+            continue;
+        };
+        for entry in entries.flatten() {
+            let name = entry.file_name();
+            let name = name.to_string_lossy();
+            let session = name.starts_with(crate::tools::bash::OUTPUT_PREFIX)
+                || name.starts_with(crate::tools::bash::SANDBOX_PREFIX);
+            let path = entry.path();
+            if session
+                && entry.file_type().is_ok_and(|t| t.is_dir())
+                && path != own
+                && !found.contains(&path)
+            {
+                found.push(path);
+            }
+        }
+    }
+    found
+}
+
 /// A path to mount over, split by what covers it: a directory gets an empty
 /// tmpfs, anything else (file, socket, device) a bind of `/dev/null`.
 #[cfg_attr(not(target_os = "linux"), allow(dead_code))] // used by the Linux sandbox

@@ -34,6 +34,9 @@ pub(super) struct Plan {
     /// The capabilities the command keeps (a bit per capability number):
     /// none, or for root the file-access ones (see [`ROOT_KEEPS`]).
     pub(super) keep_caps: u64,
+    /// The read end of the embedding process's lifeline pipe (see
+    /// `end_like_the_shell`), or -1.
+    pub(super) lifeline: libc::c_int,
     /// With Landlock and a mount namespace: the access rights (directory,
     /// file) S grants on its own `/dev/pts` and `/dev/ptmx`, which M
     /// mounted fresh and which the parent's rules cannot name.
@@ -313,7 +316,42 @@ fn exit_with(pid: libc::pid_t, reap_all: bool, report: Option<libc::c_int>) -> !
 /// raw status G sent through `relay`: with its exit code, or killed by the
 /// same signal, so that the caller sees `Killed by signal 9` and not exit
 /// code 137. Without a status from G (G itself was killed), as G ended.
-fn end_like_the_shell(init: libc::pid_t, relay: libc::c_int) -> ! {
+///
+/// While it waits, M watches `lifeline` (the read end of a pipe whose write
+/// end only the embedding process holds): when that process dies, even by
+/// SIGKILL, the pipe hangs up and M kills G, and with it the whole PID
+/// namespace. (`PR_SET_PDEATHSIG` would fire when the *thread* that
+/// spawned M ends, which a thread pool does at any time.)
+fn end_like_the_shell(init: libc::pid_t, relay: libc::c_int, lifeline: libc::c_int) -> ! {
+    if lifeline >= 0 {
+        let mut fds = [
+            libc::pollfd {
+                fd: relay,
+                events: libc::POLLIN,
+                revents: 0,
+            },
+            libc::pollfd {
+                fd: lifeline,
+                events: libc::POLLIN,
+                revents: 0,
+            },
+        ];
+        loop {
+            // SAFETY: poll on a local array of two pollfds.
+            let ready = unsafe { libc::poll(fds.as_mut_ptr(), 2, -1) };
+            if ready < 0 && errno() == libc::EINTR {
+                continue;
+            }
+            if ready < 0 || fds[0].revents != 0 {
+                break;
+            }
+            if fds[1].revents & (libc::POLLHUP | libc::POLLERR) != 0 {
+                // SAFETY: kill with G's pid and a constant.
+                unsafe { libc::kill(init, libc::SIGKILL) };
+                break;
+            }
+        }
+    }
     let own = wait_for(init, false);
     let mut relayed: libc::c_int = 0;
     // SAFETY: a 4-byte read into a local; G's write end is closed (G is
@@ -366,10 +404,11 @@ fn code_of(status: libc::c_int) -> libc::c_int {
 
 /// Closes every fd but those in `keep` (every fd when it is empty).
 fn close_all_but(keep: &[libc::c_int]) {
-    let mut kept = [0 as libc::c_uint; 2];
-    let n = keep.len().min(kept.len());
-    for (slot, fd) in kept.iter_mut().zip(keep) {
-        *slot = *fd as libc::c_uint;
+    let mut kept = [0 as libc::c_uint; 3];
+    let mut n = 0;
+    for fd in keep.iter().filter(|fd| **fd >= 0).take(kept.len()) {
+        kept[n] = *fd as libc::c_uint;
+        n += 1;
     }
     let kept = &mut kept[..n];
     kept.sort_unstable();
@@ -403,7 +442,7 @@ pub(super) fn enter(plan: &Plan) -> io::Result<()> {
             mount_all(ns).map_err(|(step, index, e)| report.fail(step, index, e))?;
         }
         if ns.has(libc::CLONE_NEWPID) {
-            fork_init(ns.has(libc::CLONE_NEWNS), &report)?;
+            fork_init(ns.has(libc::CLONE_NEWNS), plan.lifeline, &report)?;
             // Only S gets here.
             // SAFETY: as above; S is a new process, not a group leader.
             unsafe { libc::setsid() };
@@ -779,7 +818,7 @@ fn plain_binds(ns: &Namespaces) -> Result<(), (Step, usize, io::Error)> {
 /// `/proc` (with a mount namespace) and forks S, then reaps until S ends.
 /// Returns in S only. G dies with M (`PR_SET_PDEATHSIG`), and the kernel
 /// kills everything in the namespace when G dies.
-fn fork_init(mount_proc: bool, report: &Reporter) -> io::Result<()> {
+fn fork_init(mount_proc: bool, lifeline: libc::c_int, report: &Reporter) -> io::Result<()> {
     let mut alive = [0; 2];
     let mut relay = [0; 2];
     // SAFETY: pipe2 fills the arrays; fork has no arguments.
@@ -794,7 +833,7 @@ fn fork_init(mount_proc: bool, report: &Reporter) -> io::Result<()> {
         // the shell's status: std's error pipe and the stdio copies must
         // close, or `spawn()` and the output reader wait for the whole
         // command.
-        close_all_but(&[alive[1], relay[0]]);
+        close_all_but(&[alive[1], relay[0], lifeline]);
         // M outlives a TERM, so that the command gets its grace before the
         // KILL that ends M (and so G and everything inside) arrives. G
         // and S were forked with the dispositions M had before.
@@ -804,7 +843,7 @@ fn fork_init(mount_proc: bool, report: &Reporter) -> io::Result<()> {
                 libc::signal(sig, libc::SIG_IGN);
             }
         }
-        end_like_the_shell(init, relay[0]);
+        end_like_the_shell(init, relay[0], lifeline);
     }
     // G. `getppid()` is 0 in a PID namespace's init, so M's death before
     // PDEATHSIG was armed shows as a hung-up liveness pipe instead.

@@ -89,6 +89,20 @@ fn locked_flags(path: &Path) -> libc::c_ulong {
     locked
 }
 
+/// The read end of this process's lifeline: a pipe (both ends kept open,
+/// close-on-exec) whose write end only this process holds, so that a
+/// confined command's M sees it hang up when this process dies, however it
+/// dies; -1 when no pipe could be made.
+fn lifeline() -> libc::c_int {
+    use std::os::fd::AsRawFd;
+    static LIFELINE: std::sync::OnceLock<Option<(std::os::fd::OwnedFd, std::os::fd::OwnedFd)>> =
+        std::sync::OnceLock::new();
+    LIFELINE
+        .get_or_init(|| nix::unistd::pipe2(nix::fcntl::OFlag::O_CLOEXEC).ok())
+        .as_ref()
+        .map_or(-1, |(read, _write)| read.as_raw_fd())
+}
+
 /// Whether the kernel has `mount_setattr` (Linux 5.12), asked once.
 fn mount_setattr_exists() -> bool {
     static EXISTS: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
@@ -464,7 +478,15 @@ pub(super) fn confine(
         let mut read_only = Vec::new();
         let mut pins = Vec::new();
         if mounts {
-            let covers = paths::existing(inner.hidden.all());
+            let own = super::fs_canonical(inner._tmpdir.path());
+            let temp = super::fs_canonical(&std::env::temp_dir());
+            let mut scan: Vec<&Path> = vec![&temp];
+            if let Some(parent) = own.parent() {
+                scan.push(parent);
+            }
+            let mut all_hidden = inner.hidden.all().to_vec();
+            all_hidden.extend(paths::other_sessions(&scan, &own));
+            let covers = paths::existing(&all_hidden);
             // What lies in a hidden folder is hidden with it (and its mount
             // point is gone under the empty tmpfs).
             let dirs: Vec<PathBuf> = covers
@@ -603,6 +625,7 @@ pub(super) fn confine(
         } else {
             0
         },
+        lifeline: lifeline(),
         pts_access: (mounts && landlock).then(|| {
             let abi = ABI::from(status.landlock_abi().map_or(0, |abi| abi as i32));
             (

@@ -40,7 +40,10 @@ mod run;
 mod spool;
 mod tool;
 
-pub use output_dir::OutputDir;
+pub use output_dir::{
+    JOBS_FILE, OUTPUT_PREFIX, OWNER_FILE, Orphan, OutputDir, SANDBOX_PREFIX, StaleSessions,
+    sweep_stale_sessions, write_owner,
+};
 
 /// Characters of output a result shows at most (head and tail).
 pub const MAX_OUTPUT_CHARS: usize = output::MAX_CHARS;

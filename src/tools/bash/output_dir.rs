@@ -7,7 +7,22 @@ use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, MutexGuard};
 
+use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
+
 use tempfile::TempDir;
+
+/// The names of the session folders agentcore makes in the temporary
+/// directory: saved output, and the command sandbox's.
+pub const OUTPUT_PREFIX: &str = "agentcore-output-";
+/// See [`OUTPUT_PREFIX`].
+pub const SANDBOX_PREFIX: &str = "agentcore-sandbox-";
+/// The file in a session folder naming the agentcore process it belongs
+/// to: `PID START` (start time in clock ticks after boot, so that a reused
+/// pid is not taken for the owner).
+pub const OWNER_FILE: &str = "owner";
+/// The file in an output folder listing the unconfined commands the
+/// session started, one `PID START` a line.
+pub const JOBS_FILE: &str = "unconfined-jobs";
 
 /// A temporary folder, one per session, holding the full output of commands.
 ///
@@ -66,9 +81,13 @@ impl OutputDir {
 
     /// A new folder inside `parent`, capped at `capacity` bytes.
     pub fn in_dir(parent: impl AsRef<Path>, capacity: u64) -> io::Result<Self> {
+        // 0700 (tempfile's mode on Unix), and said so again in case a
+        // umask or an ACL default widened it: other users see nothing.
         let dir = tempfile::Builder::new()
-            .prefix("agentcore-output-")
+            .prefix(OUTPUT_PREFIX)
             .tempdir_in(parent)?;
+        std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o700))?;
+        write_owner(dir.path())?;
         Ok(Self {
             dir,
             capacity,
@@ -97,7 +116,11 @@ impl OutputDir {
         let id = ledger.next_id;
         ledger.next_id += 1;
         let path = self.path().join(format!("{id:06}-{}.log", sanitize(stem)));
-        let file = File::options().write(true).create_new(true).open(&path)?;
+        let file = File::options()
+            .write(true)
+            .create_new(true)
+            .mode(0o600)
+            .open(&path)?;
         ledger.files.push_back(Entry {
             id,
             path: path.clone(),
@@ -112,6 +135,168 @@ impl OutputDir {
             ledger: self.ledger.clone(),
         })
     }
+}
+
+impl OutputDir {
+    /// Records an unconfined command (the shell's pid) of this session,
+    /// so that a later start can find it if this process dies without
+    /// ending it ([`sweep_stale_sessions`]). Best effort: a failed write
+    /// only loses the report.
+    pub fn register_unconfined(&self, pid: i32) {
+        let Some(start) = start_time(pid) else {
+            return;
+        };
+        let file = File::options()
+            .append(true)
+            .create(true)
+            .mode(0o600)
+            .open(self.path().join(JOBS_FILE));
+        if let Ok(mut file) = file {
+            let _ = writeln!(file, "{pid} {start}");
+        }
+    }
+}
+
+/// Writes `dir/owner`: this process's pid and start time.
+pub fn write_owner(dir: &Path) -> io::Result<()> {
+    let pid = std::process::id() as i32;
+    let start = start_time(pid).unwrap_or(0);
+    let mut file = File::options()
+        .write(true)
+        .create_new(true)
+        .mode(0o600)
+        .open(dir.join(OWNER_FILE))?;
+    writeln!(file, "{pid} {start}")
+}
+
+/// The start time of process `pid` (clock ticks after boot), from
+/// `/proc/PID/stat`; `None` when it is gone or unreadable.
+pub(crate) fn start_time(pid: i32) -> Option<u64> {
+    let text = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    // After the command name (which may hold `)`): state is field 3, the
+    // start time field 22.
+    let rest = &text[text.rfind(')')? + 1..];
+    rest.split_whitespace().nth(19)?.parse().ok()
+}
+
+/// Whether `PID START` names a process that is alive now (same pid, same
+/// start time: not a reuse of the pid).
+fn alive(line: &str) -> Option<(i32, u64)> {
+    let mut words = line.split_whitespace();
+    let pid: i32 = words.next()?.parse().ok()?;
+    let start: u64 = words.next()?.parse().ok()?;
+    (pid > 0 && start_time(pid) == Some(start)).then_some((pid, start))
+}
+
+/// A process an agentcore that died left running: an unconfined command
+/// of its session.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Orphan {
+    /// Its pid.
+    pub pid: i32,
+    /// Its start time, clock ticks after boot (checked again before a
+    /// kill, so a reused pid is never killed).
+    pub start: u64,
+}
+
+impl Orphan {
+    /// Kills the orphan's process group (a command runs in a session of its
+    /// own) and the process itself with `SIGKILL`, if it is still the same
+    /// process.
+    pub fn kill(&self) -> bool {
+        if start_time(self.pid) != Some(self.start) {
+            return false;
+        }
+        let pid = nix::unistd::Pid::from_raw(self.pid);
+        let _ = nix::sys::signal::killpg(pid, nix::sys::signal::Signal::SIGKILL);
+        nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGKILL).is_ok()
+    }
+}
+
+/// What [`sweep_stale_sessions`] found.
+#[derive(Debug, Default)]
+pub struct StaleSessions {
+    /// Session folders of agentcore processes that are gone, removed.
+    pub removed: Vec<PathBuf>,
+    /// Unconfined commands of those sessions still running.
+    pub orphans: Vec<Orphan>,
+}
+
+impl StaleSessions {
+    /// One line for a log, or `None` when nothing was found, e.g.
+    /// `removed 2 folders of agentcore sessions that died; their unconfined
+    /// commands still run: pids 4242 4250 (end them with kill -KILL -- -4242
+    /// -4250)`.
+    pub fn summary(&self) -> Option<String> {
+        if self.removed.is_empty() && self.orphans.is_empty() {
+            return None;
+        }
+        let mut line = format!(
+            "removed {} folder(s) of agentcore sessions that died",
+            self.removed.len()
+        );
+        if !self.orphans.is_empty() {
+            let pids: Vec<String> = self.orphans.iter().map(|o| o.pid.to_string()).collect();
+            let groups: Vec<String> = self.orphans.iter().map(|o| format!("-{}", o.pid)).collect();
+            line.push_str(&format!(
+                "; their unconfined commands still run: pids {} (end them with kill -KILL -- {})",
+                pids.join(" "),
+                groups.join(" ")
+            ));
+        }
+        Some(line)
+    }
+
+    /// Kills every orphan ([`Orphan::kill`]); how many were killed.
+    pub fn kill_orphans(&self) -> usize {
+        self.orphans.iter().filter(|o| o.kill()).count()
+    }
+}
+
+/// Removes from `dir` (the temporary directory sessions are made in) the
+/// session folders ([`OUTPUT_PREFIX`], [`SANDBOX_PREFIX`]) of this user
+/// whose owner ([`OWNER_FILE`]) is no longer alive, and lists the
+/// unconfined commands ([`JOBS_FILE`]) of those sessions that still run.
+/// A folder without an owner file (made before owners were written, or
+/// being made now) is left alone.
+pub fn sweep_stale_sessions(dir: &Path) -> StaleSessions {
+    use std::os::unix::fs::MetadataExt;
+    let mut found = StaleSessions::default();
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return found;
+    };
+    let me = nix::unistd::geteuid().as_raw();
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        let name = name.to_string_lossy();
+        if !name.starts_with(OUTPUT_PREFIX) && !name.starts_with(SANDBOX_PREFIX) {
+            continue;
+        }
+        let path = entry.path();
+        let Ok(meta) = std::fs::symlink_metadata(&path) else {
+            continue;
+        };
+        if !meta.is_dir() || meta.uid() != me {
+            continue;
+        }
+        let Ok(owner) = std::fs::read_to_string(path.join(OWNER_FILE)) else {
+            continue;
+        };
+        if alive(&owner).is_some() {
+            continue;
+        }
+        if let Ok(jobs) = std::fs::read_to_string(path.join(JOBS_FILE)) {
+            for line in jobs.lines() {
+                if let Some((pid, start)) = alive(line) {
+                    found.orphans.push(Orphan { pid, start });
+                }
+            }
+        }
+        if std::fs::remove_dir_all(&path).is_ok() {
+            found.removed.push(path);
+        }
+    }
+    found
 }
 
 fn lock(ledger: &Mutex<Ledger>) -> MutexGuard<'_, Ledger> {
