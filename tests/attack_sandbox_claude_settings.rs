@@ -20,7 +20,11 @@ fn claude_codes_settings_and_hooks_are_read_only_to_a_confined_command() {
         for dir in [".claude", ".claude/hooks", "sub", "sub/.claude"] {
             open_to_all(&s.root.join(dir));
         }
-        for file in [".claude/settings.json", ".claude/hooks/guard.sh", "sub/.claude/settings.json"] {
+        for file in [
+            ".claude/settings.json",
+            ".claude/hooks/guard.sh",
+            "sub/.claude/settings.json",
+        ] {
             std::fs::set_permissions(
                 s.root.join(file),
                 std::os::unix::fs::PermissionsExt::from_mode(0o666),
@@ -50,9 +54,18 @@ fn claude_codes_settings_and_hooks_are_read_only_to_a_confined_command() {
             "{}\n",
             "{user:?}: {text}"
         );
-        assert!(!s.root.join(".claude/settings.local.json").exists(), "{user:?}: {text}");
-        assert!(!s.root.join(".claude/hooks/new.sh").exists(), "{user:?}: {text}");
-        assert!(!s.root.join("sub/.claude/settings.local.json").exists(), "{user:?}: {text}");
+        assert!(
+            !s.root.join(".claude/settings.local.json").exists(),
+            "{user:?}: {text}"
+        );
+        assert!(
+            !s.root.join(".claude/hooks/new.sh").exists(),
+            "{user:?}: {text}"
+        );
+        assert!(
+            !s.root.join("sub/.claude/settings.local.json").exists(),
+            "{user:?}: {text}"
+        );
         assert_eq!(
             std::fs::read_to_string(s.root.join(".claude/hooks/guard.sh")).unwrap(),
             "exit 0\n",

@@ -127,7 +127,10 @@ fn metadata_inside_a_writable_root_still_changes() {
         let results = battery(&s, user, &target);
         println!("{user:?} inside: {results:?}");
         for (name, result) in &results {
-            assert_eq!(result, "ok", "{user:?}: {name} inside the root: {results:?}");
+            assert_eq!(
+                result, "ok",
+                "{user:?}: {name} inside the root: {results:?}"
+            );
         }
         let meta = std::fs::metadata(&target).unwrap();
         assert_eq!(meta.len(), 0);

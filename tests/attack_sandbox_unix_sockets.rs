@@ -78,7 +78,11 @@ fn a_unix_socket_made_after_the_session_started_is_unreachable() {
     for user in users("socket_after_start") {
         let s = scene(CONFINED);
         let mut session = Session::start(&s, user);
-        assert!(session.step(&bash("first", "echo started"), "first").contains("started"));
+        assert!(
+            session
+                .step(&bash("first", "echo started"), "first")
+                .contains("started")
+        );
         // Made after the session (and its sandbox) started, in a folder
         // that is not hidden.
         let path = s.outside.join("late.sock");
@@ -150,7 +154,11 @@ const FILL: &str = "printf 'protocol=https\\nhost=example.com\\nusername=u\\n\\n
 /// socket at `~/.cache/git/credential/socket`) and checks that it answers
 /// outside.
 fn cache(home: &Path) {
-    let out = git(home, &["-c", "credential.helper=cache", "credential", "approve"], STORE);
+    let out = git(
+        home,
+        &["-c", "credential.helper=cache", "credential", "approve"],
+        STORE,
+    );
     assert!(out.status.success(), "{out:?}");
     let out = git(
         home,
@@ -184,7 +192,11 @@ fn git_credential_cache_gives_a_confined_command_no_password() {
     // Started after the session.
     let s = scene(CONFINED);
     let mut session = Session::start(&s, User::Current);
-    assert!(session.step(&bash("first", "echo started"), "first").contains("started"));
+    assert!(
+        session
+            .step(&bash("first", "echo started"), "first")
+            .contains("started")
+    );
     cache(&s.home);
     let text = session.step(&bash("fill", FILL), "fill");
     // And while a command runs: the socket is made during its sleep.
@@ -212,9 +224,18 @@ fn credential_files_and_agent_sockets_of_the_home_are_hidden_by_default() {
     }
     let s = scene(CONFINED);
     for (rel, text) in [
-        (".config/git/credentials", "https://u:CONFIG-GIT-SECRET@example.com\n"),
-        (".git-credentials", "https://u:GIT-CREDENTIALS-SECRET@example.com\n"),
-        (".claude.json", "{\"oauthAccount\": \"CLAUDE-JSON-SECRET\"}\n"),
+        (
+            ".config/git/credentials",
+            "https://u:CONFIG-GIT-SECRET@example.com\n",
+        ),
+        (
+            ".git-credentials",
+            "https://u:GIT-CREDENTIALS-SECRET@example.com\n",
+        ),
+        (
+            ".claude.json",
+            "{\"oauthAccount\": \"CLAUDE-JSON-SECRET\"}\n",
+        ),
         (".docker/run/note", "DOCKER-RUN-SECRET\n"),
         (".1password/note", "ONEPASSWORD-SECRET\n"),
         (".cache/git/credential/note", "CREDENTIAL-CACHE-SECRET\n"),

@@ -28,7 +28,11 @@ fn start(s: &Scene, user: User, tmp: &Path) -> Live {
     let mut child = cmd.spawn().unwrap();
     let stdin = child.stdin.take();
     let lines = BufReader::new(child.stdout.take().unwrap()).lines();
-    Live { child, stdin, lines }
+    Live {
+        child,
+        stdin,
+        lines,
+    }
 }
 
 impl Live {
@@ -107,7 +111,9 @@ fn a_sessions_folders_are_closed_to_other_users_and_hidden_from_other_sessions()
             let mode = meta.mode() & 0o777;
             // What the command itself makes in its $TMPDIR has its umask's
             // mode, behind the 0700 folders.
-            let by_command = entry.strip_prefix(folder).is_ok_and(|r| r.starts_with("tmp"))
+            let by_command = entry
+                .strip_prefix(folder)
+                .is_ok_and(|r| r.starts_with("tmp"))
                 && entry.parent() != Some(folder);
             if meta.is_dir() {
                 assert_eq!(mode, 0o700, "{}", entry.display());
@@ -129,7 +135,11 @@ fn a_sessions_folders_are_closed_to_other_users_and_hidden_from_other_sessions()
                 "b",
                 &format!(
                     "cat {a_tmp}/secret {saved} 2>&1 | head -3; ls {} 2>&1 | head; true",
-                    folders.iter().map(|f| f.display().to_string()).collect::<Vec<_>>().join(" ")
+                    folders
+                        .iter()
+                        .map(|f| f.display().to_string())
+                        .collect::<Vec<_>>()
+                        .join(" ")
                 ),
             ),
             "b",
@@ -138,7 +148,10 @@ fn a_sessions_folders_are_closed_to_other_users_and_hidden_from_other_sessions()
         assert!(!text.contains("A-OUT-SECRET"), "{user:?}: {text}");
         // `ls` of each folder lists nothing in it.
         assert!(
-            !text.lines().any(|l| l == "secret" || l == "owner" || l == "tmp" || l.ends_with(".log") && !l.contains(' ')),
+            !text.lines().any(|l| l == "secret"
+                || l == "owner"
+                || l == "tmp"
+                || l.ends_with(".log") && !l.contains(' ')),
             "{user:?}: {text}"
         );
     }
@@ -157,8 +170,13 @@ fn walk(dir: &Path) -> Vec<PathBuf> {
 }
 
 fn alive(pid: i32) -> bool {
-    std::fs::read_to_string(format!("/proc/{pid}/stat"))
-        .is_ok_and(|s| !s.rsplit(')').next().unwrap_or("").trim_start().starts_with('Z'))
+    std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|s| {
+        !s.rsplit(')')
+            .next()
+            .unwrap_or("")
+            .trim_start()
+            .starts_with('Z')
+    })
 }
 
 /// The pids of processes whose command line holds `needle`.
@@ -169,7 +187,9 @@ fn pids_with(needle: &str) -> Vec<i32> {
             continue;
         };
         if let Ok(cmdline) = std::fs::read(format!("/proc/{pid}/cmdline"))
-            && String::from_utf8_lossy(&cmdline).replace('\0', " ").contains(needle)
+            && String::from_utf8_lossy(&cmdline)
+                .replace('\0', " ")
+                .contains(needle)
             && alive(pid)
         {
             pids.push(pid);
@@ -200,7 +220,13 @@ fn jobs_and_folders_of_a_killed_agentcore_do_not_outlive_it_unnoticed() {
     let mut cmd = agentcore(&s, User::Current, "bypass", &[]);
     let args: Vec<std::ffi::OsString> = cmd
         .get_args()
-        .map(|a| if Path::new(a) == s.policy { off.clone().into_os_string() } else { a.to_owned() })
+        .map(|a| {
+            if Path::new(a) == s.policy {
+                off.clone().into_os_string()
+            } else {
+                a.to_owned()
+            }
+        })
         .collect();
     let mut cmd = std::process::Command::new(cmd.get_program());
     cmd.args(args)
@@ -212,7 +238,11 @@ fn jobs_and_folders_of_a_killed_agentcore_do_not_outlive_it_unnoticed() {
     let mut child = cmd.spawn().unwrap();
     let stdin = child.stdin.take();
     let lines = BufReader::new(child.stdout.take().unwrap()).lines();
-    let mut open = Live { child, stdin, lines };
+    let mut open = Live {
+        child,
+        stdin,
+        lines,
+    };
     let text = open.step(
         &json!({"turn": [{"id": "u", "name": "bash", "args": {
             "command": format!("sleep {unconfined}"), "run_in_background": true}}]}),
@@ -228,8 +258,16 @@ fn jobs_and_folders_of_a_killed_agentcore_do_not_outlive_it_unnoticed() {
     }
     let orphan = pids_with(&format!("sleep {unconfined}"));
     assert_eq!(orphan.len(), 1, "the unconfined job runs");
-    assert_eq!(pids_with(&format!("sleep {confined}")).len(), 1, "the confined job runs");
-    assert_eq!(session_folders(&tmp).len(), 3, "two output folders, one sandbox folder");
+    assert_eq!(
+        pids_with(&format!("sleep {confined}")).len(),
+        1,
+        "the confined job runs"
+    );
+    assert_eq!(
+        session_folders(&tmp).len(),
+        3,
+        "two output folders, one sandbox folder"
+    );
     // SIGKILL: no clean-up of its own.
     for agentcore in [&mut live, &mut open] {
         agentcore.child.kill().unwrap();
@@ -262,7 +300,11 @@ fn jobs_and_folders_of_a_killed_agentcore_do_not_outlive_it_unnoticed() {
         "{stderr}"
     );
     assert!(stderr.contains(&format!("pids {}", orphan[0])), "{stderr}");
-    assert!(session_folders(&tmp).is_empty(), "{:?}", session_folders(&tmp));
+    assert!(
+        session_folders(&tmp).is_empty(),
+        "{:?}",
+        session_folders(&tmp)
+    );
     // The library ends the orphan; a pid of another process is not touched.
     let report = agentcore::tools::bash::StaleSessions {
         removed: Vec::new(),

@@ -34,9 +34,6 @@ pub(super) struct Plan {
     /// The capabilities the command keeps (a bit per capability number):
     /// none, or for root the file-access ones (see [`ROOT_KEEPS`]).
     pub(super) keep_caps: u64,
-    /// The read end of the embedding process's lifeline pipe (see
-    /// `end_like_the_shell`), or -1.
-    pub(super) lifeline: libc::c_int,
     /// With Landlock and a mount namespace: the access rights (directory,
     /// file) S grants on its own `/dev/pts` and `/dev/ptmx`, which M
     /// mounted fresh and which the parent's rules cannot name.
@@ -216,6 +213,14 @@ fn check(result: libc::c_int) -> io::Result<()> {
     }
 }
 
+/// [`check`], with `ENOENT` taken for success.
+fn skip_if_gone(result: libc::c_int) -> io::Result<()> {
+    match check(result) {
+        Err(e) if e.raw_os_error() == Some(libc::ENOENT) => Ok(()),
+        other => other,
+    }
+}
+
 fn errno() -> i32 {
     io::Error::last_os_error().raw_os_error().unwrap_or(0)
 }
@@ -317,36 +322,29 @@ fn exit_with(pid: libc::pid_t, reap_all: bool, report: Option<libc::c_int>) -> !
 /// same signal, so that the caller sees `Killed by signal 9` and not exit
 /// code 137. Without a status from G (G itself was killed), as G ended.
 ///
-/// While it waits, M watches `lifeline` (the read end of a pipe whose write
-/// end only the embedding process holds): when that process dies, even by
-/// SIGKILL, the pipe hangs up and M kills G, and with it the whole PID
+/// While it waits, M checks five times a second that its parent (the
+/// embedding process, `parent`) is alive: when that process dies, even by
+/// SIGKILL, M is reparented and kills G, and with it the whole PID
 /// namespace. (`PR_SET_PDEATHSIG` would fire when the *thread* that
 /// spawned M ends, which a thread pool does at any time.)
-fn end_like_the_shell(init: libc::pid_t, relay: libc::c_int, lifeline: libc::c_int) -> ! {
-    if lifeline >= 0 {
-        let mut fds = [
-            libc::pollfd {
-                fd: relay,
-                events: libc::POLLIN,
-                revents: 0,
-            },
-            libc::pollfd {
-                fd: lifeline,
-                events: libc::POLLIN,
-                revents: 0,
-            },
-        ];
+fn end_like_the_shell(init: libc::pid_t, relay: libc::c_int, parent: libc::pid_t) -> ! {
+    if parent > 0 {
+        let mut fds = [libc::pollfd {
+            fd: relay,
+            events: libc::POLLIN,
+            revents: 0,
+        }];
         loop {
-            // SAFETY: poll on a local array of two pollfds.
-            let ready = unsafe { libc::poll(fds.as_mut_ptr(), 2, -1) };
+            // SAFETY: poll on a local pollfd; getppid and kill take plain
+            // values.
+            let ready = unsafe { libc::poll(fds.as_mut_ptr(), 1, 200) };
             if ready < 0 && errno() == libc::EINTR {
                 continue;
             }
-            if ready < 0 || fds[0].revents != 0 {
+            if ready != 0 {
                 break;
             }
-            if fds[1].revents & (libc::POLLHUP | libc::POLLERR) != 0 {
-                // SAFETY: kill with G's pid and a constant.
+            if unsafe { libc::getppid() } != parent {
                 unsafe { libc::kill(init, libc::SIGKILL) };
                 break;
             }
@@ -432,6 +430,9 @@ pub(super) fn enter(plan: &Plan) -> io::Result<()> {
     // SAFETY: setsid has no arguments. It fails with EPERM when an earlier
     // `pre_exec` closure made this process a session leader already.
     unsafe { libc::setsid() };
+    // SAFETY: getppid has no arguments. The embedding process, whose death
+    // M watches for.
+    let parent = unsafe { libc::getppid() };
     let report = Reporter(plan.failure.as_raw_fd());
     if let Some(ns) = &plan.namespaces {
         unshare_and_map(ns).map_err(|e| report.fail(Step::Namespaces, 0, e))?;
@@ -442,7 +443,7 @@ pub(super) fn enter(plan: &Plan) -> io::Result<()> {
             mount_all(ns).map_err(|(step, index, e)| report.fail(step, index, e))?;
         }
         if ns.has(libc::CLONE_NEWPID) {
-            fork_init(ns.has(libc::CLONE_NEWNS), plan.lifeline, &report)?;
+            fork_init(ns.has(libc::CLONE_NEWNS), parent, &report)?;
             // Only S gets here.
             // SAFETY: as above; S is a new process, not a group leader.
             unsafe { libc::setsid() };
@@ -609,7 +610,9 @@ fn mount_all(ns: &Namespaces) -> Result<(), (Step, usize, io::Error)> {
             .map_err(|e| (Step::Pin, index, e))?;
         }
         for (index, dir) in ns.hidden_dirs.iter().enumerate() {
-            check(libc::mount(
+            // A path gone since the plan (another session's folder removed
+            // meanwhile) has nothing left to hide.
+            skip_if_gone(libc::mount(
                 c"tmpfs".as_ptr(),
                 dir.as_ptr(),
                 c"tmpfs".as_ptr(),
@@ -619,7 +622,7 @@ fn mount_all(ns: &Namespaces) -> Result<(), (Step, usize, io::Error)> {
             .map_err(|e| (Step::HiddenDir, index, e))?;
         }
         for (index, file) in ns.hidden_files.iter().enumerate() {
-            check(libc::mount(
+            skip_if_gone(libc::mount(
                 c"/dev/null".as_ptr(),
                 file.as_ptr(),
                 null,
@@ -818,7 +821,7 @@ fn plain_binds(ns: &Namespaces) -> Result<(), (Step, usize, io::Error)> {
 /// `/proc` (with a mount namespace) and forks S, then reaps until S ends.
 /// Returns in S only. G dies with M (`PR_SET_PDEATHSIG`), and the kernel
 /// kills everything in the namespace when G dies.
-fn fork_init(mount_proc: bool, lifeline: libc::c_int, report: &Reporter) -> io::Result<()> {
+fn fork_init(mount_proc: bool, parent: libc::pid_t, report: &Reporter) -> io::Result<()> {
     let mut alive = [0; 2];
     let mut relay = [0; 2];
     // SAFETY: pipe2 fills the arrays; fork has no arguments.
@@ -833,7 +836,7 @@ fn fork_init(mount_proc: bool, lifeline: libc::c_int, report: &Reporter) -> io::
         // the shell's status: std's error pipe and the stdio copies must
         // close, or `spawn()` and the output reader wait for the whole
         // command.
-        close_all_but(&[alive[1], relay[0], lifeline]);
+        close_all_but(&[alive[1], relay[0]]);
         // M outlives a TERM, so that the command gets its grace before the
         // KILL that ends M (and so G and everything inside) arrives. G
         // and S were forked with the dispositions M had before.
@@ -843,7 +846,7 @@ fn fork_init(mount_proc: bool, lifeline: libc::c_int, report: &Reporter) -> io::
                 libc::signal(sig, libc::SIG_IGN);
             }
         }
-        end_like_the_shell(init, relay[0], lifeline);
+        end_like_the_shell(init, relay[0], parent);
     }
     // G. `getppid()` is 0 in a PID namespace's init, so M's death before
     // PDEATHSIG was armed shows as a hung-up liveness pipe instead.

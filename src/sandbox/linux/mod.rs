@@ -89,20 +89,6 @@ fn locked_flags(path: &Path) -> libc::c_ulong {
     locked
 }
 
-/// The read end of this process's lifeline: a pipe (both ends kept open,
-/// close-on-exec) whose write end only this process holds, so that a
-/// confined command's M sees it hang up when this process dies, however it
-/// dies; -1 when no pipe could be made.
-fn lifeline() -> libc::c_int {
-    use std::os::fd::AsRawFd;
-    static LIFELINE: std::sync::OnceLock<Option<(std::os::fd::OwnedFd, std::os::fd::OwnedFd)>> =
-        std::sync::OnceLock::new();
-    LIFELINE
-        .get_or_init(|| nix::unistd::pipe2(nix::fcntl::OFlag::O_CLOEXEC).ok())
-        .as_ref()
-        .map_or(-1, |(read, _write)| read.as_raw_fd())
-}
-
 /// Whether the kernel has `mount_setattr` (Linux 5.12), asked once.
 fn mount_setattr_exists() -> bool {
     static EXISTS: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
@@ -625,7 +611,6 @@ pub(super) fn confine(
         } else {
             0
         },
-        lifeline: lifeline(),
         pts_access: (mounts && landlock).then(|| {
             let abi = ABI::from(status.landlock_abi().map_or(0, |abi| abi as i32));
             (

@@ -239,7 +239,9 @@ fn value_looks_secret(value: &str) -> bool {
     if MARKS.iter().any(|m| lower.contains(m)) {
         return true;
     }
-    if lower.contains("://") && (lower.contains("webhook") || lower.contains("?sig=") || lower.contains("&sig=")) {
+    if lower.contains("://")
+        && (lower.contains("webhook") || lower.contains("?sig=") || lower.contains("&sig="))
+    {
         return true;
     }
     let trimmed = lower.trim_start_matches(['\'', '"', ' ']);
@@ -279,7 +281,10 @@ fn has_url_credentials(value: &str) -> bool {
                 .next()
                 .unwrap_or_default()
                 .to_ascii_lowercase();
-            let ssh = matches!(scheme_name.as_str(), "ssh" | "git+ssh" | "ssh+git" | "sftp" | "scp");
+            let ssh = matches!(
+                scheme_name.as_str(),
+                "ssh" | "git+ssh" | "ssh+git" | "sftp" | "scp"
+            );
             if userinfo.contains(':') || (!ssh && !userinfo.is_empty()) {
                 return true;
             }
@@ -457,7 +462,10 @@ mod tests {
             "KUBE_CONFIG_DATA",
             "OP_SERVICE_ACCOUNT",
         ] {
-            assert!(is_secret(OsStr::new(name), OsStr::new("v")), "{name} passed");
+            assert!(
+                is_secret(OsStr::new(name), OsStr::new("v")),
+                "{name} passed"
+            );
         }
         for (name, value) in [
             ("SIGNING_CERT_PEM", "-----BEGIN CERTIFICATE-----\nMIIB\n"),
@@ -468,10 +476,22 @@ mod tests {
                 "AZURE_STORAGE",
                 "DefaultEndpointsProtocol=https;AccountName=a;AccountKey=Zm9vYmFy==;EndpointSuffix=core.windows.net",
             ),
-            ("BUS", "Endpoint=sb://x.servicebus.windows.net/;SharedAccessKeyName=R;SharedAccessKey=abc="),
-            ("BLOB", "BlobEndpoint=https://a.blob.core.windows.net/;SharedAccessSignature=sv=2020&sig=abc"),
-            ("SAS_URL", "https://a.blob.core.windows.net/c?sv=2020-08-04&sig=abc%3D"),
-            ("NOTIFY", "https://hooks.slack.com/services/T000/B000/XXXXXXXX"),
+            (
+                "BUS",
+                "Endpoint=sb://x.servicebus.windows.net/;SharedAccessKeyName=R;SharedAccessKey=abc=",
+            ),
+            (
+                "BLOB",
+                "BlobEndpoint=https://a.blob.core.windows.net/;SharedAccessSignature=sv=2020&sig=abc",
+            ),
+            (
+                "SAS_URL",
+                "https://a.blob.core.windows.net/c?sv=2020-08-04&sig=abc%3D",
+            ),
+            (
+                "NOTIFY",
+                "https://hooks.slack.com/services/T000/B000/XXXXXXXX",
+            ),
             ("DISCORD", "https://discord.com/api/webhooks/123/abc"),
             ("TEAMS", "https://x.webhook.office.com/webhookb2/abc"),
             ("REPO", "https://ghp_abcdefghijklmnop@github.com/o/r.git"),

@@ -41,8 +41,8 @@ mod spool;
 mod tool;
 
 pub use output_dir::{
-    JOBS_FILE, OUTPUT_PREFIX, OWNER_FILE, Orphan, OutputDir, SANDBOX_PREFIX, StaleSessions,
-    sweep_stale_sessions, write_owner,
+    JOBS_PREFIX, OUTPUT_PREFIX, Orphan, OutputDir, SANDBOX_PREFIX, StaleSessions, owned_prefix,
+    sweep_stale_sessions,
 };
 
 /// Characters of output a result shows at most (head and tail).

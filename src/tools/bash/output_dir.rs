@@ -16,13 +16,19 @@ use tempfile::TempDir;
 pub const OUTPUT_PREFIX: &str = "agentcore-output-";
 /// See [`OUTPUT_PREFIX`].
 pub const SANDBOX_PREFIX: &str = "agentcore-sandbox-";
-/// The file in a session folder naming the agentcore process it belongs
-/// to: `PID START` (start time in clock ticks after boot, so that a reused
-/// pid is not taken for the owner).
-pub const OWNER_FILE: &str = "owner";
-/// The file in an output folder listing the unconfined commands the
-/// session started, one `PID START` a line.
-pub const JOBS_FILE: &str = "unconfined-jobs";
+/// The file beside an output folder (`agentcore-jobs-` and the folder's
+/// own suffix) listing the unconfined commands of its session, one `PID
+/// START` a line.
+pub const JOBS_PREFIX: &str = "agentcore-jobs-";
+
+/// `prefix` followed by this process's pid and start time, `PID-START-`
+/// (clock ticks after boot, so that a reused pid is not taken for the
+/// owner): a later start tells from the name alone whether the folder's
+/// agentcore is gone.
+pub fn owned_prefix(prefix: &str) -> String {
+    let pid = std::process::id() as i32;
+    format!("{prefix}{pid}-{}-", start_time(pid).unwrap_or(0))
+}
 
 /// A temporary folder, one per session, holding the full output of commands.
 ///
@@ -84,10 +90,9 @@ impl OutputDir {
         // 0700 (tempfile's mode on Unix), and said so again in case a
         // umask or an ACL default widened it: other users see nothing.
         let dir = tempfile::Builder::new()
-            .prefix(OUTPUT_PREFIX)
+            .prefix(&owned_prefix(OUTPUT_PREFIX))
             .tempdir_in(parent)?;
         std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o700))?;
-        write_owner(dir.path())?;
         Ok(Self {
             dir,
             capacity,
@@ -146,27 +151,33 @@ impl OutputDir {
         let Some(start) = start_time(pid) else {
             return;
         };
+        let Some(path) = self.jobs_file() else {
+            return;
+        };
         let file = File::options()
             .append(true)
             .create(true)
             .mode(0o600)
-            .open(self.path().join(JOBS_FILE));
+            .open(path);
         if let Ok(mut file) = file {
             let _ = writeln!(file, "{pid} {start}");
         }
     }
+
+    /// Where [`register_unconfined`](Self::register_unconfined) writes.
+    fn jobs_file(&self) -> Option<PathBuf> {
+        let name = self.path().file_name()?.to_str()?;
+        let suffix = name.strip_prefix(OUTPUT_PREFIX)?;
+        Some(self.path().with_file_name(format!("{JOBS_PREFIX}{suffix}")))
+    }
 }
 
-/// Writes `dir/owner`: this process's pid and start time.
-pub fn write_owner(dir: &Path) -> io::Result<()> {
-    let pid = std::process::id() as i32;
-    let start = start_time(pid).unwrap_or(0);
-    let mut file = File::options()
-        .write(true)
-        .create_new(true)
-        .mode(0o600)
-        .open(dir.join(OWNER_FILE))?;
-    writeln!(file, "{pid} {start}")
+impl Drop for OutputDir {
+    fn drop(&mut self) {
+        if let Some(path) = self.jobs_file() {
+            let _ = std::fs::remove_file(path);
+        }
+    }
 }
 
 /// The start time of process `pid` (clock ticks after boot), from
@@ -179,13 +190,21 @@ pub(crate) fn start_time(pid: i32) -> Option<u64> {
     rest.split_whitespace().nth(19)?.parse().ok()
 }
 
-/// Whether `PID START` names a process that is alive now (same pid, same
-/// start time: not a reuse of the pid).
+/// `(pid, start)` when `PID START` (or `PID-START-…`) names a process
+/// alive now (same pid, same start time: not a reuse of the pid).
 fn alive(line: &str) -> Option<(i32, u64)> {
-    let mut words = line.split_whitespace();
+    let mut words = line.split([' ', '-']).filter(|w| !w.is_empty());
     let pid: i32 = words.next()?.parse().ok()?;
     let start: u64 = words.next()?.parse().ok()?;
     (pid > 0 && start_time(pid) == Some(start)).then_some((pid, start))
+}
+
+/// Whether `PID-START-…` parses (a folder named by an agentcore that names
+/// its owner).
+fn names_an_owner(rest: &str) -> bool {
+    let mut words = rest.split('-');
+    words.next().is_some_and(|w| w.parse::<i32>().is_ok())
+        && words.next().is_some_and(|w| w.parse::<u64>().is_ok())
 }
 
 /// A process an agentcore that died left running: an unconfined command
@@ -254,11 +273,11 @@ impl StaleSessions {
 }
 
 /// Removes from `dir` (the temporary directory sessions are made in) the
-/// session folders ([`OUTPUT_PREFIX`], [`SANDBOX_PREFIX`]) of this user
-/// whose owner ([`OWNER_FILE`]) is no longer alive, and lists the
-/// unconfined commands ([`JOBS_FILE`]) of those sessions that still run.
-/// A folder without an owner file (made before owners were written, or
-/// being made now) is left alone.
+/// session folders ([`OUTPUT_PREFIX`], [`SANDBOX_PREFIX`]) and job lists
+/// ([`JOBS_PREFIX`]) of this user whose owner (named in the name, see
+/// [`owned_prefix`]) is no longer alive, and lists the unconfined commands
+/// of those sessions that still run. A name without an owner is left
+/// alone.
 pub fn sweep_stale_sessions(dir: &Path) -> StaleSessions {
     use std::os::unix::fs::MetadataExt;
     let mut found = StaleSessions::default();
@@ -269,30 +288,32 @@ pub fn sweep_stale_sessions(dir: &Path) -> StaleSessions {
     for entry in entries.flatten() {
         let name = entry.file_name();
         let name = name.to_string_lossy();
-        if !name.starts_with(OUTPUT_PREFIX) && !name.starts_with(SANDBOX_PREFIX) {
+        let Some(rest) = [OUTPUT_PREFIX, SANDBOX_PREFIX, JOBS_PREFIX]
+            .iter()
+            .find_map(|p| name.strip_prefix(p))
+        else {
+            continue;
+        };
+        if !names_an_owner(rest) || alive(rest).is_some() {
             continue;
         }
         let path = entry.path();
         let Ok(meta) = std::fs::symlink_metadata(&path) else {
             continue;
         };
-        if !meta.is_dir() || meta.uid() != me {
+        if meta.uid() != me {
             continue;
         }
-        let Ok(owner) = std::fs::read_to_string(path.join(OWNER_FILE)) else {
-            continue;
-        };
-        if alive(&owner).is_some() {
-            continue;
-        }
-        if let Ok(jobs) = std::fs::read_to_string(path.join(JOBS_FILE)) {
-            for line in jobs.lines() {
-                if let Some((pid, start)) = alive(line) {
-                    found.orphans.push(Orphan { pid, start });
+        if name.starts_with(JOBS_PREFIX) && meta.is_file() {
+            if let Ok(jobs) = std::fs::read_to_string(&path) {
+                for line in jobs.lines() {
+                    if let Some((pid, start)) = alive(line) {
+                        found.orphans.push(Orphan { pid, start });
+                    }
                 }
             }
-        }
-        if std::fs::remove_dir_all(&path).is_ok() {
+            let _ = std::fs::remove_file(&path);
+        } else if meta.is_dir() && std::fs::remove_dir_all(&path).is_ok() {
             found.removed.push(path);
         }
     }
