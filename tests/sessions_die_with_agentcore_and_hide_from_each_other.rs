@@ -217,7 +217,7 @@ fn jobs_and_folders_of_a_killed_agentcore_do_not_outlive_it_unnoticed() {
     // An unconfined job: a session without a sandbox.
     let off = s.dir.join("off.toml");
     put(&off, "[sandbox]\nmode = \"off\"\n");
-    let mut cmd = agentcore(&s, User::Current, "bypass", &[]);
+    let cmd = agentcore(&s, User::Current, "bypass", &[]);
     let args: Vec<std::ffi::OsString> = cmd
         .get_args()
         .map(|a| {
@@ -283,8 +283,6 @@ fn jobs_and_folders_of_a_killed_agentcore_do_not_outlive_it_unnoticed() {
     );
     assert_eq!(session_folders(&tmp).len(), 3, "nothing removed them yet");
     // The next start.
-    let mut cmd = agentcore(&s, User::Current, "bypass", &[]);
-    cmd.env("TMPDIR", &tmp);
     let out = output_of(
         || {
             let mut cmd = agentcore(&s, User::Current, "bypass", &[]);
@@ -293,7 +291,6 @@ fn jobs_and_folders_of_a_killed_agentcore_do_not_outlive_it_unnoticed() {
         },
         &[bash("n", "echo next")],
     );
-    drop(cmd);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(
         stderr.contains("removed 3 folder(s) of agentcore sessions that died"),
