@@ -453,6 +453,73 @@ impl OutputFile {
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn stale_sessions_are_told_by_pid_and_start_time_and_others_are_kept() {
+        let tmp = tempfile::tempdir().unwrap();
+        let me = std::process::id() as i32;
+        let start = start_time(me).unwrap();
+        let dir = |name: &str| {
+            let path = tmp.path().join(name);
+            std::fs::create_dir(&path).unwrap();
+            path
+        };
+        // Ours, alive: kept. Our pid with another start time (a reused
+        // pid), and a pid that cannot be alive: removed. No owner: kept.
+        let live = dir(&format!("{OUTPUT_PREFIX}{me}-{start}-aaaa"));
+        let reused = dir(&format!("{SANDBOX_PREFIX}{me}-{}-bbbb", start + 1));
+        let dead = dir(&format!("{OUTPUT_PREFIX}{}-1-cccc", i32::MAX));
+        let unowned = dir(&format!("{OUTPUT_PREFIX}XyZ123"));
+        let other = dir("something-else");
+        // The dead session's job list names this process (alive) and a
+        // dead one: only this process is an orphan.
+        std::fs::write(
+            tmp.path().join(format!("{JOBS_PREFIX}{}-1-cccc", i32::MAX)),
+            format!("{me} {start}\n{} 1\n", i32::MAX),
+        )
+        .unwrap();
+        let found = sweep_stale_sessions(tmp.path());
+        let mut removed = found.removed.clone();
+        removed.sort();
+        let mut expected = vec![reused.clone(), dead.clone()];
+        expected.sort();
+        assert_eq!(removed, expected);
+        assert_eq!(found.orphans, vec![Orphan { pid: me, start }]);
+        assert!(live.exists() && unowned.exists() && other.exists());
+        assert!(!reused.exists() && !dead.exists());
+        assert!(found.summary().unwrap().contains(&format!("pids {me} ")));
+        // A pid whose start time differs is never killed.
+        assert!(
+            !Orphan {
+                pid: me,
+                start: start + 1
+            }
+            .kill()
+        );
+    }
+
+    #[test]
+    fn output_folders_are_0700_and_files_0600_and_name_their_owner() {
+        let dir = OutputDir::new().unwrap();
+        let mode = std::fs::metadata(dir.path()).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode, 0o700);
+        let file = dir.create("x").unwrap();
+        let mode = std::fs::metadata(file.path()).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode, 0o600);
+        let name = dir
+            .path()
+            .file_name()
+            .unwrap()
+            .to_string_lossy()
+            .into_owned();
+        assert!(name.starts_with(&owned_prefix(OUTPUT_PREFIX)), "{name}");
+        dir.register_unconfined(std::process::id() as i32);
+        let jobs = dir.jobs_file().unwrap();
+        assert!(jobs.exists());
+        drop(file);
+        drop(dir);
+        assert!(!jobs.exists());
+    }
     use super::*;
 
     #[test]
