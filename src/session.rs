@@ -333,6 +333,13 @@ impl Session {
             path: config.root.clone(),
             source,
         })?;
+        // The folders of sessions whose agentcore died (a SIGKILL) go; their
+        // unconfined commands still running are named, with how to end them
+        // (`tools::bash::StaleSessions::kill_orphans` ends them too).
+        let stale = crate::tools::bash::sweep_stale_sessions(&std::env::temp_dir());
+        if let Some(line) = stale.summary() {
+            eprintln!("agentcore: {line}");
+        }
         let output_dir = Arc::new(OutputDir::new().map_err(SessionError::OutputDir)?);
         workspace
             .add_root(output_dir.path())

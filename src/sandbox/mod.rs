@@ -10,7 +10,13 @@
 //! - **writes**: only under the writable roots, the sandbox's own
 //!   temporary directory ([`Sandbox::tmpdir`]) and `/dev/null` and the
 //!   like (Landlock), never under the protected paths inside them (`.git`,
-//!   existing `.env*` files: read-only binds, `Read-only file system`);
+//!   `.claude`, existing `.env*` files: read-only binds, `Read-only file
+//!   system`); every other mount is read-only in the command's mount
+//!   namespace, so metadata outside the roots (mode, owner, times,
+//!   extended attributes), which Landlock does not govern, cannot change
+//!   either (`EROFS`), and the roots are `nosuid`;
+//! - **session folders**: 0700, and the other sessions' (saved output,
+//!   other sandboxes' temporary directories) are hidden from a command;
 //! - **network**: none unless allowed, TCP and UDP alike; the commands of
 //!   one sandbox share a loopback of their own (one network namespace, made
 //!   by [`SandboxBuilder::build`]; or one per command with
@@ -20,12 +26,19 @@
 //! - **processes**: the command runs as PID 2 of a PID namespace of its
 //!   own, so everything it starts, `setsid` and double forks included, dies
 //!   when it exits or when the spawned child is killed;
+//! - **UNIX sockets**: with Landlock ABI 9 only those under the writable
+//!   roots can be reached; below it seccomp refuses `socket(AF_UNIX)` (and
+//!   datagram `socketpair`), so no host service's socket can be reached
+//!   whenever it was made (stream `socketpair` still works);
 //! - **syscalls**: socket families other than UNIX, INET, INET6 and NETLINK
-//!   and `io_uring` are refused (seccomp), and the command has no
-//!   capabilities (root keeps the four file-access ones, `chown`,
-//!   `dac_override`, `dac_read_search` and `fowner`, with every id mapped
-//!   to itself, so files of other users stay accessible as outside; Landlock
-//!   and the read-only mounts bind it all the same).
+//!   and `io_uring` are refused (seccomp), set-id modes too (`chmod`, and
+//!   `open`/`mknod` creating a file), and the command has no capabilities
+//!   (root keeps `dac_override` and `dac_read_search`, with every id mapped
+//!   to itself, so files of other users stay readable and writable as
+//!   outside; no `chown`, no `fowner`; Landlock and the read-only mounts
+//!   bind it all the same);
+//! - **lifetime**: a confined command dies with the process that started
+//!   it, however that process dies (M watches its parent).
 //!
 //! How it is built: the spawned child (M) creates a user namespace with
 //! mount, PID and (without network) network namespaces, mounts over the
@@ -263,7 +276,10 @@ impl SandboxBuilder {
         }
         hidden.extend(self.hidden);
         let mut tmp = tempfile::Builder::new();
-        tmp.prefix("agentcore-sandbox-");
+        // Named after this process, so that a later start can remove it if
+        // this process dies without doing so.
+        let prefix = crate::tools::bash::owned_prefix(crate::tools::bash::SANDBOX_PREFIX);
+        tmp.prefix(&prefix);
         let tmpdir = match &self.tmpdir_in {
             Some(dir) => tmp.tempdir_in(dir)?,
             None => tmp.tempdir()?,
@@ -274,8 +290,19 @@ impl SandboxBuilder {
         // Landlock rules and binds would follow.
         let tmp = tmpdir.path().join("tmp");
         let shm = tmpdir.path().join("shm");
-        std::fs::create_dir(&tmp)?;
-        std::fs::create_dir(&shm)?;
+        // Every folder 0700: other users see nothing of a session's files
+        // (the commands of other sessions of this user do not see them
+        // either: they are hidden, see `other_sessions`).
+        {
+            use std::os::unix::fs::{DirBuilderExt, PermissionsExt};
+            let mut dirs = std::fs::DirBuilder::new();
+            dirs.mode(0o700);
+            dirs.create(&tmp)?;
+            dirs.create(&shm)?;
+            for dir in [tmpdir.path(), &tmp, &shm] {
+                std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700))?;
+            }
+        }
         // Every root the command may write under, canonical; one inside
         // another is writable through it, and left out so that no root's
         // parent is writable inside (a command could swap it for a link).

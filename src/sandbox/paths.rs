@@ -29,6 +29,13 @@ pub const DEFAULT_HIDDEN_IN_HOME: &[&str] = &[
     ".terraform.d/credentials.tfrc.json",
     ".config/op",
     ".password-store",
+    // Git's credential cache (its daemon's socket) and store, Claude
+    // Code's account file, Docker Desktop's and 1Password's agent sockets.
+    ".cache/git/credential",
+    ".config/git/credentials",
+    ".claude.json",
+    ".docker/run",
+    ".1password",
 ];
 
 /// Sockets outside the home that give a command more authority than the
@@ -258,7 +265,7 @@ pub fn protected_below(root: &Path) -> Vec<PathBuf> {
                 continue;
             };
             let env_file = name.to_string_lossy().starts_with(".env") && !kind.is_dir();
-            if name == ".git" || env_file {
+            if name == ".git" || (name == ".claude" && kind.is_dir()) || env_file {
                 found.push(entry.path());
             } else if kind.is_dir() {
                 stack.push(entry.path());
@@ -268,14 +275,22 @@ pub fn protected_below(root: &Path) -> Vec<PathBuf> {
     found
 }
 
-/// The paths inside a writable root protected by default: its `.git` and
-/// the `.env*` files present now (a mount needs an existing path, so a
-/// `.env` created later is not protected).
+/// Folders of a writable root protected whole when present: the
+/// repository, and Claude Code's settings (`.claude/settings.json`,
+/// `settings.local.json`, `hooks/`: what they name runs outside any
+/// sandbox, whether or not agentcore runs hooks).
+pub const PROTECTED_IN_ROOT: &[&str] = &[".git", ".claude"];
+
+/// The paths inside a writable root protected by default:
+/// [`PROTECTED_IN_ROOT`] and the `.env*` files present now (a mount needs
+/// an existing path, so a `.env` created later is not protected).
 pub fn default_protected(root: &Path) -> Vec<PathBuf> {
     let mut paths = Vec::new();
-    let git = root.join(".git");
-    if git.symlink_metadata().is_ok() {
-        paths.push(git);
+    for name in PROTECTED_IN_ROOT {
+        let path = root.join(name);
+        if path.symlink_metadata().is_ok() {
+            paths.push(path);
+        }
     }
     if let Ok(entries) = fs::read_dir(root) {
         let mut envs: Vec<PathBuf> = entries
@@ -289,6 +304,35 @@ pub fn default_protected(root: &Path) -> Vec<PathBuf> {
         paths.extend(envs);
     }
     paths
+}
+
+/// The session folders of other agentcore sessions (saved output, other
+/// sandboxes' temporary directories) in `dirs`, not `own`: hidden from a
+/// command, so that a session's commands cannot read another session's
+/// `$TMPDIR` or output, even of the same user. Looked up when each command
+/// starts.
+pub fn other_sessions(dirs: &[&Path], own: &Path) -> Vec<PathBuf> {
+    let mut found = Vec::new();
+    for dir in dirs {
+        let Ok(entries) = fs::read_dir(dir) else {
+            continue;
+        };
+        for entry in entries.flatten() {
+            let name = entry.file_name();
+            let name = name.to_string_lossy();
+            let session = name.starts_with(crate::tools::bash::OUTPUT_PREFIX)
+                || name.starts_with(crate::tools::bash::SANDBOX_PREFIX);
+            let path = entry.path();
+            if session
+                && entry.file_type().is_ok_and(|t| t.is_dir())
+                && path != own
+                && !found.contains(&path)
+            {
+                found.push(path);
+            }
+        }
+    }
+    found
 }
 
 /// A path to mount over, split by what covers it: a directory gets an empty

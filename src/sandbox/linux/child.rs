@@ -40,11 +40,60 @@ pub(super) struct Plan {
     pub(super) pts_access: Option<(u64, u64)>,
 }
 
-/// What root keeps inside: `CAP_CHOWN`, `CAP_DAC_OVERRIDE`,
-/// `CAP_DAC_READ_SEARCH` and `CAP_FOWNER`, so that files of other users
-/// stay as accessible as outside (CI checkouts owned by another uid).
-/// Landlock and the read-only mounts bind root all the same.
-pub(super) const ROOT_KEEPS: u64 = 0b1111;
+/// What root keeps inside: `CAP_DAC_OVERRIDE` and `CAP_DAC_READ_SEARCH`,
+/// so that files of other users stay as readable and writable as outside
+/// (CI checkouts owned by another uid); Landlock and the read-only mounts
+/// bind root all the same. `CAP_CHOWN` and `CAP_FOWNER` are dropped with
+/// every other one: root inside can neither give a file away nor change
+/// the mode, times or attributes of a file it does not own.
+pub(super) const ROOT_KEEPS: u64 = (1 << 1) | (1 << 2);
+
+/// The most folders [`Namespaces::writable`] and [`Namespaces::binds`]
+/// may hold together (the child keeps their descriptors on its stack).
+pub(super) const MAX_WRITABLE_MOUNTS: usize = 64;
+
+/// `struct mount_attr` (linux/mount.h), `MOUNT_ATTR_SIZE_VER0`.
+#[repr(C)]
+struct MountAttr {
+    attr_set: u64,
+    attr_clr: u64,
+    propagation: u64,
+    userns_fd: u64,
+}
+
+const MOUNT_ATTR_RDONLY: u64 = 0x1;
+const MOUNT_ATTR_NOSUID: u64 = 0x2;
+const OPEN_TREE_CLONE: libc::c_uint = 1;
+const AT_RECURSIVE: libc::c_uint = 0x8000;
+const MOVE_MOUNT_F_EMPTY_PATH: libc::c_uint = 0x4;
+const MOVE_MOUNT_T_EMPTY_PATH: libc::c_uint = 0x40;
+
+/// `mount_setattr(dirfd, path, flags, {set, clear})`.
+fn mount_setattr(
+    dirfd: libc::c_int,
+    path: &std::ffi::CStr,
+    flags: libc::c_uint,
+    set: u64,
+) -> io::Result<()> {
+    let attr = MountAttr {
+        attr_set: set,
+        attr_clr: 0,
+        propagation: 0,
+        userns_fd: 0,
+    };
+    // SAFETY: a NUL-terminated path and a local attribute of the size given.
+    let result = unsafe {
+        libc::syscall(
+            libc::SYS_mount_setattr,
+            dirfd,
+            path.as_ptr(),
+            flags,
+            &raw const attr,
+            std::mem::size_of::<MountAttr>(),
+        )
+    };
+    check(result as libc::c_int)
+}
 
 /// The namespaces and mounts of M.
 #[derive(Debug)]
@@ -72,8 +121,18 @@ pub(super) struct Namespaces {
     pub(super) pins: Vec<CString>,
     pub(super) hidden_dirs: Vec<CString>,
     pub(super) hidden_files: Vec<CString>,
-    /// `(source, target)` plain binds (the session's shm dir on `/dev/shm`).
+    /// `(source, target)` plain binds (the session's shm dir on `/dev/shm`),
+    /// read-write over the read-only tree.
     pub(super) binds: Vec<(CString, CString)>,
+    /// The folders that stay writable (the writable roots, the temporary
+    /// directory), bound read-write onto themselves over the read-only
+    /// tree; one that is no longer a directory (or is now a symbolic link)
+    /// stays read-only.
+    pub(super) writable: Vec<CString>,
+    /// Every mount point of the parent's tree (with its locked flags),
+    /// remounted read-only one by one on a kernel without
+    /// `mount_setattr` (before Linux 5.12).
+    pub(super) mount_points: Vec<(CString, libc::c_ulong)>,
     /// Read-only binds with the mount flags locked on their mount.
     pub(super) read_only: Vec<(CString, libc::c_ulong)>,
 }
@@ -103,6 +162,8 @@ pub(super) enum Step {
     Seccomp,
     Chdir,
     Pin,
+    ReadOnlyRoot,
+    Writable,
 }
 
 impl Step {
@@ -122,6 +183,8 @@ impl Step {
             Seccomp,
             Chdir,
             Pin,
+            ReadOnlyRoot,
+            Writable,
         ]
         .into_iter()
         .find(|step| *step as u8 == byte)
@@ -147,6 +210,14 @@ fn check(result: libc::c_int) -> io::Result<()> {
         Err(io::Error::last_os_error())
     } else {
         Ok(())
+    }
+}
+
+/// [`check`], with `ENOENT` taken for success.
+fn skip_if_gone(result: libc::c_int) -> io::Result<()> {
+    match check(result) {
+        Err(e) if e.raw_os_error() == Some(libc::ENOENT) => Ok(()),
+        other => other,
     }
 }
 
@@ -250,7 +321,35 @@ fn exit_with(pid: libc::pid_t, reap_all: bool, report: Option<libc::c_int>) -> !
 /// raw status G sent through `relay`: with its exit code, or killed by the
 /// same signal, so that the caller sees `Killed by signal 9` and not exit
 /// code 137. Without a status from G (G itself was killed), as G ended.
-fn end_like_the_shell(init: libc::pid_t, relay: libc::c_int) -> ! {
+///
+/// While it waits, M checks five times a second that its parent (the
+/// embedding process, `parent`) is alive: when that process dies, even by
+/// SIGKILL, M is reparented and kills G, and with it the whole PID
+/// namespace. (`PR_SET_PDEATHSIG` would fire when the *thread* that
+/// spawned M ends, which a thread pool does at any time.)
+fn end_like_the_shell(init: libc::pid_t, relay: libc::c_int, parent: libc::pid_t) -> ! {
+    if parent > 0 {
+        let mut fds = [libc::pollfd {
+            fd: relay,
+            events: libc::POLLIN,
+            revents: 0,
+        }];
+        loop {
+            // SAFETY: poll on a local pollfd; getppid and kill take plain
+            // values.
+            let ready = unsafe { libc::poll(fds.as_mut_ptr(), 1, 200) };
+            if ready < 0 && errno() == libc::EINTR {
+                continue;
+            }
+            if ready != 0 {
+                break;
+            }
+            if unsafe { libc::getppid() } != parent {
+                unsafe { libc::kill(init, libc::SIGKILL) };
+                break;
+            }
+        }
+    }
     let own = wait_for(init, false);
     let mut relayed: libc::c_int = 0;
     // SAFETY: a 4-byte read into a local; G's write end is closed (G is
@@ -303,10 +402,11 @@ fn code_of(status: libc::c_int) -> libc::c_int {
 
 /// Closes every fd but those in `keep` (every fd when it is empty).
 fn close_all_but(keep: &[libc::c_int]) {
-    let mut kept = [0 as libc::c_uint; 2];
-    let n = keep.len().min(kept.len());
-    for (slot, fd) in kept.iter_mut().zip(keep) {
-        *slot = *fd as libc::c_uint;
+    let mut kept = [0 as libc::c_uint; 3];
+    let mut n = 0;
+    for fd in keep.iter().filter(|fd| **fd >= 0).take(kept.len()) {
+        kept[n] = *fd as libc::c_uint;
+        n += 1;
     }
     let kept = &mut kept[..n];
     kept.sort_unstable();
@@ -330,6 +430,9 @@ pub(super) fn enter(plan: &Plan) -> io::Result<()> {
     // SAFETY: setsid has no arguments. It fails with EPERM when an earlier
     // `pre_exec` closure made this process a session leader already.
     unsafe { libc::setsid() };
+    // SAFETY: getppid has no arguments. The embedding process, whose death
+    // M watches for.
+    let parent = unsafe { libc::getppid() };
     let report = Reporter(plan.failure.as_raw_fd());
     if let Some(ns) = &plan.namespaces {
         unshare_and_map(ns).map_err(|e| report.fail(Step::Namespaces, 0, e))?;
@@ -340,7 +443,7 @@ pub(super) fn enter(plan: &Plan) -> io::Result<()> {
             mount_all(ns).map_err(|(step, index, e)| report.fail(step, index, e))?;
         }
         if ns.has(libc::CLONE_NEWPID) {
-            fork_init(ns.has(libc::CLONE_NEWNS), &report)?;
+            fork_init(ns.has(libc::CLONE_NEWNS), parent, &report)?;
             // Only S gets here.
             // SAFETY: as above; S is a new process, not a group leader.
             unsafe { libc::setsid() };
@@ -462,6 +565,10 @@ fn mount_all(ns: &Namespaces) -> Result<(), (Step, usize, io::Error)> {
             std::ptr::null(),
         ))
         .map_err(|e| (Step::PrivateMounts, 0, e))?;
+    }
+    read_only_tree(ns)?;
+    // SAFETY: as above.
+    unsafe {
         // Terminals of its own: a fresh devpts instance, so that the
         // user's terminals (/dev/pts/N) can be neither written (escape
         // sequences, fake prompts) nor read; an empty /dev/pts if the
@@ -503,7 +610,9 @@ fn mount_all(ns: &Namespaces) -> Result<(), (Step, usize, io::Error)> {
             .map_err(|e| (Step::Pin, index, e))?;
         }
         for (index, dir) in ns.hidden_dirs.iter().enumerate() {
-            check(libc::mount(
+            // A path gone since the plan (another session's folder removed
+            // meanwhile) has nothing left to hide.
+            skip_if_gone(libc::mount(
                 c"tmpfs".as_ptr(),
                 dir.as_ptr(),
                 c"tmpfs".as_ptr(),
@@ -513,7 +622,7 @@ fn mount_all(ns: &Namespaces) -> Result<(), (Step, usize, io::Error)> {
             .map_err(|e| (Step::HiddenDir, index, e))?;
         }
         for (index, file) in ns.hidden_files.iter().enumerate() {
-            check(libc::mount(
+            skip_if_gone(libc::mount(
                 c"/dev/null".as_ptr(),
                 file.as_ptr(),
                 null,
@@ -521,16 +630,6 @@ fn mount_all(ns: &Namespaces) -> Result<(), (Step, usize, io::Error)> {
                 std::ptr::null(),
             ))
             .map_err(|e| (Step::HiddenFile, index, e))?;
-        }
-        for (index, (source, target)) in ns.binds.iter().enumerate() {
-            check(libc::mount(
-                source.as_ptr(),
-                target.as_ptr(),
-                null,
-                libc::MS_BIND,
-                std::ptr::null(),
-            ))
-            .map_err(|e| (Step::Bind, index, e))?;
         }
         for (index, (path, locked)) in ns.read_only.iter().enumerate() {
             check(libc::mount(
@@ -554,11 +653,175 @@ fn mount_all(ns: &Namespaces) -> Result<(), (Step, usize, io::Error)> {
     Ok(())
 }
 
+/// Makes every mount of the tree read-only, but the writable folders and
+/// the binds: each is cloned first (`open_tree`, recursive, as it is: read-
+/// write), then every mount is made read-only (`mount_setattr`, recursive:
+/// `chmod`, `chown`, `utimes`, `setxattr` outside the writable roots get
+/// `EROFS`, which Landlock does not govern), then each clone, made
+/// `nosuid`, is moved over its place. A writable folder is opened without
+/// following a symbolic link: one swapped for a link stays read-only.
+/// Without `open_tree` (before Linux 5.2) the binds are plain and nothing
+/// is made read-only; without `mount_setattr` (before 5.12) each mount
+/// point the parent listed is remounted read-only.
+fn read_only_tree(ns: &Namespaces) -> Result<(), (Step, usize, io::Error)> {
+    let mut trees = [-1 as libc::c_int; MAX_WRITABLE_MOUNTS];
+    let mut places = [-1 as libc::c_int; MAX_WRITABLE_MOUNTS];
+    let count = (ns.writable.len() + ns.binds.len()).min(MAX_WRITABLE_MOUNTS);
+    let close_all = |trees: &[libc::c_int], places: &[libc::c_int]| {
+        for fd in trees.iter().chain(places) {
+            if *fd >= 0 {
+                // SAFETY: a descriptor this function opened.
+                unsafe { libc::close(*fd) };
+            }
+        }
+    };
+    let dir_flags = libc::O_PATH | libc::O_NOFOLLOW | libc::O_DIRECTORY | libc::O_CLOEXEC;
+    for i in 0..count {
+        let (source, target, step, index) = match ns.writable.get(i) {
+            Some(dir) => (dir, dir, Step::Writable, i),
+            None => {
+                let index = i - ns.writable.len();
+                let (source, target) = &ns.binds[index];
+                (source, target, Step::Bind, index)
+            }
+        };
+        // SAFETY: NUL-terminated paths of the plan; descriptors this
+        // function owns, closed on every path out.
+        unsafe {
+            let place = libc::open(target.as_ptr(), dir_flags);
+            if place < 0 {
+                if step == Step::Writable {
+                    // Gone, or no longer a directory: it stays read-only.
+                    continue;
+                }
+                let error = io::Error::last_os_error();
+                close_all(&trees, &places);
+                return Err((step, index, error));
+            }
+            let from = if std::ptr::eq(source, target) {
+                place
+            } else {
+                libc::open(source.as_ptr(), dir_flags)
+            };
+            if from < 0 {
+                let error = io::Error::last_os_error();
+                libc::close(place);
+                close_all(&trees, &places);
+                return Err((step, index, error));
+            }
+            let tree = libc::syscall(
+                libc::SYS_open_tree,
+                from,
+                c"".as_ptr(),
+                OPEN_TREE_CLONE
+                    | AT_RECURSIVE
+                    | libc::AT_EMPTY_PATH as libc::c_uint
+                    | libc::O_CLOEXEC as libc::c_uint,
+            ) as libc::c_int;
+            let error = io::Error::last_os_error();
+            if from != place {
+                libc::close(from);
+            }
+            if tree < 0 {
+                libc::close(place);
+                close_all(&trees, &places);
+                if error.raw_os_error() == Some(libc::ENOSYS) {
+                    return plain_binds(ns);
+                }
+                return Err((step, index, error));
+            }
+            trees[i] = tree;
+            places[i] = place;
+        }
+    }
+    let read_only = match mount_setattr(libc::AT_FDCWD, c"/", AT_RECURSIVE, MOUNT_ATTR_RDONLY) {
+        Err(e) if e.raw_os_error() == Some(libc::ENOSYS) => remount_each_read_only(ns),
+        other => other,
+    };
+    if let Err(error) = read_only {
+        close_all(&trees, &places);
+        return Err((Step::ReadOnlyRoot, 0, error));
+    }
+    for i in 0..count {
+        if trees[i] < 0 {
+            continue;
+        }
+        let step = if i < ns.writable.len() {
+            (Step::Writable, i)
+        } else {
+            (Step::Bind, i - ns.writable.len())
+        };
+        let moved = mount_setattr(
+            trees[i],
+            c"",
+            AT_RECURSIVE | libc::AT_EMPTY_PATH as libc::c_uint,
+            MOUNT_ATTR_NOSUID,
+        )
+        .and_then(|()| {
+            // SAFETY: two descriptors this function owns, empty paths.
+            check(unsafe {
+                libc::syscall(
+                    libc::SYS_move_mount,
+                    trees[i],
+                    c"".as_ptr(),
+                    places[i],
+                    c"".as_ptr(),
+                    MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH,
+                ) as libc::c_int
+            })
+        });
+        if let Err(error) = moved {
+            close_all(&trees, &places);
+            return Err((step.0, step.1, error));
+        }
+    }
+    close_all(&trees, &places);
+    Ok(())
+}
+
+/// Without `mount_setattr`: `/` and each mount point the parent listed
+/// remounted read-only with its locked flags; `/` must give way, a mount
+/// point that is gone or refuses is left as it is.
+fn remount_each_read_only(ns: &Namespaces) -> io::Result<()> {
+    let null = std::ptr::null::<libc::c_char>();
+    let flags = libc::MS_REMOUNT | libc::MS_BIND | libc::MS_RDONLY;
+    for (index, (path, locked)) in ns.mount_points.iter().enumerate() {
+        // SAFETY: a NUL-terminated path of the plan, null pointers where
+        // mount(2) accepts them.
+        let result = check(unsafe {
+            libc::mount(null, path.as_ptr(), null, flags | locked, std::ptr::null())
+        });
+        if index == 0 {
+            result?;
+        }
+    }
+    Ok(())
+}
+
+/// Before Linux 5.2: the binds of the plan as plain binds, nothing
+/// read-only.
+fn plain_binds(ns: &Namespaces) -> Result<(), (Step, usize, io::Error)> {
+    for (index, (source, target)) in ns.binds.iter().enumerate() {
+        // SAFETY: NUL-terminated paths of the plan.
+        check(unsafe {
+            libc::mount(
+                source.as_ptr(),
+                target.as_ptr(),
+                std::ptr::null(),
+                libc::MS_BIND,
+                std::ptr::null(),
+            )
+        })
+        .map_err(|e| (Step::Bind, index, e))?;
+    }
+    Ok(())
+}
+
 /// M forks G, PID 1 of the new PID namespace, and waits for it; G mounts
 /// `/proc` (with a mount namespace) and forks S, then reaps until S ends.
 /// Returns in S only. G dies with M (`PR_SET_PDEATHSIG`), and the kernel
 /// kills everything in the namespace when G dies.
-fn fork_init(mount_proc: bool, report: &Reporter) -> io::Result<()> {
+fn fork_init(mount_proc: bool, parent: libc::pid_t, report: &Reporter) -> io::Result<()> {
     let mut alive = [0; 2];
     let mut relay = [0; 2];
     // SAFETY: pipe2 fills the arrays; fork has no arguments.
@@ -583,7 +846,7 @@ fn fork_init(mount_proc: bool, report: &Reporter) -> io::Result<()> {
                 libc::signal(sig, libc::SIG_IGN);
             }
         }
-        end_like_the_shell(init, relay[0]);
+        end_like_the_shell(init, relay[0], parent);
     }
     // G. `getppid()` is 0 in a PID namespace's init, so M's death before
     // PDEATHSIG was armed shows as a hung-up liveness pipe instead.

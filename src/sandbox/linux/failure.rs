@@ -18,6 +18,7 @@ pub(in crate::sandbox) struct Failure {
     pub(super) binds: Vec<PathBuf>,
     pub(super) read_only: Vec<PathBuf>,
     pub(super) pins: Vec<PathBuf>,
+    pub(super) writable: Vec<PathBuf>,
     pub(super) cwd: PathBuf,
 }
 
@@ -58,6 +59,13 @@ impl Failure {
             Step::HiddenFile => format!("hide {} (/dev/null over it)", path(&self.hidden_files)),
             Step::Bind => format!("mount its own directory on {}", path(&self.binds)),
             Step::ReadOnly => format!("make {} read-only", path(&self.read_only)),
+            Step::ReadOnlyRoot => {
+                "make every mount read-only outside the writable roots".to_owned()
+            }
+            Step::Writable => format!(
+                "mount the writable root {} read-write",
+                path(&self.writable)
+            ),
             Step::Pin => format!("pin {} in place (a bind onto itself)", path(&self.pins)),
             Step::Fork => "fork the init of its PID namespace".to_owned(),
             Step::Proc => "mount /proc in its PID namespace".to_owned(),
@@ -85,6 +93,7 @@ mod tests {
             binds: vec![],
             read_only: vec!["/w/.git".into()],
             pins: vec![],
+            writable: vec![],
             cwd: "/w".into(),
         };
         let error = || io::Error::from_raw_os_error(libc::EPERM);

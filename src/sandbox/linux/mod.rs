@@ -59,7 +59,7 @@ fn target_arch() -> Option<TargetArch> {
 /// A filter for the probe to apply: the first of the real ones (seccompiler
 /// refuses a filter whose two actions are the same, so no allow-all).
 fn probe_filter() -> Option<BpfProgram> {
-    filters(false).ok()?.into_iter().next()
+    filters(false, false).ok()?.into_iter().next()
 }
 
 /// The mount flags a read-only remount of `path` must keep (a user
@@ -87,6 +87,63 @@ fn locked_flags(path: &Path) -> libc::c_ulong {
         }
     }
     locked
+}
+
+/// Whether the kernel has `mount_setattr` (Linux 5.12), asked once.
+fn mount_setattr_exists() -> bool {
+    static EXISTS: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *EXISTS.get_or_init(|| {
+        // Invalid arguments: EBADF or EINVAL when the call exists.
+        // SAFETY: a syscall with a null path and no attribute; the kernel
+        // rejects it before touching memory.
+        #[allow(unsafe_code)]
+        let result = unsafe {
+            libc::syscall(
+                libc::SYS_mount_setattr,
+                -1,
+                std::ptr::null::<libc::c_char>(),
+                0,
+                std::ptr::null::<u8>(),
+                0,
+            )
+        };
+        !(result < 0 && std::io::Error::last_os_error().raw_os_error() == Some(libc::ENOSYS))
+    })
+}
+
+/// `/` and every mount point of this process's tree (from
+/// `/proc/self/mountinfo`), each with the flags a read-only remount must
+/// keep: for kernels without `mount_setattr`.
+fn listed_mount_points() -> Result<Vec<(CString, libc::c_ulong)>, SandboxError> {
+    let text = std::fs::read("/proc/self/mountinfo")?;
+    let mut points = vec![(c"/".to_owned(), locked_flags(Path::new("/")))];
+    for line in text.split(|b| *b == b'\n') {
+        // The fifth field is the mount point, with octal escapes.
+        let Some(field) = line.split(|b| *b == b' ').nth(4) else {
+            continue;
+        };
+        let mut path = Vec::with_capacity(field.len());
+        let mut i = 0;
+        while i < field.len() {
+            if field[i] == b'\\'
+                && let Some(octal) = field.get(i + 1..i + 4)
+                && let Ok(octal) = std::str::from_utf8(octal)
+                && let Ok(byte) = u8::from_str_radix(octal, 8)
+            {
+                path.push(byte);
+                i += 4;
+            } else {
+                path.push(field[i]);
+                i += 1;
+            }
+        }
+        let path = PathBuf::from(std::ffi::OsStr::from_bytes(&path));
+        if path != Path::new("/") {
+            let flags = locked_flags(&path);
+            points.push((cstring(&path)?, flags));
+        }
+    }
+    Ok(points)
 }
 
 /// The folders to pin for `covered` (hidden or protected paths): every
@@ -165,7 +222,16 @@ fn ruleset(
 /// programs fall back to epoll), since io_uring can open sockets without
 /// `socket()`; with `deny_udp`, UDP sockets refused (ENETUNREACH), the
 /// fallback without a network namespace.
-fn filters(deny_udp: bool) -> Result<Vec<BpfProgram>, SandboxError> {
+///
+/// With `deny_unix` (Landlock below ABI 9, which cannot tell the sandbox's
+/// own UNIX sockets from the host's), `socket(AF_UNIX, …)` is refused
+/// (EPERM), and `socketpair(AF_UNIX, SOCK_DGRAM)` too (a datagram socket
+/// can send to any path): a command can neither connect to a host
+/// service's socket nor bind one, whenever that socket was made, and
+/// `socketpair` streams (pipes between a command's own processes) still
+/// work. With ABI 9 Landlock refuses connects to sockets outside the
+/// writable roots itself ([`ruleset`]: `ResolveUnix` is a write right).
+pub(super) fn filters(deny_udp: bool, deny_unix: bool) -> Result<Vec<BpfProgram>, SandboxError> {
     let Some(arch) = target_arch() else {
         return Ok(Vec::new());
     };
@@ -227,14 +293,61 @@ fn filters(deny_udp: bool) -> Result<Vec<BpfProgram>, SandboxError> {
             })
             .collect()
     };
+    // The same bits asked for when a file is made: `open` with `O_CREAT`
+    // or `O_TMPFILE` and a set-id mode (the kernel keeps `S_ISUID` on a
+    // new file), and `mknod` of a regular file.
+    let creating = |flags_arg: u8, mode_arg: u8| -> Result<Vec<SeccompRule>, SandboxError> {
+        let mut rules = Vec::new();
+        for create in [libc::O_CREAT, libc::O_TMPFILE] {
+            for bit in [libc::S_ISUID, libc::S_ISGID] {
+                rules.push(
+                    SeccompRule::new(vec![
+                        arg(flags_arg, SeccompCmpOp::MaskedEq(create as u64), create)?,
+                        arg(mode_arg, SeccompCmpOp::MaskedEq(u64::from(bit)), bit as i32)?,
+                    ])
+                    .map_err(|e| seccomp(&e))?,
+                );
+            }
+        }
+        Ok(rules)
+    };
     let mut chmods = BTreeMap::from([
         (libc::SYS_fchmod, set_id(1)?),
         (libc::SYS_fchmodat, set_id(2)?),
         (libc::SYS_fchmodat2, set_id(2)?),
+        (libc::SYS_openat, creating(2, 3)?),
+        (libc::SYS_mknodat, set_id(2)?),
     ]);
     #[cfg(target_arch = "x86_64")]
-    chmods.insert(libc::SYS_chmod, set_id(1)?);
+    {
+        chmods.insert(libc::SYS_chmod, set_id(1)?);
+        chmods.insert(libc::SYS_open, creating(1, 2)?);
+        chmods.insert(libc::SYS_creat, set_id(1)?);
+        chmods.insert(libc::SYS_mknod, set_id(1)?);
+    }
     programs.push(program(chmods, libc::EPERM)?);
+    // `openat2` takes its mode in a structure a filter cannot read:
+    // refused as missing, so that programs fall back to `openat`.
+    programs.push(program(
+        BTreeMap::from([(libc::SYS_openat2, vec![])]),
+        libc::ENOSYS,
+    )?);
+    if deny_unix {
+        let dgram = SeccompRule::new(vec![
+            arg(0, SeccompCmpOp::Eq, libc::AF_UNIX)?,
+            arg(1, SeccompCmpOp::MaskedEq(0xf), libc::SOCK_DGRAM)?,
+        ])
+        .map_err(|e| seccomp(&e))?;
+        let unix = SeccompRule::new(vec![arg(0, SeccompCmpOp::Eq, libc::AF_UNIX)?])
+            .map_err(|e| seccomp(&e))?;
+        programs.push(program(
+            BTreeMap::from([
+                (libc::SYS_socket, vec![unix]),
+                (libc::SYS_socketpair, vec![dgram]),
+            ]),
+            libc::EPERM,
+        )?);
+    }
     if deny_udp {
         let udp = |family| -> Result<SeccompRule, SandboxError> {
             SeccompRule::new(vec![
@@ -322,8 +435,11 @@ pub(super) fn confine(
     } else {
         None
     };
+    // Landlock ABI 9 tells the sandbox's own UNIX sockets from the host's;
+    // below it, seccomp refuses UNIX sockets altogether.
+    let landlock_governs_unix = landlock && status.landlock_abi().is_some_and(|abi| abi >= 9);
     let filters = if seccomp {
-        filters(fallback_net)?
+        filters(fallback_net, !landlock_governs_unix)?
     } else {
         Vec::new()
     };
@@ -348,7 +464,15 @@ pub(super) fn confine(
         let mut read_only = Vec::new();
         let mut pins = Vec::new();
         if mounts {
-            let covers = paths::existing(inner.hidden.all());
+            let own = super::fs_canonical(inner._tmpdir.path());
+            let temp = super::fs_canonical(&std::env::temp_dir());
+            let mut scan: Vec<&Path> = vec![&temp];
+            if let Some(parent) = own.parent() {
+                scan.push(parent);
+            }
+            let mut all_hidden = inner.hidden.all().to_vec();
+            all_hidden.extend(paths::other_sessions(&scan, &own));
+            let covers = paths::existing(&all_hidden);
             // What lies in a hidden folder is hidden with it (and its mount
             // point is gone under the empty tmpfs).
             let dirs: Vec<PathBuf> = covers
@@ -388,6 +512,25 @@ pub(super) fn confine(
                 pins.push(cstring(&dir)?);
             }
         }
+        // Everything read-only but the roots and the temporary directory
+        // (the shm folder is bound on /dev/shm instead); nothing when `/`
+        // itself is a writable root.
+        let mut writable_mounts = Vec::new();
+        let mut mount_points = Vec::new();
+        if mounts && !writable.iter().any(|w| w.as_path() == Path::new("/")) {
+            for dir in inner.writable.iter().chain([&inner.tmp]) {
+                writable_mounts.push(cstring(dir)?);
+            }
+            if writable_mounts.len() + binds.len() > child::MAX_WRITABLE_MOUNTS {
+                return Err(SandboxError::Io(std::io::Error::other(format!(
+                    "more than {} writable roots; give fewer, or a folder that holds them",
+                    child::MAX_WRITABLE_MOUNTS - 2
+                ))));
+            }
+            if !mount_setattr_exists() {
+                mount_points = listed_mount_points()?;
+            }
+        }
         Some(child::Namespaces {
             flags,
             shared: if new_net {
@@ -405,6 +548,8 @@ pub(super) fn confine(
             hidden_files,
             binds,
             read_only,
+            writable: writable_mounts,
+            mount_points,
         })
     } else {
         None
@@ -441,6 +586,7 @@ pub(super) fn confine(
                 .map(|(path, _)| PathBuf::from(std::ffi::OsStr::from_bytes(path.as_bytes())))
                 .collect(),
             pins: to_paths(&ns.pins),
+            writable: to_paths(&ns.writable),
             cwd: cwd.clone(),
         },
         None => failure::Failure {
@@ -450,6 +596,7 @@ pub(super) fn confine(
             binds: Vec::new(),
             read_only: Vec::new(),
             pins: Vec::new(),
+            writable: Vec::new(),
             cwd: cwd.clone(),
         },
     };
@@ -512,7 +659,7 @@ mod tests {
     #[test]
     #[cfg(target_arch = "x86_64")]
     fn every_filter_first_refuses_x32_system_call_numbers() {
-        let programs = filters(true).unwrap();
+        let programs = filters(true, true).unwrap();
         assert!(programs.len() >= 4, "families, io_uring, keyrings, set-id");
         for program in &programs {
             assert_eq!(program[0].k, 0, "loads the number");

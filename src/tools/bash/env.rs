@@ -34,13 +34,24 @@ const SECRET_MARKERS: &[&str] = &[
     "PRIVATE",
     "COOKIE",
     "SESSION",
+    // `DB_PASS`, `SSHPASS`, `GPG_PASSPHRASE`, `RABBITMQ_DEFAULT_PASS`.
+    "PASS",
+    "JWT",
+    "CREDS",
+    "KUBE_CONFIG",
+    "SERVICE_ACCOUNT",
 ];
+
+/// Parts of a name that mark a secret unless the value is a path
+/// ([`is_path`]): `SIGNING_CERT_PEM` holding a certificate and its key is
+/// one, `SSL_CERT_FILE=/etc/ssl/certs/ca.pem` (which TLS needs) is not.
+const SECRET_UNLESS_PATH: &[&str] = &["CERT", "PEM"];
 
 /// Endings of a variable's name (compared case-insensitively) that mark it
 /// as a secret: a personal access token (`GITHUB_PAT`), a password
-/// (`DB_PWD`, but not the shell's `PWD` and `OLDPWD`), a data source name
-/// (`SENTRY_DSN`).
-const SECRET_SUFFIXES: &[&str] = &["PAT", "PWD", "DSN"];
+/// (`DB_PWD`, `DB_PW`, but not the shell's `PWD` and `OLDPWD`), a data
+/// source name (`SENTRY_DSN`), a secret key (`STRIPE_SK`).
+const SECRET_SUFFIXES: &[&str] = &["PAT", "PWD", "DSN", "_PW", "_SK"];
 
 /// Names that end like a secret but are not one.
 const NOT_SECRETS: &[&str] = &["PWD", "OLDPWD"];
@@ -149,10 +160,11 @@ fn add_git_config(env: &mut Vec<(OsString, OsString)>) {
 }
 
 /// Whether a variable's name says it holds a secret (`GIT_CONFIG_KEY_<n>`
-/// never does): its name contains `KEY`, `TOKEN`, `SECRET`, `PASSWORD`, `PASSWD`, `CREDENTIAL`, `PRIVATE`,
-/// `COOKIE`, `SESSION` or `AUTH` (not as part of `AUTHOR`), or ends with
-/// `PAT`, `PWD` (except `PWD` and `OLDPWD` themselves) or `DSN`; case is
-/// ignored.
+/// never does): its name contains `KEY`, `TOKEN`, `SECRET`, `PASS` (so
+/// `PASSWORD`, `PASSWD`, `PASSPHRASE`), `CREDENTIAL`, `CREDS`, `PRIVATE`,
+/// `COOKIE`, `SESSION`, `JWT`, `KUBE_CONFIG`, `SERVICE_ACCOUNT` or `AUTH`
+/// (not as part of `AUTHOR`), or ends with `PAT`, `PWD` (except `PWD` and
+/// `OLDPWD` themselves), `_PW`, `_SK` or `DSN`; case is ignored.
 pub(crate) fn looks_secret(name: &OsStr) -> bool {
     let upper = name.to_string_lossy().to_ascii_uppercase();
     if is_git_config_key(&upper) {
@@ -185,12 +197,70 @@ fn is_git_config_key(upper: &str) -> bool {
 /// or its value is a URL carrying a password (`scheme://user:pass@host`),
 /// whatever its name (`DATABASE_URL`, `HTTPS_PROXY`).
 pub(crate) fn is_secret(name: &OsStr, value: &OsStr) -> bool {
-    looks_secret(name) || has_url_credentials(&value.to_string_lossy())
+    let value = value.to_string_lossy();
+    if looks_secret(name) || value_looks_secret(&value) {
+        return true;
+    }
+    let upper = name.to_string_lossy().to_ascii_uppercase();
+    SECRET_UNLESS_PATH.iter().any(|m| upper.contains(m)) && !is_path(&value)
 }
 
-/// Whether `value` holds `scheme://user:password@` anywhere: a userinfo
-/// part (before the first `/`, `?` or `#` of the authority) that holds a
-/// `:`.
+/// Whether a value is one file's path (absolute, one line, no spaces), as
+/// `SSL_CERT_FILE` holds, rather than the thing itself.
+fn is_path(value: &str) -> bool {
+    value.starts_with('/') && !value.contains(|c: char| c.is_whitespace())
+}
+
+/// Whether a value holds a secret whatever its name: a URL with a user or
+/// a password in it ([`has_url_credentials`]), a storage connection
+/// string's key (`AccountKey=`, `SharedAccessKey=`,
+/// `SharedAccessSignature=`, a SAS URL's `sig=`), a webhook URL (its path
+/// is the credential), a PEM block, or an HTTP authorization header
+/// (`Authorization: Basic …`, as `GIT_CONFIG_PARAMETERS` may carry for
+/// `http.extraHeader`; a value that starts `Bearer ` or `Basic ` and a
+/// token).
+fn value_looks_secret(value: &str) -> bool {
+    if has_url_credentials(value) {
+        return true;
+    }
+    let lower = value.to_ascii_lowercase();
+    const MARKS: &[&str] = &[
+        "accountkey=",
+        "sharedaccesskey=",
+        "sharedaccesssignature=",
+        "-----begin ",
+        "hooks.slack.com/",
+        "authorization:",
+        "authorization=",
+        "x-api-key:",
+        "private-token:",
+        "x-auth-token:",
+    ];
+    if MARKS.iter().any(|m| lower.contains(m)) {
+        return true;
+    }
+    if lower.contains("://")
+        && (lower.contains("webhook") || lower.contains("?sig=") || lower.contains("&sig="))
+    {
+        return true;
+    }
+    let trimmed = lower.trim_start_matches(['\'', '"', ' ']);
+    ["bearer ", "basic ", "token "].iter().any(|scheme| {
+        trimmed.strip_prefix(scheme).is_some_and(|token| {
+            let token: String = token
+                .chars()
+                .take_while(|c| c.is_ascii_alphanumeric() || "-._~+/=".contains(*c))
+                .collect();
+            token.len() >= 8
+        })
+    })
+}
+
+/// Whether `value` holds a URL with credentials anywhere: a userinfo part
+/// (before the first `/`, `?` or `#` of the authority) that holds a `:`
+/// (`scheme://user:password@`), or any userinfo at all but a login name of
+/// an ssh URL (`https://ghp_…@github.com` carries a token as the user;
+/// `ssh://git@github.com` a login name).
 fn has_url_credentials(value: &str) -> bool {
     let mut rest = value;
     while let Some(at) = rest.find("://") {
@@ -204,11 +274,20 @@ fn has_url_credentials(value: &str) -> bool {
             .find(|c: char| "/?#".contains(c) || c.is_whitespace())
             .unwrap_or(after.len());
         let authority = &after[..authority_end];
-        if scheme_ok
-            && let Some(userinfo_end) = authority.rfind('@')
-            && authority[..userinfo_end].contains(':')
-        {
-            return true;
+        if scheme_ok && let Some(userinfo_end) = authority.rfind('@') {
+            let userinfo = &authority[..userinfo_end];
+            let scheme_name = scheme
+                .rsplit(|c: char| !(c.is_ascii_alphanumeric() || "+-.".contains(c)))
+                .next()
+                .unwrap_or_default()
+                .to_ascii_lowercase();
+            let ssh = matches!(
+                scheme_name.as_str(),
+                "ssh" | "git+ssh" | "ssh+git" | "sftp" | "scp"
+            );
+            if userinfo.contains(':') || (!ssh && !userinfo.is_empty()) {
+                return true;
+            }
         }
         rest = after;
     }
@@ -356,6 +435,106 @@ mod tests {
             ("DOCS_URL", "https://example.com/a:b@c"),
             ("NOTE", "see http://a.example and ask x:y@z"),
             ("PLAIN", "no url here: a@b"),
+        ] {
+            assert!(
+                !is_secret(OsStr::new(name), OsStr::new(value)),
+                "{name}={value} scrubbed"
+            );
+        }
+    }
+
+    /// The names and values that passed the scrub when agentcore was
+    /// attacked (issue 25, item 5), each scrubbed now.
+    #[test]
+    fn the_secrets_that_passed_before_are_scrubbed() {
+        for name in [
+            "DB_PASS",
+            "SMTP_PASS",
+            "RABBITMQ_DEFAULT_PASS",
+            "GPG_PASSPHRASE",
+            "ADMIN_PASSPHRASE",
+            "DB_PW",
+            "SSHPASS",
+            "STRIPE_SK",
+            "CI_JOB_JWT",
+            "GOOGLE_CREDS",
+            "CREDS_JSON",
+            "KUBE_CONFIG_DATA",
+            "OP_SERVICE_ACCOUNT",
+        ] {
+            assert!(
+                is_secret(OsStr::new(name), OsStr::new("v")),
+                "{name} passed"
+            );
+        }
+        for (name, value) in [
+            ("SIGNING_CERT_PEM", "-----BEGIN CERTIFICATE-----\nMIIB\n"),
+            ("SIGNING_CERT_PEM", "MIIBszCCAVmgAwIBAgIU"),
+            ("PRIVATE_PEM_B64", "LS0tLS1CRUdJTi"),
+            ("KEYLESS", "-----BEGIN OPENSSH PRIVATE KEY-----\nb3Bl"),
+            (
+                "AZURE_STORAGE",
+                "DefaultEndpointsProtocol=https;AccountName=a;AccountKey=Zm9vYmFy==;EndpointSuffix=core.windows.net",
+            ),
+            (
+                "BUS",
+                "Endpoint=sb://x.servicebus.windows.net/;SharedAccessKeyName=R;SharedAccessKey=abc=",
+            ),
+            (
+                "BLOB",
+                "BlobEndpoint=https://a.blob.core.windows.net/;SharedAccessSignature=sv=2020&sig=abc",
+            ),
+            (
+                "SAS_URL",
+                "https://a.blob.core.windows.net/c?sv=2020-08-04&sig=abc%3D",
+            ),
+            (
+                "NOTIFY",
+                "https://hooks.slack.com/services/T000/B000/XXXXXXXX",
+            ),
+            ("DISCORD", "https://discord.com/api/webhooks/123/abc"),
+            ("TEAMS", "https://x.webhook.office.com/webhookb2/abc"),
+            ("REPO", "https://ghp_abcdefghijklmnop@github.com/o/r.git"),
+            ("REPO", "https://x-access-token@github.com/o/r.git"),
+            ("MIRROR", "git+https://gldt-abc@gitlab.com/o/r"),
+            (
+                "GIT_CONFIG_PARAMETERS",
+                "'http.https://github.com/.extraheader'='AUTHORIZATION: basic eC1hY2Nlc3MtdG9rZW46Z2hw'",
+            ),
+            ("HEADER", "Authorization: Bearer abc.def.ghi"),
+            ("HDR", "Bearer eyJhbGciOiJIUzI1NiJ9.e30.x"),
+            ("HDR", "Basic dXNlcjpwYXNzd29yZA=="),
+            ("CURL_HEADERS", "X-Api-Key: 0123456789"),
+            ("GL", "PRIVATE-TOKEN: glpat-xxxx"),
+        ] {
+            assert!(
+                is_secret(OsStr::new(name), OsStr::new(value)),
+                "{name}={value} passed"
+            );
+        }
+    }
+
+    /// `SSH_AUTH_SOCK` is not among them: the agent's socket is authority
+    /// (`AUTH` scrubs it; a confined command could not reach it anyway).
+    #[test]
+    fn harmless_variables_still_pass() {
+        assert!(looks_secret(OsStr::new("SSH_AUTH_SOCK")));
+        for (name, value) in [
+            ("PATH", "/usr/local/bin:/usr/bin:/bin"),
+            ("HOME", "/home/me"),
+            ("LANG", "en_US.UTF-8"),
+            ("PWD", "/home/me/project"),
+            ("TERM", "xterm-256color"),
+            ("CARGO_HOME", "/home/me/.cargo"),
+            ("UPSTREAM", "https://github.com/o/r.git"),
+            ("PROXY", "http://proxy.internal:3128"),
+            ("REPO_URL", "ssh://git@github.com/a/b.git"),
+            ("SSL_CERT_FILE", "/etc/ssl/certs/ca-certificates.crt"),
+            ("SSL_CERT_DIR", "/etc/ssl/certs"),
+            ("NODE_EXTRA_CA_CERTS", "/usr/local/share/ca.pem"),
+            ("DESCRIPTION", "basic usage of the tool"),
+            ("COMPOSE", "docker compose up"),
+            ("RUSTFLAGS", "-C target-cpu=native"),
         ] {
             assert!(
                 !is_secret(OsStr::new(name), OsStr::new(value)),

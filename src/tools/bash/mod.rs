@@ -40,7 +40,10 @@ mod run;
 mod spool;
 mod tool;
 
-pub use output_dir::OutputDir;
+pub use output_dir::{
+    JOBS_PREFIX, OUTPUT_PREFIX, Orphan, OutputDir, SANDBOX_PREFIX, StaleSessions, owned_prefix,
+    sweep_stale_sessions,
+};
 
 /// Characters of output a result shows at most (head and tail).
 pub const MAX_OUTPUT_CHARS: usize = output::MAX_CHARS;

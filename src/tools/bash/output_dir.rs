@@ -7,7 +7,28 @@ use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, MutexGuard};
 
+use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
+
 use tempfile::TempDir;
+
+/// The names of the session folders agentcore makes in the temporary
+/// directory: saved output, and the command sandbox's.
+pub const OUTPUT_PREFIX: &str = "agentcore-output-";
+/// See [`OUTPUT_PREFIX`].
+pub const SANDBOX_PREFIX: &str = "agentcore-sandbox-";
+/// The file beside an output folder (`agentcore-jobs-` and the folder's
+/// own suffix) listing the unconfined commands of its session, one `PID
+/// START` a line.
+pub const JOBS_PREFIX: &str = "agentcore-jobs-";
+
+/// `prefix` followed by this process's pid and start time, `PID-START-`
+/// (clock ticks after boot, so that a reused pid is not taken for the
+/// owner): a later start tells from the name alone whether the folder's
+/// agentcore is gone.
+pub fn owned_prefix(prefix: &str) -> String {
+    let pid = std::process::id() as i32;
+    format!("{prefix}{pid}-{}-", start_time(pid).unwrap_or(0))
+}
 
 /// A temporary folder, one per session, holding the full output of commands.
 ///
@@ -66,9 +87,12 @@ impl OutputDir {
 
     /// A new folder inside `parent`, capped at `capacity` bytes.
     pub fn in_dir(parent: impl AsRef<Path>, capacity: u64) -> io::Result<Self> {
+        // 0700 (tempfile's mode on Unix), and said so again in case a
+        // umask or an ACL default widened it: other users see nothing.
         let dir = tempfile::Builder::new()
-            .prefix("agentcore-output-")
+            .prefix(&owned_prefix(OUTPUT_PREFIX))
             .tempdir_in(parent)?;
+        std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o700))?;
         Ok(Self {
             dir,
             capacity,
@@ -97,7 +121,11 @@ impl OutputDir {
         let id = ledger.next_id;
         ledger.next_id += 1;
         let path = self.path().join(format!("{id:06}-{}.log", sanitize(stem)));
-        let file = File::options().write(true).create_new(true).open(&path)?;
+        let file = File::options()
+            .write(true)
+            .create_new(true)
+            .mode(0o600)
+            .open(&path)?;
         ledger.files.push_back(Entry {
             id,
             path: path.clone(),
@@ -112,6 +140,184 @@ impl OutputDir {
             ledger: self.ledger.clone(),
         })
     }
+}
+
+impl OutputDir {
+    /// Records an unconfined command (the shell's pid) of this session,
+    /// so that a later start can find it if this process dies without
+    /// ending it ([`sweep_stale_sessions`]). Best effort: a failed write
+    /// only loses the report.
+    pub fn register_unconfined(&self, pid: i32) {
+        let Some(start) = start_time(pid) else {
+            return;
+        };
+        let Some(path) = self.jobs_file() else {
+            return;
+        };
+        let file = File::options()
+            .append(true)
+            .create(true)
+            .mode(0o600)
+            .open(path);
+        if let Ok(mut file) = file {
+            let _ = writeln!(file, "{pid} {start}");
+        }
+    }
+
+    /// Where [`register_unconfined`](Self::register_unconfined) writes.
+    fn jobs_file(&self) -> Option<PathBuf> {
+        let name = self.path().file_name()?.to_str()?;
+        let suffix = name.strip_prefix(OUTPUT_PREFIX)?;
+        Some(self.path().with_file_name(format!("{JOBS_PREFIX}{suffix}")))
+    }
+}
+
+impl Drop for OutputDir {
+    fn drop(&mut self) {
+        if let Some(path) = self.jobs_file() {
+            let _ = std::fs::remove_file(path);
+        }
+    }
+}
+
+/// The start time of process `pid` (clock ticks after boot), from
+/// `/proc/PID/stat`; `None` when it is gone or unreadable.
+pub(crate) fn start_time(pid: i32) -> Option<u64> {
+    let text = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    // After the command name (which may hold `)`): state is field 3, the
+    // start time field 22.
+    let rest = &text[text.rfind(')')? + 1..];
+    rest.split_whitespace().nth(19)?.parse().ok()
+}
+
+/// `(pid, start)` when `PID START` (or `PID-START-…`) names a process
+/// alive now (same pid, same start time: not a reuse of the pid).
+fn alive(line: &str) -> Option<(i32, u64)> {
+    let mut words = line.split([' ', '-']).filter(|w| !w.is_empty());
+    let pid: i32 = words.next()?.parse().ok()?;
+    let start: u64 = words.next()?.parse().ok()?;
+    (pid > 0 && start_time(pid) == Some(start)).then_some((pid, start))
+}
+
+/// Whether `PID-START-…` parses (a folder named by an agentcore that names
+/// its owner).
+fn names_an_owner(rest: &str) -> bool {
+    let mut words = rest.split('-');
+    words.next().is_some_and(|w| w.parse::<i32>().is_ok())
+        && words.next().is_some_and(|w| w.parse::<u64>().is_ok())
+}
+
+/// A process an agentcore that died left running: an unconfined command
+/// of its session.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Orphan {
+    /// Its pid.
+    pub pid: i32,
+    /// Its start time, clock ticks after boot (checked again before a
+    /// kill, so a reused pid is never killed).
+    pub start: u64,
+}
+
+impl Orphan {
+    /// Kills the orphan's process group (a command runs in a session of its
+    /// own) and the process itself with `SIGKILL`, if it is still the same
+    /// process.
+    pub fn kill(&self) -> bool {
+        if start_time(self.pid) != Some(self.start) {
+            return false;
+        }
+        let pid = nix::unistd::Pid::from_raw(self.pid);
+        let _ = nix::sys::signal::killpg(pid, nix::sys::signal::Signal::SIGKILL);
+        nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGKILL).is_ok()
+    }
+}
+
+/// What [`sweep_stale_sessions`] found.
+#[derive(Debug, Default)]
+pub struct StaleSessions {
+    /// Session folders of agentcore processes that are gone, removed.
+    pub removed: Vec<PathBuf>,
+    /// Unconfined commands of those sessions still running.
+    pub orphans: Vec<Orphan>,
+}
+
+impl StaleSessions {
+    /// One line for a log, or `None` when nothing was found, e.g.
+    /// `removed 2 folders of agentcore sessions that died; their unconfined
+    /// commands still run: pids 4242 4250 (end them with kill -KILL -- -4242
+    /// -4250)`.
+    pub fn summary(&self) -> Option<String> {
+        if self.removed.is_empty() && self.orphans.is_empty() {
+            return None;
+        }
+        let mut line = format!(
+            "removed {} folder(s) of agentcore sessions that died",
+            self.removed.len()
+        );
+        if !self.orphans.is_empty() {
+            let pids: Vec<String> = self.orphans.iter().map(|o| o.pid.to_string()).collect();
+            let groups: Vec<String> = self.orphans.iter().map(|o| format!("-{}", o.pid)).collect();
+            line.push_str(&format!(
+                "; their unconfined commands still run: pids {} (end them with kill -KILL -- {})",
+                pids.join(" "),
+                groups.join(" ")
+            ));
+        }
+        Some(line)
+    }
+
+    /// Kills every orphan ([`Orphan::kill`]); how many were killed.
+    pub fn kill_orphans(&self) -> usize {
+        self.orphans.iter().filter(|o| o.kill()).count()
+    }
+}
+
+/// Removes from `dir` (the temporary directory sessions are made in) the
+/// session folders ([`OUTPUT_PREFIX`], [`SANDBOX_PREFIX`]) and job lists
+/// ([`JOBS_PREFIX`]) of this user whose owner (named in the name, see
+/// [`owned_prefix`]) is no longer alive, and lists the unconfined commands
+/// of those sessions that still run. A name without an owner is left
+/// alone.
+pub fn sweep_stale_sessions(dir: &Path) -> StaleSessions {
+    use std::os::unix::fs::MetadataExt;
+    let mut found = StaleSessions::default();
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return found;
+    };
+    let me = nix::unistd::geteuid().as_raw();
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        let name = name.to_string_lossy();
+        let Some(rest) = [OUTPUT_PREFIX, SANDBOX_PREFIX, JOBS_PREFIX]
+            .iter()
+            .find_map(|p| name.strip_prefix(p))
+        else {
+            continue;
+        };
+        if !names_an_owner(rest) || alive(rest).is_some() {
+            continue;
+        }
+        let path = entry.path();
+        let Ok(meta) = std::fs::symlink_metadata(&path) else {
+            continue;
+        };
+        if meta.uid() != me {
+            continue;
+        }
+        if name.starts_with(JOBS_PREFIX) && meta.is_file() {
+            if let Ok(jobs) = std::fs::read_to_string(&path) {
+                for line in jobs.lines() {
+                    if let Some((pid, start)) = alive(line) {
+                        found.orphans.push(Orphan { pid, start });
+                    }
+                }
+            }
+            let _ = std::fs::remove_file(&path);
+        } else if meta.is_dir() && std::fs::remove_dir_all(&path).is_ok() {
+            found.removed.push(path);
+        }
+    }
+    found
 }
 
 fn lock(ledger: &Mutex<Ledger>) -> MutexGuard<'_, Ledger> {
@@ -247,6 +453,73 @@ impl OutputFile {
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn stale_sessions_are_told_by_pid_and_start_time_and_others_are_kept() {
+        let tmp = tempfile::tempdir().unwrap();
+        let me = std::process::id() as i32;
+        let start = start_time(me).unwrap();
+        let dir = |name: &str| {
+            let path = tmp.path().join(name);
+            std::fs::create_dir(&path).unwrap();
+            path
+        };
+        // Ours, alive: kept. Our pid with another start time (a reused
+        // pid), and a pid that cannot be alive: removed. No owner: kept.
+        let live = dir(&format!("{OUTPUT_PREFIX}{me}-{start}-aaaa"));
+        let reused = dir(&format!("{SANDBOX_PREFIX}{me}-{}-bbbb", start + 1));
+        let dead = dir(&format!("{OUTPUT_PREFIX}{}-1-cccc", i32::MAX));
+        let unowned = dir(&format!("{OUTPUT_PREFIX}XyZ123"));
+        let other = dir("something-else");
+        // The dead session's job list names this process (alive) and a
+        // dead one: only this process is an orphan.
+        std::fs::write(
+            tmp.path().join(format!("{JOBS_PREFIX}{}-1-cccc", i32::MAX)),
+            format!("{me} {start}\n{} 1\n", i32::MAX),
+        )
+        .unwrap();
+        let found = sweep_stale_sessions(tmp.path());
+        let mut removed = found.removed.clone();
+        removed.sort();
+        let mut expected = vec![reused.clone(), dead.clone()];
+        expected.sort();
+        assert_eq!(removed, expected);
+        assert_eq!(found.orphans, vec![Orphan { pid: me, start }]);
+        assert!(live.exists() && unowned.exists() && other.exists());
+        assert!(!reused.exists() && !dead.exists());
+        assert!(found.summary().unwrap().contains(&format!("pids {me} ")));
+        // A pid whose start time differs is never killed.
+        assert!(
+            !Orphan {
+                pid: me,
+                start: start + 1
+            }
+            .kill()
+        );
+    }
+
+    #[test]
+    fn output_folders_are_0700_and_files_0600_and_name_their_owner() {
+        let dir = OutputDir::new().unwrap();
+        let mode = std::fs::metadata(dir.path()).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode, 0o700);
+        let file = dir.create("x").unwrap();
+        let mode = std::fs::metadata(file.path()).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode, 0o600);
+        let name = dir
+            .path()
+            .file_name()
+            .unwrap()
+            .to_string_lossy()
+            .into_owned();
+        assert!(name.starts_with(&owned_prefix(OUTPUT_PREFIX)), "{name}");
+        dir.register_unconfined(std::process::id() as i32);
+        let jobs = dir.jobs_file().unwrap();
+        assert!(jobs.exists());
+        drop(file);
+        drop(dir);
+        assert!(!jobs.exists());
+    }
     use super::*;
 
     #[test]

@@ -437,6 +437,9 @@ impl BashTool {
                     self.root.display()
                 )
             })?;
+        if !spawned.sandboxed {
+            self.output_dir.register_unconfined(spawned.pid);
+        }
         let (file, path, file_error) = match self.output_dir.create(stem) {
             Ok(file) => {
                 let path = file.path().to_owned();
