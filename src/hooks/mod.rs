@@ -7,8 +7,9 @@
 //!   ([`PreToolUseGate`]): exit 2 or `"permissionDecision": "deny"` denies
 //!   the call with the hook's reason; `"ask"` makes the call ask (a deny
 //!   when no one can be asked); `"allow"` skips an ask of the mode or of an
-//!   ask rule, but not deny rules, plan mode or protected paths (deny
-//!   wins); `updatedInput` rewrites the arguments, which go through coerce,
+//!   ask rule, but not deny rules, plan mode, protected paths (deny wins)
+//!   or a command's request to run outside the sandbox (only the policy's
+//!   `allow_unsandboxed` or the person allows that); `updatedInput` rewrites the arguments, which go through coerce,
 //!   validate and preview again and are judged by the engine as rewritten.
 //! - **PostToolUse** (after a success) and **PostToolUseFailure** (after
 //!   the tool failed) as a tower layer at the insertion point after Execute
