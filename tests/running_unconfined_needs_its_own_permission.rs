@@ -261,7 +261,7 @@ fn agentcore_run_runs_unconfined_what_allow_unsandboxed_names() {
     assert!(!inside.exists(), "{text}");
 }
 
-fn session(policy: &str, hooks: HookConfig) -> (Scene, Session) {
+fn start(policy: &str, hooks: HookConfig) -> (Scene, Session) {
     let s = scene("");
     let mut config = SessionConfig::new(&s.root);
     config.mode = Some(Mode::Default);
@@ -286,7 +286,7 @@ async fn allow_for_the_session_of_a_confined_call_does_not_allow_it_unconfined()
     if !can_confine("session_grant") {
         return;
     }
-    let (s, session) = session(
+    let (s, session) = start(
         &format!("{CONFINED}auto_allow = false\n"),
         HookConfig::default(),
     );
@@ -357,7 +357,7 @@ async fn a_hook_allow_does_not_skip_the_person_for_an_unconfined_run() {
         .to_string(),
     )
     .unwrap();
-    let (s, session) = session(
+    let (s, session) = start(
         &format!("allow = [\"bash(touch *)\"]\n{CONFINED}"),
         hooks,
     );
@@ -377,7 +377,7 @@ async fn a_hook_allow_does_not_skip_the_person_for_an_unconfined_run() {
     );
     assert!(!marker.exists());
     // The hook's allow still skips the ask of the mode for a confined call.
-    let (s, session) = session(
+    let (s, session) = start(
         &format!("{CONFINED}auto_allow = false\n"),
         HookConfig::from_settings_json(
             &json!({"hooks": {"PreToolUse": [{"matcher": "Bash", "hooks": [
