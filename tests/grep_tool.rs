@@ -142,7 +142,7 @@ async fn count_mode_lists_counts_then_the_total() {
             json!({"pattern": "needle", "output_mode": "count"})
         )
         .await,
-        ".hidden/notes.txt:1\ndocs/guide.md:1\nsrc/lib.rs:1\nsrc/main.rs:2\nTotal: 5 matches in 4 files"
+        ".hidden/notes.txt:1\ndocs/guide.md:1\nsrc/lib.rs:1\nsrc/main.rs:2\nTotal: 5 matching lines in 4 files"
     );
 }
 
