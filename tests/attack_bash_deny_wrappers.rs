@@ -351,7 +351,12 @@ fn a_wrapper_long_option_of_unknown_arity_does_not_hide_the_command() {
             "timeout --preserve-status 5 rm x",
         ] {
             let d = e.evaluate_access("bash", &Access::command(command));
-            assert_eq!(d.verdict, Verdict::Deny, "{mode}: {command:?}: {}", d.reason);
+            assert_eq!(
+                d.verdict,
+                Verdict::Deny,
+                "{mode}: {command:?}: {}",
+                d.reason
+            );
             assert!(is_deny_rule(&d.source), "{command:?}: {:?}", d.source);
         }
         // Long options it does not know: the command is unknown, so asks.
@@ -365,7 +370,12 @@ fn a_wrapper_long_option_of_unknown_arity_does_not_hide_the_command() {
             "timeout --new 5 rm x",
         ] {
             let d = e.evaluate_access("bash", &Access::command(command));
-            assert_ne!(d.verdict, Verdict::Allow, "{mode}: {command:?}: {}", d.reason);
+            assert_ne!(
+                d.verdict,
+                Verdict::Allow,
+                "{mode}: {command:?}: {}",
+                d.reason
+            );
             // Bypass would allow it, but the deny rule cannot be checked.
             if mode == Mode::Bypass {
                 assert!(is_deny_rule(&d.source), "{command:?}: {:?}", d.source);

@@ -237,7 +237,8 @@ async fn what_a_confined_hook_leaves_running_or_an_abort_interrupts_dies_with_it
         "the confined hook's daemon outlived it"
     );
 
-    let hook = r#"cat > /dev/null; while :; do echo . >> "$CLAUDE_PROJECT_DIR/beat2"; sleep 0.05; done"#;
+    let hook =
+        r#"cat > /dev/null; while :; do echo . >> "$CLAUDE_PROJECT_DIR/beat2"; sleep 0.05; done"#;
     let (dir, session) = start(
         Mode::Bypass,
         one_hook("PreToolUse", "Bash", json!(hook)),

@@ -355,7 +355,7 @@ async fn file_types_take_ripgreps_names_aliases_and_extensions() {
     let r = grep(dir.path(), json!({"pattern": "x", "type": "nosuchtype"})).await;
     assert_eq!(r.outcome, Outcome::Failed);
     assert!(
-        r.text().contains("such as rust, py, js") && !r.text().contains("such as rs"),
+        r.text().contains("type such as rust, py, js") && !r.text().contains("type such as rs"),
         "{}",
         r.text()
     );

@@ -114,7 +114,12 @@ fn vector_scene() -> Scene {
 /// Confined, the planted code runs inside the sandbox only; marked
 /// `"unconfined": true` (what every hook did before), it writes outside,
 /// which shows the vector is real.
-fn vector(name: &str, plant: impl Fn(&Scene), command: &str, env: impl Fn(&Scene) -> Vec<(&'static str, String)>) {
+fn vector(
+    name: &str,
+    plant: impl Fn(&Scene),
+    command: &str,
+    env: impl Fn(&Scene) -> Vec<(&'static str, String)>,
+) {
     let s = vector_scene();
     plant(&s);
     let events = fire(&s, command, json!({}), &env(&s));
@@ -214,7 +219,12 @@ fn make_fmt_runs_a_planted_makefile_confined() {
     }
     vector(
         "make fmt",
-        |s| put(&s.root.join("Makefile"), &format!("fmt:\n\t{}\n", payload(s))),
+        |s| {
+            put(
+                &s.root.join("Makefile"),
+                &format!("fmt:\n\t{}\n", payload(s)),
+            )
+        },
         "make fmt",
         no_env,
     );
@@ -245,9 +255,8 @@ fn a_rust_toolchain_file_with_a_path_runs_a_planted_cargo_confined() {
         return;
     }
     // rustup's own home, which the scene's home does not have.
-    let rustup_home = std::env::var("RUSTUP_HOME").unwrap_or_else(|_| {
-        format!("{}/.rustup", std::env::var("HOME").unwrap_or_default())
-    });
+    let rustup_home = std::env::var("RUSTUP_HOME")
+        .unwrap_or_else(|_| format!("{}/.rustup", std::env::var("HOME").unwrap_or_default()));
     vector(
         "rust-toolchain.toml path",
         |s| {
@@ -329,7 +338,11 @@ fn a_hook_marked_unconfined_still_runs_outside_the_sandbox() {
     let events = fire(&s, "bash guard.sh", json!({"unconfined": true}), &[]);
     let (outcome, text) = end(&events, "r");
     assert_eq!(outcome, "success", "{text}");
-    assert!(s.root.join("planted-ran").exists(), "{}", hook_update(&events));
+    assert!(
+        s.root.join("planted-ran").exists(),
+        "{}",
+        hook_update(&events)
+    );
     assert!(
         s.outside.join("escaped").exists() && s.home.join("escaped").exists(),
         "an unconfined hook runs with the user's authority: {}",
@@ -361,5 +374,9 @@ fn without_a_sandbox_hooks_run_with_the_users_authority() {
     let events = fire(&s, "bash guard.sh", json!({}), &[]);
     let (outcome, text) = end(&events, "r");
     assert_eq!(outcome, "success", "{text}");
-    assert!(s.outside.join("escaped").exists(), "{}", hook_update(&events));
+    assert!(
+        s.outside.join("escaped").exists(),
+        "{}",
+        hook_update(&events)
+    );
 }

@@ -84,7 +84,11 @@ fn an_allow_rule_never_lets_a_command_run_outside_the_sandbox() {
                 );
                 // The same command confined is what the allow rule is for.
                 let d = e.evaluate_access("bash", &Access::command(&attack).sandboxed());
-                assert_eq!(d.verdict, Verdict::Allow, "{policy} {mode}: {attack}: {d:?}");
+                assert_eq!(
+                    d.verdict,
+                    Verdict::Allow,
+                    "{policy} {mode}: {attack}: {d:?}"
+                );
             }
         }
     }
@@ -138,7 +142,8 @@ ask = ["bash(make deploy *)"]"#,
         Verdict::Deny
     );
     assert_eq!(
-        e.evaluate_access("bash", &unconfined("make deploy")).verdict,
+        e.evaluate_access("bash", &unconfined("make deploy"))
+            .verdict,
         Verdict::Ask
     );
     assert_eq!(
@@ -165,10 +170,7 @@ fn a_session_grant_of_the_confined_command_does_not_cover_it_unconfined() {
         assert!(!grant.is_outside_sandbox(), "{grant}");
         e.grant_session(grant);
     }
-    assert_eq!(
-        e.evaluate_access("bash", &confined).verdict,
-        Verdict::Allow
-    );
+    assert_eq!(e.evaluate_access("bash", &confined).verdict, Verdict::Allow);
     let d = e.evaluate_access("bash", &unconfined(command));
     assert_eq!(d.verdict, Verdict::Ask, "{d:?}");
     assert_eq!(d.source, DecisionSource::OutsideSandbox);
@@ -357,10 +359,7 @@ async fn a_hook_allow_does_not_skip_the_person_for_an_unconfined_run() {
         .to_string(),
     )
     .unwrap();
-    let (s, session) = start(
-        &format!("allow = [\"bash(touch *)\"]\n{CONFINED}"),
-        hooks,
-    );
+    let (s, session) = start(&format!("allow = [\"bash(touch *)\"]\n{CONFINED}"), hooks);
     let marker = s.outside.join("hook.txt");
     let command = format!("touch {}", marker.display());
     let r = call(

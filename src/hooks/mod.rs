@@ -260,18 +260,14 @@ impl HookRunner {
         .to_json(event, extra);
         let bytes = serde_json::to_vec(&stdin).unwrap_or_default();
         let cancellation = cx.cancellation();
-        let runs = join_all(
-            hooks
-                .iter()
-                .map(|hook| {
-                    let confine = if hook.unconfined {
-                        &HookConfinement::None
-                    } else {
-                        &self.inner.confine
-                    };
-                    run::run(hook, bytes.clone(), &self.inner.root, confine, cancellation)
-                }),
-        )
+        let runs = join_all(hooks.iter().map(|hook| {
+            let confine = if hook.unconfined {
+                &HookConfinement::None
+            } else {
+                &self.inner.confine
+            };
+            run::run(hook, bytes.clone(), &self.inner.root, confine, cancellation)
+        }))
         .await;
         runs.into_iter()
             .map(|run| {

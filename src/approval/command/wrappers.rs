@@ -454,7 +454,19 @@ impl CommandAnalysis {
             "unshare" => after_options_with(
                 args,
                 "S",
-                &["propagation", "setuid", "setgid", "wd", "root", "map-user", "map-group", "map-users", "map-groups", "setgroups", "keep-caps"],
+                &[
+                    "propagation",
+                    "setuid",
+                    "setgid",
+                    "wd",
+                    "root",
+                    "map-user",
+                    "map-group",
+                    "map-users",
+                    "map-groups",
+                    "setgroups",
+                    "keep-caps",
+                ],
                 &[
                     "mount",
                     "uts",
