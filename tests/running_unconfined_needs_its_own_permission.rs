@@ -283,6 +283,9 @@ async fn call(session: &Session, id: &str, args: Value) -> ToolResult {
     result.results.into_iter().next().unwrap()
 }
 
+/// What decided the question, and the grants it offered.
+type Asked = (DecisionSource, Vec<String>);
+
 #[tokio::test]
 async fn allow_for_the_session_of_a_confined_call_does_not_allow_it_unconfined() {
     if !can_confine("session_grant") {
@@ -295,7 +298,7 @@ async fn allow_for_the_session_of_a_confined_call_does_not_allow_it_unconfined()
     let marker = s.outside.join("granted.txt");
     let command = format!("touch {}", marker.display());
     // The person allows everything for the session, and says so each time.
-    let asked: Arc<Mutex<Vec<(DecisionSource, Vec<String>)>>> = Arc::default();
+    let asked: Arc<Mutex<Vec<Asked>>> = Arc::default();
     let seen = asked.clone();
     session
         .approval()

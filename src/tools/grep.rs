@@ -1017,7 +1017,7 @@ fn file_types(name: &str) -> Result<ignore::types::Types, ToolError> {
         let glob = format!("*.{}", name.trim_start_matches('.'));
         let mut owners: Vec<&str> = known
             .iter()
-            .filter(|d| d.globs().iter().any(|g| *g == glob))
+            .filter(|d| d.globs().contains(&glob))
             .map(|d| d.name())
             .collect();
         owners.dedup();

@@ -40,12 +40,11 @@ pub const PROTECTED_PATHS: [&str; 4] = [".git", ".git/**", ".env*", "**/.ssh/**"
 /// Evaluation of one call, first match wins:
 /// 1. a write into a read-only root: deny;
 /// 2. a deny rule: deny (in every mode);
-/// 3. plan mode, for a write or a command: deny;
-/// 3a. a command that asks to run outside the sandbox
-///    (`dangerously_disable_sandbox`): ask, in every mode, unless a rule
-///    of the policy's `allow_unsandboxed` or a session grant given for an
-///    unconfined run covers it (allow rules do not: step 6 then counts
-///    only those);
+/// 3. plan mode, for a write or a command: deny; then a command that asks
+///    to run outside the sandbox (`dangerously_disable_sandbox`): ask, in
+///    every mode, unless a rule of the policy's `allow_unsandboxed` or a
+///    session grant given for an unconfined run covers it (allow rules do
+///    not: step 6 then counts only those);
 /// 4. bypass mode: allow, then 9;
 /// 5. an ask rule: ask;
 /// 6. an allow rule or a session grant (for a command: every part,
