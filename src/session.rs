@@ -372,14 +372,20 @@ impl Session {
         let hooks = config.all_hooks();
         let hooks = (!hooks.is_empty())
             .then(|| HookRunner::new(hooks, workspace.root()).with_approval(&approval));
-        // Hooks run unconfined: commands may not change their scripts, nor
-        // the files that configure the session.
+        // Hooks may run unconfined (`"unconfined": true`): commands may not
+        // change their scripts, nor the files that configure the session.
         let mut protected = config.config_files.clone();
         if let Some(runner) = &hooks {
             protected.extend(runner.protected_paths());
         }
         let sandbox =
             SessionSandbox::build(&sandbox_policy, &workspace, &config, &approval, protected);
+        // Hooks run confined by the same sandbox unless marked unconfined.
+        let hooks = hooks.map(|runner| match &sandbox {
+            SessionSandbox::Off => runner,
+            SessionSandbox::On(sandbox) => runner.with_sandbox(sandbox.clone()),
+            SessionSandbox::Unavailable(error) => runner.with_sandbox_unavailable(error),
+        });
         let read_state = FileReadState::new();
         let jobs = Arc::new(Jobs::new(config.jobs));
         let mut bash = BashTool::new(workspace.root().to_path_buf(), output_dir.clone());

@@ -326,3 +326,77 @@ fn the_second_round_of_wrapped_rm_is_not_allowed() {
         assert_ne!(d.verdict, Verdict::Allow, "{command:?}: {}", d.reason);
     }
 }
+
+/// Issue 25, item 12(f): a long option of a wrapper whose arity the
+/// analysis did not know was read as taking no value, so its value was
+/// taken for the command: `strace --output /dev/null rm x` judged
+/// `/dev/null rm x` and deleted `x`. Known value options now take their
+/// value (the `rm` is found and denied); an unknown long option makes the
+/// command unknown, which asks under a deny rule (a deny with no one to
+/// ask) and is never allowed.
+#[test]
+fn a_wrapper_long_option_of_unknown_arity_does_not_hide_the_command() {
+    let ws = tempfile::tempdir().expect("tempdir");
+    for mode in [Mode::Default, Mode::AcceptEdits, Mode::Bypass] {
+        let e = engine(ws.path(), mode, DENY_RM);
+        // The issue's three: their options are known now, so rm is denied.
+        for command in [
+            "strace --output /dev/null rm x",
+            "strace -f --output /dev/null rm x",
+            "setpriv --reuid 0 rm x",
+            "setpriv --reuid 0 --regid 0 --clear-groups rm x",
+            "unshare --propagation unchanged rm x",
+            "unshare --map-root-user --propagation private rm x",
+            "timeout --signal KILL 5 rm x",
+            "timeout --preserve-status 5 rm x",
+        ] {
+            let d = e.evaluate_access("bash", &Access::command(command));
+            assert_eq!(
+                d.verdict,
+                Verdict::Deny,
+                "{mode}: {command:?}: {}",
+                d.reason
+            );
+            assert!(is_deny_rule(&d.source), "{command:?}: {:?}", d.source);
+        }
+        // Long options it does not know: the command is unknown, so asks.
+        for command in [
+            "strace --made-up-option /dev/null rm x",
+            "setpriv --future-option 0 rm x",
+            "unshare --new-thing unchanged rm x",
+            "nohup --whatever rm x",
+            "stdbuf --unknown L rm x",
+            "xargs --some-new-flag rm",
+            "timeout --new 5 rm x",
+        ] {
+            let d = e.evaluate_access("bash", &Access::command(command));
+            assert_ne!(
+                d.verdict,
+                Verdict::Allow,
+                "{mode}: {command:?}: {}",
+                d.reason
+            );
+            // Bypass would allow it, but the deny rule cannot be checked.
+            if mode == Mode::Bypass {
+                assert!(is_deny_rule(&d.source), "{command:?}: {:?}", d.source);
+            }
+        }
+    }
+}
+
+#[test]
+fn agentcore_run_deletes_nothing_through_a_wrapper_long_option() {
+    for command in [
+        "strace --output /dev/null rm victim.txt",
+        "setpriv --reuid 0 rm victim.txt",
+        "unshare --propagation unchanged rm victim.txt",
+    ] {
+        let ws = tempfile::tempdir().expect("tempdir");
+        std::fs::write(ws.path().join("victim.txt"), "x").unwrap();
+        let policy = ws.path().join("policy.toml");
+        std::fs::write(&policy, DENY_RM).unwrap();
+        let end = run_bash(ws.path(), policy.to_str().unwrap(), command);
+        assert_eq!(end["outcome"], "denied", "{command}: {end}");
+        assert!(ws.path().join("victim.txt").exists(), "{command}: {end}");
+    }
+}

@@ -201,6 +201,72 @@ async fn dies(pid: i32) -> bool {
     false
 }
 
+/// A command hook marked `"unconfined": true`.
+fn unconfined(command: &str) -> Value {
+    json!({"type": "command", "command": command, "unconfined": true})
+}
+
+/// The size of `path` stops changing: whatever appended to it is dead.
+async fn stops_growing(path: &std::path::Path) -> bool {
+    let size = || std::fs::metadata(path).map(|m| m.len()).unwrap_or(0);
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let before = size();
+    tokio::time::sleep(Duration::from_millis(600)).await;
+    before == size()
+}
+
+#[tokio::test]
+async fn what_a_confined_hook_leaves_running_or_an_abort_interrupts_dies_with_it() {
+    if !agentcore::sandbox::check().is_complete() {
+        println!("confined hook heartbeat: NOT RUN: the sandbox is not complete here");
+        return;
+    }
+    // A daemon that left the session, scrubbed its environment and beats
+    // into a file of the workspace.
+    let hook = r#"cat > /dev/null; env -i setsid sh -c 'while :; do echo . >> "$0/beat"; sleep 0.05; done' "$CLAUDE_PROJECT_DIR" < /dev/null > /dev/null 2>&1 & sleep 0.5; exit 0"#;
+    let (dir, session) = start(
+        Mode::Bypass,
+        one_hook("PreToolUse", "Bash", json!(hook)),
+        None,
+    );
+    let result = call(&session, "bash", json!({"command": "echo ran"})).await;
+    assert_eq!(result.outcome, Outcome::Success, "{}", result.text());
+    assert!(dir.path().join("beat").exists(), "the daemon never beat");
+    assert!(
+        stops_growing(&dir.path().join("beat")).await,
+        "the confined hook's daemon outlived it"
+    );
+
+    let hook =
+        r#"cat > /dev/null; while :; do echo . >> "$CLAUDE_PROJECT_DIR/beat2"; sleep 0.05; done"#;
+    let (dir, session) = start(
+        Mode::Bypass,
+        one_hook("PreToolUse", "Bash", json!(hook)),
+        None,
+    );
+    let (sink, _events) = EventSink::channel();
+    let turn = session.turn(sink);
+    let control = turn.control();
+    let running = tokio::spawn(turn.run(vec![ToolCall::new(
+        "c1",
+        "bash",
+        json!({"command": "echo no"}),
+    )]));
+    for _ in 0..500 {
+        if dir.path().join("beat2").exists() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    control.abort();
+    let result = running.await.unwrap().unwrap();
+    assert_eq!(result.results[0].outcome, Outcome::Cancelled);
+    assert!(
+        stops_growing(&dir.path().join("beat2")).await,
+        "the confined hook outlived its aborted call"
+    );
+}
+
 fn pid_in(path: PathBuf) -> i32 {
     std::fs::read_to_string(path)
         .unwrap()
@@ -214,9 +280,11 @@ async fn what_a_hook_leaves_running_dies_with_it_even_outside_its_session_and_en
     // The helper leaves the session and scrubs its environment (no marker
     // variable); the hook lives long enough for it to be noted as its own.
     let hook = r#"cat > /dev/null; env -i setsid sh -c 'echo $$ > "$0/daemon.pid"; exec sleep 300' "$CLAUDE_PROJECT_DIR" < /dev/null > /dev/null 2>&1 & sleep 0.5; exit 0"#;
+    // Unconfined: the pids it writes are the host's (a confined hook's are
+    // its PID namespace's; see the heartbeat test below).
     let (dir, session) = start(
         Mode::Bypass,
-        one_hook("PreToolUse", "Bash", json!(hook)),
+        one_hook("PreToolUse", "Bash", unconfined(hook)),
         None,
     );
     let result = call(&session, "bash", json!({"command": "echo ran"})).await;
@@ -230,7 +298,7 @@ async fn an_aborted_call_kills_its_running_hook() {
     let hook = r#"cat > /dev/null; echo $$ > "$CLAUDE_PROJECT_DIR/hook.pid"; sleep 300"#;
     let (dir, session) = start(
         Mode::Bypass,
-        one_hook("PreToolUse", "Bash", json!(hook)),
+        one_hook("PreToolUse", "Bash", unconfined(hook)),
         None,
     );
     let (sink, _events) = EventSink::channel();

@@ -153,7 +153,10 @@ async fn assert_same(root: &Path, args: Value, flags: &[String]) {
                 .iter()
                 .map(|l| l.rsplit_once(':').unwrap().1.parse::<u64>().unwrap())
                 .sum();
-            assert!(total.starts_with(&format!("Total: {sum} match")), "{total}");
+            assert!(
+                total.starts_with(&format!("Total: {sum} matching line")),
+                "{total}"
+            );
         }
         _ => assert_eq!(lines(&ours), lines(&theirs), "{args}"),
     }

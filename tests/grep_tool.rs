@@ -142,7 +142,7 @@ async fn count_mode_lists_counts_then_the_total() {
             json!({"pattern": "needle", "output_mode": "count"})
         )
         .await,
-        ".hidden/notes.txt:1\ndocs/guide.md:1\nsrc/lib.rs:1\nsrc/main.rs:2\nTotal: 5 matches in 4 files"
+        ".hidden/notes.txt:1\ndocs/guide.md:1\nsrc/lib.rs:1\nsrc/main.rs:2\nTotal: 5 matching lines in 4 files"
     );
 }
 
@@ -329,4 +329,42 @@ fn metadata_matches_the_tools_table() {
     ] {
         assert!(props[name]["description"].is_string(), "{name}");
     }
+}
+
+/// Issue 25, item 12(a): the description and the refusal suggested `rs`,
+/// which ripgrep calls `rust`. Ripgrep's names and aliases work (`rust`,
+/// `md` and `markdown`, `py` and `python`), and so does a file extension
+/// that one type owns (`rs`); the refusal names the real types.
+#[tokio::test]
+async fn file_types_take_ripgreps_names_aliases_and_extensions() {
+    let dir = tree();
+    for name in ["rust", "rs", ".rs"] {
+        assert_eq!(
+            ok(dir.path(), json!({"pattern": "needle", "type": name})).await,
+            "Found 2 files\nsrc/main.rs\nsrc/lib.rs",
+            "{name}"
+        );
+    }
+    for name in ["md", "markdown"] {
+        assert_eq!(
+            ok(dir.path(), json!({"pattern": "needle", "type": name})).await,
+            "Found 1 file\ndocs/guide.md",
+            "{name}"
+        );
+    }
+    let r = grep(dir.path(), json!({"pattern": "x", "type": "nosuchtype"})).await;
+    assert_eq!(r.outcome, Outcome::Failed);
+    assert!(
+        r.text().contains("type such as rust, py, js") && !r.text().contains("type such as rs"),
+        "{}",
+        r.text()
+    );
+    // Count mode counts lines, as `rg -c` does, and says so.
+    std::fs::write(dir.path().join("two.txt"), "needle needle\n").unwrap();
+    let text = ok(
+        dir.path(),
+        json!({"pattern": "needle", "output_mode": "count", "path": "two.txt"}),
+    )
+    .await;
+    assert_eq!(text, "two.txt:1\nTotal: 1 matching line in 1 file");
 }

@@ -405,7 +405,7 @@ fn auto_allow_runs_a_confined_command_in_default_mode_and_deny_rules_still_win()
 }
 
 #[test]
-fn disabling_the_sandbox_always_asks_unless_an_allow_rule_names_the_command() {
+fn disabling_the_sandbox_always_asks_unless_allow_unsandboxed_names_the_command() {
     if !can_confine("disable") {
         return;
     }
@@ -426,9 +426,19 @@ fn disabling_the_sandbox_always_asks_unless_an_allow_rule_names_the_command() {
         );
         assert!(!outside.exists());
     }
+    // An allow rule names a command trusted inside the sandbox only.
     let s = scene(&format!("allow = [\"bash(touch *)\"]\n{CONFINED}"));
     let outside = s.outside.join("free.txt");
     let mut args = args;
+    args["command"] = json!(format!("touch {}", outside.display()));
+    let (outcome, text) = one_call(&s, "default", args.clone());
+    assert_eq!(outcome, "denied", "{text}");
+    assert!(text.contains("outside the sandbox"), "{text}");
+    assert!(!outside.exists(), "it ran outside the sandbox");
+    let s = scene(&format!(
+        "allow_unsandboxed = [\"bash(touch *)\"]\n{CONFINED}"
+    ));
+    let outside = s.outside.join("free.txt");
     args["command"] = json!(format!("touch {}", outside.display()));
     let (outcome, text) = one_call(&s, "default", args);
     assert_eq!(outcome, "success", "{text}");

@@ -33,6 +33,9 @@ pub enum DecisionSource {
     /// A protected path (`.git` and what is under it, `.env*`,
     /// `**/.ssh/**`, or a git directory that a `.git` file points to).
     ProtectedPath(String),
+    /// A rule of the policy's `allow_unsandboxed`, as written: the command
+    /// may run outside the sandbox.
+    UnsandboxedRule(String),
     /// A write into a root the policy added read-only.
     ReadOnlyRoot(PathBuf),
     /// A grant made earlier in this session ("allow for the session").
@@ -62,6 +65,7 @@ impl fmt::Display for DecisionSource {
             DecisionSource::Rule { kind, rule } => write!(f, "{kind} rule {rule:?}"),
             DecisionSource::Mode(mode) => write!(f, "{mode} mode"),
             DecisionSource::ProtectedPath(p) => write!(f, "protected path {p:?}"),
+            DecisionSource::UnsandboxedRule(rule) => write!(f, "allow_unsandboxed rule {rule:?}"),
             DecisionSource::ReadOnlyRoot(r) => write!(f, "read-only root {}", r.display()),
             DecisionSource::SessionGrant(rule) => write!(f, "session grant {rule:?}"),
             DecisionSource::Person => f.write_str("the user"),

@@ -77,7 +77,9 @@ pub enum Containment {
     Sandboxed,
     /// The call asks to run outside the sandbox
     /// (`dangerously_disable_sandbox`): it always needs the user's approval
-    /// unless an allow rule names it. The reason the model gave, if any.
+    /// unless the policy's `allow_unsandboxed` (never `allow`) or a session
+    /// grant given for an unconfined run names it. The reason the model
+    /// gave, if any.
     SandboxDisabled {
         /// Why the model asks, shown to the person.
         reason: Option<String>,

@@ -21,6 +21,9 @@ use crate::tools::workspace::Workspace;
 /// allow = ["bash(cargo test *)", "bash(git status *)", "write(src/**)"]
 /// ask = ["bash(git push *)"]
 /// deny = ["read(./secrets/**)", "bash(rm *)"]
+/// # Commands that may run outside the sandbox (dangerously_disable_sandbox)
+/// # without asking; `allow` never implies this.
+/// allow_unsandboxed = ["bash(npm publish)"]
 ///
 /// # Extra workspace roots, added when the session starts.
 /// [[roots]]
@@ -63,6 +66,15 @@ pub struct Policy {
     /// Rules that allow.
     #[serde(default)]
     pub allow: Vec<Rule>,
+    /// Rules that allow a command to run outside the sandbox
+    /// (`dangerously_disable_sandbox`) without asking, written like allow
+    /// rules. An `allow` rule, a session grant of the confined command, a
+    /// PreToolUse hook's `allow` and bypass mode never do: a command that
+    /// asks to run unconfined asks unless one of these (or a session grant
+    /// given for that unconfined command) names it. A rule here also
+    /// allows the command confined, as `allow` would.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub allow_unsandboxed: Vec<Rule>,
     /// Rules that ask.
     #[serde(default)]
     pub ask: Vec<Rule>,

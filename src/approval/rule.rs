@@ -144,6 +144,9 @@ pub struct Rule {
     tool: String,
     target: RuleTarget,
     specifier: Option<Specifier>,
+    /// A session grant given for a call that ran outside the sandbox: it
+    /// covers that command unconfined too (see [`Rule::is_outside_sandbox`]).
+    outside_sandbox: bool,
 }
 
 #[derive(Clone, Debug)]
@@ -251,6 +254,7 @@ impl Rule {
                 tool: tool.to_owned(),
                 target: RuleTarget::of(tool),
                 specifier: Some(Specifier::Path(p)),
+                outside_sandbox: false,
             },
             // An escaped literal always compiles; if not, grant nothing
             // broader than the tool name with an impossible path.
@@ -259,6 +263,7 @@ impl Rule {
                 tool: tool.to_owned(),
                 target: RuleTarget::of(tool),
                 specifier: Some(Specifier::ExactCommand(String::new())),
+                outside_sandbox: false,
             },
         }
     }
@@ -275,6 +280,7 @@ impl Rule {
             tool: tool.to_owned(),
             target: RuleTarget::of(tool),
             specifier: Some(Specifier::Command(CommandPattern { words, rest: false })),
+            outside_sandbox: false,
         }
     }
 
@@ -286,7 +292,27 @@ impl Rule {
             tool: tool.to_owned(),
             target: RuleTarget::of(tool),
             specifier: Some(Specifier::ExactCommand(normalized)),
+            outside_sandbox: false,
         }
+    }
+
+    /// This session grant, given for a call that ran outside the sandbox
+    /// (`dangerously_disable_sandbox`): it covers the command unconfined as
+    /// well as confined, and says so in its text (`bash(make deploy)
+    /// (outside the sandbox)`), which is what the person is shown.
+    pub(crate) fn outside_sandbox(mut self) -> Self {
+        if !self.outside_sandbox {
+            self.outside_sandbox = true;
+            self.text.push_str(" (outside the sandbox)");
+        }
+        self
+    }
+
+    /// Whether this is a session grant that covers running its command
+    /// outside the sandbox. Rules written in a policy never are: running
+    /// unconfined is allowed by the policy's `allow_unsandboxed` list only.
+    pub fn is_outside_sandbox(&self) -> bool {
+        self.outside_sandbox
     }
 
     /// A bare rule for `tool`.
@@ -296,6 +322,7 @@ impl Rule {
             tool: tool.to_owned(),
             target: RuleTarget::of(tool),
             specifier: None,
+            outside_sandbox: false,
         }
     }
 
@@ -419,6 +446,7 @@ impl FromStr for Rule {
             tool: tool.to_owned(),
             target: RuleTarget::of(tool),
             specifier,
+            outside_sandbox: false,
         })
     }
 }

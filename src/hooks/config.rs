@@ -16,6 +16,7 @@
 //! type = "command"
 //! command = "./guard.sh"
 //! timeout = 5
+//! unconfined = false          # agentcore's: true runs it outside the sandbox
 //! ```
 
 use std::collections::BTreeMap;
@@ -201,6 +202,15 @@ pub struct CommandHook {
     pub timeout: Duration,
     /// What its failure does (`"onFailure": "block"`).
     pub on_failure: OnFailure,
+    /// `"unconfined": true`: the hook runs outside the session's sandbox,
+    /// with the user's authority and the session's whole environment, as
+    /// Claude Code runs hooks. By default (`false`) a hook runs confined by
+    /// the session's sandbox, as a confined `bash` command does, whenever
+    /// the session has one; only a hook that needs more (the network, a
+    /// write outside the workspace) should say this, since whatever it
+    /// runs from the workspace (a script, a formatter from
+    /// `node_modules`, a `Makefile`) was possibly written by the model.
+    pub unconfined: bool,
 }
 
 impl CommandHook {
@@ -210,7 +220,15 @@ impl CommandHook {
             command: command.into(),
             timeout: DEFAULT_HOOK_TIMEOUT,
             on_failure: OnFailure::Continue,
+            unconfined: false,
         }
+    }
+
+    /// This hook, run outside the session's sandbox (`"unconfined": true`).
+    #[must_use]
+    pub fn unconfined(mut self) -> Self {
+        self.unconfined = true;
+        self
     }
 }
 
@@ -225,6 +243,8 @@ struct RawHook {
     timeout: Option<f64>,
     #[serde(default, rename = "onFailure", skip_serializing_if = "Option::is_none")]
     on_failure: Option<OnFailure>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    unconfined: Option<bool>,
 }
 
 impl TryFrom<RawHook> for HookEntry {
@@ -251,6 +271,7 @@ impl TryFrom<RawHook> for HookEntry {
             command,
             timeout,
             on_failure: raw.on_failure.unwrap_or_default(),
+            unconfined: raw.unconfined.unwrap_or(false),
         }))
     }
 }
@@ -264,12 +285,14 @@ impl From<HookEntry> for RawHook {
                 timeout: (hook.timeout != DEFAULT_HOOK_TIMEOUT)
                     .then_some(hook.timeout.as_secs_f64()),
                 on_failure: (hook.on_failure == OnFailure::Block).then_some(OnFailure::Block),
+                unconfined: hook.unconfined.then_some(true),
             },
             HookEntry::Other(kind) => RawHook {
                 kind,
                 command: None,
                 timeout: None,
                 on_failure: None,
+                unconfined: None,
             },
         }
     }

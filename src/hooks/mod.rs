@@ -7,8 +7,9 @@
 //!   ([`PreToolUseGate`]): exit 2 or `"permissionDecision": "deny"` denies
 //!   the call with the hook's reason; `"ask"` makes the call ask (a deny
 //!   when no one can be asked); `"allow"` skips an ask of the mode or of an
-//!   ask rule, but not deny rules, plan mode or protected paths (deny
-//!   wins); `updatedInput` rewrites the arguments, which go through coerce,
+//!   ask rule, but not deny rules, plan mode, protected paths (deny wins)
+//!   or a command's request to run outside the sandbox (only the policy's
+//!   `allow_unsandboxed` or the person allows that); `updatedInput` rewrites the arguments, which go through coerce,
 //!   validate and preview again and are judged by the engine as rewritten.
 //! - **PostToolUse** (after a success) and **PostToolUseFailure** (after
 //!   the tool failed) as a tower layer at the insertion point after Execute
@@ -96,6 +97,7 @@ pub use pre::PreToolUseGate;
 pub use run::MAX_HOOK_OUTPUT;
 
 use crate::approval::ApprovalEngine;
+use crate::sandbox::{Sandbox, SandboxError, SandboxMode};
 use input::HookInput;
 use reply::Reply;
 use run::HookRun;
@@ -116,10 +118,26 @@ struct RunnerInner {
     session_id: String,
     approval: Option<ApprovalEngine>,
     files: protect::HookFiles,
+    confine: HookConfinement,
+}
+
+/// Where hooks that are not `"unconfined": true` run.
+#[derive(Clone, Debug, Default)]
+pub(crate) enum HookConfinement {
+    /// The session has no sandbox (`mode = "off"`, or a library runner
+    /// given none): every hook runs with the user's authority.
+    #[default]
+    None,
+    /// Inside this sandbox, as a confined `bash` command.
+    By(Sandbox),
+    /// The sandbox is required but cannot be built here: such a hook is
+    /// not run, and its call is blocked; the sentence says why.
+    Unavailable(String),
 }
 
 impl HookRunner {
-    /// What commands must not change, since hooks run unconfined: the
+    /// What commands must not change, since a hook may run unconfined
+    /// (`"unconfined": true`, or a session without a sandbox): the
     /// workspace's `.claude` folder and the scripts the hook commands name
     /// (the sandbox makes those that exist read-only).
     pub fn protected_paths(&self) -> Vec<PathBuf> {
@@ -141,6 +159,7 @@ impl HookRunner {
                 root: root.as_ref().to_path_buf(),
                 session_id: format!("agentcore-{}-{nanos:x}", std::process::id()),
                 approval: None,
+                confine: HookConfinement::None,
             }),
         }
     }
@@ -156,6 +175,42 @@ impl HookRunner {
     pub fn with_approval(mut self, engine: &ApprovalEngine) -> Self {
         Arc::make_mut(&mut self.inner).approval = Some(engine.clone());
         self
+    }
+
+    /// Runs every hook that is not `"unconfined": true` inside `sandbox`,
+    /// as a confined `bash` command runs: writes only under its writable
+    /// roots (never its protected paths: `.git`, `.env*`, `.claude/` and
+    /// the hook scripts in a session), its hidden paths unseen, network
+    /// only as it allows, the environment scrubbed of secrets, and
+    /// `TMPDIR` its own. A sandbox of mode `off` changes nothing.
+    ///
+    /// A [`Session`](crate::session::Session) gives its runner the
+    /// session's sandbox.
+    pub fn with_sandbox(mut self, sandbox: Sandbox) -> Self {
+        Arc::make_mut(&mut self.inner).confine = if sandbox.mode() == SandboxMode::Off {
+            HookConfinement::None
+        } else {
+            HookConfinement::By(sandbox)
+        };
+        self
+    }
+
+    /// The sandbox is required but could not be built (`error`): hooks that
+    /// are not `"unconfined": true` are not run, and block their call with
+    /// a result saying why, rather than running unconfined.
+    pub fn with_sandbox_unavailable(mut self, error: &SandboxError) -> Self {
+        Arc::make_mut(&mut self.inner).confine = HookConfinement::Unavailable(format!(
+            "the hook runs confined by the session's sandbox, which cannot be set up here ({error}); it was not run and the call is blocked. Ask the user to fix the policy's [sandbox] table (see `agentcore sandbox check`), or to mark the hook \"unconfined\": true if it may run with the user's full authority."
+        ));
+        self
+    }
+
+    /// The sandbox hooks run in, when they run confined.
+    pub fn sandbox(&self) -> Option<&Sandbox> {
+        match &self.inner.confine {
+            HookConfinement::By(sandbox) => Some(sandbox),
+            _ => None,
+        }
     }
 
     /// The configuration.
@@ -205,11 +260,14 @@ impl HookRunner {
         .to_json(event, extra);
         let bytes = serde_json::to_vec(&stdin).unwrap_or_default();
         let cancellation = cx.cancellation();
-        let runs = join_all(
-            hooks
-                .iter()
-                .map(|hook| run::run(hook, bytes.clone(), &self.inner.root, cancellation)),
-        )
+        let runs = join_all(hooks.iter().map(|hook| {
+            let confine = if hook.unconfined {
+                &HookConfinement::None
+            } else {
+                &self.inner.confine
+            };
+            run::run(hook, bytes.clone(), &self.inner.root, confine, cancellation)
+        }))
         .await;
         runs.into_iter()
             .map(|run| {

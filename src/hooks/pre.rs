@@ -31,8 +31,9 @@ use crate::{Content, Gate, GateDecision, GateRequest};
 /// - `"ask"`: the call asks, however the engine would have allowed it (a
 ///   deny when no one can be asked); the engine's deny still wins;
 /// - `"allow"`: an ask of the mode or of an ask rule becomes an allow; a
-///   deny rule, plan mode, a read-only root, a protected path and a
-///   command a deny rule cannot be checked against still deny or ask.
+///   deny rule, plan mode, a read-only root, a protected path, a command
+///   a deny rule cannot be checked against and a command that asks to run
+///   outside the sandbox still deny or ask.
 ///
 /// Several hooks: a deny wins over an ask, an ask over an allow; two
 /// different rewrites deny the call.
@@ -257,10 +258,14 @@ fn adjust(decision: Decision, permission: Option<Permission>) -> Decision {
         }
         Some(Permission::Allow(reason)) => {
             // Deny wins: a deny rule that cannot be checked, or a
-            // protected path, keep asking.
+            // protected path, keep asking; and a command that asks to run
+            // outside the sandbox keeps asking the person, since a hook
+            // cannot know what the command will run (only the policy's
+            // allow_unsandboxed or the person allows that).
             let held = matches!(
                 decision.source,
                 DecisionSource::ProtectedPath(_)
+                    | DecisionSource::OutsideSandbox
                     | DecisionSource::Rule {
                         kind: RuleKind::Deny,
                         ..
@@ -476,6 +481,8 @@ mod tests {
             },
         );
         assert_eq!(adjust(denied, allow()).verdict, Verdict::Deny);
+        let outside = decision(Verdict::Ask, DecisionSource::OutsideSandbox);
+        assert_eq!(adjust(outside, allow()).verdict, Verdict::Ask);
     }
 
     #[test]

@@ -85,6 +85,7 @@ impl Reply {
             }
             Ending::Exited(2) => Reply::Block(run.stderr.trim().to_owned()),
             Ending::Cancelled => Reply::Cancelled,
+            Ending::Refused(why) => Reply::Block(why.clone()),
             other => Reply::Failed(other.describe()),
         }
     }

@@ -1,7 +1,8 @@
 //! One hook process from start to finish, run like a bash command: `bash
 //! -c COMMAND` at the workspace root, in a session and process group of
 //! its own, the call's JSON on stdin, `CLAUDE_PROJECT_DIR` and
-//! `AGENTCORE_PROJECT_DIR` set to the root; its stdout and stderr kept up
+//! `AGENTCORE_PROJECT_DIR` set to the root, confined by the session's
+//! sandbox unless the hook says `"unconfined": true`; its stdout and stderr kept up
 //! to [`MAX_HOOK_OUTPUT`] bytes each; at its timeout (or the call's
 //! cancellation) every process it started is killed, and so is whatever it
 //! leaves running when it exits.
@@ -17,10 +18,12 @@ use tokio::io::{AsyncRead, AsyncReadExt, AsyncWriteExt};
 use tokio::process::{Child, Command};
 use tokio::time::{Instant, sleep, timeout};
 
+use super::HookConfinement;
 use super::config::CommandHook;
+use crate::sandbox::Sandbox;
 use crate::tools::bash::spawning::{
-    CALL_MARKER, CallProcesses, KILL_GRACE, default_shell, new_token, prepare_child, shell_awaited,
-    spawn_registered,
+    CALL_MARKER, CallProcesses, EnvPolicy, KILL_GRACE, default_shell, new_token, prepare_child,
+    shell_awaited, spawn_registered,
 };
 
 /// Bytes of stdout and of stderr kept of one hook; the rest is read and
@@ -50,6 +53,9 @@ pub(crate) enum Ending {
     Cancelled,
     /// It could not be started.
     NotStarted(String),
+    /// It was not started, on purpose: it must run confined and the
+    /// sandbox cannot be set up. Blocks the call with this sentence.
+    Refused(String),
 }
 
 impl Ending {
@@ -69,6 +75,7 @@ impl Ending {
             Ending::TimedOut(after) => format!("timed out after {}", seconds(*after)),
             Ending::Cancelled => "cancelled".to_owned(),
             Ending::NotStarted(why) => format!("could not start: {why}"),
+            Ending::Refused(why) => format!("not run: {why}"),
         }
     }
 }
@@ -96,12 +103,14 @@ pub(crate) struct HookRun {
     pub(crate) duration: Duration,
 }
 
-/// Runs `hook` with `stdin` at `project_dir`; returns when the hook and
-/// every process it started are gone. Dropping the future kills them too.
+/// Runs `hook` with `stdin` at `project_dir`, confined as `confine` says;
+/// returns when the hook and every process it started are gone. Dropping
+/// the future kills them too.
 pub(crate) async fn run(
     hook: &CommandHook,
     stdin: Vec<u8>,
     project_dir: &Path,
+    confine: &HookConfinement,
     cancellation: &Cancellation,
 ) -> HookRun {
     let started = Instant::now();
@@ -114,7 +123,14 @@ pub(crate) async fn run(
     };
     let stdout = Output::default();
     let stderr = Output::default();
-    let (mut spawned, pid, mut procs) = match spawn(hook, project_dir) {
+    let sandbox = match confine {
+        HookConfinement::None => None,
+        HookConfinement::By(sandbox) => Some(sandbox),
+        HookConfinement::Unavailable(why) => {
+            return done(Ending::Refused(why.clone()), &stdout, &stderr);
+        }
+    };
+    let (mut spawned, pid, mut procs) = match spawn(hook, project_dir, sandbox) {
         Ok(spawned) => spawned,
         Err(err) => return done(Ending::NotStarted(err.to_string()), &stdout, &stderr),
     };
@@ -214,13 +230,22 @@ async fn collect(readers: Vec<tokio::task::JoinHandle<()>>) {
     }
 }
 
-fn spawn(hook: &CommandHook, project_dir: &Path) -> io::Result<(Child, i32, CallProcesses)> {
+/// Starts the hook's shell. Confined (`sandbox`), it gets what a confined
+/// `bash` command gets: the environment scrubbed of secrets and made
+/// non-interactive, `TMPDIR` the sandbox's, and the sandbox's step last.
+/// Unconfined, the session's whole environment, as Claude Code gives it.
+fn spawn(
+    hook: &CommandHook,
+    project_dir: &Path,
+    sandbox: Option<&Sandbox>,
+) -> io::Result<(Child, i32, CallProcesses)> {
     let (id, token) = new_token();
     let mut cmd = Command::new(default_shell());
-    cmd.arg("-c")
-        .arg(&hook.command)
-        .current_dir(project_dir)
-        .env("CLAUDE_PROJECT_DIR", project_dir)
+    cmd.arg("-c").arg(&hook.command).current_dir(project_dir);
+    if sandbox.is_some() {
+        cmd.env_clear().envs(EnvPolicy::default().build());
+    }
+    cmd.env("CLAUDE_PROJECT_DIR", project_dir)
         .env("AGENTCORE_PROJECT_DIR", project_dir)
         .env(CALL_MARKER, &token)
         .env_remove(crate::mcp::http::TOKEN_ENV)
@@ -228,8 +253,20 @@ fn spawn(hook: &CommandHook, project_dir: &Path) -> io::Result<(Child, i32, Call
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
     prepare_child(&mut cmd);
+    // The sandbox's step comes last, as for bash: it forks the command's
+    // own PID 1 after `setsid` and the subreaper setting.
+    let confinement = match sandbox {
+        Some(sandbox) => {
+            cmd.env("TMPDIR", sandbox.tmpdir());
+            Some(sandbox.confine(&mut cmd).map_err(io::Error::other)?)
+        }
+        None => None,
+    };
     let (child, pid) = spawn_registered(|| {
-        let child = cmd.spawn()?;
+        let child = cmd.spawn().map_err(|e| match &confinement {
+            Some(confinement) => confinement.explain(e),
+            None => e,
+        })?;
         let id = child.id();
         Ok((child, id))
     })?;
@@ -295,6 +332,7 @@ mod tests {
             ),
             b"{\"a\":1}".to_vec(),
             dir.path(),
+            &HookConfinement::None,
             &Cancellation::new(),
         )
         .await;
@@ -311,6 +349,7 @@ mod tests {
             &hook("head -c 3000000 /dev/zero", 20.0),
             Vec::new(),
             dir.path(),
+            &HookConfinement::None,
             &Cancellation::new(),
         )
         .await;
@@ -331,6 +370,7 @@ mod tests {
             &hook("sleep 30", 60.0),
             Vec::new(),
             dir.path(),
+            &HookConfinement::None,
             &cancellation,
         )
         .await;

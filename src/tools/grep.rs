@@ -73,9 +73,9 @@ static DESCRIPTION: LazyLock<String> = LazyLock::new(|| {
         "Searches file contents with a regular expression (ripgrep syntax, \
 e.g. `fn\\s+main` or `log.*Error`; escape literal braces as `\\{{`). `output_mode`: \
 \"files_with_matches\" (default) lists matching files, newest first; \"content\" shows \
-matching lines as `path:line:text` with optional context (-A, -B, -C); \"count\" shows matches \
-per file. Narrow with `path`, `glob` (e.g. \"*.rs\", \"**/*.{{ts,tsx}}\") or `type` (ripgrep \
-file types such as rs, py, js). `multiline` lets a pattern span lines with `.` matching \
+matching lines as `path:line:text` with optional context (-A, -B, -C); \"count\" shows the number of \
+matching lines per file. Narrow with `path`, `glob` (e.g. \"*.rs\", \"**/*.{{ts,tsx}}\") or `type` (ripgrep \
+file types such as rust, py, js, ts, go, md; a file extension such as rs also works). `multiline` lets a pattern span lines with `.` matching \
 newlines. Gitignored files, version-control directories and binary files are skipped; hidden \
 files are searched. `head_limit` (default {DEFAULT_HEAD_LIMIT}, 0 for no limit) and `offset` page through the \
 output lines."
@@ -121,10 +121,10 @@ pub struct GrepArgs {
     pub path: Option<String>,
     /// Only search files matching this glob, e.g. "*.js" or "src/**/*.{ts,tsx}"; a leading ! excludes instead.
     pub glob: Option<String>,
-    /// Only search files of this ripgrep file type, e.g. "rs", "py", "js". More efficient than glob for standard types.
+    /// Only search files of this ripgrep file type, e.g. "rust", "py", "js" (a file extension such as "rs" also works). More efficient than glob for standard types.
     #[serde(rename = "type")]
     pub file_type: Option<String>,
-    /// "files_with_matches" (default): matching file paths; "content": matching lines; "count": match counts per file.
+    /// "files_with_matches" (default): matching file paths; "content": matching lines; "count": matching lines per file.
     #[serde(default)]
     pub output_mode: OutputMode,
     /// Case-insensitive search.
@@ -428,15 +428,7 @@ fn grep(
         None => None,
     };
     let types = match &args.file_type {
-        Some(name) => Some(TypesBuilder::new()
-            .add_defaults()
-            .select(name)
-            .build()
-            .map_err(|e| {
-                ToolError::new(format!(
-                    "Unknown file type \"{name}\" ({e}); use a ripgrep type such as rs, py, js, ts, go, java, c, cpp, md, or use glob instead."
-                ))
-            })?),
+        Some(name) => Some(file_types(name)?),
         None => None,
     };
 
@@ -1013,6 +1005,42 @@ impl Capped {
     }
 }
 
+/// The ripgrep file type `name` (any of its names: `py` or `python`,
+/// `md` or `markdown`), or, for a name ripgrep does not know, the one
+/// type whose globs include `*.NAME` (`rs` is `rust`, `yml` is `yaml`).
+fn file_types(name: &str) -> Result<ignore::types::Types, ToolError> {
+    let mut defaults = TypesBuilder::new();
+    defaults.add_defaults();
+    let known = defaults.definitions();
+    let chosen = if known.iter().any(|d| d.name() == name) {
+        Some(name.to_owned())
+    } else {
+        let glob = format!("*.{}", name.trim_start_matches('.'));
+        let mut owners: Vec<&str> = known
+            .iter()
+            .filter(|d| d.globs().contains(&glob))
+            .map(|d| d.name())
+            .collect();
+        owners.dedup();
+        match owners.as_slice() {
+            [one] => Some((*one).to_owned()),
+            _ => None,
+        }
+    };
+    let refused = |why: String| {
+        ToolError::new(format!(
+            "Unknown file type \"{name}\" ({why}); use a ripgrep type such as rust, py, js, ts, go, java, c, cpp, md (or a file extension such as rs), or use glob instead, e.g. \"*.{name}\"."
+        ))
+    };
+    let Some(chosen) = chosen else {
+        return Err(refused("ripgrep has no type of that name".to_owned()));
+    };
+    defaults
+        .select(&chosen)
+        .build()
+        .map_err(|e| refused(e.to_string()))
+}
+
 fn count_layout(workspace: &Workspace, hits: &[FileHit], page: &Page) -> String {
     let total: u64 = hits.iter().map(|h| h.matches).sum();
     let lines = hits
@@ -1021,9 +1049,10 @@ fn count_layout(workspace: &Workspace, hits: &[FileHit], page: &Page) -> String 
         .collect();
     let (mut window, note) = page.apply(lines, "files");
     window.extend(note);
+    // Lines, as `rg -c` counts: a line with two matches counts once.
     window.push(format!(
-        "Total: {total} match{} in {} file{}",
-        if total == 1 { "" } else { "es" },
+        "Total: {total} matching line{} in {} file{}",
+        if total == 1 { "" } else { "s" },
         hits.len(),
         if hits.len() == 1 { "" } else { "s" }
     ));

@@ -58,11 +58,26 @@ pub(super) fn code_variable(name: &str) -> Option<&'static str> {
 /// options that take an argument (attached, `-n5`, or the next word, `-n
 /// 5`); `long_arg` the long ones that take the next word when written
 /// without `=`. A word that is not literal where an option or the command
-/// belongs is returned as the error: it may be the command.
+/// belongs is returned as the error: it may be the command. So is a long
+/// option written without `=` that is in neither `long_arg` nor the
+/// wrapper's known flags ([`after_options_with`]): whether it takes the
+/// next word is unknown, so the command is too (`strace --output
+/// /dev/null rm x` must not read as the command `/dev/null`).
 fn after_options<'w>(
     args: &'w [Word],
     short_arg: &str,
     long_arg: &[&str],
+) -> Result<&'w [Word], &'w Word> {
+    after_options_with(args, short_arg, long_arg, &[])
+}
+
+/// [`after_options`] for a wrapper whose long options in `long_flag` take
+/// no value.
+fn after_options_with<'w>(
+    args: &'w [Word],
+    short_arg: &str,
+    long_arg: &[&str],
+    long_flag: &[&str],
 ) -> Result<&'w [Word], &'w Word> {
     let mut i = 0;
     while let Some(w) = args.get(i) {
@@ -74,8 +89,13 @@ fn after_options<'w>(
             return Ok(args.get(i + 1..).unwrap_or_default());
         }
         if let Some(long) = t.strip_prefix("--") {
-            let takes = !long.contains('=') && long_arg.contains(&long);
-            i += if takes { 2 } else { 1 };
+            if long.contains('=') || long_flag.contains(&long) {
+                i += 1;
+            } else if long_arg.contains(&long) {
+                i += 2;
+            } else {
+                return Err(w);
+            }
             continue;
         }
         if t.len() > 1 && t.starts_with('-') {
@@ -291,9 +311,19 @@ impl CommandAnalysis {
             "builtin" | "nohup" | "setsid" | "busybox" => after_options(args, "", &[]),
             "env" => self.env(args, &whole, depth),
             "nice" => after_options(args, "n", &["adjustment"]),
-            "timeout" => after_options(args, "sk", &["signal", "kill-after"])
-                .map(|rest| rest.get(1..).unwrap_or_default()),
-            "time" => after_options(args, "fo", &["format", "output"]),
+            "timeout" => after_options_with(
+                args,
+                "sk",
+                &["signal", "kill-after"],
+                &["preserve-status", "foreground", "verbose"],
+            )
+            .map(|rest| rest.get(1..).unwrap_or_default()),
+            "time" => after_options_with(
+                args,
+                "fo",
+                &["format", "output"],
+                &["append", "verbose", "portability", "quiet"],
+            ),
             "sudo" => {
                 let shell = args
                     .iter()
@@ -350,11 +380,114 @@ impl CommandAnalysis {
                 }
                 return;
             }
-            "strace" => after_options(args, "abeEIoOpPsSuUX", &[]),
+            "strace" => after_options_with(
+                args,
+                "abeEIoOpPsSuUX",
+                &[
+                    "output",
+                    "attach",
+                    "user",
+                    "trace",
+                    "signal",
+                    "status",
+                    "expr",
+                    "string-limit",
+                    "columns",
+                    "env",
+                    "summary-sort-by",
+                    "trace-path",
+                    "quiet",
+                    "silence",
+                    "decode-fds",
+                    "inject",
+                    "fault",
+                    "kvm",
+                ],
+                &[
+                    "follow-forks",
+                    "output-separately",
+                    "summary-only",
+                    "summary",
+                    "no-abbrev",
+                    "verbose",
+                    "raw",
+                    "timestamps",
+                    "relative-timestamps",
+                    "syscall-times",
+                    "instruction-pointer",
+                    "stack-traces",
+                    "daemonize",
+                    "seccomp-bpf",
+                ],
+            ),
+            "setpriv" => after_options_with(
+                args,
+                "",
+                &[
+                    "ruid",
+                    "euid",
+                    "rgid",
+                    "egid",
+                    "reuid",
+                    "regid",
+                    "groups",
+                    "inh-caps",
+                    "ambient-caps",
+                    "bounding-set",
+                    "securebits",
+                    "pdeathsig",
+                    "selinux-label",
+                    "apparmor-profile",
+                    "landlock-access",
+                    "landlock-rule",
+                ],
+                &[
+                    "clear-groups",
+                    "keep-groups",
+                    "init-groups",
+                    "nnp",
+                    "no-new-privs",
+                    "reset-env",
+                    "dump",
+                ],
+            ),
+            "unshare" => after_options_with(
+                args,
+                "S",
+                &[
+                    "propagation",
+                    "setuid",
+                    "setgid",
+                    "wd",
+                    "root",
+                    "map-user",
+                    "map-group",
+                    "map-users",
+                    "map-groups",
+                    "setgroups",
+                    "keep-caps",
+                ],
+                &[
+                    "mount",
+                    "uts",
+                    "ipc",
+                    "net",
+                    "pid",
+                    "user",
+                    "cgroup",
+                    "time",
+                    "fork",
+                    "mount-proc",
+                    "map-root-user",
+                    "map-current-user",
+                    "map-auto",
+                    "kill-child",
+                ],
+            ),
             "ltrace" => after_options(args, "aAeEnopsuwxXlL", &[]),
             "valgrind" | "unbuffer" | "fakeroot" | "firejail" | "chronic" | "catchsegv"
-            | "xvfb-run" | "torsocks" | "proxychains" | "proxychains4" | "setpriv"
-            | "systemd-run" | "dbus-run-session" | "unshare" => after_options(args, "", &[]),
+            | "xvfb-run" | "torsocks" | "proxychains" | "proxychains4" | "systemd-run"
+            | "dbus-run-session" => after_options(args, "", &[]),
             "nsenter" => after_options(args, "tSGw", &[]),
             "prlimit" => after_options(args, "p", &[]),
             "taskset" | "chrt" => {

@@ -29,6 +29,7 @@ impl ApprovalEngine {
                 resolver: Arc::new(PathResolver::new(root.as_ref())),
                 mode: RwLock::new(Mode::Default),
                 allow: Vec::new(),
+                allow_unsandboxed: Vec::new(),
                 ask: Vec::new(),
                 deny: Vec::new(),
                 grants: RwLock::new(Vec::new()),
@@ -51,6 +52,7 @@ impl ApprovalEngine {
                 resolver: i.resolver.clone(),
                 mode: RwLock::new(read(&i.mode)),
                 allow: i.allow.clone(),
+                allow_unsandboxed: i.allow_unsandboxed.clone(),
                 ask: i.ask.clone(),
                 deny: i.deny.clone(),
                 grants: RwLock::new(read(&i.grants)),
@@ -96,12 +98,23 @@ impl ApprovalEngine {
         self
     }
 
+    /// This engine letting the command `rule` names run outside the
+    /// sandbox (`dangerously_disable_sandbox`) without asking: the
+    /// policy's `allow_unsandboxed`. No allow rule does that.
+    pub fn with_unsandboxed_rule(mut self, rule: Rule) -> Self {
+        self.inner_mut().allow_unsandboxed.push(rule);
+        self
+    }
+
     /// This engine with a policy's mode, rules and read-only roots (the
     /// roots themselves go to the Workspace: [`Policy::apply_roots`]).
     pub fn with_policy(mut self, policy: &Policy) -> Self {
         let inner = self.inner_mut();
         *inner.mode.get_mut().unwrap_or_else(|e| e.into_inner()) = policy.mode;
         inner.allow.extend(policy.allow.iter().cloned());
+        inner
+            .allow_unsandboxed
+            .extend(policy.allow_unsandboxed.iter().cloned());
         inner.ask.extend(policy.ask.iter().cloned());
         inner.deny.extend(policy.deny.iter().cloned());
         inner.auto_allow = policy.sandbox.auto_allow;

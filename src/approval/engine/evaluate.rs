@@ -179,9 +179,19 @@ impl<'a> Evaluation<'a> {
         ))
     }
 
+    /// Whether the call asks to run its command outside the sandbox
+    /// (`dangerously_disable_sandbox` under an active sandbox).
+    fn unconfined(&self) -> bool {
+        matches!(self.access.containment, Containment::SandboxDisabled { .. })
+    }
+
     /// A command that asks to run outside the sandbox: an ask in every
-    /// mode (plan mode has denied it already) unless an allow rule or a
-    /// session grant names it, with the model's reason for the person.
+    /// mode, bypass included (plan mode has denied it already), unless a
+    /// rule of the policy's `allow_unsandboxed` or a session grant given
+    /// for an unconfined run covers it. An `allow` rule never does: it
+    /// names a command the user trusts inside the sandbox, and a command
+    /// it allows can run code the model wrote (`cargo test --config
+    /// target.X.runner=…`, a `build.rs`).
     fn outside_sandbox(&self) -> Option<Decision> {
         let Containment::SandboxDisabled { reason } = &self.access.containment else {
             return None;
@@ -197,7 +207,7 @@ impl<'a> Evaluation<'a> {
             Verdict::Ask,
             DecisionSource::OutsideSandbox,
             format!(
-                "this call asks to run outside the sandbox (dangerously_disable_sandbox), with the user's full authority: it {}.{why} Running outside the sandbox always needs the user's approval unless an allow rule names the command; without it, run the command inside the sandbox.",
+                "this call asks to run outside the sandbox (dangerously_disable_sandbox), with the user's full authority: it {}.{why} Running outside the sandbox always needs the user's approval unless the policy's allow_unsandboxed list names the command (allow rules do not); without it, run the command inside the sandbox.",
                 self.what(),
             ),
         ))
@@ -341,14 +351,30 @@ impl<'a> Evaluation<'a> {
     /// Whether allow rules and session grants cover the call: its source,
     /// or a note on why a command was not covered.
     fn allowed(&self) -> (Option<DecisionSource>, Option<String>) {
-        let rules = &self.engine.inner.allow;
-        let grants = self.engine.session_grants();
+        // Outside the sandbox only `allow_unsandboxed` and the grants given
+        // for unconfined runs count; inside it, those and `allow` and every
+        // grant.
+        let unconfined = self.unconfined();
+        let rules: &[Rule] = if unconfined {
+            &[]
+        } else {
+            &self.engine.inner.allow
+        };
+        let unsandboxed = &self.engine.inner.allow_unsandboxed;
+        let grants: Vec<Rule> = self
+            .engine
+            .session_grants()
+            .into_iter()
+            .filter(|g| !unconfined || g.is_outside_sandbox())
+            .collect();
         let rule_source = |r: &Rule| DecisionSource::rule(RuleKind::Allow, r);
+        let unsandboxed_source = |r: &Rule| DecisionSource::UnsandboxedRule(r.to_string());
         let grant_source = |r: &Rule| DecisionSource::SessionGrant(r.to_string());
         let candidates = || {
             rules
                 .iter()
                 .map(move |r| (r, rule_source(r)))
+                .chain(unsandboxed.iter().map(move |r| (r, unsandboxed_source(r))))
                 .chain(grants.iter().map(move |g| (g, grant_source(g))))
                 .filter(|(r, _)| r.binds(self.tool, self.access))
         };

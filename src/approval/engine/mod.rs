@@ -23,7 +23,7 @@ use super::command::CommandAnalysis;
 use super::decision::Decision;
 use super::mode::Mode;
 use super::paths::PathResolver;
-use super::permissions::{Access, Permissions};
+use super::permissions::{Access, Containment, Permissions};
 use super::read_filter::{ReadFilter, WalkFilter};
 use super::rule::{PathPattern, Rule};
 use crate::Tool;
@@ -54,7 +54,11 @@ pub const PROTECTED_PATHS: [&str; 7] = [
 /// Evaluation of one call, first match wins:
 /// 1. a write into a read-only root: deny;
 /// 2. a deny rule: deny (in every mode);
-/// 3. plan mode, for a write or a command: deny;
+/// 3. plan mode, for a write or a command: deny; then a command that asks
+///    to run outside the sandbox (`dangerously_disable_sandbox`): ask, in
+///    every mode, unless a rule of the policy's `allow_unsandboxed` or a
+///    session grant given for an unconfined run covers it (allow rules do
+///    not: step 6 then counts only those);
 /// 4. bypass mode: allow, then 9;
 /// 5. an ask rule: ask;
 /// 6. an allow rule or a session grant (for a command: every part,
@@ -96,6 +100,9 @@ struct Inner {
     resolver: Arc<PathResolver>,
     mode: RwLock<Mode>,
     allow: Vec<Rule>,
+    /// The policy's `allow_unsandboxed`: commands that may run outside the
+    /// sandbox without asking.
+    allow_unsandboxed: Vec<Rule>,
     ask: Vec<Rule>,
     deny: Vec<Rule>,
     grants: RwLock<Vec<Rule>>,
@@ -253,8 +260,20 @@ impl ApprovalEngine {
 
     /// What "allow for the session" remembers for this call: the tool and
     /// each command part (or the whole command, if it has a hazard), or
-    /// each path; a call with neither, the tool.
+    /// each path; a call with neither, the tool. For a call that asks to
+    /// run outside the sandbox the grants cover the unconfined run (and the
+    /// confined one) and say so (`bash(make deploy) (outside the
+    /// sandbox)`); a grant given for a confined call never covers running
+    /// outside the sandbox.
     pub fn grants_for(&self, tool: &str, access: &Access) -> Vec<Rule> {
+        let grants = self.grants_within(tool, access);
+        if matches!(access.containment, Containment::SandboxDisabled { .. }) {
+            return grants.into_iter().map(Rule::outside_sandbox).collect();
+        }
+        grants
+    }
+
+    fn grants_within(&self, tool: &str, access: &Access) -> Vec<Rule> {
         if let Some(command) = &access.command {
             let analysis = CommandAnalysis::parse(command);
             if !analysis.hazards.is_empty() || analysis.parts.is_empty() {

@@ -56,7 +56,7 @@ pub use tool::{
 /// process group of their own, the marker variable, and every process of
 /// theirs found and killed at the end.
 pub(crate) mod spawning {
-    pub(crate) use super::env::CALL_MARKER;
+    pub(crate) use super::env::{CALL_MARKER, EnvPolicy};
     pub(crate) use super::process::{KILL_GRACE, prepare_child};
     pub(crate) use super::procs::{CallProcesses, new_token, shell_awaited, spawn_registered};
     pub(crate) use super::tool::default_shell;
