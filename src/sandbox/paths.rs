@@ -282,7 +282,7 @@ pub fn protected_below(root: &Path) -> Vec<PathBuf> {
 pub const PROTECTED_IN_ROOT: &[&str] = &[".git", ".claude"];
 
 /// The paths inside a writable root protected by default:
-/// [`PROTECTED_IN_ROOT`] and the `.env*` files present now (a mount needs
+/// `PROTECTED_IN_ROOT` (`.git`, `.claude`) and the `.env*` files present now (a mount needs
 /// an existing path, so a `.env` created later is not protected).
 pub fn default_protected(root: &Path) -> Vec<PathBuf> {
     let mut paths = Vec::new();

@@ -169,7 +169,7 @@ pub struct TieredEdit {
     pub replaced: usize,
 }
 
-/// [`apply_edit`] with the tolerant tiers of [`locate`]: the exact match
+/// [`apply_edit`] with the tolerant tiers of [`locate`](super::locate): the exact match
 /// when there is one, else the first tier that finds any place. It applies
 /// only if that tier found exactly one place, or with `replace_all` every
 /// place it found (overlapping places count, and the later of two that
