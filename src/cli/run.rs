@@ -72,8 +72,9 @@ impl Output {
 
 fn write_json(value: &impl serde::Serialize) {
     let mut out = std::io::stdout().lock();
-    // A closed stdout (the reader went away) is not worth a panic.
-    if serde_json::to_writer(&mut out, value).is_ok() {
+    // A closed stdout (the reader went away) is not worth a panic. U+2028
+    // and U+2029 are escaped: line splitters break lines at them.
+    if agentcore::message::line::to_line_writer(&mut out, value).is_ok() {
         let _ = out.write_all(b"\n");
         let _ = out.flush();
     }

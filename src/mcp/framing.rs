@@ -47,6 +47,7 @@ use crate::lines::{
     Line, LineReader, MAX_DEPTH, MAX_LINE_BYTES, MAX_LINE_MIB, MAX_VALUES, Structure, structure,
 };
 use crate::message::json_kind as kind;
+use crate::message::line::to_line_vec;
 
 /// JSON-RPC's parse error.
 const PARSE_ERROR: i32 = -32700;
@@ -153,7 +154,8 @@ where
             let Some(item) = item else {
                 return Ok(());
             };
-            let bytes = serde_json::to_vec(&item).map_err(std::io::Error::from)?;
+            // U+2028 and U+2029 escaped: line splitters break lines at them.
+            let bytes = to_line_vec(&item).map_err(std::io::Error::from)?;
             let mut out = out.lock().await;
             out.push(&bytes);
             out.flush().await
@@ -303,9 +305,8 @@ enum Verdict {
 /// known.
 fn error_reply(id: Option<&RequestId>, code: i32, message: String) -> Vec<u8> {
     let id = id.map_or(Value::Null, |id| id.clone().into_json_value());
-    json!({"jsonrpc": "2.0", "id": id, "error": {"code": code, "message": message}})
-        .to_string()
-        .into_bytes()
+    let reply = json!({"jsonrpc": "2.0", "id": id, "error": {"code": code, "message": message}});
+    to_line_vec(&reply).unwrap_or_default()
 }
 
 /// Judges one line (newline excluded) and, for a request it lets through,
