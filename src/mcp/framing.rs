@@ -262,6 +262,9 @@ struct Ids {
     last: i64,
     by_client: HashMap<RequestId, RequestId>,
     by_inner: HashMap<RequestId, RequestId>,
+    /// The ids of our requests to the client not answered yet: an answer
+    /// must name one of them exactly, and only once.
+    asked: std::collections::HashSet<RequestId>,
 }
 
 fn lock(ids: &Mutex<Ids>) -> MutexGuard<'_, Ids> {
@@ -281,7 +284,12 @@ fn outgoing(
             Some(id) => id,
             None => return Some(item),
         },
-        JsonRpcMessage::Request(_) | JsonRpcMessage::Notification(_) => return Some(item),
+        JsonRpcMessage::Request(request) => {
+            // A question to the client: its answer must name this id exactly.
+            lock(ids).asked.insert(request.id.clone());
+            return Some(item);
+        }
+        JsonRpcMessage::Notification(_) => return Some(item),
     };
     let mut ids = lock(ids);
     let client = ids.by_inner.remove(id)?;
@@ -385,6 +393,15 @@ fn judge(line: &[u8], ids: &Mutex<Ids>) -> Verdict {
         // answering our error replies with errors of its own would
         // otherwise keep both sides busy forever. A usable one is a
         // response to a request of ours, which rmcp matches.
+        // It must name a request of ours exactly, type and value: rmcp
+        // reads `"0"` and `0.0` as ids too, and would take them for the
+        // answer to request `0`.
+        let Some(asked) = object.get("id").and_then(exact_id) else {
+            return Verdict::Skip;
+        };
+        if !lock(ids).asked.remove(&asked) {
+            return Verdict::Skip;
+        }
         return match serde_json::from_value(Value::Object(object)) {
             Ok(message @ JsonRpcMessage::Response(_)) => Verdict::Forward(Box::new(message)),
             Ok(JsonRpcMessage::Error(error)) if error.id.is_some() => {
@@ -562,6 +579,16 @@ fn judge_notification(mut object: Map<String, Value>, method: &str, ids: &Mutex<
     match serde_json::from_value(Value::Object(object)) {
         Ok(message) => Verdict::Forward(Box::new(message)),
         Err(_) => Verdict::Skip,
+    }
+}
+
+/// The id `value` is as JSON-RPC writes it: a string, or a number written
+/// as an integer (not `0.0`, not `1e2`); `None` for anything else.
+fn exact_id(value: &Value) -> Option<RequestId> {
+    match value {
+        Value::String(text) => Some(NumberOrString::String(text.as_str().into())),
+        Value::Number(number) => number.as_i64().map(NumberOrString::Number),
+        _ => None,
     }
 }
 
@@ -870,8 +897,38 @@ mod tests {
                 String::from_utf8_lossy(&line)
             );
         }
+        // A response to a request of ours goes on.
+        lock(&ids).asked.insert(NumberOrString::Number(3));
         let response = br#"{"jsonrpc":"2.0","id":3,"result":{}}"#;
         assert!(matches!(judge(response, &ids), Verdict::Forward(_)));
+    }
+
+    #[test]
+    fn an_answer_must_name_the_id_of_a_question_exactly_and_once() {
+        let ids = Mutex::new(Ids::default());
+        lock(&ids).asked.insert(NumberOrString::Number(0));
+        lock(&ids).asked.insert(NumberOrString::String("q".into()));
+        for forged in [
+            br#"{"jsonrpc":"2.0","id":"0","result":{}}"#.as_slice(),
+            br#"{"jsonrpc":"2.0","id":0.0,"result":{}}"#,
+            br#"{"jsonrpc":"2.0","id":0e0,"result":{}}"#,
+            br#"{"jsonrpc":"2.0","id":1,"result":{}}"#,
+            br#"{"jsonrpc":"2.0","id":"Q","result":{}}"#,
+            br#"{"jsonrpc":"2.0","id":[0],"result":{}}"#,
+            br#"{"jsonrpc":"2.0","id":"0","error":{"code":1,"message":"m"}}"#,
+        ] {
+            assert!(
+                matches!(judge(forged, &ids), Verdict::Skip),
+                "{}",
+                String::from_utf8_lossy(forged)
+            );
+        }
+        let zero = br#"{"jsonrpc":"2.0","id":0,"result":{}}"#;
+        assert!(matches!(judge(zero, &ids), Verdict::Forward(_)));
+        // Answered: a second answer is not taken.
+        assert!(matches!(judge(zero, &ids), Verdict::Skip));
+        let q = br#"{"jsonrpc":"2.0","id":"q","result":{}}"#;
+        assert!(matches!(judge(q, &ids), Verdict::Forward(_)));
     }
 
     #[test]
