@@ -582,6 +582,80 @@ fn judge_notification(mut object: Map<String, Value>, method: &str, ids: &Mutex<
     }
 }
 
+/// The JSON-RPC error answering the body of an HTTP POST that cannot be
+/// handed to rmcp (which would answer 415 Unsupported Media Type with a
+/// line of text), or `None` when it can. The same judgement as a stdio
+/// line's: `-32700` for a body that is empty, not UTF-8 or not JSON;
+/// `-32600` for a batch, a non-object, a message that is not JSON-RPC 2.0,
+/// and an answer whose id is not written as one of ours could be (a string
+/// or an integer); `-32602` for a standard method's params of the wrong
+/// shape.
+pub(crate) fn http_refusal(body: &[u8]) -> Option<Vec<u8>> {
+    let parse_error = |message: &str| Some(error_reply(None, PARSE_ERROR, message.to_owned()));
+    if body.iter().all(u8::is_ascii_whitespace) {
+        return parse_error(
+            "Parse error: the request body is empty. POST one JSON-RPC message as a JSON object.",
+        );
+    }
+    let Ok(text) = std::str::from_utf8(body) else {
+        return parse_error(
+            "Parse error: the request body is not valid UTF-8. POST one JSON-RPC message as \
+             UTF-8 JSON.",
+        );
+    };
+    if structure(body) == Structure::Fine {
+        match serde_json::from_str::<Value>(text) {
+            Ok(Value::Array(_)) => {
+                return Some(error_reply(
+                    None,
+                    INVALID_REQUEST,
+                    "Invalid Request: batches are not supported (MCP removed them in \
+                     2025-06-18). POST each JSON-RPC message on its own."
+                        .to_owned(),
+                ));
+            }
+            Ok(Value::Object(object))
+                if !object.contains_key("method")
+                    && (object.contains_key("result") || object.contains_key("error"))
+                    && object.get("id").and_then(exact_id).is_none() =>
+            {
+                return Some(error_reply(
+                    None,
+                    INVALID_REQUEST,
+                    "Invalid Request: an answer must name the id of the request it answers, \
+                     exactly as the server wrote it."
+                        .to_owned(),
+                ));
+            }
+            Ok(_) => {}
+            Err(err) if err.to_string().starts_with("recursion limit exceeded") => {}
+            Err(err) => {
+                return Some(error_reply(
+                    None,
+                    PARSE_ERROR,
+                    format!(
+                        "Parse error: the request body is not valid JSON ({err}). POST one \
+                         JSON-RPC message as a JSON object."
+                    ),
+                ));
+            }
+        }
+    }
+    // Structure, shape and params, as for a line (no ids are in flight
+    // here: rmcp keeps those of HTTP requests).
+    if let Verdict::Reply(reply) = judge(body, &Mutex::new(Ids::default())) {
+        return Some(reply);
+    }
+    match serde_json::from_slice::<RxJsonRpcMessage<RoleServer>>(body) {
+        Ok(_) => None,
+        Err(err) => Some(error_reply(
+            scanned_id(body).as_ref(),
+            INVALID_REQUEST,
+            format!("Invalid Request: the message is not one this server can take ({err})."),
+        )),
+    }
+}
+
 /// The id `value` is as JSON-RPC writes it: a string, or a number written
 /// as an integer (not `0.0`, not `1e2`); `None` for anything else.
 fn exact_id(value: &Value) -> Option<RequestId> {
