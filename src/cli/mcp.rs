@@ -196,6 +196,7 @@ async fn serve_http(address: String, args: McpArgs) -> ExitCode {
     options.idle_timeout = args.idle_timeout;
     options.max_sessions = args.max_sessions;
     options.max_body_bytes = args.max_body_bytes;
+    options.max_connections = args.max_connections;
 
     let addresses = match resolve(&address).await {
         Ok(addresses) => addresses,
