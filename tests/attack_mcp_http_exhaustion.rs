@@ -175,7 +175,10 @@ fn attack_bodies_that_are_not_one_json_rpc_message_get_json_rpc_errors_with_400(
         (b"{\"jsonrpc\": \"2.0\", \"id\": 1, ", -32700),
         (b"", -32700),
         (b"\xff\xfe\x00", -32700),
-        (br#"[{"jsonrpc":"2.0","id":1,"method":"tools/list"}]"#, -32600),
+        (
+            br#"[{"jsonrpc":"2.0","id":1,"method":"tools/list"}]"#,
+            -32600,
+        ),
         (b"[]", -32600),
         (b"17", -32600),
         (br#"{"jsonrpc":"1.0","id":1,"method":"tools/list"}"#, -32600),
@@ -200,7 +203,11 @@ fn attack_bodies_that_are_not_one_json_rpc_message_get_json_rpc_errors_with_400(
     assert_eq!(message["error"]["code"], -32602, "{message}");
     assert_eq!(message["id"], 7, "{message}");
     // An answer whose id is not written as the server writes ids.
-    let (status, message) = post_raw(&server, Some(&id), br#"{"jsonrpc":"2.0","id":0.0,"result":{}}"#);
+    let (status, message) = post_raw(
+        &server,
+        Some(&id),
+        br#"{"jsonrpc":"2.0","id":0.0,"result":{}}"#,
+    );
     assert_eq!(status, 400, "{message}");
     // Nothing opened a session, and the session goes on.
     let list = json!({"jsonrpc": "2.0", "id": 3, "method": "tools/list"});

@@ -33,7 +33,10 @@ fn run_jsonl_escapes_line_and_paragraph_separators_in_a_tool_result() {
     let output = cli::agentcore_run(root.path(), "jsonl", &["--mode", "bypass"], &input);
     assert!(output.status.success(), "{output:?}");
     let stdout = String::from_utf8(output.stdout).unwrap();
-    assert!(stdout.contains(r"before\u2028between\u2029after"), "{stdout}");
+    assert!(
+        stdout.contains(r"before\u2028between\u2029after"),
+        "{stdout}"
+    );
     // Split as a JavaScript reader would, at \n, U+2028 and U+2029: every
     // piece is still a whole JSON line.
     for line in stdout.split(['\n', '\u{2028}', '\u{2029}']) {

@@ -74,7 +74,12 @@ struct Ends {
     output: Box<dyn BufRead>,
 }
 
-fn spawn(args: &[&str], root: &std::path::Path, tmp: &std::path::Path, wire: Wire) -> (Child, Ends) {
+fn spawn(
+    args: &[&str],
+    root: &std::path::Path,
+    tmp: &std::path::Path,
+    wire: Wire,
+) -> (Child, Ends) {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_agentcore"));
     cmd.args(args)
         .arg("--root")
@@ -185,7 +190,10 @@ fn run_case(signal: &str, number: i32, wire: Wire) {
     );
     read_until(&mut ends, "Started background job");
     assert!(!alive_with_arg(&n).is_empty(), "the job runs");
-    assert!(!folders(tmp.path()).is_empty(), "the session's folders exist");
+    assert!(
+        !folders(tmp.path()).is_empty(),
+        "the session's folders exist"
+    );
     let (code, took) = signal_and_wait(&mut child, signal);
     assert_eq!(code, Some(128 + number), "SIG{signal} over {wire:?}");
     assert!(took < PROMPTLY, "{took:?}");

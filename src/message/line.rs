@@ -68,15 +68,22 @@ mod tests {
         let value = json!({"text": text, "k\u{2029}": [text]});
         let line = to_line_vec(&value).unwrap();
         let line = String::from_utf8(line).unwrap();
-        assert!(!line.contains('\u{2028}') && !line.contains('\u{2029}'), "{line}");
-        assert!(line.contains(r#"a\u2028b\u2029c \u2028\u2028 é\n\"\u0000"#), "{line}");
+        assert!(
+            !line.contains('\u{2028}') && !line.contains('\u{2029}'),
+            "{line}"
+        );
+        assert!(
+            line.contains(r#"a\u2028b\u2029c \u2028\u2028 é\n\"\u0000"#),
+            "{line}"
+        );
         let back: Value = serde_json::from_str(&line).unwrap();
         assert_eq!(back, value);
     }
 
     #[test]
     fn everything_else_is_serde_jsons_compact_output() {
-        let value = json!({"a": [1, 2.5, null, true], "b": "plain \u{7f} \u{2027}\u{202a}", "c": {}});
+        let value =
+            json!({"a": [1, 2.5, null, true], "b": "plain \u{7f} \u{2027}\u{202a}", "c": {}});
         assert_eq!(
             String::from_utf8(to_line_vec(&value).unwrap()).unwrap(),
             serde_json::to_string(&value).unwrap()

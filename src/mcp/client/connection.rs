@@ -172,9 +172,7 @@ impl Connection {
         // Negotiated down: a server answers the version asked for or an
         // older one it supports; one this client does not speak ends the
         // mount (the specification's "SHOULD disconnect").
-        let answered = peer
-            .peer_info()
-            .map(|info| info.protocol_version.clone());
+        let answered = peer.peer_info().map(|info| info.protocol_version.clone());
         if let Some(version) = answered
             && !accepted_versions().any(|known| *known == version)
         {

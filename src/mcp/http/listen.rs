@@ -263,9 +263,6 @@ pub(super) async fn serve(
         });
     }
     drop(listener);
-    let _ = tokio::time::timeout(grace, async {
-        while tasks.join_next().await.is_some() {}
-    })
-    .await;
+    let _ = tokio::time::timeout(grace, async { while tasks.join_next().await.is_some() {} }).await;
     tasks.abort_all();
 }

@@ -19,9 +19,22 @@
 //!    otherwise);
 //! 3. a body longer than [`HttpOptions::max_body_bytes`] is refused (413),
 //!    whether it gives a `Content-Length` or is chunked;
-//! 4. a request that would open a session (a POST without
-//!    `Mcp-Session-Id`) while [`HttpOptions::max_sessions`] are open gets
-//!    503; requests of open sessions go on.
+//! 4. a POST's body is read (within [`BODY_TIMEOUT`], 408 past it) and,
+//!    when it is not one JSON-RPC message rmcp can take, answered with 400
+//!    and the JSON-RPC error for it (`-32700` parse error, `-32600`
+//!    invalid request for a batch or a non-message, `-32602` invalid
+//!    params), where rmcp would answer 415 with a line of text;
+//! 5. a request that would open a session (a POST without
+//!    `Mcp-Session-Id`) while [`HttpOptions::max_sessions`] are open ends
+//!    the session idle longest, if one has been idle [`EVICT_AFTER_IDLE`]
+//!    with no request being answered and no call running; else it gets
+//!    503. Requests of open sessions go on.
+//!
+//! A session that made no request after `initialize` ends once idle
+//! [`HttpOptions::unused_timeout`] ([`UNUSED_SESSION_TIMEOUT`]).
+//! Connections are served by hyper with a cap, a header-read timeout and
+//! limits on the request head (see [`HEADER_TIMEOUT`],
+//! [`HttpOptions::max_connections`]).
 //!
 //! A DELETE is answered (200) once the session has ended.
 //!
@@ -98,7 +111,8 @@ pub struct HttpOptions {
     pub max_body_bytes: usize,
     /// The most MCP sessions open at once.
     pub max_sessions: usize,
-    /// The most connections open at once (see [`listen`](self#connections)).
+    /// The most connections open at once; at the cap a new one closes the
+    /// connection that has waited longest for a request's headers.
     pub max_connections: usize,
     /// How long a connection may take to send a request's headers.
     pub header_timeout: Duration,
