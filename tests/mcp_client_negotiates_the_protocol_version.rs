@@ -101,3 +101,56 @@ fn a_server_answering_a_version_the_client_does_not_speak_is_not_mounted() {
         assert!(!hello_text(&events).contains("hello from"), "{events:#?}");
     }
 }
+
+#[test]
+fn an_answer_over_the_line_limit_fails_its_call_at_once_naming_the_server_and_size() {
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("initialize.log");
+    let policy = dir.path().join("policy.toml");
+    let size = 17 * 1024 * 1024;
+    std::fs::write(
+        &policy,
+        format!(
+            "[[mcp_servers]]\nname = \"v\"\ncommand = \"python3\"\nargs = [{:?}]\n\
+             call_timeout_secs = 60\n\
+             env = {{ VERSION_LOG = {:?}, BIG_ANSWER = \"{size}\" }}\n",
+            SERVER,
+            log.to_string_lossy(),
+        ),
+    )
+    .unwrap();
+    let root = tempfile::tempdir().unwrap();
+    let input = format!(
+        "{}\n{}\n",
+        json!({"turn": [{"id": "b", "name": "mcp__v__big", "args": {}}]}),
+        json!({"turn": [{"id": "h", "name": "mcp__v__hello", "args": {}}]})
+    );
+    let started = std::time::Instant::now();
+    let output = cli::agentcore_run(
+        root.path(),
+        "jsonl",
+        &["--policy", &policy.to_string_lossy()],
+        &input,
+    );
+    let took = started.elapsed();
+    let events = cli::events(&output);
+    let big = events
+        .iter()
+        .find(|e| e["type"] == "tool_exec_end" && e["tool_id"] == "b")
+        .unwrap_or_else(|| panic!("{events:#?}"));
+    let text = big["content"].to_string();
+    assert_eq!(big["is_error"], true, "{big}");
+    assert!(text.contains("MCP server \\\"v\\\""), "{text}");
+    // The line without its newline.
+    assert!(text.contains(&format!("{} bytes", size - 1)), "{text}");
+    assert!(text.contains("16777216"), "{text}");
+    assert!(
+        took < std::time::Duration::from_secs(30),
+        "the call waited {took:?} (its timeout is 60 s)"
+    );
+    // The connection goes on.
+    assert!(
+        hello_text(&events).contains("hello from version-server"),
+        "{events:#?}"
+    );
+}

@@ -677,7 +677,7 @@ fn scanned_id(line: &[u8]) -> Option<RequestId> {
 /// it has a `"method"`, keeping a few bytes: enough to answer a request too
 /// long to read with its own id.
 #[derive(Debug, Default)]
-struct IdScan {
+pub(crate) struct IdScan {
     /// Seen the first byte that is not whitespace.
     started: bool,
     /// Not an object, or past its end.
@@ -702,7 +702,7 @@ impl IdScan {
     const KEY: usize = 8;
     const VALUE: usize = 256;
 
-    fn feed(&mut self, mut bytes: &[u8]) {
+    pub(crate) fn feed(&mut self, mut bytes: &[u8]) {
         while let Some((&byte, rest)) = bytes.split_first() {
             if self.done {
                 return;
@@ -829,6 +829,17 @@ impl IdScan {
             return None;
         }
         serde_json::from_slice(&scan.id?).ok()
+    }
+
+    /// The id of the answer seen (an object with no `"method"`), written
+    /// as an id is (a string or an integer); the scan starts over.
+    pub(crate) fn take_answered(&mut self) -> Option<RequestId> {
+        let scan = std::mem::take(self);
+        if scan.has_method {
+            return None;
+        }
+        let value: Value = serde_json::from_slice(&scan.id?).ok()?;
+        exact_id(&value)
     }
 }
 

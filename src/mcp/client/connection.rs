@@ -3,7 +3,6 @@
 
 use std::collections::{HashMap, VecDeque};
 use std::pin::pin;
-use std::process::Stdio;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -15,7 +14,6 @@ use rmcp::model::{
     JsonObject, ProgressNotificationParam, ProgressToken, ProtocolVersion, ServerResult,
 };
 use rmcp::service::{NotificationContext, PeerRequestOptions, RunningService, ServiceError};
-use rmcp::transport::TokioChildProcess;
 use rmcp::{ClientHandler, Peer, RoleClient};
 use serde_json::{Value, json};
 use tokio::io::AsyncReadExt;
@@ -23,6 +21,7 @@ use tokio::sync::{mpsc, watch};
 
 use super::MountFailure;
 use super::config::McpServerConfig;
+use super::stdio::{ChildStdio, TOO_LONG};
 
 /// The protocol version asked for in `initialize`: the newest revision
 /// that still has the `initialize` handshake (2025-11-25; from 2026-07-28
@@ -106,9 +105,7 @@ impl Connection {
             .env_remove(crate::mcp::http::TOKEN_ENV)
             .envs(&config.env)
             .kill_on_drop(true);
-        let (transport, stderr) = TokioChildProcess::builder(command)
-            .stderr(Stdio::piped())
-            .spawn()
+        let (transport, stderr) = ChildStdio::spawn(&name, command)
             .map_err(|err| {
                 fail(format!(
                     "MCP server {name:?} could not be started: `{program}`: {err}; check `command` in its [[mcp_servers]] entry"
@@ -363,6 +360,14 @@ impl Connection {
                 secs(*timeout),
                 self.stderr.quote()
             ),
+            ServiceError::McpError(error)
+                if error
+                    .data
+                    .as_ref()
+                    .is_some_and(|data| data.get(TOO_LONG).is_some()) =>
+            {
+                error.message.to_string()
+            }
             ServiceError::McpError(error) => format!(
                 "MCP server {name:?} refused the call: {} (code {}); correct the arguments or use another tool",
                 error.message, error.code.0
