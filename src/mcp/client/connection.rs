@@ -591,7 +591,7 @@ mod tests {
                 "-c",
                 "i=0; while [ $i -lt 2000 ]; do echo line $i >&2; i=$((i+1)); done",
             ])
-            .stderr(Stdio::piped())
+            .stderr(std::process::Stdio::piped())
             .spawn()
             .unwrap();
         let tail = StderrTail::spawn(child.stderr.take());
