@@ -270,3 +270,30 @@ async fn attack_a_huge_preview_is_cut_in_the_question() {
     assert!(text.contains("dismissed the question"), "{text}");
     assert!(!root.path().join("big.txt").exists());
 }
+
+#[tokio::test]
+async fn attack_an_answer_naming_the_question_s_id_in_another_type_is_ignored() {
+    let root = tempfile::tempdir().unwrap();
+    let mut client = Client::start(root.path(), &[]).await;
+    let call = client.write("x.txt", "x\n").await;
+    let question = client.question().await;
+    let id = question["id"].as_i64().expect("rmcp numbers its requests");
+    let allow = json!({"action": "accept", "content": {"decision": "allow_session"}});
+    // The same number as a string, in float form, in exponent form.
+    for forged in [
+        json!(id.to_string()),
+        json!(id as f64),
+        serde_json::from_str::<Value>(&format!("{id}e0")).unwrap(),
+    ] {
+        assert!(!(forged.is_i64()), "{forged}");
+        client
+            .send(json!({"jsonrpc": "2.0", "id": forged, "result": allow}))
+            .await;
+    }
+    client
+        .send(json!({"jsonrpc": "2.0", "id": id, "result": {"action": "decline"}}))
+        .await;
+    let text = client.refused(call).await;
+    assert!(text.starts_with("the user denied this call"), "{text}");
+    assert!(!root.path().join("x.txt").exists());
+}

@@ -336,3 +336,23 @@ fn demo_runs_without_setup() {
         );
     }
 }
+
+#[test]
+fn help_names_no_wrong_count_of_built_in_tools() {
+    let output = agentcore().arg("--help").output().unwrap();
+    assert!(output.status.success());
+    let help = String::from_utf8_lossy(&output.stdout).to_lowercase();
+    assert!(help.contains("built-in"), "{help}");
+    // There are eleven (read, glob, grep, ls, edit, multi_edit, write,
+    // apply_patch, bash, bash_output, kill_shell): a count would drift.
+    for count in [
+        "seven", "eight", "nine", "ten ", "eleven", "twelve", " 7 ", " 10 ", " 11 ",
+    ] {
+        assert!(!help.contains(&format!("{count} built-in")), "{help}");
+        assert!(!help.contains(&format!("{count}built-in")), "{help}");
+    }
+    assert!(
+        !env!("CARGO_PKG_DESCRIPTION").contains("seven"),
+        "the package description counts the tools"
+    );
+}

@@ -173,6 +173,9 @@ pub struct McpArgs {
     /// The most HTTP sessions open at once; a new one beyond it gets 503.
     #[arg(long, value_name = "N", default_value_t = 16, requires = "http")]
     pub max_sessions: usize,
+    /// The most HTTP connections open at once; at the cap, a new one closes the one that has waited longest for a request's headers.
+    #[arg(long, value_name = "N", default_value_t = agentcore::mcp::http::DEFAULT_MAX_CONNECTIONS, requires = "http")]
+    pub max_connections: usize,
     /// The largest HTTP request body accepted, in bytes (413 beyond it).
     #[arg(long, value_name = "BYTES", default_value_t = 16 * 1024 * 1024, requires = "http")]
     pub max_body_bytes: usize,

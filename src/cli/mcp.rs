@@ -12,6 +12,7 @@ use agentcore::session::{SessionConfig, SessionError};
 
 use super::args::McpArgs;
 use super::run::{Signals, connect, session_config};
+use super::stdin::ThreadStdin;
 
 /// The port of `--http ADDR` without one.
 const DEFAULT_PORT: u16 = 8080;
@@ -67,7 +68,13 @@ pub async fn serve_stdio(args: McpArgs) -> ExitCode {
         Ok(stop) => stop,
         Err(code) => return code,
     };
-    let (reader, writer) = rmcp::transport::stdio_pipes();
+    let (reader, writer) = match stdio() {
+        Ok(pair) => pair,
+        Err(err) => {
+            eprintln!("agentcore mcp: cannot start reading stdin: {err}");
+            return ExitCode::from(1);
+        }
+    };
     match agentcore::mcp::serve_until(session, reader, writer, stop).await {
         Ok(()) => match signalled.load(Ordering::SeqCst) {
             0 => ExitCode::SUCCESS,
@@ -78,6 +85,35 @@ pub async fn serve_stdio(args: McpArgs) -> ExitCode {
             ExitCode::from(1)
         }
     }
+}
+
+/// The connection's two ends. Pipes on both sides (how MCP clients start a
+/// server) are driven by the reactor (rmcp's `stdio_pipes`), so a signal
+/// ends the process while a read waits; anything else (a socket, a file, a
+/// terminal) is read on a thread of its own, for the same reason: a read
+/// on the runtime's blocking pool would hold the exit until the client
+/// closed its end.
+#[allow(clippy::type_complexity)]
+fn stdio() -> std::io::Result<(
+    Box<dyn tokio::io::AsyncRead + Send + Unpin>,
+    Box<dyn tokio::io::AsyncWrite + Send + Unpin>,
+)> {
+    if is_fifo(&std::io::stdin()) && is_fifo(&std::io::stdout()) {
+        let (reader, writer) = rmcp::transport::stdio_pipes();
+        return Ok((Box::new(reader), Box::new(writer)));
+    }
+    Ok((Box::new(ThreadStdin::new()?), Box::new(tokio::io::stdout())))
+}
+
+/// Whether `stream` is a pipe.
+fn is_fifo(stream: &impl std::os::fd::AsFd) -> bool {
+    use std::os::unix::fs::FileTypeExt;
+    stream
+        .as_fd()
+        .try_clone_to_owned()
+        .map(std::fs::File::from)
+        .and_then(|file| file.metadata())
+        .is_ok_and(|metadata| metadata.file_type().is_fifo())
 }
 
 /// A future that completes on SIGTERM, SIGINT or SIGHUP, and where it
@@ -160,6 +196,7 @@ async fn serve_http(address: String, args: McpArgs) -> ExitCode {
     options.idle_timeout = args.idle_timeout;
     options.max_sessions = args.max_sessions;
     options.max_body_bytes = args.max_body_bytes;
+    options.max_connections = args.max_connections;
 
     let addresses = match resolve(&address).await {
         Ok(addresses) => addresses,

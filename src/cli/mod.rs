@@ -9,6 +9,7 @@ mod pretty;
 mod protocol;
 mod run;
 mod sandbox;
+mod stdin;
 mod tools;
 
 use std::process::ExitCode;
@@ -18,7 +19,8 @@ use clap::Parser;
 use args::{Cli, Command};
 
 /// Parses the command line and runs it; the exit status follows `cli.md`
-/// (0 when input was read to the end, 2 for bad options or input files).
+/// (0 when input was read to the end, 2 for bad options or input files,
+/// 128 + the signal's number on SIGTERM, SIGINT or SIGHUP: 143, 130, 129).
 pub fn main() -> ExitCode {
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
@@ -38,7 +40,7 @@ pub fn main() -> ExitCode {
             return ExitCode::from(1);
         }
     };
-    runtime.block_on(async move {
+    let code = runtime.block_on(async move {
         match cli.command {
             Command::Run(args) => run::run(args).await,
             Command::Demo => demo::demo().await,
@@ -46,5 +48,15 @@ pub fn main() -> ExitCode {
             Command::Mcp(args) => mcp::serve(args).await,
             Command::Sandbox(args::SandboxCommand::Check(args)) => sandbox::check(args),
         }
-    })
+    });
+    // The session has ended (jobs killed and awaited, folders removed). A
+    // runtime waits for its blocking threads when dropped; one stuck in a
+    // write to a reader that went away must not hold the exit.
+    runtime.shutdown_timeout(SHUTDOWN_GRACE);
+    code
 }
+
+/// How long the exit waits for the runtime's blocking threads once the
+/// command is done (standard input is read on a thread of its own, which
+/// is never waited for).
+const SHUTDOWN_GRACE: std::time::Duration = std::time::Duration::from_millis(500);

@@ -14,6 +14,7 @@ use tokio::io::{AsyncRead, BufReader};
 use super::args::{Format, RunArgs, SessionArgs};
 use super::pretty::Pretty;
 use super::protocol::{Input, PROTOCOL, TurnInput, parse_line};
+use super::stdin::ThreadStdin;
 
 /// Where a run's events go.
 pub(crate) enum Output {
@@ -71,8 +72,9 @@ impl Output {
 
 fn write_json(value: &impl serde::Serialize) {
     let mut out = std::io::stdout().lock();
-    // A closed stdout (the reader went away) is not worth a panic.
-    if serde_json::to_writer(&mut out, value).is_ok() {
+    // A closed stdout (the reader went away) is not worth a panic. U+2028
+    // and U+2029 are escaped: line splitters break lines at them.
+    if agentcore::message::line::to_line_writer(&mut out, value).is_ok() {
         let _ = out.write_all(b"\n");
         let _ = out.flush();
     }
@@ -122,8 +124,14 @@ pub(crate) async fn connect(program: &str, config: SessionConfig) -> Result<Sess
 /// Runs `agentcore run`.
 pub async fn run(args: RunArgs) -> ExitCode {
     let input: Box<dyn AsyncRead + Unpin + Send> = match &args.file {
-        None => Box::new(tokio::io::stdin()),
-        Some(path) if path == &PathBuf::from("-") => Box::new(tokio::io::stdin()),
+        None => match stdin() {
+            Ok(stdin) => stdin,
+            Err(code) => return code,
+        },
+        Some(path) if path == &PathBuf::from("-") => match stdin() {
+            Ok(stdin) => stdin,
+            Err(code) => return code,
+        },
         Some(path) => match tokio::fs::File::open(path).await {
             Ok(file) => Box::new(file),
             Err(err) => {
@@ -181,6 +189,18 @@ pub async fn run(args: RunArgs) -> ExitCode {
         let _ = forwarder.await;
     }
     code
+}
+
+/// Standard input on a thread of its own ([`ThreadStdin`]): a signal ends
+/// the run while a read waits for the next line.
+fn stdin() -> Result<Box<dyn AsyncRead + Unpin + Send>, ExitCode> {
+    match ThreadStdin::new() {
+        Ok(stdin) => Ok(Box::new(stdin)),
+        Err(err) => {
+            eprintln!("agentcore run: cannot start reading the input: {err}");
+            Err(ExitCode::from(1))
+        }
+    }
 }
 
 /// Writes `{"type":"job_exit","job_id":…,"status":…,"command":…}` for every

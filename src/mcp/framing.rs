@@ -47,6 +47,7 @@ use crate::lines::{
     Line, LineReader, MAX_DEPTH, MAX_LINE_BYTES, MAX_LINE_MIB, MAX_VALUES, Structure, structure,
 };
 use crate::message::json_kind as kind;
+use crate::message::line::to_line_vec;
 
 /// JSON-RPC's parse error.
 const PARSE_ERROR: i32 = -32700;
@@ -153,7 +154,8 @@ where
             let Some(item) = item else {
                 return Ok(());
             };
-            let bytes = serde_json::to_vec(&item).map_err(std::io::Error::from)?;
+            // U+2028 and U+2029 escaped: line splitters break lines at them.
+            let bytes = to_line_vec(&item).map_err(std::io::Error::from)?;
             let mut out = out.lock().await;
             out.push(&bytes);
             out.flush().await
@@ -260,6 +262,9 @@ struct Ids {
     last: i64,
     by_client: HashMap<RequestId, RequestId>,
     by_inner: HashMap<RequestId, RequestId>,
+    /// The ids of our requests to the client not answered yet: an answer
+    /// must name one of them exactly, and only once.
+    asked: std::collections::HashSet<RequestId>,
 }
 
 fn lock(ids: &Mutex<Ids>) -> MutexGuard<'_, Ids> {
@@ -279,7 +284,12 @@ fn outgoing(
             Some(id) => id,
             None => return Some(item),
         },
-        JsonRpcMessage::Request(_) | JsonRpcMessage::Notification(_) => return Some(item),
+        JsonRpcMessage::Request(request) => {
+            // A question to the client: its answer must name this id exactly.
+            lock(ids).asked.insert(request.id.clone());
+            return Some(item);
+        }
+        JsonRpcMessage::Notification(_) => return Some(item),
     };
     let mut ids = lock(ids);
     let client = ids.by_inner.remove(id)?;
@@ -303,9 +313,8 @@ enum Verdict {
 /// known.
 fn error_reply(id: Option<&RequestId>, code: i32, message: String) -> Vec<u8> {
     let id = id.map_or(Value::Null, |id| id.clone().into_json_value());
-    json!({"jsonrpc": "2.0", "id": id, "error": {"code": code, "message": message}})
-        .to_string()
-        .into_bytes()
+    let reply = json!({"jsonrpc": "2.0", "id": id, "error": {"code": code, "message": message}});
+    to_line_vec(&reply).unwrap_or_default()
 }
 
 /// Judges one line (newline excluded) and, for a request it lets through,
@@ -384,6 +393,15 @@ fn judge(line: &[u8], ids: &Mutex<Ids>) -> Verdict {
         // answering our error replies with errors of its own would
         // otherwise keep both sides busy forever. A usable one is a
         // response to a request of ours, which rmcp matches.
+        // It must name a request of ours exactly, type and value: rmcp
+        // reads `"0"` and `0.0` as ids too, and would take them for the
+        // answer to request `0`.
+        let Some(asked) = object.get("id").and_then(exact_id) else {
+            return Verdict::Skip;
+        };
+        if !lock(ids).asked.remove(&asked) {
+            return Verdict::Skip;
+        }
         return match serde_json::from_value(Value::Object(object)) {
             Ok(message @ JsonRpcMessage::Response(_)) => Verdict::Forward(Box::new(message)),
             Ok(JsonRpcMessage::Error(error)) if error.id.is_some() => {
@@ -564,6 +582,90 @@ fn judge_notification(mut object: Map<String, Value>, method: &str, ids: &Mutex<
     }
 }
 
+/// The JSON-RPC error answering the body of an HTTP POST that cannot be
+/// handed to rmcp (which would answer 415 Unsupported Media Type with a
+/// line of text), or `None` when it can. The same judgement as a stdio
+/// line's: `-32700` for a body that is empty, not UTF-8 or not JSON;
+/// `-32600` for a batch, a non-object, a message that is not JSON-RPC 2.0,
+/// and an answer whose id is not written as one of ours could be (a string
+/// or an integer); `-32602` for a standard method's params of the wrong
+/// shape.
+pub(crate) fn http_refusal(body: &[u8]) -> Option<Vec<u8>> {
+    let parse_error = |message: &str| Some(error_reply(None, PARSE_ERROR, message.to_owned()));
+    if body.iter().all(u8::is_ascii_whitespace) {
+        return parse_error(
+            "Parse error: the request body is empty. POST one JSON-RPC message as a JSON object.",
+        );
+    }
+    let Ok(text) = std::str::from_utf8(body) else {
+        return parse_error(
+            "Parse error: the request body is not valid UTF-8. POST one JSON-RPC message as \
+             UTF-8 JSON.",
+        );
+    };
+    if structure(body) == Structure::Fine {
+        match serde_json::from_str::<Value>(text) {
+            Ok(Value::Array(_)) => {
+                return Some(error_reply(
+                    None,
+                    INVALID_REQUEST,
+                    "Invalid Request: batches are not supported (MCP removed them in \
+                     2025-06-18). POST each JSON-RPC message on its own."
+                        .to_owned(),
+                ));
+            }
+            Ok(Value::Object(object))
+                if !object.contains_key("method")
+                    && (object.contains_key("result") || object.contains_key("error"))
+                    && object.get("id").and_then(exact_id).is_none() =>
+            {
+                return Some(error_reply(
+                    None,
+                    INVALID_REQUEST,
+                    "Invalid Request: an answer must name the id of the request it answers, \
+                     exactly as the server wrote it."
+                        .to_owned(),
+                ));
+            }
+            Ok(_) => {}
+            Err(err) if err.to_string().starts_with("recursion limit exceeded") => {}
+            Err(err) => {
+                return Some(error_reply(
+                    None,
+                    PARSE_ERROR,
+                    format!(
+                        "Parse error: the request body is not valid JSON ({err}). POST one \
+                         JSON-RPC message as a JSON object."
+                    ),
+                ));
+            }
+        }
+    }
+    // Structure, shape and params, as for a line (no ids are in flight
+    // here: rmcp keeps those of HTTP requests).
+    if let Verdict::Reply(reply) = judge(body, &Mutex::new(Ids::default())) {
+        return Some(reply);
+    }
+    match serde_json::from_slice::<RxJsonRpcMessage<RoleServer>>(body) {
+        Ok(_) => None,
+        Err(err) => Some(error_reply(
+            scanned_id(body).as_ref(),
+            INVALID_REQUEST,
+            format!("Invalid Request: the message is not one this server can take ({err})."),
+        )),
+    }
+}
+
+/// The id `value` is as JSON-RPC writes it: a string, or a number written
+/// as an integer (not `0.0`, not `1e2`); `None` for anything else.
+fn exact_id(value: &Value) -> Option<RequestId> {
+    match value {
+        Value::String(text) => Some(NumberOrString::String(text.as_str().into())),
+        Value::Number(number) => number.as_i64().map(NumberOrString::Number),
+        _ => None,
+    }
+}
+
 /// The top-level id of the request in `line`, if it names one.
 fn scanned_id(line: &[u8]) -> Option<RequestId> {
     let mut scan = IdScan::default();
@@ -575,7 +677,7 @@ fn scanned_id(line: &[u8]) -> Option<RequestId> {
 /// it has a `"method"`, keeping a few bytes: enough to answer a request too
 /// long to read with its own id.
 #[derive(Debug, Default)]
-struct IdScan {
+pub(crate) struct IdScan {
     /// Seen the first byte that is not whitespace.
     started: bool,
     /// Not an object, or past its end.
@@ -600,7 +702,7 @@ impl IdScan {
     const KEY: usize = 8;
     const VALUE: usize = 256;
 
-    fn feed(&mut self, mut bytes: &[u8]) {
+    pub(crate) fn feed(&mut self, mut bytes: &[u8]) {
         while let Some((&byte, rest)) = bytes.split_first() {
             if self.done {
                 return;
@@ -727,6 +829,17 @@ impl IdScan {
             return None;
         }
         serde_json::from_slice(&scan.id?).ok()
+    }
+
+    /// The id of the answer seen (an object with no `"method"`), written
+    /// as an id is (a string or an integer); the scan starts over.
+    pub(crate) fn take_answered(&mut self) -> Option<RequestId> {
+        let scan = std::mem::take(self);
+        if scan.has_method {
+            return None;
+        }
+        let value: Value = serde_json::from_slice(&scan.id?).ok()?;
+        exact_id(&value)
     }
 }
 
@@ -869,8 +982,38 @@ mod tests {
                 String::from_utf8_lossy(&line)
             );
         }
+        // A response to a request of ours goes on.
+        lock(&ids).asked.insert(NumberOrString::Number(3));
         let response = br#"{"jsonrpc":"2.0","id":3,"result":{}}"#;
         assert!(matches!(judge(response, &ids), Verdict::Forward(_)));
+    }
+
+    #[test]
+    fn an_answer_must_name_the_id_of_a_question_exactly_and_once() {
+        let ids = Mutex::new(Ids::default());
+        lock(&ids).asked.insert(NumberOrString::Number(0));
+        lock(&ids).asked.insert(NumberOrString::String("q".into()));
+        for forged in [
+            br#"{"jsonrpc":"2.0","id":"0","result":{}}"#.as_slice(),
+            br#"{"jsonrpc":"2.0","id":0.0,"result":{}}"#,
+            br#"{"jsonrpc":"2.0","id":0e0,"result":{}}"#,
+            br#"{"jsonrpc":"2.0","id":1,"result":{}}"#,
+            br#"{"jsonrpc":"2.0","id":"Q","result":{}}"#,
+            br#"{"jsonrpc":"2.0","id":[0],"result":{}}"#,
+            br#"{"jsonrpc":"2.0","id":"0","error":{"code":1,"message":"m"}}"#,
+        ] {
+            assert!(
+                matches!(judge(forged, &ids), Verdict::Skip),
+                "{}",
+                String::from_utf8_lossy(forged)
+            );
+        }
+        let zero = br#"{"jsonrpc":"2.0","id":0,"result":{}}"#;
+        assert!(matches!(judge(zero, &ids), Verdict::Forward(_)));
+        // Answered: a second answer is not taken.
+        assert!(matches!(judge(zero, &ids), Verdict::Skip));
+        let q = br#"{"jsonrpc":"2.0","id":"q","result":{}}"#;
+        assert!(matches!(judge(q, &ids), Verdict::Forward(_)));
     }
 
     #[test]

@@ -110,6 +110,11 @@ impl McpServer {
         &self.inner.arrivals
     }
 
+    /// `tools/call` handlers running now.
+    pub(crate) fn calls_in_flight(&self) -> usize {
+        self.inner.in_flight.load(Ordering::Acquire)
+    }
+
     /// Waits until no `tools/call` handler is running (their calls ended),
     /// or `timeout` passes.
     pub(crate) async fn drain(&self, timeout: Duration) {

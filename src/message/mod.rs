@@ -46,6 +46,7 @@
 
 pub mod anthropic;
 mod error;
+pub mod line;
 pub mod mcp;
 pub mod openai;
 mod parse;

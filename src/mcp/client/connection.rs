@@ -3,7 +3,6 @@
 
 use std::collections::{HashMap, VecDeque};
 use std::pin::pin;
-use std::process::Stdio;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -12,10 +11,9 @@ use agentcore_stages::CallContext;
 use rmcp::model::{
     CallToolRequest, CallToolRequestParams, CancelledNotification, CancelledNotificationParam,
     ClientCapabilities, ClientConfig, ClientNotification, ClientRequest, Implementation,
-    JsonObject, ProgressNotificationParam, ProgressToken, ServerResult,
+    JsonObject, ProgressNotificationParam, ProgressToken, ProtocolVersion, ServerResult,
 };
 use rmcp::service::{NotificationContext, PeerRequestOptions, RunningService, ServiceError};
-use rmcp::transport::TokioChildProcess;
 use rmcp::{ClientHandler, Peer, RoleClient};
 use serde_json::{Value, json};
 use tokio::io::AsyncReadExt;
@@ -23,6 +21,21 @@ use tokio::sync::{mpsc, watch};
 
 use super::MountFailure;
 use super::config::McpServerConfig;
+use super::stdio::{ChildStdio, TOO_LONG};
+
+/// The protocol version asked for in `initialize`: the newest revision
+/// that still has the `initialize` handshake (2025-11-25; from 2026-07-28
+/// the lifecycle moved into each request's `_meta`).
+pub(crate) const REQUESTED_VERSION: ProtocolVersion = ProtocolVersion::LATEST_WITH_INITIALIZE;
+
+/// The versions a server may answer `initialize` with (it answers the one
+/// asked for, or an older one it supports): every revision with the
+/// handshake, up to the one asked for.
+fn accepted_versions() -> impl Iterator<Item = &'static ProtocolVersion> {
+    ProtocolVersion::known_up_to(&REQUESTED_VERSION)
+        .iter()
+        .filter(|version| version.has_initialize())
+}
 
 /// How much of a server's stderr is kept for messages.
 const STDERR_KEEP: usize = 4096;
@@ -92,9 +105,7 @@ impl Connection {
             .env_remove(crate::mcp::http::TOKEN_ENV)
             .envs(&config.env)
             .kill_on_drop(true);
-        let (transport, stderr) = TokioChildProcess::builder(command)
-            .stderr(Stdio::piped())
-            .spawn()
+        let (transport, stderr) = ChildStdio::spawn(&name, command)
             .map_err(|err| {
                 fail(format!(
                     "MCP server {name:?} could not be started: `{program}`: {err}; check `command` in its [[mcp_servers]] entry"
@@ -155,6 +166,22 @@ impl Connection {
             }
         };
         let peer = service.peer().clone();
+        // Negotiated down: a server answers the version asked for or an
+        // older one it supports; one this client does not speak ends the
+        // mount (the specification's "SHOULD disconnect").
+        let answered = peer.peer_info().map(|info| info.protocol_version.clone());
+        if let Some(version) = answered
+            && !accepted_versions().any(|known| *known == version)
+        {
+            let known: Vec<&str> = accepted_versions().map(ProtocolVersion::as_str).collect();
+            return Err(fail(format!(
+                "MCP server {name:?} answered initialize with protocol version {:?}, which \
+                 agentcore does not speak (it asked for {REQUESTED_VERSION} and speaks {}); \
+                 use a server that supports one of those versions",
+                version.as_str(),
+                known.join(", ")
+            )));
+        }
         let tools = match tokio::time::timeout_at(deadline, peer.list_all_tools()).await {
             Ok(Ok(tools)) => tools,
             Ok(Err(err)) => {
@@ -333,6 +360,14 @@ impl Connection {
                 secs(*timeout),
                 self.stderr.quote()
             ),
+            ServiceError::McpError(error)
+                if error
+                    .data
+                    .as_ref()
+                    .is_some_and(|data| data.get(TOO_LONG).is_some()) =>
+            {
+                error.message.to_string()
+            }
             ServiceError::McpError(error) => format!(
                 "MCP server {name:?} refused the call: {} (code {}); correct the arguments or use another tool",
                 error.message, error.code.0
@@ -437,10 +472,14 @@ impl ClientHandler for Handler {
     }
 
     fn get_info(&self) -> ClientConfig {
-        ClientConfig::new(
+        let mut info = ClientConfig::new(
             ClientCapabilities::default(),
             Implementation::new("agentcore", env!("CARGO_PKG_VERSION")),
-        )
+        );
+        // rmcp's default is its LATEST, a revision without `initialize`: a
+        // server of an earlier one would not know what was asked of it.
+        info.protocol_version = REQUESTED_VERSION;
+        info
     }
 }
 
@@ -552,7 +591,7 @@ mod tests {
                 "-c",
                 "i=0; while [ $i -lt 2000 ]; do echo line $i >&2; i=$((i+1)); done",
             ])
-            .stderr(Stdio::piped())
+            .stderr(std::process::Stdio::piped())
             .spawn()
             .unwrap();
         let tail = StderrTail::spawn(child.stderr.take());

@@ -17,6 +17,7 @@
 mod config;
 mod connection;
 mod content;
+mod stdio;
 mod tool;
 
 use std::sync::Arc;

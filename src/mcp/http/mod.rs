@@ -19,9 +19,22 @@
 //!    otherwise);
 //! 3. a body longer than [`HttpOptions::max_body_bytes`] is refused (413),
 //!    whether it gives a `Content-Length` or is chunked;
-//! 4. a request that would open a session (a POST without
-//!    `Mcp-Session-Id`) while [`HttpOptions::max_sessions`] are open gets
-//!    503; requests of open sessions go on.
+//! 4. a POST's body is read (within [`BODY_TIMEOUT`], 408 past it) and,
+//!    when it is not one JSON-RPC message rmcp can take, answered with 400
+//!    and the JSON-RPC error for it (`-32700` parse error, `-32600`
+//!    invalid request for a batch or a non-message, `-32602` invalid
+//!    params), where rmcp would answer 415 with a line of text;
+//! 5. a request that would open a session (a POST without
+//!    `Mcp-Session-Id`) while [`HttpOptions::max_sessions`] are open ends
+//!    the session idle longest, if one has been idle [`EVICT_AFTER_IDLE`]
+//!    with no request being answered and no call running; else it gets
+//!    503. Requests of open sessions go on.
+//!
+//! A session that made no request after `initialize` ends once idle
+//! [`HttpOptions::unused_timeout`] ([`UNUSED_SESSION_TIMEOUT`]).
+//! Connections are served by hyper with a cap, a header-read timeout and
+//! limits on the request head (see [`HEADER_TIMEOUT`],
+//! [`HttpOptions::max_connections`]).
 //!
 //! A DELETE is answered (200) once the session has ended.
 //!
@@ -31,6 +44,7 @@
 //! is required ([`HttpOptions::validate`]) and the `Host` is not checked.
 
 mod guard;
+mod listen;
 mod sessions;
 
 use std::net::SocketAddr;
@@ -45,11 +59,13 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::{any, get};
 use http::{HeaderValue, Method, StatusCode, header};
 use rmcp::transport::streamable_http_server::session::local::{LocalSessionManager, SessionConfig};
+use rmcp::transport::streamable_http_server::{SessionId, SessionManager};
 use rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
 use tokio_util::sync::CancellationToken;
 use tower::ServiceExt;
 
 pub use guard::{BearerToken, MIN_TOKEN_LEN, Origin, TokenError, origin_allowed};
+pub use listen::{HEADER_TIMEOUT, MAX_BUF, MAX_HEADERS};
 pub use sessions::SessionFactory;
 
 use sessions::{HttpSession, Live, Sessions};
@@ -62,6 +78,21 @@ pub const TOKEN_ENV: &str = "AGENTCORE_MCP_TOKEN";
 /// How long a stopping server waits for its connections to close before
 /// it ends the sessions regardless.
 const SHUTDOWN_GRACE: Duration = Duration::from_secs(10);
+
+/// The default cap on open connections: well under the usual limit of
+/// 1,024 file descriptors, leaving room for sessions' files and commands.
+pub const DEFAULT_MAX_CONNECTIONS: usize = 256;
+
+/// A session active this recently is not evicted to make room for a new
+/// one: its client is most likely between two requests.
+pub const EVICT_AFTER_IDLE: Duration = Duration::from_secs(5);
+
+/// A session that made no request after `initialize` (only notifications)
+/// ends once idle this long: a client that initialized and went away.
+pub const UNUSED_SESSION_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// How long a request body may take to arrive.
+pub const BODY_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// The header carrying the MCP session id.
 const SESSION_ID: &str = "mcp-session-id";
@@ -80,11 +111,20 @@ pub struct HttpOptions {
     pub max_body_bytes: usize,
     /// The most MCP sessions open at once.
     pub max_sessions: usize,
+    /// The most connections open at once; at the cap a new one closes the
+    /// connection that has waited longest for a request's headers.
+    pub max_connections: usize,
+    /// How long a connection may take to send a request's headers.
+    pub header_timeout: Duration,
+    /// A session that made no request after `initialize` ends once idle
+    /// this long ([`UNUSED_SESSION_TIMEOUT`]).
+    pub unused_timeout: Duration,
 }
 
 impl Default for HttpOptions {
     /// No token, no extra origins, 30 minutes idle, 16 MiB bodies (as a
-    /// stdio line), 16 sessions.
+    /// stdio line), 16 sessions, [`DEFAULT_MAX_CONNECTIONS`] connections,
+    /// [`HEADER_TIMEOUT`] for a request's headers.
     fn default() -> Self {
         Self {
             token: None,
@@ -92,6 +132,9 @@ impl Default for HttpOptions {
             idle_timeout: Duration::from_secs(30 * 60),
             max_body_bytes: 16 * 1024 * 1024,
             max_sessions: 16,
+            max_connections: DEFAULT_MAX_CONNECTIONS,
+            header_timeout: HEADER_TIMEOUT,
+            unused_timeout: UNUSED_SESSION_TIMEOUT,
         }
     }
 }
@@ -125,6 +168,9 @@ impl HttpOptions {
         }
         if self.max_body_bytes == 0 {
             return Err(HttpError::Zero("--max-body-bytes"));
+        }
+        if self.max_connections == 0 {
+            return Err(HttpError::Zero("--max-connections"));
         }
         Ok(())
     }
@@ -184,6 +230,7 @@ where
         manager.clone(),
         config,
     );
+    let face_limits = (options.max_connections, options.header_timeout);
     let face = Arc::new(Face {
         options,
         mcp,
@@ -194,28 +241,46 @@ where
     let router = Router::new()
         .route("/healthz", get(healthz))
         .route("/mcp", any(mcp_route))
-        .with_state(face);
+        .with_state(face.clone());
 
-    let (stopped_tx, stopped_rx) = tokio::sync::oneshot::channel::<()>();
-    let shutdown = {
+    // Sessions whose client initialized and never came back end.
+    let sweeper = {
+        let sessions = face.sessions.clone();
+        let after = face.options.unused_timeout;
         let stopping = stopping.clone();
-        async move {
+        tokio::spawn(async move {
+            let every = (after / 4).clamp(Duration::from_millis(100), Duration::from_secs(5));
+            loop {
+                tokio::select! {
+                    () = stopping.cancelled() => return,
+                    () = tokio::time::sleep(every) => {}
+                }
+                for id in sessions.live().unused(after) {
+                    let _ = sessions.close_session(&id).await;
+                }
+            }
+        })
+    };
+    let stopper = {
+        let stopping = stopping.clone();
+        tokio::spawn(async move {
             stop.await;
             // Streams and session services end with the token.
             stopping.cancel();
-            let _ = stopped_tx.send(());
-        }
+        })
     };
-    let serving = axum::serve(listener, router).with_graceful_shutdown(shutdown);
-    let serving = std::future::IntoFuture::into_future(serving);
-    let mut serving = std::pin::pin!(serving);
-    let outcome = tokio::select! {
-        outcome = &mut serving => outcome.map_err(HttpError::from),
-        () = async {
-            let _ = stopped_rx.await;
-            tokio::time::sleep(SHUTDOWN_GRACE).await;
-        } => Ok(()),
-    };
+    listen::serve(
+        listener,
+        router,
+        face_limits.0,
+        face_limits.1,
+        stopping.clone(),
+        SHUTDOWN_GRACE,
+    )
+    .await;
+    stopper.abort();
+    sweeper.abort();
+    let outcome = Ok(());
     // Sessions whose service has not ended yet end here; those ending
     // already are awaited.
     live.end_all().await;
@@ -279,28 +344,71 @@ async fn mcp_route(State(face): State<Arc<Face>>, request: Request) -> Response 
         );
     }
     let opens_session = request.method() == Method::POST && !headers.contains_key(SESSION_ID);
+    let session: Option<SessionId> = headers
+        .get(SESSION_ID)
+        .and_then(|id| id.to_str().ok())
+        .map(SessionId::from);
+    let (parts, body) = request.into_parts();
+    // A POST's body is read here (bounded in size and time) and judged:
+    // what rmcp cannot take gets the JSON-RPC error for it, not 415.
+    let (body, is_request) = if parts.method == Method::POST {
+        let bytes = match read_body(body, face.options.max_body_bytes).await {
+            Ok(bytes) => bytes,
+            Err(response) => return response,
+        };
+        if is_json(&parts.headers)
+            && let Some(reply) = crate::mcp::framing::http_refusal(&bytes)
+        {
+            return json_refusal(reply);
+        }
+        let is_request = serde_json::from_slice::<serde_json::Value>(&bytes).is_ok_and(|m| {
+            m.get("id").is_some()
+                && m.get("method")
+                    .and_then(serde_json::Value::as_str)
+                    .is_some_and(|method| method != "initialize")
+        });
+        (Body::from(bytes), is_request)
+    } else {
+        (body, parts.method == Method::GET)
+    };
+    let request = Request::from_parts(parts, body);
     let _opening = if opens_session {
         let opening = Opening::enter(&face.opening);
-        let open = face.sessions.count().await;
-        if open + opening.count > face.options.max_sessions {
-            let mut response = refusal(
-                StatusCode::SERVICE_UNAVAILABLE,
-                &format!(
-                    "Service Unavailable: {} MCP sessions are open, the most this server \
-                     allows (--max-sessions). End one (DELETE) or try again later.",
-                    face.options.max_sessions
-                ),
-            );
-            response
-                .headers_mut()
-                .insert(header::RETRY_AFTER, HeaderValue::from_static("5"));
-            return response;
+        // At the cap, the session idle longest makes room (never one with
+        // a request being answered or a call running, nor one active in
+        // the last EVICT_AFTER_IDLE: a client between two requests).
+        loop {
+            let open = face.sessions.count().await;
+            if open + opening.count <= face.options.max_sessions {
+                break;
+            }
+            let Some(idle) = face.sessions.live().longest_idle(EVICT_AFTER_IDLE) else {
+                let mut response = refusal(
+                    StatusCode::SERVICE_UNAVAILABLE,
+                    &format!(
+                        "Service Unavailable: {} MCP sessions are open, the most this server \
+                         allows (--max-sessions), and each is busy or was active in the last \
+                         {} s. End one (DELETE) or try again in a few seconds.",
+                        face.options.max_sessions,
+                        EVICT_AFTER_IDLE.as_secs()
+                    ),
+                );
+                response
+                    .headers_mut()
+                    .insert(header::RETRY_AFTER, HeaderValue::from_static("5"));
+                return response;
+            };
+            let _ = face.sessions.close_session(&idle).await;
         }
         Some(opening)
     } else {
         None
     };
     let deleting = request.method() == Method::DELETE;
+    let touch = match (&session, deleting) {
+        (Some(id), false) => face.sessions.live().touch(id, is_request),
+        _ => None,
+    };
     let mut response = match face.mcp.clone().oneshot(request).await {
         Ok(response) => response.map(Body::new),
         Err(never) => match never {},
@@ -311,6 +419,75 @@ async fn mcp_route(State(face): State<Arc<Face>>, request: Request) -> Response 
     if deleting && response.status() == StatusCode::ACCEPTED {
         *response.status_mut() = StatusCode::OK;
     }
+    // A new session is busy until its answer to initialize is sent.
+    let touch = touch.or_else(|| {
+        let id = response.headers().get(SESSION_ID)?.to_str().ok()?;
+        face.sessions.live().touch(&SessionId::from(id), false)
+    });
+    match touch {
+        Some(touch) => listen::holding(response, touch),
+        None => response,
+    }
+}
+
+/// Whether the request says its body is JSON (rmcp answers 415 otherwise,
+/// rightly).
+fn is_json(headers: &http::HeaderMap) -> bool {
+    headers
+        .get(header::CONTENT_TYPE)
+        .and_then(|value| value.to_str().ok())
+        .is_some_and(|value| {
+            let essence = value.split_once(';').map_or(value, |(essence, _)| essence);
+            essence.trim().eq_ignore_ascii_case("application/json")
+        })
+}
+
+/// Reads a request body of at most `max` bytes within [`BODY_TIMEOUT`]:
+/// 413 beyond the size, 408 past the time.
+async fn read_body(body: Body, max: usize) -> Result<Vec<u8>, Response> {
+    use futures::StreamExt;
+    let mut stream = body.into_data_stream();
+    let mut collected = Vec::new();
+    let reading = async {
+        while let Some(chunk) = stream.next().await {
+            let Ok(chunk) = chunk else {
+                return Err(refusal(
+                    StatusCode::BAD_REQUEST,
+                    "Bad Request: the request body could not be read.",
+                ));
+            };
+            if chunk.len() > max.saturating_sub(collected.len()) {
+                return Err(refusal(
+                    StatusCode::PAYLOAD_TOO_LARGE,
+                    &format!("Payload Too Large: request bodies are limited to {max} bytes."),
+                ));
+            }
+            collected.extend_from_slice(&chunk);
+        }
+        Ok(())
+    };
+    match tokio::time::timeout(BODY_TIMEOUT, reading).await {
+        Ok(Ok(())) => Ok(collected),
+        Ok(Err(response)) => Err(response),
+        Err(_) => Err(refusal(
+            StatusCode::REQUEST_TIMEOUT,
+            &format!(
+                "Request Timeout: the request body did not arrive within {} s.",
+                BODY_TIMEOUT.as_secs()
+            ),
+        )),
+    }
+}
+
+/// A JSON-RPC error as the answer to a POST the server cannot take: 400,
+/// as the MCP specification asks of streamable HTTP ("the HTTP response
+/// body MAY comprise a JSON-RPC error response that has no id").
+fn json_refusal(reply: Vec<u8>) -> Response {
+    let mut response = (StatusCode::BAD_REQUEST, reply).into_response();
+    response.headers_mut().insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("application/json"),
+    );
     response
 }
 

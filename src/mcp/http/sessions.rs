@@ -6,6 +6,7 @@
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, OnceLock, PoisonError};
+use std::time::{Duration, Instant};
 
 use futures::Stream;
 use futures::future::BoxFuture;
@@ -47,6 +48,36 @@ pub(super) struct Live {
     /// Sessions being ended now, and a wake-up when one is done.
     ending: AtomicUsize,
     ended: Notify,
+    /// What each MCP session open now has been doing, for eviction and
+    /// expiry.
+    activity: Mutex<HashMap<SessionId, Activity>>,
+}
+
+/// One MCP session's traffic.
+#[derive(Debug)]
+struct Activity {
+    /// The end of its last request (or its start, while one is answered).
+    last: Instant,
+    /// Its requests being answered now (streams open).
+    open: usize,
+    /// Its JSON-RPC requests after `initialize` (and GET streams).
+    requests: u64,
+}
+
+/// One request of a session being answered; the session is idle again
+/// from when it drops.
+pub(super) struct Touch {
+    live: Arc<Live>,
+    id: SessionId,
+}
+
+impl Drop for Touch {
+    fn drop(&mut self) {
+        if let Some(activity) = self.live.activity().get_mut(&self.id) {
+            activity.open = activity.open.saturating_sub(1);
+            activity.last = Instant::now();
+        }
+    }
 }
 
 impl Live {
@@ -57,7 +88,69 @@ impl Live {
             closing: AtomicBool::new(false),
             ending: AtomicUsize::new(0),
             ended: Notify::new(),
+            activity: Mutex::default(),
         })
+    }
+
+    fn activity(&self) -> std::sync::MutexGuard<'_, HashMap<SessionId, Activity>> {
+        self.activity.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// A request of session `id` begins (`request`: a JSON-RPC request or
+    /// a stream, not a notification or an answer); `None` for a session
+    /// not open.
+    pub(super) fn touch(self: &Arc<Self>, id: &SessionId, request: bool) -> Option<Touch> {
+        let mut activity = self.activity();
+        let entry = activity.get_mut(id)?;
+        entry.open += 1;
+        entry.last = Instant::now();
+        if request {
+            entry.requests += 1;
+        }
+        Some(Touch {
+            live: self.clone(),
+            id: id.clone(),
+        })
+    }
+
+    /// Whether session `id` has a call running (its answer may be
+    /// streaming to nobody: the client went away).
+    fn calls_running(&self, id: &SessionId) -> bool {
+        self.servers()
+            .get(id)
+            .is_some_and(|server| server.calls_in_flight() > 0)
+    }
+
+    /// The session idle longest, if one has been idle at least `grace`
+    /// with nothing in flight (no request being answered, no call
+    /// running).
+    pub(super) fn longest_idle(&self, grace: Duration) -> Option<SessionId> {
+        let candidates: Vec<(SessionId, Instant)> = self
+            .activity()
+            .iter()
+            .filter(|(_, a)| a.open == 0 && a.last.elapsed() >= grace)
+            .map(|(id, a)| (id.clone(), a.last))
+            .collect();
+        candidates
+            .into_iter()
+            .filter(|(id, _)| !self.calls_running(id))
+            .min_by_key(|(_, last)| *last)
+            .map(|(id, _)| id)
+    }
+
+    /// The sessions that made no request after `initialize` and have been
+    /// idle at least `after`, nothing in flight.
+    pub(super) fn unused(&self, after: Duration) -> Vec<SessionId> {
+        let candidates: Vec<SessionId> = self
+            .activity()
+            .iter()
+            .filter(|(_, a)| a.requests == 0 && a.open == 0 && a.last.elapsed() >= after)
+            .map(|(id, _)| id.clone())
+            .collect();
+        candidates
+            .into_iter()
+            .filter(|id| !self.calls_running(id))
+            .collect()
     }
 
     fn servers(&self) -> std::sync::MutexGuard<'_, HashMap<SessionId, McpServer>> {
@@ -82,6 +175,7 @@ impl Live {
     /// client that sends DELETE and hangs up at once) does not stop it
     /// half way, and [`Live::end_all`] still waits for it.
     pub(super) async fn end(self: &Arc<Self>, id: &SessionId) {
+        self.activity().remove(id);
         let server = self.servers().remove(id);
         if let Some(server) = server {
             self.ending.fetch_add(1, Ordering::AcqRel);
@@ -141,6 +235,11 @@ impl Sessions {
     pub(super) async fn count(&self) -> usize {
         self.inner.sessions.read().await.len()
     }
+
+    /// The agentcore sessions and their traffic.
+    pub(super) fn live(&self) -> &Arc<Live> {
+        &self.live
+    }
 }
 
 impl SessionManager for Sessions {
@@ -148,7 +247,16 @@ impl SessionManager for Sessions {
     type Transport = WorkerTransport<LocalSessionWorker>;
 
     async fn create_session(&self) -> Result<(SessionId, Self::Transport), Self::Error> {
-        self.inner.create_session().await
+        let (id, transport) = self.inner.create_session().await?;
+        self.live.activity().insert(
+            id.clone(),
+            Activity {
+                last: Instant::now(),
+                open: 0,
+                requests: 0,
+            },
+        );
+        Ok((id, transport))
     }
 
     async fn initialize_session(
