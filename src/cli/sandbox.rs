@@ -53,7 +53,9 @@ pub fn check(args: SessionArgs) -> ExitCode {
         .chain([format!("$TMPDIR ({})", sandbox.tmpdir().display())])
         .collect();
     println!("writable:    {}", writable.join(", "));
-    println!("protected:   .git, .claude and existing .env* files in each writable root (read-only)");
+    println!(
+        "protected:   .git, .claude and existing .env* files in each writable root (read-only)"
+    );
     let hidden: Vec<String> = sandbox
         .hidden()
         .iter()
