@@ -7,7 +7,7 @@
 use std::sync::Arc;
 
 use agentcore::TypedTool;
-use agentcore::approval::{Access, Permissions};
+use agentcore::access::{Access, Permissions};
 use agentcore::message::ToolCall;
 use agentcore::scheduler::{Scheduler, SchedulerConfig};
 use agentcore::turn::Turn;

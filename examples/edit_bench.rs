@@ -20,10 +20,10 @@ use std::time::Instant;
 
 use agentcore::TypedTool;
 use agentcore::tools::edit::EditTool;
-use agentcore::tools::multi_edit::MultiEditTool;
+use agentcore::tools::edit::multi_edit::MultiEditTool;
 use agentcore::tools::read::ReadTool;
-use agentcore::tools::read_state::FileReadState;
-use agentcore::tools::workspace::Workspace;
+use agentcore::fs::read_state::FileReadState;
+use agentcore::fs::workspace::Workspace;
 use agentcore::{Call, Outcome, Pipeline, ToolRegistry};
 use serde_json::{Value, json};
 use tower::ServiceExt;

@@ -15,7 +15,7 @@ use std::time::Instant;
 
 use agentcore::TypedTool;
 use agentcore::tools::grep::GrepTool;
-use agentcore::tools::workspace::Workspace;
+use agentcore::fs::workspace::Workspace;
 use agentcore::{CallContext, EventSink, GatedArgs};
 use serde_json::json;
 

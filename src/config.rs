@@ -1,15 +1,52 @@
-//! The policy file: mode, rules and extra roots, read from TOML.
+//! The policy file (`--policy FILE`): mode, rules, extra roots, the
+//! sandbox, hooks and MCP servers, read from TOML into [`Policy`].
+//!
+//! Layer: above the parts it configures ([`approval`](crate::approval),
+//! [`sandbox`](crate::sandbox), [`hooks`](crate::hooks),
+//! [`mcp::client`](crate::mcp::client), the [`fs`](crate::fs) workspace),
+//! below the [`session`](crate::session) that reads it. The parts know
+//! nothing of the file: each takes its own table, and
+//! [`ApprovalEngine::with_policy`] is defined here.
 
 use std::io;
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use super::mode::Mode;
-use super::rule::{Rule, home_dir};
+use crate::approval::{ApprovalEngine, Mode, Rule, RuleKind};
+use crate::fs::home_dir;
+use crate::fs::workspace::Workspace;
 use crate::mcp::client::McpServerConfig;
 use crate::sandbox::SandboxPolicy;
-use crate::tools::workspace::Workspace;
+
+impl ApprovalEngine {
+    /// This engine with a policy's mode, rules and read-only roots (the
+    /// roots themselves go to the Workspace: [`Policy::apply_roots`]).
+    pub fn with_policy(self, policy: &Policy) -> Self {
+        let mut engine = self
+            .with_mode(policy.mode)
+            .with_auto_allow(policy.sandbox.auto_allow);
+        for rule in &policy.allow {
+            engine = engine.with_rule(RuleKind::Allow, rule.clone());
+        }
+        for rule in &policy.allow_unsandboxed {
+            engine = engine.with_unsandboxed_rule(rule.clone());
+        }
+        for rule in &policy.ask {
+            engine = engine.with_rule(RuleKind::Ask, rule.clone());
+        }
+        for rule in &policy.deny {
+            engine = engine.with_rule(RuleKind::Deny, rule.clone());
+        }
+        let root = engine.root().to_path_buf();
+        for (path, access) in policy.resolved_roots(&root) {
+            if access == RootAccess::ReadOnly {
+                engine = engine.with_read_only_root(path);
+            }
+        }
+        engine
+    }
+}
 
 /// A policy: mode, rules, extra roots.
 ///
@@ -216,5 +253,47 @@ fn resolve_root(path: &Path, root: &Path) -> PathBuf {
     {
         return home.join(rest);
     }
-    super::paths::normalize(&root.join(path))
+    crate::approval::paths::normalize(&root.join(path))
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use super::Policy;
+
+    #[test]
+    fn the_policy_file_lists_servers_and_refuses_unknown_fields() {
+        let policy = Policy::from_toml(
+            r#"
+            [[mcp_servers]]
+            name = "github"
+            command = "github-mcp-server"
+            args = ["stdio"]
+            env = { GITHUB_TOKEN = "t" }
+            startup_timeout_secs = 5
+            "#,
+        )
+        .unwrap();
+        let server = &policy.mcp_servers[0];
+        assert_eq!(server.command.as_deref(), Some("github-mcp-server"));
+        assert_eq!(server.args, ["stdio"]);
+        assert_eq!(server.env["GITHUB_TOKEN"], "t");
+        assert_eq!(server.startup_timeout(), Duration::from_secs(5));
+        let err =
+            Policy::from_toml("[[mcp_servers]]\nname = \"x\"\ncomand = \"y\"\n")
+                .unwrap_err();
+        assert!(err.to_string().contains("comand"), "{err}");
+    }
+
+    #[test]
+    fn a_bad_hooks_table_in_the_policy_names_the_line() {
+        let err = Policy::from_toml(
+            "mode = \"default\"\n[hooks]\n[[hooks.PreToolUse]]\nmatcher = \"(\"\n",
+        )
+        .unwrap_err();
+        let text = err.to_string();
+        assert!(text.contains("line 4"), "{text}");
+        assert!(text.contains("not a valid regular expression"), "{text}");
+    }
 }

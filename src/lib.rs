@@ -125,17 +125,25 @@ pub use agentcore_stages::{
 // The fixed texts a model reads (cancelled, skipped, denied, …).
 pub use agentcore_stages::texts;
 
+// The layers, from the bottom: each module imports only those listed
+// before it (checked by the `layers` test below; the table is in the
+// crate docs). The pipeline, `stages`, is below them all.
+pub mod access;
+pub mod message;
+pub mod scheduler;
+pub mod turn;
+pub mod fs;
+pub mod process;
+pub mod sandbox;
+pub mod shell;
+pub mod tools;
 pub mod approval;
 pub mod hooks;
-pub mod judged;
-// The bounded JSON Lines reader the binary's `run` and the MCP server
-// share; public for the binary, not part of the library's API.
-#[doc(hidden)]
-pub mod lines;
-pub mod mcp;
-pub mod message;
-pub mod sandbox;
-pub mod scheduler;
+// `mcp::client` sits here, below `config`; the rest of `mcp` (the server
+// faces) is above `session`.
+pub mod config;
 pub mod session;
-pub mod tools;
-pub mod turn;
+pub mod mcp;
+
+#[cfg(test)]
+mod layers;

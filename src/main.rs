@@ -26,7 +26,7 @@ fn main() -> ExitCode {
 /// kills and reaps them (this binary starts no other child processes).
 #[cfg(target_os = "linux")]
 fn harden() -> Result<(), String> {
-    use agentcore::tools::bash::{OrphanScope, adopt_orphans, make_undumpable};
+    use agentcore::process::{OrphanScope, adopt_orphans, make_undumpable};
     make_undumpable()
         .map_err(|e| format!("could not make the process non-dumpable (PR_SET_DUMPABLE): {e}"))?;
     adopt_orphans(OrphanScope::Process)

@@ -12,24 +12,26 @@ use std::time::Duration;
 use agentcore_stages::typed::TypedTool;
 use agentcore_stages::{Breaker, EventSink, Gate, Pipeline, Tool, ToolRegistry};
 
-use crate::approval::{ApprovalEngine, Mode, Policy, PolicyError, RootAccess};
+use crate::approval::{ApprovalEngine, Mode};
+use crate::config::{Policy, PolicyError, RootAccess};
 use crate::hooks::{HookConfig, HookConfigError, HookRunner, PostToolUseLayer, PreToolUseGate};
 use crate::mcp::client::{Connection, McpServerConfig, MountFailure, Mounted};
 use crate::sandbox::{Sandbox, SandboxError, SandboxMode, SandboxPolicy};
 use crate::scheduler::{Scheduler, SchedulerConfig, SteeringPolicy};
 use crate::tools::apply_patch::ApplyPatchTool;
-use crate::tools::bash::{BashTool, JobExit, JobLimits, Jobs, OutputDir};
-use crate::tools::bash_output::BashOutputTool;
+use crate::process::OutputDir;
+use crate::tools::bash::{BashTool, JobExit, JobLimits, Jobs};
+use crate::tools::bash::bash_output::BashOutputTool;
 use crate::tools::edit::EditTool;
 use crate::tools::glob::GlobTool;
 use crate::tools::grep::GrepTool;
-use crate::tools::kill_shell::KillShellTool;
+use crate::tools::bash::kill_shell::KillShellTool;
 use crate::tools::ls::LsTool;
-use crate::tools::multi_edit::MultiEditTool;
+use crate::tools::edit::multi_edit::MultiEditTool;
 use crate::tools::read::ReadTool;
-use crate::tools::read_state::FileReadState;
+use crate::fs::read_state::FileReadState;
 use crate::tools::set::{Builtin, ToolSet};
-use crate::tools::workspace::Workspace;
+use crate::fs::workspace::Workspace;
 use crate::tools::write::WriteTool;
 use crate::turn::Turn;
 
@@ -336,7 +338,7 @@ impl Session {
         // The folders of sessions whose agentcore died (a SIGKILL) go; their
         // unconfined commands still running are named, with how to end them
         // (`tools::bash::StaleSessions::kill_orphans` ends them too).
-        let stale = crate::tools::bash::sweep_stale_sessions(&std::env::temp_dir());
+        let stale = crate::process::sweep_stale_sessions(&std::env::temp_dir());
         if let Some(line) = stale.summary() {
             eprintln!("agentcore: {line}");
         }
@@ -599,7 +601,7 @@ impl Drop for Session {
 }
 
 /// The built-in tools over one workspace and ledger, each carrying its
-/// approval [`Permissions`](crate::approval::Permissions) (declared in the
+/// approval [`Permissions`](crate::access::Permissions) (declared in the
 /// tool's own file), with a table of background jobs of their own (killed
 /// when the last tool holding it is dropped).
 pub fn builtin_registry(
@@ -679,6 +681,32 @@ fn builtin_tools_of(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[tokio::test]
+    async fn a_session_mounting_servers_needs_connect() {
+        use crate::session::{Session, SessionConfig, SessionError};
+        let dir = tempfile::tempdir().unwrap();
+        let mut config = SessionConfig::new(dir.path());
+        config
+            .mcp_servers
+            .push(crate::mcp::client::McpServerConfig::command("x", "/nonexistent", ["a"]));
+        assert!(matches!(
+            Session::start(config.clone()),
+            Err(SessionError::McpNeedsConnect)
+        ));
+        // connect starts it, without the server that cannot start.
+        let session = Session::connect(config).await.unwrap();
+        assert!(session.mcp_servers().is_empty());
+        assert_eq!(session.mcp_failures().len(), 1);
+        assert!(
+            session.mcp_failures()[0]
+                .message
+                .starts_with("MCP server \"x\" could not be started: `/nonexistent`: "),
+            "{}",
+            session.mcp_failures()[0]
+        );
+        assert!(session.registry().get("read").is_some());
+    }
 
     #[test]
     fn options_give_the_config_run_and_mcp_start_from() {

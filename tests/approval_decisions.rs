@@ -5,10 +5,9 @@ use std::path::Path;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use agentcore::approval::{
-    Access, ApprovalAnswer, ApprovalEngine, Capability, DecisionSource, Mode, Permissions, Policy,
-    Rule, RuleKind, Verdict, approver_fn,
-};
+use agentcore::approval::{ApprovalAnswer, ApprovalEngine, DecisionSource, Mode, Rule, RuleKind, Verdict, approver_fn};
+use agentcore::access::{Access, Capability, Permissions};
+use agentcore::config::Policy;
 use agentcore::{
     BoxFuture, Call, CallContext, GatedArgs, Outcome, Pipeline, Tool, ToolError, ToolOutput,
     ToolRegistry, ToolResult,
@@ -722,7 +721,7 @@ fn read_only_roots_deny_writes() {
     assert_eq!(d.verdict, Deny);
     assert!(matches!(d.source, DecisionSource::ReadOnlyRoot(_)));
     assert_eq!(verdict(&e, "read", json!({"file_path": inside})), Allow);
-    let mut workspace = agentcore::tools::workspace::Workspace::new(ws.path()).expect("ws");
+    let mut workspace = agentcore::fs::workspace::Workspace::new(ws.path()).expect("ws");
     policy.apply_roots(&mut workspace).expect("roots");
     assert_eq!(workspace.roots().len(), 2);
 }

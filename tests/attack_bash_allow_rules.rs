@@ -14,7 +14,9 @@ use std::io::{BufRead, BufReader, Write};
 use std::path::Path;
 use std::process::{Command, Stdio};
 
-use agentcore::approval::{Access, ApprovalEngine, Mode, Policy, Verdict};
+use agentcore::approval::{ApprovalEngine, Mode, Verdict};
+use agentcore::access::Access;
+use agentcore::config::Policy;
 use proptest::prelude::*;
 use serde_json::{Value, json};
 
@@ -407,7 +409,7 @@ fn what_the_analysis_understands_bash_does_not_evaluate() {
         marker.exists()
     };
     for command in understood {
-        let analysis = agentcore::approval::CommandAnalysis::parse(command);
+        let analysis = agentcore::shell::CommandAnalysis::parse(command);
         assert!(
             analysis.fully_understood(),
             "{command:?}: {:?}",
@@ -416,7 +418,7 @@ fn what_the_analysis_understands_bash_does_not_evaluate() {
         assert!(!runs(command), "bash evaluated X in {command:?}");
     }
     for command in evaluated {
-        let analysis = agentcore::approval::CommandAnalysis::parse(command);
+        let analysis = agentcore::shell::CommandAnalysis::parse(command);
         assert!(!analysis.fully_understood(), "{command:?}");
         assert!(runs(command), "bash did not evaluate X in {command:?}");
     }

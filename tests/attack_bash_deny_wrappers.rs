@@ -17,9 +17,9 @@
 
 use std::path::Path;
 
-use agentcore::approval::{
-    Access, ApprovalEngine, DecisionSource, Mode, Policy, RuleKind, Verdict,
-};
+use agentcore::approval::{ApprovalEngine, DecisionSource, Mode, RuleKind, Verdict};
+use agentcore::access::Access;
+use agentcore::config::Policy;
 use serde_json::{Value, json};
 
 #[path = "support/cli.rs"]

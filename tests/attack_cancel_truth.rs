@@ -10,7 +10,7 @@ use std::fs;
 use std::path::Path;
 use std::time::{Duration, Instant, SystemTime};
 
-use agentcore::tools::read_state::{FileReadState, Freshness, ReadStamp, hash_bytes};
+use agentcore::fs::read_state::{FileReadState, Freshness, ReadStamp, hash_bytes};
 use agentcore::{Call, CancelReason, Cancellation, Outcome, ToolResult};
 use serde_json::{Value, json};
 use tower::ServiceExt;

@@ -15,7 +15,8 @@ use std::path::Path;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
-use agentcore::approval::{ApprovalAnswer, Mode, Policy, approver_fn};
+use agentcore::approval::{ApprovalAnswer, Mode, approver_fn};
+use agentcore::config::Policy;
 use agentcore::message::ToolCall;
 use agentcore::session::{Session, SessionConfig};
 use agentcore::tools::set::{Builtin, ToolSet};

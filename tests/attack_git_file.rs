@@ -8,7 +8,9 @@
 use std::path::Path;
 use std::process::{Command, Stdio};
 
-use agentcore::approval::{Access, ApprovalEngine, DecisionSource, Mode, Policy, Verdict};
+use agentcore::approval::{ApprovalEngine, DecisionSource, Mode, Verdict};
+use agentcore::access::Access;
+use agentcore::config::Policy;
 use serde_json::{Value, json};
 
 #[path = "support/cli.rs"]

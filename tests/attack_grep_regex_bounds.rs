@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 
 use agentcore::TypedTool;
 use agentcore::tools::grep::GrepTool;
-use agentcore::tools::workspace::Workspace;
+use agentcore::fs::workspace::Workspace;
 use agentcore::{CallContext, CancelReason, EventSink, GatedArgs};
 use serde_json::json;
 

@@ -10,13 +10,14 @@ use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use agentcore::approval::{ApprovalAnswer, ApprovalEngine, Mode, Policy, approver_fn};
+use agentcore::approval::{ApprovalAnswer, ApprovalEngine, Mode, approver_fn};
+use agentcore::config::Policy;
 use agentcore::hooks::{HookConfig, HookRunner, PreToolUseGate};
 use agentcore::message::ToolCall;
 use agentcore::session::{Session, SessionConfig, builtin_registry};
-use agentcore::tools::bash::OutputDir;
-use agentcore::tools::read_state::FileReadState;
-use agentcore::tools::workspace::Workspace;
+use agentcore::process::OutputDir;
+use agentcore::fs::read_state::FileReadState;
+use agentcore::fs::workspace::Workspace;
 use agentcore::{Call, EventSink, Outcome, Pipeline, ToolResult};
 use serde_json::{Value, json};
 use tower::ServiceExt;

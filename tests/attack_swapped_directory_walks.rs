@@ -19,7 +19,7 @@ use agentcore::TypedTool;
 use agentcore::tools::glob::GlobTool;
 use agentcore::tools::grep::GrepTool;
 use agentcore::tools::ls::LsTool;
-use agentcore::tools::workspace::Workspace;
+use agentcore::fs::workspace::Workspace;
 use agentcore::{CallContext, EventSink, GatedArgs, Tool};
 use serde_json::{Value, json};
 

@@ -11,7 +11,8 @@
 use std::fs;
 use std::path::Path;
 
-use agentcore::approval::{Mode, Policy};
+use agentcore::approval::Mode;
+use agentcore::config::Policy;
 use agentcore::session::{Session, SessionConfig};
 use agentcore::{CallContext, EventSink, GatedArgs};
 use serde_json::{Value, json};

@@ -21,9 +21,10 @@ use std::time::{Duration, Instant};
 
 use agentcore::TypedTool;
 use agentcore::session::{Session, SessionConfig};
-use agentcore::tools::bash::{BashTool, JobLimits, Jobs, OutputDir};
-use agentcore::tools::bash_output::BashOutputTool;
-use agentcore::tools::kill_shell::KillShellTool;
+use agentcore::tools::bash::{BashTool, JobLimits, Jobs};
+use agentcore::process::OutputDir;
+use agentcore::tools::bash::bash_output::BashOutputTool;
+use agentcore::tools::bash::kill_shell::KillShellTool;
 use agentcore::{Call, CancelReason, Cancellation, Outcome, Pipeline, ToolRegistry, ToolResult};
 use serde_json::{Value, json};
 use tower::ServiceExt;

@@ -13,7 +13,7 @@ use std::time::{Duration, SystemTime};
 use agentcore::TypedTool;
 use agentcore::tools::glob::GlobTool;
 use agentcore::tools::ls::LsTool;
-use agentcore::tools::workspace::Workspace;
+use agentcore::fs::workspace::Workspace;
 use agentcore::{Call, InterruptBehavior, Outcome, Pipeline, Tool, ToolRegistry, ToolResult};
 use serde_json::{Value, json};
 use tower::ServiceExt;

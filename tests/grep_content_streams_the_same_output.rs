@@ -13,7 +13,7 @@ use std::path::Path;
 
 use agentcore::TypedTool;
 use agentcore::tools::grep::{GrepTool, MAX_OUTPUT_CHARS};
-use agentcore::tools::workspace::Workspace;
+use agentcore::fs::workspace::Workspace;
 use agentcore::{CallContext, EventSink, GatedArgs};
 use serde_json::{Value, json};
 

@@ -11,7 +11,7 @@ use std::sync::Arc;
 
 use agentcore::TypedTool;
 use agentcore::tools::grep::GrepTool;
-use agentcore::tools::workspace::Workspace;
+use agentcore::fs::workspace::Workspace;
 use agentcore::{Call, Outcome, Pipeline, ToolRegistry};
 use serde_json::{Value, json};
 use tower::ServiceExt;

@@ -8,7 +8,7 @@ use std::time::{Duration, SystemTime};
 
 use agentcore::TypedTool;
 use agentcore::tools::grep::GrepTool;
-use agentcore::tools::workspace::Workspace;
+use agentcore::fs::workspace::Workspace;
 use agentcore::{
     Call, CallContext, CancelReason, EventSink, GatedArgs, InterruptBehavior, Outcome, Pipeline,
     ToolRegistry, ToolResult,

@@ -7,7 +7,8 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
-use agentcore::approval::{Mode, Policy};
+use agentcore::approval::Mode;
+use agentcore::config::Policy;
 use agentcore::hooks::{HookConfig, HookEvent};
 use agentcore::message::ToolCall;
 use agentcore::session::{Session, SessionConfig};

@@ -8,7 +8,7 @@ use std::path::Path;
 
 use agentcore::TypedTool;
 use agentcore::tools::ls::LsTool;
-use agentcore::tools::workspace::Workspace;
+use agentcore::fs::workspace::Workspace;
 use agentcore::{CallContext, EventSink, GatedArgs};
 use serde_json::{Value, json};
 

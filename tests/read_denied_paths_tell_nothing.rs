@@ -8,11 +8,12 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 use std::sync::Arc;
 
-use agentcore::approval::{ApprovalEngine, Mode, Policy};
+use agentcore::approval::{ApprovalEngine, Mode};
+use agentcore::config::Policy;
 use agentcore::session::builtin_registry;
-use agentcore::tools::bash::OutputDir;
-use agentcore::tools::read_state::FileReadState;
-use agentcore::tools::workspace::Workspace;
+use agentcore::process::OutputDir;
+use agentcore::fs::read_state::FileReadState;
+use agentcore::fs::workspace::Workspace;
 use agentcore::{Call, Pipeline, ToolRegistry, ToolResult};
 use serde_json::{Value, json};
 use tower::ServiceExt;

@@ -7,7 +7,7 @@
 
 use std::fs;
 
-use agentcore::tools::read_state::Freshness;
+use agentcore::fs::read_state::Freshness;
 use agentcore::{Outcome, ToolResult};
 use serde_json::json;
 

@@ -7,8 +7,8 @@ use std::sync::Arc;
 
 use agentcore::TypedTool;
 use agentcore::tools::read::ReadTool;
-use agentcore::tools::read_state::{FileReadState, Freshness};
-use agentcore::tools::workspace::Workspace;
+use agentcore::fs::read_state::{FileReadState, Freshness};
+use agentcore::fs::workspace::Workspace;
 use agentcore::{Call, Content, InterruptBehavior, Outcome, Pipeline, ToolRegistry, ToolResult};
 use base64::Engine as _;
 use serde_json::{Value, json};

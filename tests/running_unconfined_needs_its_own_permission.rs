@@ -16,9 +16,9 @@
 use std::path::Path;
 use std::sync::{Arc, Mutex};
 
-use agentcore::approval::{
-    Access, ApprovalAnswer, ApprovalEngine, DecisionSource, Mode, Policy, Verdict, approver_fn,
-};
+use agentcore::approval::{ApprovalAnswer, ApprovalEngine, DecisionSource, Mode, Verdict, approver_fn};
+use agentcore::access::Access;
+use agentcore::config::Policy;
 use agentcore::hooks::HookConfig;
 use agentcore::message::ToolCall;
 use agentcore::session::{Session, SessionConfig};

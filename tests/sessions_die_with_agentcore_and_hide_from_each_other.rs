@@ -303,9 +303,9 @@ fn jobs_and_folders_of_a_killed_agentcore_do_not_outlive_it_unnoticed() {
         session_folders(&tmp)
     );
     // The library ends the orphan; a pid of another process is not touched.
-    let report = agentcore::tools::bash::StaleSessions {
+    let report = agentcore::process::StaleSessions {
         removed: Vec::new(),
-        orphans: vec![agentcore::tools::bash::Orphan {
+        orphans: vec![agentcore::process::Orphan {
             pid: orphan[0],
             start: start_time(orphan[0]),
         }],
@@ -316,7 +316,7 @@ fn jobs_and_folders_of_a_killed_agentcore_do_not_outlive_it_unnoticed() {
         std::thread::sleep(Duration::from_millis(20));
     }
     assert!(!alive(orphan[0]));
-    let stranger = agentcore::tools::bash::Orphan {
+    let stranger = agentcore::process::Orphan {
         pid: std::process::id() as i32,
         start: 1,
     };

@@ -10,8 +10,8 @@ use std::sync::Arc;
 
 use agentcore::TypedTool;
 use agentcore::tools::read::ReadTool;
-use agentcore::tools::read_state::FileReadState;
-use agentcore::tools::workspace::{PathError, Workspace};
+use agentcore::fs::read_state::FileReadState;
+use agentcore::fs::workspace::{PathError, Workspace};
 use agentcore::{Call, Outcome, Pipeline, ToolRegistry};
 use serde_json::json;
 use tower::ServiceExt;

@@ -7,7 +7,7 @@ use futures::future::BoxFuture;
 use serde_json::Value;
 
 use super::decision::Decision;
-use super::permissions::Access;
+use crate::access::Access;
 use super::rule::Rule;
 
 /// What an [`Approver`] is asked about one call.

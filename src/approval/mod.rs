@@ -46,8 +46,9 @@
 //!
 //! ```no_run
 //! use std::sync::Arc;
-//! use agentcore::approval::{ApprovalEngine, Mode, Policy};
-//! use agentcore::tools::workspace::Workspace;
+//! use agentcore::approval::{ApprovalEngine, Mode};
+//! use agentcore::config::Policy;
+//! use agentcore::fs::workspace::Workspace;
 //! # fn main() -> Result<(), Box<dyn std::error::Error>> {
 //! let policy = Policy::load("policy.toml")?;           // --policy FILE
 //! let mut workspace = Workspace::new(".")?;
@@ -68,6 +69,11 @@
 //! their results.
 //!
 //! [`tools::edit::permissions`]: crate::tools::edit::permissions
+//! [`Access`]: crate::access::Access
+//! [`Permissions`]: crate::access::Permissions
+//! [`PROTECTED_PATHS`]: crate::access::PROTECTED_PATHS
+//! [`CommandAnalysis`]: crate::shell::CommandAnalysis
+//! [`Policy`]: crate::config::Policy
 //!
 //! # Limits
 //!
@@ -84,23 +90,17 @@
 //! as a read.
 
 mod approver;
-mod command;
 mod decision;
 mod engine;
 mod mode;
-mod paths;
-mod permissions;
-mod policy;
+pub(crate) mod paths;
 mod read_filter;
 mod rule;
 
 pub use approver::{ApprovalAnswer, ApprovalRequest, Approver, FnApprover, approver_fn};
-pub use command::{CommandAnalysis, CommandPart, Hazard};
 pub use decision::{Decision, DecisionSource, Verdict};
 pub(crate) use engine::gate_decision;
-pub use engine::{ApprovalEngine, PROTECTED_PATHS};
+pub use engine::ApprovalEngine;
 pub use mode::{Mode, ModeError};
-pub use permissions::{Access, Capability, Containment, Permissions};
-pub use policy::{ExtraRoot, Policy, PolicyError, RootAccess};
 pub use read_filter::{HIDDEN_WALK_LIMIT, ReadFilter, WalkFilter};
 pub use rule::{Rule, RuleError, RuleKind, RuleTarget};

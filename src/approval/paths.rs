@@ -4,7 +4,7 @@ use std::fs;
 use std::path::{Component, Path, PathBuf};
 
 use super::rule::PathKeys;
-use crate::judged::{JudgedPath, final_target};
+use crate::fs::judged::{JudgedPath, final_target};
 
 /// The workspace root in its given and canonical forms.
 #[derive(Clone, Debug)]

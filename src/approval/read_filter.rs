@@ -146,7 +146,7 @@ impl ReadFilter {
 /// assert!(filter.excludes(&root.join("secrets/key.pem")));
 /// ```
 ///
-/// [`PROTECTED_PATHS`]: super::PROTECTED_PATHS
+/// [`PROTECTED_PATHS`]: crate::access::PROTECTED_PATHS
 #[derive(Clone)]
 pub struct WalkFilter {
     engine: ApprovalEngine,
@@ -246,7 +246,9 @@ impl fmt::Debug for ReadFilter {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::approval::{Access, Policy, Verdict};
+    use crate::approval::Verdict;
+    use crate::access::Access;
+    use crate::config::Policy;
 
     /// The filter agrees with the engine's verdict on a `read` of each
     /// path, in every mode: it leaves out exactly what would not simply be

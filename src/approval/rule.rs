@@ -31,8 +31,9 @@ use std::str::FromStr;
 
 use ignore::gitignore::{Gitignore, GitignoreBuilder};
 
-use super::command::CommandPart;
-use super::permissions::{Access, Capability};
+use crate::fs::home_dir;
+use crate::shell::CommandPart;
+use crate::access::{Access, Capability};
 
 /// Which list a rule is in.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -486,7 +487,7 @@ impl CommandPattern {
         };
         // Parse with the same parser as commands, so a rule and a command
         // are normalized alike (quotes removed, spaces collapsed).
-        let Some(pattern_words) = super::command::pattern_words(&spec) else {
+        let Some(pattern_words) = crate::shell::pattern_words(&spec) else {
             return Err(
                 "a command rule names one simple command with no `;`, `&&`, `|`, substitutions or redirections; write one rule per command, e.g. `bash(cargo test *)`"
                     .to_owned(),
@@ -660,12 +661,6 @@ impl PathPattern {
                 .matched_path_or_any_parents(key.join(PROBE), false)
                 .is_ignore()
     }
-}
-
-pub(crate) fn home_dir() -> Option<PathBuf> {
-    std::env::var_os("HOME")
-        .filter(|h| !h.is_empty())
-        .map(PathBuf::from)
 }
 
 fn escape_glob(s: &str) -> String {

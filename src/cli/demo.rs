@@ -6,7 +6,7 @@ use std::process::ExitCode;
 use super::pretty::Pretty;
 use super::protocol::{Input, parse_line};
 use super::run::{Output, run_turn};
-use agentcore::approval::Policy;
+use agentcore::config::Policy;
 use agentcore::session::{Session, SessionConfig};
 
 /// The scratch workspace's files.

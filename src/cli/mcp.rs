@@ -6,7 +6,8 @@ use std::process::ExitCode;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU8, Ordering};
 
-use agentcore::mcp::http::{BearerToken, HttpOptions, Origin, SessionFactory, TOKEN_ENV};
+use agentcore::mcp::http::{BearerToken, HttpOptions, Origin, SessionFactory};
+use agentcore::process::TOKEN_ENV;
 use agentcore::sandbox::SandboxMode;
 use agentcore::session::{SessionConfig, SessionError};
 

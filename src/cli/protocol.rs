@@ -4,7 +4,7 @@ use std::collections::HashSet;
 
 use serde_json::{Map, Value};
 
-use agentcore::lines::{MAX_VALUES, Structure, structure};
+use agentcore::message::jsonl::{MAX_VALUES, Structure, structure};
 use agentcore::message::{ToolCall, anthropic, openai};
 
 /// The protocol version in the hello line.

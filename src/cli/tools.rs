@@ -33,7 +33,7 @@ pub async fn print(args: ToolsArgs) -> ExitCode {
         config.tools = tools;
     }
     if let Some(path) = &args.policy {
-        match agentcore::approval::Policy::load(path) {
+        match agentcore::config::Policy::load(path) {
             Ok(policy) => config.policy = Some(policy),
             Err(err) => {
                 eprintln!("agentcore tools: {err}");

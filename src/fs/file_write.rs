@@ -193,7 +193,7 @@ pub(crate) fn current_bytes(
         // shared mapping, or on a network file system caching attributes):
         // before the bytes are changed and written, check they are still
         // the file's, streaming it (no second copy in memory).
-        if !take || crate::tools::read_state::hash_open_file(&open.file)?.0 == kept.1 {
+        if !take || crate::fs::read_state::hash_open_file(&open.file)?.0 == kept.1 {
             return Ok(kept);
         }
     }

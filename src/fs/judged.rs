@@ -17,7 +17,7 @@
 //! make it act on a file no one judged.
 //!
 //! ```
-//! use agentcore::judged::final_target;
+//! use agentcore::fs::judged::final_target;
 //!
 //! let dir = tempfile::tempdir().unwrap();
 //! let root = std::fs::canonicalize(dir.path()).unwrap();

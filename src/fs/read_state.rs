@@ -6,7 +6,7 @@
 //! [`FileReadState::record_after_write`].
 //!
 //! ```
-//! use agentcore::tools::read_state::{FileReadState, Freshness};
+//! use agentcore::fs::read_state::{FileReadState, Freshness};
 //!
 //! let dir = tempfile::tempdir().unwrap();
 //! let path = dir.path().join("a.txt");
@@ -110,7 +110,7 @@ impl ReadStamp {
 /// count. Reads of the same content add up with [`ShownLines::merge`].
 ///
 /// ```
-/// use agentcore::tools::read_state::ShownLines;
+/// use agentcore::fs::read_state::ShownLines;
 ///
 /// let mut shown = ShownLines::new(10);
 /// shown.add(1, 4);
@@ -215,7 +215,7 @@ pub enum Freshness {
 /// [`StaleRead::code`] is tools.md's code.
 ///
 /// ```
-/// use agentcore::tools::read_state::StaleRead;
+/// use agentcore::fs::read_state::StaleRead;
 ///
 /// assert_eq!(StaleRead::NotRead.code(), 2);
 /// assert_eq!(

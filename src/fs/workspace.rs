@@ -15,7 +15,7 @@
 //! outside. The workspace holds the roots' handles, opened at construction.
 //!
 //! ```
-//! use agentcore::tools::workspace::Workspace;
+//! use agentcore::fs::workspace::Workspace;
 //!
 //! let dir = std::env::temp_dir();
 //! let ws = Workspace::new(&dir).unwrap();
@@ -32,7 +32,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use super::beneath::{self, Access, CreatedDirs, FileError};
-use crate::judged::{FileId, JudgedPaths, ResolveError, final_target};
+use crate::fs::judged::{FileId, JudgedPaths, ResolveError, final_target};
 
 /// The longest path, in bytes, a model may give (Linux's `PATH_MAX`).
 pub const MAX_PATH_BYTES: usize = 4096;

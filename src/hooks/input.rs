@@ -49,7 +49,7 @@ fn path_fields(tool: &str) -> &'static [&'static str] {
 /// `tool_input`: the coerced arguments, with the built-in tools' file paths
 /// made absolute against `root` and every symbolic link on them followed
 /// to its final target, dangling ones included: a hook judges the file the
-/// tool will act on, as the approval engine does (see [`crate::judged`]),
+/// tool will act on, as the approval engine does (see [`crate::fs::judged`]),
 /// not a link's name.
 pub fn tool_input(tool: &str, args: &Value, root: &Path) -> Value {
     let mut input = args.clone();
@@ -68,7 +68,7 @@ pub fn tool_input(tool: &str, args: &Value, root: &Path) -> Value {
 /// cannot be resolved (the tool refuses such a path).
 fn target(given: &str, root: &Path) -> PathBuf {
     let lexical = absolute(Path::new(given), root);
-    crate::judged::final_target(&lexical).unwrap_or(lexical)
+    crate::fs::judged::final_target(&lexical).unwrap_or(lexical)
 }
 
 /// The paths a hook was shown for a call (as [`tool_input`] gives them)
@@ -79,7 +79,7 @@ pub(crate) fn moved_since_shown(
     tool: &str,
     args: &Value,
     shown: &Value,
-    judged: &crate::judged::JudgedPaths,
+    judged: &crate::fs::judged::JudgedPaths,
 ) -> Vec<String> {
     let mut moved = Vec::new();
     for field in path_fields(tool) {

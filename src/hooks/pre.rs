@@ -14,9 +14,10 @@ use super::reply::{self, Reply};
 use super::run::HookRun;
 use super::{HookRunner, report};
 use crate::approval::{
-    ApprovalEngine, Decision, DecisionSource, Mode, Permissions, RuleKind, Verdict,
+    ApprovalEngine, Decision, DecisionSource, Mode, RuleKind, Verdict,
 };
-use crate::judged::JudgedPaths;
+use crate::access::Permissions;
+use crate::fs::judged::JudgedPaths;
 use crate::{Content, Gate, GateDecision, GateRequest};
 
 /// A [`Gate`] that runs the PreToolUse hooks first, then the approval

@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 
 use super::config::HookConfig;
 use super::input::absolute;
-use crate::approval::{Access, Capability};
+use crate::access::{Access, Capability};
 
 /// The files of the configured hooks.
 #[derive(Clone, Debug, Default)]

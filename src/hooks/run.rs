@@ -21,10 +21,9 @@ use tokio::time::{Instant, sleep, timeout};
 use super::HookConfinement;
 use super::config::CommandHook;
 use crate::sandbox::Sandbox;
-use crate::tools::bash::spawning::{
-    CALL_MARKER, CallProcesses, EnvPolicy, KILL_GRACE, default_shell, new_token, prepare_child,
-    shell_awaited, spawn_registered,
-};
+use crate::process::child::{KILL_GRACE, default_shell, prepare_child};
+use crate::process::env::{CALL_MARKER, EnvPolicy};
+use crate::process::tracking::{CallProcesses, new_token, shell_awaited, spawn_registered};
 
 /// Bytes of stdout and of stderr kept of one hook; the rest is read and
 /// dropped (so the hook never blocks on a full pipe).
@@ -248,7 +247,7 @@ fn spawn(
     cmd.env("CLAUDE_PROJECT_DIR", project_dir)
         .env("AGENTCORE_PROJECT_DIR", project_dir)
         .env(CALL_MARKER, &token)
-        .env_remove(crate::mcp::http::TOKEN_ENV)
+        .env_remove(crate::process::TOKEN_ENV)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());

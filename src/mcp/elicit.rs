@@ -472,7 +472,8 @@ fn hides(c: char) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::approval::{Access, Capability, Decision, DecisionSource, Mode, Rule, Verdict};
+    use crate::approval::{Decision, DecisionSource, Mode, Rule, Verdict};
+    use crate::access::{Access, Capability};
 
     fn request(tool: &str, access: Access, preview: Option<&str>) -> ApprovalRequest {
         ApprovalRequest {

@@ -65,7 +65,7 @@ mod arrival;
 pub mod client;
 mod definitions;
 mod elicit;
-mod framing;
+pub(crate) mod stdio;
 pub mod http;
 mod server;
 
@@ -135,7 +135,7 @@ where
 {
     let server = McpServer::new(session);
     let transport = arrival::InArrivalOrder::new(
-        framing::Framed::new(reader, writer),
+        stdio::Framed::new(reader, writer),
         server.arrivals().clone(),
     );
     let serving = async {

@@ -25,7 +25,7 @@ use tower::{Service, ServiceExt};
 use super::arrival::{Arrivals, Ticket};
 use super::definitions::tool_definitions;
 use super::elicit::{ElicitationApprover, Origins, can_ask, cannot_ask_sentence};
-use super::framing::ClientRequestId;
+use super::stdio::ClientRequestId;
 use crate::message::{self, ToolAnswer};
 use crate::scheduler::{ResponseFuture, Scheduler, SchedulerError};
 use crate::session::Session;
@@ -202,7 +202,7 @@ impl McpServer {
         let args = request
             .arguments
             .map_or_else(|| Value::Object(Map::new()), Value::Object);
-        // The id the client gave, not the transport's own (framing.rs).
+        // The id the client gave, not the transport's own (mcp/stdio.rs).
         let id = match context.extensions.remove::<ClientRequestId>() {
             Some(ClientRequestId(id)) => id,
             None => context.id.clone(),

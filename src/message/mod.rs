@@ -46,6 +46,8 @@
 
 pub mod anthropic;
 mod error;
+pub mod jsonl;
+pub(crate) mod jsonrpc;
 pub mod line;
 pub mod mcp;
 pub mod openai;

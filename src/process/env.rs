@@ -60,6 +60,11 @@ const NOT_SECRETS: &[&str] = &["PWD", "OLDPWD"];
 /// starts; agentcore finds the call's processes by it (see `procs`).
 pub(crate) const CALL_MARKER: &str = "AGENTCORE_CALL_ID";
 
+/// The environment variable `agentcore mcp --http` reads its bearer token
+/// from. Processes agentcore starts (commands, hooks, mounted MCP servers)
+/// never inherit it.
+pub const TOKEN_ENV: &str = "AGENTCORE_MCP_TOKEN";
+
 /// Git configuration every command gets through the environment, after any
 /// the base environment already sets: protected settings that a file in the
 /// workspace cannot override. `safe.bareRepository=explicit` keeps git from

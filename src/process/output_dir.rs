@@ -38,7 +38,7 @@ pub fn owned_prefix(prefix: &str) -> String {
 /// when the `OutputDir` is dropped (when the session ends).
 ///
 /// ```
-/// use agentcore::tools::bash::OutputDir;
+/// use agentcore::process::OutputDir;
 ///
 /// let dir = OutputDir::new()?;
 /// assert!(dir.path().is_dir());

@@ -278,7 +278,7 @@ impl SandboxBuilder {
         let mut tmp = tempfile::Builder::new();
         // Named after this process, so that a later start can remove it if
         // this process dies without doing so.
-        let prefix = crate::tools::bash::owned_prefix(crate::tools::bash::SANDBOX_PREFIX);
+        let prefix = crate::process::owned_prefix(crate::process::SANDBOX_PREFIX);
         tmp.prefix(&prefix);
         let tmpdir = match &self.tmpdir_in {
             Some(dir) => tmp.tempdir_in(dir)?,

@@ -4,6 +4,8 @@
 use std::fs;
 use std::path::{Path, PathBuf};
 
+use crate::access::{PROTECTED_IN_ROOT, is_protected_entry};
+
 /// The credential stores of a user's home hidden by default, relative to
 /// the home directory (`.cargo/credentials*` is expanded by
 /// [`default_hidden`]).
@@ -264,8 +266,7 @@ pub fn protected_below(root: &Path) -> Vec<PathBuf> {
             let Ok(kind) = entry.file_type() else {
                 continue;
             };
-            let env_file = name.to_string_lossy().starts_with(".env") && !kind.is_dir();
-            if name == ".git" || (name == ".claude" && kind.is_dir()) || env_file {
+            if is_protected_entry(&name, kind.is_dir()) {
                 found.push(entry.path());
             } else if kind.is_dir() {
                 stack.push(entry.path());
@@ -275,11 +276,6 @@ pub fn protected_below(root: &Path) -> Vec<PathBuf> {
     found
 }
 
-/// Folders of a writable root protected whole when present: the
-/// repository, and Claude Code's settings (`.claude/settings.json`,
-/// `settings.local.json`, `hooks/`: what they name runs outside any
-/// sandbox, whether or not agentcore runs hooks).
-pub const PROTECTED_IN_ROOT: &[&str] = &[".git", ".claude"];
 
 /// The paths inside a writable root protected by default:
 /// `PROTECTED_IN_ROOT` (`.git`, `.claude`) and the `.env*` files present now (a mount needs
@@ -320,8 +316,8 @@ pub fn other_sessions(dirs: &[&Path], own: &Path) -> Vec<PathBuf> {
         for entry in entries.flatten() {
             let name = entry.file_name();
             let name = name.to_string_lossy();
-            let session = name.starts_with(crate::tools::bash::OUTPUT_PREFIX)
-                || name.starts_with(crate::tools::bash::SANDBOX_PREFIX);
+            let session = name.starts_with(crate::process::OUTPUT_PREFIX)
+                || name.starts_with(crate::process::SANDBOX_PREFIX);
             let path = entry.path();
             if session
                 && entry.file_type().is_ok_and(|t| t.is_dir())

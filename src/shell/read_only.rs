@@ -10,7 +10,7 @@
 //! Substitutions are parts too, so `echo $(ls)` is read-only and
 //! `echo $(rm x)` is not.
 
-use crate::approval::CommandAnalysis;
+use crate::shell::CommandAnalysis;
 
 /// Programs that read and print and never write or run anything else
 /// (whatever their arguments, apart from those [`writes`] names).

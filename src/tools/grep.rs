@@ -35,15 +35,15 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use tokio_util::sync::CancellationToken;
 
-use super::beneath;
-use super::blocking::run_blocking;
+use crate::fs::beneath;
+use crate::fs::blocking::run_blocking;
 use super::schema::builtin_args;
 use super::text;
-use super::walk::{
+use crate::fs::walk::{
     Entry, Filters, Flow, Kind, SEARCH_CANCELLED, default_threads, walk, walk_error,
 };
-use super::workspace::Workspace;
-use crate::approval::{Access, Permissions};
+use crate::fs::workspace::Workspace;
+use crate::access::{Access, Permissions};
 
 /// The default `head_limit` as a literal, for the texts that name it.
 macro_rules! default_head_limit {

@@ -1,26 +1,25 @@
-//! The built-in tools (read, glob, grep, ls, edit, multi_edit, write, apply_patch, bash, and bash_output and kill_shell for bash's background jobs), the
-//! [`Workspace`](workspace::Workspace) they are confined to, and the
-//! read-before-write ledger [`FileReadState`](read_state::FileReadState).
+//! The built-in tools, one folder (or file) per family: `read`, `glob`,
+//! `grep`, `ls`, `edit` (with `multi_edit`), `write`, `apply_patch`, and
+//! `bash` (with `bash_output` and `kill_shell` for its background jobs).
+//! They are confined to a [`Workspace`](crate::fs::workspace::Workspace)
+//! and keep the read-before-write ledger
+//! [`FileReadState`](crate::fs::read_state::FileReadState), both in
+//! [`fs`](crate::fs).
+//!
+//! Layer: above [`access`](crate::access), [`fs`](crate::fs),
+//! [`process`](crate::process), [`sandbox`](crate::sandbox) and
+//! [`shell`](crate::shell); nothing here imports the approval engine, the
+//! hooks, the MCP faces or the session.
 
 pub mod apply_patch;
-mod atomic;
 pub mod bash;
-pub mod bash_output;
-pub(crate) mod beneath;
-mod blocking;
 mod diff;
 pub mod edit;
-mod file_write;
 pub mod glob;
 pub mod grep;
-pub mod kill_shell;
 pub mod ls;
-pub mod multi_edit;
 pub mod read;
-pub mod read_state;
 mod schema;
 pub mod set;
 mod text;
-mod walk;
-pub mod workspace;
 pub mod write;

@@ -15,16 +15,16 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use tokio_util::sync::CancellationToken;
 
-use super::beneath::FileError;
+use crate::fs::beneath::FileError;
 use super::diff::unified_diff;
-use super::file_write::{
+use crate::fs::file_write::{
     FileTool, cancelled, cannot_read, commit_failure, path_failure, read_existing,
     refuse_read_denied, stamp_written, write_through,
 };
-use super::read_state::{FileReadState, Freshness, StaleRead};
+use crate::fs::read_state::{FileReadState, Freshness, StaleRead};
 use super::text;
-use super::workspace::Workspace;
-use crate::approval::{Access, Permissions};
+use crate::fs::workspace::Workspace;
+use crate::access::{Access, Permissions};
 
 const DESCRIPTION: &str = "Writes a file, replacing it if it exists; missing parent directories \
 are created. The content is written exactly as given. To overwrite an existing file, read all of \
@@ -48,7 +48,7 @@ pub struct WriteArgs {
 /// `file_path`.
 ///
 /// ```
-/// use agentcore::approval::Capability;
+/// use agentcore::access::Capability;
 /// use serde_json::json;
 ///
 /// let access = agentcore::tools::write::permissions()

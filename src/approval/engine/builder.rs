@@ -4,11 +4,11 @@ use std::path::Path;
 use std::sync::{Arc, RwLock};
 use std::time::Duration;
 
-use super::{ApprovalEngine, Inner, PROTECTED_PATHS, read};
+use super::{ApprovalEngine, Inner, read};
+use crate::access::PROTECTED_PATHS;
 use crate::approval::approver::Approver;
 use crate::approval::mode::Mode;
 use crate::approval::paths::PathResolver;
-use crate::approval::policy::{Policy, RootAccess};
 use crate::approval::rule::{PathPattern, Rule, RuleKind};
 
 impl ApprovalEngine {
@@ -78,7 +78,7 @@ impl ApprovalEngine {
     }
 
     /// Whether a command that runs fully confined by the sandbox
-    /// ([`Containment::Sandboxed`](crate::approval::Containment)) is
+    /// ([`Containment::Sandboxed`](crate::access::Containment)) is
     /// allowed without asking in the `default` and `accept-edits` modes,
     /// unless a deny or ask rule matches it (default `true`; the policy's
     /// `[sandbox] auto_allow`).
@@ -106,30 +106,26 @@ impl ApprovalEngine {
         self
     }
 
-    /// This engine with a policy's mode, rules and read-only roots (the
-    /// roots themselves go to the Workspace: [`Policy::apply_roots`]).
-    pub fn with_policy(mut self, policy: &Policy) -> Self {
+    /// This engine with `path` (and, when it differs, its canonical form)
+    /// as a read-only root: a write there is denied. The roots themselves
+    /// go to the Workspace; this is what the engine denies.
+    pub fn with_read_only_root(mut self, path: impl AsRef<Path>) -> Self {
+        let path = path.as_ref().to_path_buf();
         let inner = self.inner_mut();
-        *inner.mode.get_mut().unwrap_or_else(|e| e.into_inner()) = policy.mode;
-        inner.allow.extend(policy.allow.iter().cloned());
-        inner
-            .allow_unsandboxed
-            .extend(policy.allow_unsandboxed.iter().cloned());
-        inner.ask.extend(policy.ask.iter().cloned());
-        inner.deny.extend(policy.deny.iter().cloned());
-        inner.auto_allow = policy.sandbox.auto_allow;
-        let root = inner.resolver.root().to_path_buf();
-        for (path, access) in policy.resolved_roots(&root) {
-            if access == RootAccess::ReadOnly {
-                inner.read_only_roots.push(path.clone());
-                if let Ok(canonical) = std::fs::canonicalize(&path)
-                    && canonical != path
-                {
-                    inner.read_only_roots.push(canonical);
-                }
-            }
+        if let Ok(canonical) = std::fs::canonicalize(&path)
+            && canonical != path
+        {
+            inner.read_only_roots.push(path);
+            inner.read_only_roots.push(canonical);
+        } else {
+            inner.read_only_roots.push(path);
         }
         self
+    }
+
+    /// The workspace root this engine judges paths against.
+    pub fn root(&self) -> &Path {
+        self.inner.resolver.root()
     }
 
     /// This engine asking `approver` whenever the verdict is "ask" (see

@@ -4,13 +4,13 @@
 use std::path::{Path, PathBuf};
 
 use super::ApprovalEngine;
-use crate::approval::command::{CommandAnalysis, CommandPart, Hazard};
+use crate::shell::{CommandAnalysis, CommandPart, Hazard};
 use crate::approval::decision::{Decision, DecisionSource, Verdict};
 use crate::approval::mode::Mode;
 use crate::approval::paths::GitPointer;
-use crate::approval::permissions::{Access, Capability, Containment};
+use crate::access::{Access, Capability, Containment};
 use crate::approval::rule::{PathKeys, Rule, RuleKind};
-use crate::judged::{JudgedPath, JudgedPaths};
+use crate::fs::judged::{JudgedPath, JudgedPaths};
 
 /// One call being judged.
 pub(super) struct Evaluation<'a> {
@@ -461,7 +461,7 @@ impl<'a> Evaluation<'a> {
     }
 
     /// The first protected path the call names, with the `.git` file that
-    /// makes it protected when it is not one of [`PROTECTED_PATHS`](super::PROTECTED_PATHS).
+    /// makes it protected when it is not one of [`PROTECTED_PATHS`](crate::access::PROTECTED_PATHS).
     fn protected(&self) -> Option<(String, Option<GitPointer>)> {
         for ((given, keys), judged) in self.paths.iter().zip(&self.judged) {
             if let Some(found) = self.engine.protection(keys) {
@@ -483,7 +483,7 @@ impl<'a> Evaluation<'a> {
 
 impl ApprovalEngine {
     /// Whether the path with these keys is protected: `Some(None)` for one
-    /// of [`PROTECTED_PATHS`](super::PROTECTED_PATHS), `Some(Some(pointer))` for a git directory a
+    /// of [`PROTECTED_PATHS`](crate::access::PROTECTED_PATHS), `Some(Some(pointer))` for a git directory a
     /// `.git` or `commondir` file points to, `None` if not protected.
     fn protection(&self, keys: &PathKeys) -> Option<Option<GitPointer>> {
         let inner = &self.inner;

@@ -9,10 +9,10 @@ use tower::BoxError;
 
 use super::ApprovalEngine;
 use crate::approval::approver::{ApprovalAnswer, ApprovalRequest};
-use crate::approval::command::CommandAnalysis;
+use crate::shell::CommandAnalysis;
 use crate::approval::decision::{Decision, DecisionSource, Verdict};
-use crate::approval::permissions::{Access, Permissions};
-use crate::judged::JudgedPaths;
+use crate::access::{Access, Permissions};
+use crate::fs::judged::JudgedPaths;
 use crate::{Extensions, Gate, GateDecision, GateRequest};
 
 impl ApprovalEngine {

@@ -19,35 +19,18 @@ use std::sync::{Arc, RwLock};
 use std::time::Duration;
 
 use super::approver::Approver;
-use super::command::CommandAnalysis;
+use crate::shell::CommandAnalysis;
 use super::decision::Decision;
 use super::mode::Mode;
 use super::paths::PathResolver;
-use super::permissions::{Access, Containment, Permissions};
+use crate::access::{Access, Containment, Permissions};
 use super::read_filter::{ReadFilter, WalkFilter};
 use super::rule::{PathPattern, Rule};
 use crate::Tool;
-use crate::judged::JudgedPaths;
+use crate::fs::judged::JudgedPaths;
 #[cfg(doc)]
 use crate::{Gate, approval::Policy};
 
-/// Paths that ask even where a rule or the mode allows (not in bypass),
-/// each matched at any depth: the name `.git` (a directory or a file) and
-/// everything under it, `.env` files, `.ssh` folders, and Claude Code's
-/// settings files and hooks folder (`.claude/settings.json`,
-/// `.claude/settings.local.json`, `.claude/hooks/`), which name commands
-/// that run outside any sandbox. Besides these, a git
-/// directory that a `.git` file points to (`gitdir: …`) is protected too:
-/// see [`ApprovalEngine`], step 8.
-pub const PROTECTED_PATHS: [&str; 7] = [
-    ".git",
-    ".git/**",
-    ".env*",
-    "**/.ssh/**",
-    ".claude/settings.json",
-    ".claude/settings.local.json",
-    ".claude/hooks/**",
-];
 
 /// The policy engine: an ordinary [`Gate`].
 ///

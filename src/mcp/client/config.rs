@@ -188,56 +188,6 @@ mod tests {
     }
 
     #[test]
-    fn the_policy_file_lists_servers_and_refuses_unknown_fields() {
-        let policy = crate::approval::Policy::from_toml(
-            r#"
-            [[mcp_servers]]
-            name = "github"
-            command = "github-mcp-server"
-            args = ["stdio"]
-            env = { GITHUB_TOKEN = "t" }
-            startup_timeout_secs = 5
-            "#,
-        )
-        .unwrap();
-        let server = &policy.mcp_servers[0];
-        assert_eq!(server.command.as_deref(), Some("github-mcp-server"));
-        assert_eq!(server.args, ["stdio"]);
-        assert_eq!(server.env["GITHUB_TOKEN"], "t");
-        assert_eq!(server.startup_timeout(), Duration::from_secs(5));
-        let err =
-            crate::approval::Policy::from_toml("[[mcp_servers]]\nname = \"x\"\ncomand = \"y\"\n")
-                .unwrap_err();
-        assert!(err.to_string().contains("comand"), "{err}");
-    }
-
-    #[tokio::test]
-    async fn a_session_mounting_servers_needs_connect() {
-        use crate::session::{Session, SessionConfig, SessionError};
-        let dir = tempfile::tempdir().unwrap();
-        let mut config = SessionConfig::new(dir.path());
-        config
-            .mcp_servers
-            .push(McpServerConfig::command("x", "/nonexistent", ["a"]));
-        assert!(matches!(
-            Session::start(config.clone()),
-            Err(SessionError::McpNeedsConnect)
-        ));
-        // connect starts it, without the server that cannot start.
-        let session = Session::connect(config).await.unwrap();
-        assert!(session.mcp_servers().is_empty());
-        assert_eq!(session.mcp_failures().len(), 1);
-        assert!(
-            session.mcp_failures()[0]
-                .message
-                .starts_with("MCP server \"x\" could not be started: `/nonexistent`: "),
-            "{}",
-            session.mcp_failures()[0]
-        );
-        assert!(session.registry().get("read").is_some());
-    }
-
-    #[test]
     fn timeouts_default_and_ignore_nonsense() {
         let mut config = McpServerConfig::command("a", "b", Vec::<String>::new());
         assert_eq!(config.startup_timeout(), DEFAULT_STARTUP_TIMEOUT);

@@ -102,7 +102,7 @@ impl Connection {
         let mut command = tokio::process::Command::new(&program);
         command
             .args(&config.args)
-            .env_remove(crate::mcp::http::TOKEN_ENV)
+            .env_remove(crate::process::TOKEN_ENV)
             .envs(&config.env)
             .kill_on_drop(true);
         let (transport, stderr) = ChildStdio::spawn(&name, command)

@@ -20,8 +20,8 @@ use serde_json::json;
 use tokio::io::{AsyncWriteExt, BufReader};
 use tokio::process::{Child, ChildStderr, ChildStdin, ChildStdout};
 
-use crate::lines::{Line, LineReader, MAX_LINE_BYTES, MAX_LINE_MIB};
-use crate::mcp::framing::IdScan;
+use crate::message::jsonl::{Line, LineReader, MAX_LINE_BYTES, MAX_LINE_MIB};
+use crate::message::jsonrpc::IdScan;
 use crate::message::line::to_line_vec;
 
 /// The marker in the `data` of the error standing for an answer too long

@@ -13,7 +13,7 @@ use super::MountFailure;
 use super::config::sanitize;
 use super::connection::{CallFailure, Connection};
 use super::content;
-use crate::approval::{Access, Capability, Containment, Permissions};
+use crate::access::{Access, Capability, Containment, Permissions};
 
 /// A tool of an external MCP server, named `mcp__SERVER__TOOL`.
 ///

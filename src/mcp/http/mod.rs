@@ -70,11 +70,6 @@ pub use sessions::SessionFactory;
 
 use sessions::{HttpSession, Live, Sessions};
 
-/// The environment variable `agentcore mcp --http` reads its bearer token
-/// from. Processes agentcore starts (commands, hooks, mounted MCP servers)
-/// never inherit it.
-pub const TOKEN_ENV: &str = "AGENTCORE_MCP_TOKEN";
-
 /// How long a stopping server waits for its connections to close before
 /// it ends the sessions regardless.
 const SHUTDOWN_GRACE: Duration = Duration::from_secs(10);
@@ -357,7 +352,7 @@ async fn mcp_route(State(face): State<Arc<Face>>, request: Request) -> Response 
             Err(response) => return response,
         };
         if is_json(&parts.headers)
-            && let Some(reply) = crate::mcp::framing::http_refusal(&bytes)
+            && let Some(reply) = crate::mcp::stdio::http_refusal(&bytes)
         {
             return json_refusal(reply);
         }

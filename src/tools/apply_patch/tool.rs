@@ -20,18 +20,18 @@ use tokio_util::sync::CancellationToken;
 
 use super::apply::apply_hunks;
 use super::parse::{FileOp, Patch, parse};
-use crate::approval::{Access, Permissions};
-use crate::tools::atomic::CommitError;
-use crate::tools::beneath::{self, FileError};
-use crate::tools::blocking::{self, run_blocking};
+use crate::access::{Access, Permissions};
+use crate::fs::atomic::CommitError;
+use crate::fs::beneath::{self, FileError};
+use crate::fs::blocking::{self, run_blocking};
 use crate::tools::diff::unified_diff;
-use crate::tools::file_write::{
+use crate::fs::file_write::{
     FileTool, PATH_ERROR_CODE, cannot_read, lock_all, read_all, refuse_read_denied, stamp_written,
     write_through,
 };
-use crate::tools::read_state::{FileReadState, Freshness, StaleRead, hash_bytes};
+use crate::fs::read_state::{FileReadState, Freshness, StaleRead, hash_bytes};
 use crate::tools::text;
-use crate::tools::workspace::{OpenFile, Workspace};
+use crate::fs::workspace::{OpenFile, Workspace};
 
 /// The code of a patch that cannot be parsed.
 pub const INVALID_PATCH_CODE: i64 = 10;
@@ -65,7 +65,7 @@ pub struct ApplyPatchArgs {
 /// refuses it first anyway).
 ///
 /// ```
-/// use agentcore::approval::Capability;
+/// use agentcore::access::Capability;
 /// use serde_json::json;
 ///
 /// let patch = "*** Begin Patch\n*** Delete File: a.txt\n*** Update File: b.rs\n*** Move to: c.rs\n*** End Patch";
@@ -705,7 +705,7 @@ fn write_step(
     token: &CancellationToken,
     step: usize,
     fault: &dyn Fn(usize) -> Option<io::Error>,
-) -> Result<crate::tools::atomic::Written, String> {
+) -> Result<crate::fs::atomic::Written, String> {
     let shown = workspace.display(path);
     if let Some(e) = fault(step) {
         return Err(format!("cannot write {shown}: {e}"));

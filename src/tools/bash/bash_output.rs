@@ -9,10 +9,10 @@ use agentcore_stages::{CallContext, Extensions, InterruptBehavior, ToolError, To
 use schemars::JsonSchema;
 use serde::Deserialize;
 
-use super::bash::Jobs;
-use super::schema::builtin_args;
-use super::text;
-use crate::approval::{Access, Permissions};
+use super::Jobs;
+use crate::tools::schema::builtin_args;
+use crate::tools::text;
+use crate::access::{Access, Permissions};
 
 /// The longest `wait_ms` a model may ask for.
 pub const MAX_WAIT_MS: u64 = 60_000;
@@ -34,7 +34,7 @@ whichever comes first; without it the call returns at once.
 others are read all the same).
 - New output longer than {} characters keeps its beginning and its end; the full \
 output is in the file whose path is given.",
-        text::thousands(super::bash::MAX_OUTPUT_CHARS),
+        text::thousands(super::MAX_OUTPUT_CHARS),
     )
 });
 

@@ -20,7 +20,7 @@ use regex::Regex;
 use tokio::sync::{broadcast, watch};
 
 use super::output::{Collector, Shown};
-use super::process::Spawned;
+use super::spawn::Spawned;
 use super::run::{self, Ending, Sinks};
 use super::spool::Spool;
 

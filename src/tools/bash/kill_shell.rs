@@ -8,9 +8,9 @@ use agentcore_stages::{CallContext, Extensions, InterruptBehavior, ToolError, To
 use schemars::JsonSchema;
 use serde::Deserialize;
 
-use super::bash::Jobs;
-use super::schema::builtin_args;
-use crate::approval::{Access, Permissions};
+use super::Jobs;
+use crate::tools::schema::builtin_args;
+use crate::access::{Access, Permissions};
 
 static DESCRIPTION: LazyLock<String> = LazyLock::new(|| {
     "\

@@ -4,6 +4,8 @@
 //!
 //! - [`BashTool`]: the tool (`bash`, "Run Command"), its arguments
 //!   [`BashArgs`], and [`permissions`]: what a call touches.
+//! - [`bash_output`] and [`kill_shell`]: the tools that read and stop a
+//!   command run in the background ([`Jobs`]).
 //! - [`OutputDir`]: the session's folder of full outputs, which `read` may
 //!   open.
 //! - [`adopt_orphans`] and [`make_undumpable`]: process-wide settings (the
@@ -26,38 +28,26 @@
 //! only when the output was cut,
 //! `[Output truncated: L lines (B bytes) omitted from the middle. Full output: PATH]`,
 //! then the output's head and tail, at most 30,000 characters.
+//!
+//! [`OutputDir`]: crate::process::OutputDir
+//! [`adopt_orphans`]: crate::process::adopt_orphans
+//! [`make_undumpable`]: crate::process::make_undumpable
+//! [`OrphanScope::Process`]: crate::process::OrphanScope::Process
 
-mod env;
+pub mod bash_output;
 mod jobs;
+pub mod kill_shell;
 mod output;
-mod output_dir;
-mod process;
-mod procs;
 mod progress;
 mod prompt;
-mod read_only;
 mod run;
+mod spawn;
 mod spool;
 mod tool;
-
-pub use output_dir::{
-    JOBS_PREFIX, OUTPUT_PREFIX, Orphan, OutputDir, SANDBOX_PREFIX, StaleSessions, owned_prefix,
-    sweep_stale_sessions,
-};
 
 /// Characters of output a result shows at most (head and tail).
 pub const MAX_OUTPUT_CHARS: usize = output::MAX_CHARS;
 pub use jobs::{DEFAULT_JOB_LIFETIME, DEFAULT_MAX_JOBS, JobExit, JobLimits, JobStatus, Jobs};
-pub use procs::{OrphanScope, adopt_orphans, make_undumpable};
 pub use tool::{
     BashArgs, BashTool, DEFAULT_TIMEOUT_MS, MAX_TIMEOUT_MS, permissions, permissions_in,
 };
-/// What hook commands (`crate::hooks`) share with commands: a session and
-/// process group of their own, the marker variable, and every process of
-/// theirs found and killed at the end.
-pub(crate) mod spawning {
-    pub(crate) use super::env::{CALL_MARKER, EnvPolicy};
-    pub(crate) use super::process::{KILL_GRACE, prepare_child};
-    pub(crate) use super::procs::{CallProcesses, new_token, shell_awaited, spawn_registered};
-    pub(crate) use super::tool::default_shell;
-}

@@ -11,8 +11,9 @@ use tokio::time::{Instant, sleep_until};
 
 use super::jobs::LiveOutput;
 use super::output::Collector;
-use super::process::{KILL_GRACE, Spawned};
-use super::procs;
+use super::spawn::Spawned;
+use crate::process::child::KILL_GRACE;
+use crate::process::tracking as procs;
 use super::progress::Progress;
 use super::spool::Spool;
 

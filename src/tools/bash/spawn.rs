@@ -7,17 +7,14 @@ use std::io;
 use std::os::fd::OwnedFd;
 use std::path::Path;
 use std::process::Stdio;
-use std::time::Duration;
 
 use tokio::net::unix::pipe;
 use tokio::process::{Child, Command};
 
-use super::env::CALL_MARKER;
-use super::procs::{self, CallProcesses};
+use crate::process::child::{KILL_GRACE, prepare_child};
+use crate::process::env::CALL_MARKER;
+use crate::process::tracking::{self as procs, CallProcesses};
 use crate::sandbox::Sandbox;
-
-/// How long the command's processes get between TERM and KILL.
-pub(crate) const KILL_GRACE: Duration = Duration::from_secs(1);
 
 /// A running shell: the child, every process of its call, and the read end
 /// of the one pipe its stdout and stderr share.
@@ -93,46 +90,3 @@ pub(crate) fn spawn(
     })
 }
 
-/// Between fork and exec, the child:
-/// - calls `setsid()`: a session and process group of its own;
-/// - becomes a child subreaper (Linux): whatever the command starts stays
-///   below the shell while the shell lives, orphaned or not, and the shell
-///   reaps them;
-/// - drops `CAP_SYS_PTRACE` from its capability bounding set (Linux, when
-///   it may: as root), so that the command cannot read this process's
-///   memory or environment even as root (this process is non-dumpable).
-// `pre_exec` is unsafe because the closure runs in the forked child, where
-// only async-signal-safe work is allowed. `setsid` and `prctl` are single
-// async-signal-safe syscalls, and turning an errno into an `io::Error`
-// neither allocates nor takes a lock, so the closure is sound.
-#[allow(unsafe_code)]
-pub(crate) fn prepare_child(cmd: &mut Command) {
-    // SAFETY: see above; the closure only makes syscalls.
-    unsafe {
-        cmd.pre_exec(|| {
-            nix::unistd::setsid()
-                .map(drop)
-                .map_err(|errno| io::Error::from_raw_os_error(errno as i32))?;
-            #[cfg(target_os = "linux")]
-            {
-                nix::sys::prctl::set_child_subreaper(true)
-                    .map_err(|errno| io::Error::from_raw_os_error(errno as i32))?;
-                // EPERM: no CAP_SETPCAP (not root), and then no
-                // CAP_SYS_PTRACE to drop either, normally. EINVAL: a kernel
-                // without that capability. Neither stops the command.
-                libc::prctl(
-                    libc::PR_CAPBSET_DROP,
-                    libc::c_ulong::from(CAP_SYS_PTRACE),
-                    0 as libc::c_ulong,
-                    0 as libc::c_ulong,
-                    0 as libc::c_ulong,
-                );
-            }
-            Ok(())
-        });
-    }
-}
-
-/// `CAP_SYS_PTRACE` (linux/capability.h).
-#[cfg(target_os = "linux")]
-const CAP_SYS_PTRACE: u32 = 19;

@@ -13,17 +13,18 @@ use schemars::{JsonSchema, Schema};
 use serde::Deserialize;
 use serde_json::Value;
 
-use super::env::EnvPolicy;
+use crate::process::env::EnvPolicy;
 use super::jobs::{self, DEFAULT_JOB_LIFETIME, DEFAULT_MAX_JOBS, Jobs};
 use super::output::{Collector, MAX_CHARS, Shown};
-use super::output_dir::{OutputDir, OutputFile};
-use super::process;
+use crate::process::{OutputDir, OutputFile};
+use super::spawn as process;
+use crate::process::child::default_shell;
 use super::progress::Progress;
 use super::prompt;
-use super::read_only;
+use crate::shell::read_only;
 use super::run::{self, Ending, Sinks};
 use super::spool::Spool;
-use crate::approval::{Access, Permissions};
+use crate::access::{Access, Permissions};
 use crate::sandbox::{Sandbox, SandboxError, SandboxMode};
 use crate::tools::text;
 
@@ -145,7 +146,7 @@ fn not_null(schema: &mut Schema) {
 /// run as a whole (the engine judges it part by part).
 ///
 /// ```
-/// use agentcore::approval::Capability;
+/// use agentcore::access::Capability;
 /// use serde_json::json;
 ///
 /// let access = agentcore::tools::bash::permissions().describe(&json!({"command": "cargo test"}));
@@ -193,11 +194,11 @@ enum Confine {
 /// no processes left behind: every process the command started, also one
 /// that moved to a group or session of its own, is killed when the call
 /// ends (see the [module docs](super) for how they are found and what
-/// [`adopt_orphans`](super::adopt_orphans) adds).
+/// [`adopt_orphans`](crate::process::adopt_orphans) adds).
 ///
 /// The environment is scrubbed of secrets (see [`BashTool::allow_env`]),
 /// and constructing the tool makes this process non-dumpable
-/// ([`make_undumpable`](super::make_undumpable)), so that a command cannot
+/// ([`make_undumpable`](crate::process::make_undumpable)), so that a command cannot
 /// read the unscrubbed environment back from `/proc/PPID/environ`.
 ///
 /// A [`TypedTool`]; the kernel holds it as [`TypedTool::into_dyn`] makes
@@ -240,7 +241,7 @@ impl BashTool {
     /// dump is written, unless by a process with `CAP_SYS_PTRACE`.
     pub fn new(root: PathBuf, output_dir: Arc<OutputDir>) -> Self {
         #[cfg(target_os = "linux")]
-        super::procs::make_undumpable_once();
+        crate::process::tracking::make_undumpable_once();
         Self {
             root,
             output_dir,
@@ -593,15 +594,6 @@ fn sandbox_note(sandbox: &Sandbox) -> String {
         "(sandboxed: writes outside {}{network} are blocked)",
         writable.join(", ")
     )
-}
-
-pub(crate) fn default_shell() -> PathBuf {
-    let bash = Path::new("/bin/bash");
-    if bash.exists() {
-        bash.to_owned()
-    } else {
-        PathBuf::from("/bin/sh")
-    }
 }
 
 /// `Running: COMMAND`, cut to its first line and [`ACTIVITY_CHARS`].

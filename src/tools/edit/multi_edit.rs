@@ -3,9 +3,9 @@
 //! fresh stamp.
 //!
 //! Each edit is found as `edit` finds its `old_string` (exactly, then by
-//! the tolerant tiers of [`locate`](super::edit::locate)) in the text the
+//! the tolerant tiers of [`locate`](super::locate)) in the text the
 //! edits before it left. The sequence itself is the pure
-//! [`apply_edits_tiered`](super::edit::apply_edits_tiered); this file is
+//! [`apply_edits_tiered`](super::apply_edits_tiered); this file is
 //! the tool ([`MultiEditTool`], its [`MultiEditArgs`] and
 //! [`permissions`]), on the same validate, preview and locked-write steps as `edit` and `write`.
 
@@ -21,17 +21,17 @@ use schemars::{JsonSchema, Schema, SchemaGenerator};
 use serde::Deserialize;
 use tokio_util::sync::CancellationToken;
 
-use super::beneath::FileError;
-use super::diff::unified_diff;
-use super::edit::{EditsError, Step, edit_sequence_decoded, snippet};
-use super::file_write::{
+use crate::fs::beneath::FileError;
+use crate::tools::diff::unified_diff;
+use super::{EditsError, Step, edit_sequence_decoded, snippet};
+use crate::fs::file_write::{
     FileTool, cancelled, cannot_read, commit_failure, current_bytes, path_failure, read_all,
     refuse_read_denied, stamp_written, write_through,
 };
-use super::read_state::{FileReadState, Freshness, StaleRead, hash_bytes};
-use super::text;
-use super::workspace::Workspace;
-use crate::approval::{Access, Permissions};
+use crate::fs::read_state::{FileReadState, Freshness, StaleRead, hash_bytes};
+use crate::tools::text;
+use crate::fs::workspace::Workspace;
+use crate::access::{Access, Permissions};
 
 /// The most edits one call may make.
 pub const MAX_EDITS: usize = 100;
@@ -73,7 +73,7 @@ pub struct OneEdit {
 /// `maxItems`).
 ///
 /// ```
-/// use agentcore::tools::multi_edit::Edits;
+/// use agentcore::tools::edit::multi_edit::Edits;
 /// use serde_json::json;
 ///
 /// let one = json!([{"old_string": "a", "new_string": "b"}]);
@@ -148,10 +148,10 @@ impl JsonSchema for Edits {
 /// its `file_path`.
 ///
 /// ```
-/// use agentcore::approval::Capability;
+/// use agentcore::access::Capability;
 /// use serde_json::json;
 ///
-/// let access = agentcore::tools::multi_edit::permissions().describe(&json!({
+/// let access = agentcore::tools::edit::multi_edit::permissions().describe(&json!({
 ///     "file_path": "src/a.rs",
 ///     "edits": [{"old_string": "a", "new_string": "b"}]
 /// }));
@@ -306,7 +306,7 @@ fn check(
     let hash = hash_bytes(&bytes);
     if text::decode(&bytes).is_none() {
         return Err(edits_failure(EditsError::File(
-            super::edit::EditError::NotText,
+            super::EditError::NotText,
         )));
     }
     match state.freshness_by_hash(&path, &open.meta, hash) {

@@ -4,7 +4,7 @@
 use std::borrow::Cow;
 
 use super::{MAX_LINE_CHARS, MAX_OUTPUT_BYTES};
-use crate::tools::read_state::ShownLines;
+use crate::fs::read_state::ShownLines;
 
 /// Bytes of one line kept: enough for [`MAX_LINE_CHARS`] characters.
 const LINE_KEEP_BYTES: usize = MAX_LINE_CHARS * 4 + 4;

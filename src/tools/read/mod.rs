@@ -22,14 +22,14 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use tokio_util::sync::CancellationToken;
 
-use super::beneath::list_dir;
-use super::blocking::run_blocking;
-use super::file_write::{cannot_read, read_denied_text};
-use super::read_state::{FileReadState, ReadStamp, StreamHasher, hash_bytes};
+use crate::fs::beneath::list_dir;
+use crate::fs::blocking::run_blocking;
+use crate::fs::file_write::{cannot_read, read_denied_text};
+use crate::fs::read_state::{FileReadState, ReadStamp, StreamHasher, hash_bytes};
 use super::schema::builtin_args;
 use super::text::Encoding;
-use super::workspace::{Opened, Workspace};
-use crate::approval::{Access, Permissions};
+use crate::fs::workspace::{Opened, Workspace};
+use crate::access::{Access, Permissions};
 use decode::TextDecoder;
 use lines::{LineCollector, shown_lines};
 
@@ -90,7 +90,7 @@ pub struct ReadArgs {
 /// What a call of `read` touches: a read of `file_path`.
 ///
 /// ```
-/// use agentcore::approval::Capability;
+/// use agentcore::access::Capability;
 /// use serde_json::json;
 ///
 /// let access = agentcore::tools::read::permissions().describe(&json!({"file_path": "src/lib.rs"}));
