@@ -21,11 +21,11 @@ use std::process::Command;
 use std::time::Duration;
 
 use agentcore::TypedTool;
+use agentcore::fs::read_state::FileReadState;
+use agentcore::fs::workspace::Workspace;
 use agentcore::tools::glob::GlobTool;
 use agentcore::tools::grep::GrepTool;
 use agentcore::tools::read::ReadTool;
-use agentcore::fs::read_state::FileReadState;
-use agentcore::fs::workspace::Workspace;
 use agentcore::{CallContext, EventSink, GatedArgs, Tool};
 use criterion::{Criterion, criterion_group, criterion_main};
 use serde_json::{Value, json};

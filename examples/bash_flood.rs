@@ -9,8 +9,8 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use agentcore::TypedTool;
-use agentcore::tools::bash::BashTool;
 use agentcore::process::OutputDir;
+use agentcore::tools::bash::BashTool;
 use agentcore::{Call, Pipeline, ToolRegistry};
 use serde_json::json;
 use tower::ServiceExt;

@@ -19,11 +19,11 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use agentcore::TypedTool;
+use agentcore::fs::read_state::FileReadState;
+use agentcore::fs::workspace::Workspace;
 use agentcore::tools::edit::EditTool;
 use agentcore::tools::edit::multi_edit::MultiEditTool;
 use agentcore::tools::read::ReadTool;
-use agentcore::fs::read_state::FileReadState;
-use agentcore::fs::workspace::Workspace;
 use agentcore::{Call, Outcome, Pipeline, ToolRegistry};
 use serde_json::{Value, json};
 use tower::ServiceExt;

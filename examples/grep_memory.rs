@@ -14,8 +14,8 @@ use std::path::PathBuf;
 use std::time::Instant;
 
 use agentcore::TypedTool;
-use agentcore::tools::grep::GrepTool;
 use agentcore::fs::workspace::Workspace;
+use agentcore::tools::grep::GrepTool;
 use agentcore::{CallContext, EventSink, GatedArgs};
 use serde_json::json;
 

@@ -19,12 +19,12 @@ use std::task::{Context, Poll};
 use std::time::Duration;
 
 use agentcore::approval::{ApprovalEngine, Mode};
-use agentcore::hooks::{HookConfig, HookRunner, PostToolUseLayer, PreToolUseGate};
-use agentcore::session::builtin_registry;
-use agentcore::stages::{Executed, Gated};
-use agentcore::process::OutputDir;
 use agentcore::fs::read_state::FileReadState;
 use agentcore::fs::workspace::Workspace;
+use agentcore::hooks::{HookConfig, HookRunner, PostToolUseLayer, PreToolUseGate};
+use agentcore::process::OutputDir;
+use agentcore::session::builtin_registry;
+use agentcore::stages::{Executed, Gated};
 use agentcore::{BoxFuture, Call, Content, Outcome, Pipeline, ToolResult};
 use serde_json::{Value, json};
 use tower::{Layer, Service, ServiceBuilder, ServiceExt};

@@ -280,9 +280,7 @@ mod tests {
         assert_eq!(server.args, ["stdio"]);
         assert_eq!(server.env["GITHUB_TOKEN"], "t");
         assert_eq!(server.startup_timeout(), Duration::from_secs(5));
-        let err =
-            Policy::from_toml("[[mcp_servers]]\nname = \"x\"\ncomand = \"y\"\n")
-                .unwrap_err();
+        let err = Policy::from_toml("[[mcp_servers]]\nname = \"x\"\ncomand = \"y\"\n").unwrap_err();
         assert!(err.to_string().contains("comand"), "{err}");
     }
 

@@ -147,7 +147,9 @@ fn every_module_imports_only_its_own_layer_and_those_below() {
                 continue;
             };
             // `crate::Tool`, `crate::texts`, `crate::stages`: the pipeline.
-            if first.starts_with(|c: char| c.is_uppercase()) || first == "stages" || first == "texts"
+            if first.starts_with(|c: char| c.is_uppercase())
+                || first == "stages"
+                || first == "texts"
             {
                 continue;
             }

@@ -129,21 +129,21 @@ pub use agentcore_stages::texts;
 // before it (checked by the `layers` test below; the table is in the
 // crate docs). The pipeline, `stages`, is below them all.
 pub mod access;
-pub mod message;
-pub mod scheduler;
-pub mod turn;
+pub mod approval;
 pub mod fs;
+pub mod hooks;
+pub mod message;
 pub mod process;
 pub mod sandbox;
+pub mod scheduler;
 pub mod shell;
 pub mod tools;
-pub mod approval;
-pub mod hooks;
+pub mod turn;
 // `mcp::client` sits here, below `config`; the rest of `mcp` (the server
 // faces) is above `session`.
 pub mod config;
-pub mod session;
 pub mod mcp;
+pub mod session;
 
 #[cfg(test)]
 mod layers;

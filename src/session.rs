@@ -14,24 +14,24 @@ use agentcore_stages::{Breaker, EventSink, Gate, Pipeline, Tool, ToolRegistry};
 
 use crate::approval::{ApprovalEngine, Mode};
 use crate::config::{Policy, PolicyError, RootAccess};
+use crate::fs::read_state::FileReadState;
+use crate::fs::workspace::Workspace;
 use crate::hooks::{HookConfig, HookConfigError, HookRunner, PostToolUseLayer, PreToolUseGate};
 use crate::mcp::client::{Connection, McpServerConfig, MountFailure, Mounted};
+use crate::process::OutputDir;
 use crate::sandbox::{Sandbox, SandboxError, SandboxMode, SandboxPolicy};
 use crate::scheduler::{Scheduler, SchedulerConfig, SteeringPolicy};
 use crate::tools::apply_patch::ApplyPatchTool;
-use crate::process::OutputDir;
-use crate::tools::bash::{BashTool, JobExit, JobLimits, Jobs};
 use crate::tools::bash::bash_output::BashOutputTool;
+use crate::tools::bash::kill_shell::KillShellTool;
+use crate::tools::bash::{BashTool, JobExit, JobLimits, Jobs};
 use crate::tools::edit::EditTool;
+use crate::tools::edit::multi_edit::MultiEditTool;
 use crate::tools::glob::GlobTool;
 use crate::tools::grep::GrepTool;
-use crate::tools::bash::kill_shell::KillShellTool;
 use crate::tools::ls::LsTool;
-use crate::tools::edit::multi_edit::MultiEditTool;
 use crate::tools::read::ReadTool;
-use crate::fs::read_state::FileReadState;
 use crate::tools::set::{Builtin, ToolSet};
-use crate::fs::workspace::Workspace;
 use crate::tools::write::WriteTool;
 use crate::turn::Turn;
 
@@ -689,7 +689,11 @@ mod tests {
         let mut config = SessionConfig::new(dir.path());
         config
             .mcp_servers
-            .push(crate::mcp::client::McpServerConfig::command("x", "/nonexistent", ["a"]));
+            .push(crate::mcp::client::McpServerConfig::command(
+                "x",
+                "/nonexistent",
+                ["a"],
+            ));
         assert!(matches!(
             Session::start(config.clone()),
             Err(SessionError::McpNeedsConnect)

@@ -5,8 +5,10 @@ use std::path::Path;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use agentcore::approval::{ApprovalAnswer, ApprovalEngine, DecisionSource, Mode, Rule, RuleKind, Verdict, approver_fn};
 use agentcore::access::{Access, Capability, Permissions};
+use agentcore::approval::{
+    ApprovalAnswer, ApprovalEngine, DecisionSource, Mode, Rule, RuleKind, Verdict, approver_fn,
+};
 use agentcore::config::Policy;
 use agentcore::{
     BoxFuture, Call, CallContext, GatedArgs, Outcome, Pipeline, Tool, ToolError, ToolOutput,

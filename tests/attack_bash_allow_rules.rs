@@ -14,8 +14,8 @@ use std::io::{BufRead, BufReader, Write};
 use std::path::Path;
 use std::process::{Command, Stdio};
 
-use agentcore::approval::{ApprovalEngine, Mode, Verdict};
 use agentcore::access::Access;
+use agentcore::approval::{ApprovalEngine, Mode, Verdict};
 use agentcore::config::Policy;
 use proptest::prelude::*;
 use serde_json::{Value, json};

@@ -17,8 +17,8 @@
 
 use std::path::Path;
 
-use agentcore::approval::{ApprovalEngine, DecisionSource, Mode, RuleKind, Verdict};
 use agentcore::access::Access;
+use agentcore::approval::{ApprovalEngine, DecisionSource, Mode, RuleKind, Verdict};
 use agentcore::config::Policy;
 use serde_json::{Value, json};
 

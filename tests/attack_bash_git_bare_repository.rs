@@ -11,8 +11,8 @@ use std::process::Command;
 use std::sync::Arc;
 
 use agentcore::TypedTool;
-use agentcore::tools::bash::BashTool;
 use agentcore::process::OutputDir;
+use agentcore::tools::bash::BashTool;
 use agentcore::{Call, Outcome, Pipeline, ToolRegistry};
 use serde_json::json;
 use tower::ServiceExt;

@@ -11,8 +11,8 @@ use std::path::Path;
 use std::sync::Arc;
 
 use agentcore::TypedTool;
-use agentcore::tools::bash::BashTool;
 use agentcore::process::OutputDir;
+use agentcore::tools::bash::BashTool;
 use agentcore::{Call, Pipeline, ToolRegistry, ToolResult};
 use serde_json::json;
 use tower::ServiceExt;

@@ -8,8 +8,8 @@
 use std::path::Path;
 use std::process::{Command, Stdio};
 
-use agentcore::approval::{ApprovalEngine, DecisionSource, Mode, Verdict};
 use agentcore::access::Access;
+use agentcore::approval::{ApprovalEngine, DecisionSource, Mode, Verdict};
 use agentcore::config::Policy;
 use serde_json::{Value, json};
 

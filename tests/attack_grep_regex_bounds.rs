@@ -8,8 +8,8 @@ use std::fs;
 use std::time::{Duration, Instant};
 
 use agentcore::TypedTool;
-use agentcore::tools::grep::GrepTool;
 use agentcore::fs::workspace::Workspace;
+use agentcore::tools::grep::GrepTool;
 use agentcore::{CallContext, CancelReason, EventSink, GatedArgs};
 use serde_json::json;
 

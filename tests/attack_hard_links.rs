@@ -11,10 +11,10 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use agentcore::TypedTool;
-use agentcore::tools::edit::EditTool;
-use agentcore::tools::read::ReadTool;
 use agentcore::fs::read_state::FileReadState;
 use agentcore::fs::workspace::Workspace;
+use agentcore::tools::edit::EditTool;
+use agentcore::tools::read::ReadTool;
 use agentcore::tools::write::WriteTool;
 use agentcore::{Call, Outcome, Pipeline, ToolRegistry, ToolResult};
 use serde_json::{Value, json};

@@ -12,12 +12,12 @@ use std::time::Duration;
 
 use agentcore::approval::{ApprovalAnswer, ApprovalEngine, Mode, approver_fn};
 use agentcore::config::Policy;
-use agentcore::hooks::{HookConfig, HookRunner, PreToolUseGate};
-use agentcore::message::ToolCall;
-use agentcore::session::{Session, SessionConfig, builtin_registry};
-use agentcore::process::OutputDir;
 use agentcore::fs::read_state::FileReadState;
 use agentcore::fs::workspace::Workspace;
+use agentcore::hooks::{HookConfig, HookRunner, PreToolUseGate};
+use agentcore::message::ToolCall;
+use agentcore::process::OutputDir;
+use agentcore::session::{Session, SessionConfig, builtin_registry};
 use agentcore::{Call, EventSink, Outcome, Pipeline, ToolResult};
 use serde_json::{Value, json};
 use tower::ServiceExt;

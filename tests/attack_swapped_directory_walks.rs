@@ -16,10 +16,10 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 use agentcore::TypedTool;
+use agentcore::fs::workspace::Workspace;
 use agentcore::tools::glob::GlobTool;
 use agentcore::tools::grep::GrepTool;
 use agentcore::tools::ls::LsTool;
-use agentcore::fs::workspace::Workspace;
 use agentcore::{CallContext, EventSink, GatedArgs, Tool};
 use serde_json::{Value, json};
 

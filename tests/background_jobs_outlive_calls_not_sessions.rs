@@ -20,11 +20,11 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use agentcore::TypedTool;
-use agentcore::session::{Session, SessionConfig};
-use agentcore::tools::bash::{BashTool, JobLimits, Jobs};
 use agentcore::process::OutputDir;
+use agentcore::session::{Session, SessionConfig};
 use agentcore::tools::bash::bash_output::BashOutputTool;
 use agentcore::tools::bash::kill_shell::KillShellTool;
+use agentcore::tools::bash::{BashTool, JobLimits, Jobs};
 use agentcore::{Call, CancelReason, Cancellation, Outcome, Pipeline, ToolRegistry, ToolResult};
 use serde_json::{Value, json};
 use tower::ServiceExt;

@@ -9,8 +9,8 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use agentcore::TypedTool;
-use agentcore::tools::bash::BashTool;
 use agentcore::process::OutputDir;
+use agentcore::tools::bash::BashTool;
 use agentcore::{
     Call, CancelReason, Cancellation, Event, EventSink, Outcome, Pipeline, ToolRegistry,
     ToolResult, UpdateKind,

@@ -15,8 +15,8 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use agentcore::TypedTool;
-use agentcore::tools::bash::BashTool;
 use agentcore::process::OutputDir;
+use agentcore::tools::bash::BashTool;
 use agentcore::{Call, Outcome, Pipeline, ToolRegistry, ToolResult};
 use serde_json::{Value, json};
 use tower::ServiceExt;

@@ -7,12 +7,12 @@ use std::sync::{Arc, Mutex};
 
 use agentcore::GateDecision;
 use agentcore::TypedTool;
+use agentcore::fs::read_state::Freshness;
+use agentcore::fs::workspace::Workspace;
 use agentcore::message::ToolCall;
 use agentcore::scheduler::{Scheduler, SchedulerConfig};
 use agentcore::stages::gate::gate_fn;
 use agentcore::tools::edit::EditTool;
-use agentcore::fs::read_state::Freshness;
-use agentcore::fs::workspace::Workspace;
 use agentcore::turn::Turn;
 use agentcore::{EventSink, Outcome, Pipeline, ToolResult};
 use serde_json::json;

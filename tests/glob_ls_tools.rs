@@ -11,9 +11,9 @@ use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
 use agentcore::TypedTool;
+use agentcore::fs::workspace::Workspace;
 use agentcore::tools::glob::GlobTool;
 use agentcore::tools::ls::LsTool;
-use agentcore::fs::workspace::Workspace;
 use agentcore::{Call, InterruptBehavior, Outcome, Pipeline, Tool, ToolRegistry, ToolResult};
 use serde_json::{Value, json};
 use tower::ServiceExt;

@@ -12,8 +12,8 @@ use std::fs;
 use std::path::Path;
 
 use agentcore::TypedTool;
-use agentcore::tools::grep::{GrepTool, MAX_OUTPUT_CHARS};
 use agentcore::fs::workspace::Workspace;
+use agentcore::tools::grep::{GrepTool, MAX_OUTPUT_CHARS};
 use agentcore::{CallContext, EventSink, GatedArgs};
 use serde_json::{Value, json};
 

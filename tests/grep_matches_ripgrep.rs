@@ -10,8 +10,8 @@ use std::process::Command;
 use std::sync::Arc;
 
 use agentcore::TypedTool;
-use agentcore::tools::grep::GrepTool;
 use agentcore::fs::workspace::Workspace;
+use agentcore::tools::grep::GrepTool;
 use agentcore::{Call, Outcome, Pipeline, ToolRegistry};
 use serde_json::{Value, json};
 use tower::ServiceExt;

@@ -7,8 +7,8 @@ use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
 use agentcore::TypedTool;
-use agentcore::tools::grep::GrepTool;
 use agentcore::fs::workspace::Workspace;
+use agentcore::tools::grep::GrepTool;
 use agentcore::{
     Call, CallContext, CancelReason, EventSink, GatedArgs, InterruptBehavior, Outcome, Pipeline,
     ToolRegistry, ToolResult,

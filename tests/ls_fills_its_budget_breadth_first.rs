@@ -7,8 +7,8 @@ use std::fs;
 use std::path::Path;
 
 use agentcore::TypedTool;
-use agentcore::tools::ls::LsTool;
 use agentcore::fs::workspace::Workspace;
+use agentcore::tools::ls::LsTool;
 use agentcore::{CallContext, EventSink, GatedArgs};
 use serde_json::{Value, json};
 

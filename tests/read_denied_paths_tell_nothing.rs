@@ -10,10 +10,10 @@ use std::sync::Arc;
 
 use agentcore::approval::{ApprovalEngine, Mode};
 use agentcore::config::Policy;
-use agentcore::session::builtin_registry;
-use agentcore::process::OutputDir;
 use agentcore::fs::read_state::FileReadState;
 use agentcore::fs::workspace::Workspace;
+use agentcore::process::OutputDir;
+use agentcore::session::builtin_registry;
 use agentcore::{Call, Pipeline, ToolRegistry, ToolResult};
 use serde_json::{Value, json};
 use tower::ServiceExt;

@@ -6,9 +6,9 @@ use std::path::Path;
 use std::sync::Arc;
 
 use agentcore::TypedTool;
-use agentcore::tools::read::ReadTool;
 use agentcore::fs::read_state::{FileReadState, Freshness};
 use agentcore::fs::workspace::Workspace;
+use agentcore::tools::read::ReadTool;
 use agentcore::{Call, Content, InterruptBehavior, Outcome, Pipeline, ToolRegistry, ToolResult};
 use base64::Engine as _;
 use serde_json::{Value, json};

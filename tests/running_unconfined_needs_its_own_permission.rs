@@ -16,8 +16,10 @@
 use std::path::Path;
 use std::sync::{Arc, Mutex};
 
-use agentcore::approval::{ApprovalAnswer, ApprovalEngine, DecisionSource, Mode, Verdict, approver_fn};
 use agentcore::access::Access;
+use agentcore::approval::{
+    ApprovalAnswer, ApprovalEngine, DecisionSource, Mode, Verdict, approver_fn,
+};
 use agentcore::config::Policy;
 use agentcore::hooks::HookConfig;
 use agentcore::message::ToolCall;

@@ -9,9 +9,9 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use agentcore::TypedTool;
-use agentcore::tools::read::ReadTool;
 use agentcore::fs::read_state::FileReadState;
 use agentcore::fs::workspace::{PathError, Workspace};
+use agentcore::tools::read::ReadTool;
 use agentcore::{Call, Outcome, Pipeline, ToolRegistry};
 use serde_json::json;
 use tower::ServiceExt;

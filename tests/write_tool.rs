@@ -9,9 +9,9 @@ use std::time::{Duration, Instant};
 
 use agentcore::GateDecision;
 use agentcore::TypedTool;
-use agentcore::stages::gate::gate_fn;
 use agentcore::fs::read_state::FileReadState;
 use agentcore::fs::workspace::Workspace;
+use agentcore::stages::gate::gate_fn;
 use agentcore::tools::write::WriteTool;
 use agentcore::{Call, Outcome, Pipeline, ToolRegistry, ToolResult};
 use serde_json::{Value, json};

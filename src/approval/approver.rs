@@ -7,8 +7,8 @@ use futures::future::BoxFuture;
 use serde_json::Value;
 
 use super::decision::Decision;
-use crate::access::Access;
 use super::rule::Rule;
+use crate::access::Access;
 
 /// What an [`Approver`] is asked about one call.
 #[derive(Clone, Debug)]

@@ -99,8 +99,8 @@ mod rule;
 
 pub use approver::{ApprovalAnswer, ApprovalRequest, Approver, FnApprover, approver_fn};
 pub use decision::{Decision, DecisionSource, Verdict};
-pub(crate) use engine::gate_decision;
 pub use engine::ApprovalEngine;
+pub(crate) use engine::gate_decision;
 pub use mode::{Mode, ModeError};
 pub use read_filter::{HIDDEN_WALK_LIMIT, ReadFilter, WalkFilter};
 pub use rule::{Rule, RuleError, RuleKind, RuleTarget};

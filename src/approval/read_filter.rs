@@ -246,9 +246,8 @@ impl fmt::Debug for ReadFilter {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::approval::Verdict;
     use crate::access::Access;
-    use crate::config::Policy;
+    use crate::approval::{RuleKind, Verdict};
 
     /// The filter agrees with the engine's verdict on a `read` of each
     /// path, in every mode: it leaves out exactly what would not simply be
@@ -274,14 +273,11 @@ mod tests {
             fs::create_dir_all(p.parent().unwrap()).unwrap();
             fs::write(p, "x").unwrap();
         }
-        let policy = Policy::from_toml(
-            r#"
-            ask = ["read(./private/**)"]
-            deny = ["read(./secrets/**)", "bash(rm *)"]
-            "#,
-        )
-        .unwrap();
-        let engine = ApprovalEngine::new(root).with_policy(&policy);
+        let rule = |text: &str| text.parse::<Rule>().unwrap();
+        let engine = ApprovalEngine::new(root)
+            .with_rule(RuleKind::Ask, rule("read(./private/**)"))
+            .with_rule(RuleKind::Deny, rule("read(./secrets/**)"))
+            .with_rule(RuleKind::Deny, rule("bash(rm *)"));
         let filter = engine.walk_filter();
         let dirs = [
             "app",

@@ -31,9 +31,9 @@ use std::str::FromStr;
 
 use ignore::gitignore::{Gitignore, GitignoreBuilder};
 
+use crate::access::{Access, Capability};
 use crate::fs::home_dir;
 use crate::shell::CommandPart;
-use crate::access::{Access, Capability};
 
 /// Which list a rule is in.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]

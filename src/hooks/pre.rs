@@ -13,10 +13,8 @@ use super::input::{moved_since_shown, tool_input};
 use super::reply::{self, Reply};
 use super::run::HookRun;
 use super::{HookRunner, report};
-use crate::approval::{
-    ApprovalEngine, Decision, DecisionSource, Mode, RuleKind, Verdict,
-};
 use crate::access::Permissions;
+use crate::approval::{ApprovalEngine, Decision, DecisionSource, Mode, RuleKind, Verdict};
 use crate::fs::judged::JudgedPaths;
 use crate::{Content, Gate, GateDecision, GateRequest};
 

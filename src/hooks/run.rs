@@ -20,10 +20,10 @@ use tokio::time::{Instant, sleep, timeout};
 
 use super::HookConfinement;
 use super::config::CommandHook;
-use crate::sandbox::Sandbox;
 use crate::process::child::{KILL_GRACE, default_shell, prepare_child};
 use crate::process::env::{CALL_MARKER, EnvPolicy};
 use crate::process::tracking::{CallProcesses, new_token, shell_awaited, spawn_registered};
+use crate::sandbox::Sandbox;
 
 /// Bytes of stdout and of stderr kept of one hook; the rest is read and
 /// dropped (so the hook never blocks on a full pipe).

@@ -472,8 +472,8 @@ fn hides(c: char) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::approval::{Decision, DecisionSource, Mode, Rule, Verdict};
     use crate::access::{Access, Capability};
+    use crate::approval::{Decision, DecisionSource, Mode, Rule, Verdict};
 
     fn request(tool: &str, access: Access, preview: Option<&str>) -> ApprovalRequest {
         ApprovalRequest {

@@ -65,9 +65,9 @@ mod arrival;
 pub mod client;
 mod definitions;
 mod elicit;
-pub(crate) mod stdio;
 pub mod http;
 mod server;
+pub(crate) mod stdio;
 
 use std::time::Duration;
 

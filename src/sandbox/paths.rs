@@ -276,7 +276,6 @@ pub fn protected_below(root: &Path) -> Vec<PathBuf> {
     found
 }
 
-
 /// The paths inside a writable root protected by default:
 /// `PROTECTED_IN_ROOT` (`.git`, `.claude`) and the `.env*` files present now (a mount needs
 /// an existing path, so a `.env` created later is not protected).

@@ -10,5 +10,5 @@
 mod analysis;
 pub(crate) mod read_only;
 
-pub use analysis::{CommandAnalysis, CommandPart, Hazard};
 pub(crate) use analysis::pattern_words;
+pub use analysis::{CommandAnalysis, CommandPart, Hazard};

@@ -14,13 +14,13 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use tokio_util::sync::CancellationToken;
 
-use crate::fs::blocking::run_blocking;
 use super::schema::builtin_args;
+use crate::access::{Access, Permissions};
+use crate::fs::blocking::run_blocking;
 use crate::fs::walk::{
     Entry, Filters, Flow, Kind, SEARCH_CANCELLED, default_threads, mtime_of, walk, walk_error,
 };
 use crate::fs::workspace::Workspace;
-use crate::access::{Access, Permissions};
 
 /// Paths shown at most.
 pub const MAX_RESULTS: usize = 100;

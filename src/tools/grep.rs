@@ -35,15 +35,15 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use tokio_util::sync::CancellationToken;
 
-use crate::fs::beneath;
-use crate::fs::blocking::run_blocking;
 use super::schema::builtin_args;
 use super::text;
+use crate::access::{Access, Permissions};
+use crate::fs::beneath;
+use crate::fs::blocking::run_blocking;
 use crate::fs::walk::{
     Entry, Filters, Flow, Kind, SEARCH_CANCELLED, default_threads, walk, walk_error,
 };
 use crate::fs::workspace::Workspace;
-use crate::access::{Access, Permissions};
 
 /// The default `head_limit` as a literal, for the texts that name it.
 macro_rules! default_head_limit {

@@ -14,11 +14,11 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use tokio_util::sync::CancellationToken;
 
-use crate::fs::blocking::run_blocking;
 use super::schema::builtin_args;
+use crate::access::{Access, Permissions};
+use crate::fs::blocking::run_blocking;
 use crate::fs::walk::{Entry, Filters, Flow, Kind, walk_breadth_first, walk_error};
 use crate::fs::workspace::Workspace;
-use crate::access::{Access, Permissions};
 
 /// Entries shown at most (the root line not counted).
 pub const MAX_ENTRIES: usize = 1000;

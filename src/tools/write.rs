@@ -15,16 +15,16 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use tokio_util::sync::CancellationToken;
 
-use crate::fs::beneath::FileError;
 use super::diff::unified_diff;
+use super::text;
+use crate::access::{Access, Permissions};
+use crate::fs::beneath::FileError;
 use crate::fs::file_write::{
     FileTool, cancelled, cannot_read, commit_failure, path_failure, read_existing,
     refuse_read_denied, stamp_written, write_through,
 };
 use crate::fs::read_state::{FileReadState, Freshness, StaleRead};
-use super::text;
 use crate::fs::workspace::Workspace;
-use crate::access::{Access, Permissions};
 
 const DESCRIPTION: &str = "Writes a file, replacing it if it exists; missing parent directories \
 are created. The content is written exactly as given. To overwrite an existing file, read all of \

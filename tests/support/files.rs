@@ -6,13 +6,13 @@ use std::fs;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+use agentcore::fs::read_state::FileReadState;
+use agentcore::fs::workspace::Workspace;
 use agentcore::stages::gate::gate_fn;
 use agentcore::tools::apply_patch::ApplyPatchTool;
 use agentcore::tools::edit::EditTool;
 use agentcore::tools::edit::multi_edit::MultiEditTool;
 use agentcore::tools::read::ReadTool;
-use agentcore::fs::read_state::FileReadState;
-use agentcore::fs::workspace::Workspace;
 use agentcore::tools::write::WriteTool;
 use agentcore::{Call, Gate, Outcome, Pipeline, ToolRegistry, ToolResult};
 use agentcore::{GateDecision, TypedTool};

@@ -4,13 +4,13 @@
 use std::path::{Path, PathBuf};
 
 use super::ApprovalEngine;
-use crate::shell::{CommandAnalysis, CommandPart, Hazard};
+use crate::access::{Access, Capability, Containment};
 use crate::approval::decision::{Decision, DecisionSource, Verdict};
 use crate::approval::mode::Mode;
 use crate::approval::paths::GitPointer;
-use crate::access::{Access, Capability, Containment};
 use crate::approval::rule::{PathKeys, Rule, RuleKind};
 use crate::fs::judged::{JudgedPath, JudgedPaths};
+use crate::shell::{CommandAnalysis, CommandPart, Hazard};
 
 /// One call being judged.
 pub(super) struct Evaluation<'a> {

@@ -8,11 +8,11 @@ use futures::future::BoxFuture;
 use tower::BoxError;
 
 use super::ApprovalEngine;
-use crate::approval::approver::{ApprovalAnswer, ApprovalRequest};
-use crate::shell::CommandAnalysis;
-use crate::approval::decision::{Decision, DecisionSource, Verdict};
 use crate::access::{Access, Permissions};
+use crate::approval::approver::{ApprovalAnswer, ApprovalRequest};
+use crate::approval::decision::{Decision, DecisionSource, Verdict};
 use crate::fs::judged::JudgedPaths;
+use crate::shell::CommandAnalysis;
 use crate::{Extensions, Gate, GateDecision, GateRequest};
 
 impl ApprovalEngine {

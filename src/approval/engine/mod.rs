@@ -19,18 +19,17 @@ use std::sync::{Arc, RwLock};
 use std::time::Duration;
 
 use super::approver::Approver;
-use crate::shell::CommandAnalysis;
 use super::decision::Decision;
 use super::mode::Mode;
 use super::paths::PathResolver;
-use crate::access::{Access, Containment, Permissions};
 use super::read_filter::{ReadFilter, WalkFilter};
 use super::rule::{PathPattern, Rule};
 use crate::Tool;
+use crate::access::{Access, Containment, Permissions};
 use crate::fs::judged::JudgedPaths;
+use crate::shell::CommandAnalysis;
 #[cfg(doc)]
 use crate::{Gate, approval::Policy};
-
 
 /// The policy engine: an ordinary [`Gate`].
 ///

@@ -24,14 +24,14 @@ use crate::access::{Access, Permissions};
 use crate::fs::atomic::CommitError;
 use crate::fs::beneath::{self, FileError};
 use crate::fs::blocking::{self, run_blocking};
-use crate::tools::diff::unified_diff;
 use crate::fs::file_write::{
     FileTool, PATH_ERROR_CODE, cannot_read, lock_all, read_all, refuse_read_denied, stamp_written,
     write_through,
 };
 use crate::fs::read_state::{FileReadState, Freshness, StaleRead, hash_bytes};
-use crate::tools::text;
 use crate::fs::workspace::{OpenFile, Workspace};
+use crate::tools::diff::unified_diff;
+use crate::tools::text;
 
 /// The code of a patch that cannot be parsed.
 pub const INVALID_PATCH_CODE: i64 = 10;

@@ -10,9 +10,9 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 
 use super::Jobs;
+use crate::access::{Access, Permissions};
 use crate::tools::schema::builtin_args;
 use crate::tools::text;
-use crate::access::{Access, Permissions};
 
 /// The longest `wait_ms` a model may ask for.
 pub const MAX_WAIT_MS: u64 = 60_000;

@@ -20,8 +20,8 @@ use regex::Regex;
 use tokio::sync::{broadcast, watch};
 
 use super::output::{Collector, Shown};
-use super::spawn::Spawned;
 use super::run::{self, Ending, Sinks};
+use super::spawn::Spawned;
 use super::spool::Spool;
 
 /// Jobs alive at once, by default.

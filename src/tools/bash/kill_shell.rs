@@ -9,8 +9,8 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 
 use super::Jobs;
-use crate::tools::schema::builtin_args;
 use crate::access::{Access, Permissions};
+use crate::tools::schema::builtin_args;
 
 static DESCRIPTION: LazyLock<String> = LazyLock::new(|| {
     "\

@@ -11,11 +11,11 @@ use tokio::time::{Instant, sleep_until};
 
 use super::jobs::LiveOutput;
 use super::output::Collector;
+use super::progress::Progress;
 use super::spawn::Spawned;
+use super::spool::Spool;
 use crate::process::child::KILL_GRACE;
 use crate::process::tracking as procs;
-use super::progress::Progress;
-use super::spool::Spool;
 
 /// How long output may keep arriving after the shell exited: a process of
 /// the command that holds the pipe open and cannot be killed (a setuid

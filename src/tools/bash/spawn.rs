@@ -89,4 +89,3 @@ pub(crate) fn spawn(
         sandboxed,
     })
 }
-

@@ -1,8 +1,8 @@
 //! The full output, written to its file on a blocking thread so that a slow
 //! disk never stalls the runtime's async workers.
 
-use crate::process::OutputFile;
 use crate::fs::blocking::{self, Blocking};
+use crate::process::OutputFile;
 use tokio::sync::mpsc;
 
 /// Chunks in flight between the reader and the writer thread; with 64 KiB

@@ -13,19 +13,19 @@ use schemars::{JsonSchema, Schema};
 use serde::Deserialize;
 use serde_json::Value;
 
-use crate::process::env::EnvPolicy;
 use super::jobs::{self, DEFAULT_JOB_LIFETIME, DEFAULT_MAX_JOBS, Jobs};
 use super::output::{Collector, MAX_CHARS, Shown};
-use crate::process::{OutputDir, OutputFile};
-use super::spawn as process;
-use crate::process::child::default_shell;
 use super::progress::Progress;
 use super::prompt;
-use crate::shell::read_only;
 use super::run::{self, Ending, Sinks};
+use super::spawn as process;
 use super::spool::Spool;
 use crate::access::{Access, Permissions};
+use crate::process::child::default_shell;
+use crate::process::env::EnvPolicy;
+use crate::process::{OutputDir, OutputFile};
 use crate::sandbox::{Sandbox, SandboxError, SandboxMode};
+use crate::shell::read_only;
 use crate::tools::text;
 
 /// The timeout when the model gives none, in milliseconds.

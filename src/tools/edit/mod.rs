@@ -22,11 +22,11 @@
 //! ```
 
 mod apply;
+pub mod multi_edit;
 mod near;
 mod sequence;
 mod snippet;
 mod tiers;
-pub mod multi_edit;
 
 use std::borrow::Cow;
 use std::path::{Path, PathBuf};
@@ -51,18 +51,18 @@ pub(crate) use self::sequence::edit_sequence_decoded;
 pub(crate) use self::snippet::snippet;
 
 use self::apply::{edit_decoded, find_tiered, locate_decoded, spans_of};
+use super::diff::{unified_diff, unified_diff_spliced};
+use super::text;
+use crate::access::{Access, Permissions};
 use crate::fs::atomic::Written;
 use crate::fs::beneath::FileError;
-use super::diff::{unified_diff, unified_diff_spliced};
 use crate::fs::file_write::{
     FileTool, cancelled, cannot_read, commit_failure, current_bytes, path_failure, read_all,
     refuse_read_denied, stamp_written, write_through,
 };
 use crate::fs::read_state::{FileReadState, Freshness, StaleRead, hash_bytes};
-use super::text;
 use crate::fs::workspace::OpenFile;
 use crate::fs::workspace::Workspace;
-use crate::access::{Access, Permissions};
 
 const DESCRIPTION: &str = "Performs a string replacement in a file. Read the file first with \
 the read tool: editing a file you have not read, or that changed since you read it, is refused. \

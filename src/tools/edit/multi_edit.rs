@@ -21,17 +21,17 @@ use schemars::{JsonSchema, Schema, SchemaGenerator};
 use serde::Deserialize;
 use tokio_util::sync::CancellationToken;
 
-use crate::fs::beneath::FileError;
-use crate::tools::diff::unified_diff;
 use super::{EditsError, Step, edit_sequence_decoded, snippet};
+use crate::access::{Access, Permissions};
+use crate::fs::beneath::FileError;
 use crate::fs::file_write::{
     FileTool, cancelled, cannot_read, commit_failure, current_bytes, path_failure, read_all,
     refuse_read_denied, stamp_written, write_through,
 };
 use crate::fs::read_state::{FileReadState, Freshness, StaleRead, hash_bytes};
-use crate::tools::text;
 use crate::fs::workspace::Workspace;
-use crate::access::{Access, Permissions};
+use crate::tools::diff::unified_diff;
+use crate::tools::text;
 
 /// The most edits one call may make.
 pub const MAX_EDITS: usize = 100;
@@ -305,9 +305,7 @@ fn check(
         read_all(&open.file, open.meta.len()).map_err(|e| path_failure(cannot_read(&shown, &e)))?;
     let hash = hash_bytes(&bytes);
     if text::decode(&bytes).is_none() {
-        return Err(edits_failure(EditsError::File(
-            super::EditError::NotText,
-        )));
+        return Err(edits_failure(EditsError::File(super::EditError::NotText)));
     }
     match state.freshness_by_hash(&path, &open.meta, hash) {
         Freshness::NotRead => return Err(StaleRead::NotRead.into()),

@@ -22,14 +22,14 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use tokio_util::sync::CancellationToken;
 
+use super::schema::builtin_args;
+use super::text::Encoding;
+use crate::access::{Access, Permissions};
 use crate::fs::beneath::list_dir;
 use crate::fs::blocking::run_blocking;
 use crate::fs::file_write::{cannot_read, read_denied_text};
 use crate::fs::read_state::{FileReadState, ReadStamp, StreamHasher, hash_bytes};
-use super::schema::builtin_args;
-use super::text::Encoding;
 use crate::fs::workspace::{Opened, Workspace};
-use crate::access::{Access, Permissions};
 use decode::TextDecoder;
 use lines::{LineCollector, shown_lines};
 
