@@ -235,7 +235,7 @@ impl Policy {
 
     /// Adds the extra roots to `workspace` (at session start). Writes into
     /// read-only roots are denied by the engine built
-    /// [`with_policy`](super::ApprovalEngine::with_policy).
+    /// [`with_policy`](crate::approval::ApprovalEngine::with_policy).
     pub fn apply_roots(&self, workspace: &mut Workspace) -> Result<(), PolicyError> {
         let root = workspace.root().to_path_buf();
         for (path, _) in self.resolved_roots(&root) {

@@ -18,20 +18,29 @@
 //!  events: tool_exec_start / _update / _end, message_start / _end, model_response
 //! ```
 //!
-//! # Where things live
+//! # Layers
 //!
-//! | Module | What it holds |
-//! |---|---|
-//! | [`stages`] (and the re-exports at this crate's root) | One call's pipeline: [`Tool`], [`TypedTool`], [`Call`] and its states, the stages, [`Pipeline`], [`ToolRegistry`], [`Event`], [`Gate`] |
-//! | [`tools`] | The built-in tools, one file (or folder) per tool: its `Args` type (the schema the model sees), its `permissions()` (what a call touches) and its execution; the workspace, the read-before-write ledger and the shared file helpers beside them; bash's background jobs in `tools::bash` (the job table, `Jobs`), read and stopped by `bash_output` and `kill_shell`; which of them a session registers, `tools::set` (`--tools`) |
-//! | [`approval`] | The approval engine, an ordinary [`Gate`]: rules and their typed targets, modes, policy files, the bash command analysis, permissions |
-//! | [`hooks`] | Claude Code command hooks run unchanged: PreToolUse in the gate before the approval engine, PostToolUse and PostToolUseFailure as a tower layer after Execute; their configuration (settings files, the policy's `[hooks]` table) and their processes |
-//! | [`scheduler`] | A tower service around the pipeline that admits calls in arrival order: concurrency-safe calls side by side, unsafe calls alone |
-//! | [`turn`] | One assistant message's calls in, results in source order, tool-result messages and a `ModelResponse` out; steering and abort |
-//! | [`session`] | The built-in tools, approval engine, pipeline and scheduler wired together, and built from the CLI's options, as `agentcore run` and `agentcore mcp` use them; the session owns the background jobs and kills them when it ends |
-//! | [`message`] | Tool calls and results in each provider's shape: one file per provider (Anthropic, OpenAI, MCP) |
-//! | [`mcp`] | The built-in tools served over MCP (`tools/list`, `tools/call`, progress, cancellation, approvals asked through the client's elicitation); in [`mcp::http`], the same over streamable HTTP (`agentcore mcp --http`: one session per MCP session id, bearer token, `Origin` check, caps); in [`mcp::client`], external MCP servers mounted into a session as `mcp__SERVER__TOOL` tools (`[[mcp_servers]]`, `Session::connect`) |
-//! | [`sandbox`] | The command sandbox: a [`sandbox::Sandbox`] confines a spawned process with the kernel (Linux: user, mount, PID and network namespaces, Landlock, seccomp), and says what this machine offers |
+//! The crate is built in layers, from the bottom; each module imports
+//! only the modules of its own row and the rows above it in this table
+//! (the unit test `layers` checks every `crate::` path), so no two parts
+//! import each other:
+//!
+//! | Layer | Modules | What it holds | May import |
+//! |---|---|---|---|
+//! | pipeline | [`stages`] (re-exported at this crate's root) | One call's pipeline: [`Tool`], [`TypedTool`], [`Call`] and its states, the stages, [`Pipeline`], [`ToolRegistry`], [`Event`], [`Gate`] | — |
+//! | access | [`access`] | What a call touches: [`access::Access`], [`access::Permissions`], and the protected-path vocabulary the engine, the sandbox and the hooks share | pipeline |
+//! | harness | [`message`], [`scheduler`], [`turn`] | Tool calls and results in each provider's shape, JSON Lines; the scheduler (safe calls side by side, unsafe alone); one assistant message's calls as a turn | pipeline |
+//! | fs | [`fs`] | The [`fs::workspace::Workspace`], handle-based resolution below a root, walks, atomic writes, the read-before-write ledger, the paths the gate judged | access |
+//! | process | [`process`] | Starting, tracking and killing a command's processes; the environment scrub; the session's output folders | — |
+//! | sandbox | [`sandbox`] | The command sandbox (Linux: namespaces, Landlock, seccomp) and what this machine offers | access, fs, process |
+//! | shell | [`shell`] | Bash commands read before they run: their parts, wrappers seen through, read-only programs | access |
+//! | tools | [`tools`] | The built-in tools, one folder or file per family; which of them a session registers (`tools::set`) | all of the above |
+//! | approval | [`approval`] | The approval engine, an ordinary [`Gate`]: rules, modes, session grants, the read filter | all of the above |
+//! | hooks | [`hooks`] | Claude Code command hooks: PreToolUse in the gate, PostToolUse as a tower layer | all of the above |
+//! | mcp client | [`mcp::client`] | External MCP servers' tools mounted as `mcp__SERVER__TOOL` | all of the above |
+//! | config | [`config`] | The policy file (`--policy`): every part's table, read from TOML | all of the above |
+//! | session | [`session`] | The built-in tools, approval engine, hooks, pipeline and scheduler wired together, as `agentcore run` and `agentcore mcp` use them | all of the above |
+//! | mcp server | [`mcp`] (not `mcp::client`) | The session served over MCP: stdio, and streamable HTTP in [`mcp::http`] | all of the above |
 //!
 //! The `agentcore` binary (`run`, `demo`, `tools`, `mcp`) is built on these
 //! modules; its command-line code is private to it.

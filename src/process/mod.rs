@@ -1,8 +1,8 @@
 //! Processes agentcore starts (commands, hooks, mounted MCP servers): how
-//! a child is prepared ([`child`]: a session of its own, a subreaper, no
+//! a child is prepared (`child`: a session of its own, a subreaper, no
 //! `CAP_SYS_PTRACE`), how every process of one call is found and killed
-//! ([`tracking`]: a marker variable, the session, descent), the
-//! environment a child gets ([`env`]: the scrub of secret-looking names and
+//! (`tracking`: a marker variable, the session, descent), the
+//! environment a child gets (`env`: the scrub of secret-looking names and
 //! agentcore's own token), and the session's folders of output
 //! ([`OutputDir`]) with the sweep of folders left by dead sessions.
 //!

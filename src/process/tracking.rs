@@ -101,7 +101,7 @@ pub fn adopt_orphans(scope: OrphanScope) -> io::Result<()> {
 /// a core dump of it, so variables scrubbed from commands stay out of their
 /// reach. A process holding `CAP_SYS_PTRACE` (root, normally) still can;
 /// the bash tool takes that capability out of the commands it starts.
-/// Called by [`BashTool::new`](super::BashTool::new); idempotent. Linux
+/// Called by [`BashTool::new`](crate::tools::bash::BashTool::new); idempotent. Linux
 /// only; elsewhere it returns an `Unsupported` error.
 pub fn make_undumpable() -> io::Result<()> {
     #[cfg(target_os = "linux")]

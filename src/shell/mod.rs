@@ -5,7 +5,7 @@
 //!
 //! Layer: above [`access`](crate::access); imports nothing else of this
 //! crate. The approval engine matches rules against the parts; the bash
-//! tool asks [`read_only`] whether a command may run beside others.
+//! tool asks `read_only` whether a command may run beside others.
 
 mod analysis;
 pub(crate) mod read_only;

@@ -29,7 +29,7 @@ use crate::access::{Access, Containment, Permissions};
 use crate::fs::judged::JudgedPaths;
 use crate::shell::CommandAnalysis;
 #[cfg(doc)]
-use crate::{Gate, approval::Policy};
+use crate::{Gate, config::Policy};
 
 /// The policy engine: an ordinary [`Gate`].
 ///
@@ -51,7 +51,7 @@ use crate::{Gate, approval::Policy};
 /// 7. the mode: reads allow; writes allow in accept-edits, else ask;
 ///    commands ask;
 /// 8. an allow that touches a protected path asks instead: one of
-///    [`PROTECTED_PATHS`], or a directory that a `.git` file (`gitdir: X`)
+///    [`PROTECTED_PATHS`](crate::access::PROTECTED_PATHS), or a directory that a `.git` file (`gitdir: X`)
 ///    or a git directory's `commondir` file names, and what is under it,
 ///    where that file lies in the path's ancestors or the root's (git
 ///    reads its configuration from there, and its configuration can name
