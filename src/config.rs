@@ -192,7 +192,8 @@ impl Policy {
     /// Parses a policy from TOML text.
     ///
     /// ```
-    /// use agentcore::approval::{Mode, Policy};
+    /// use agentcore::approval::Mode;
+    /// use agentcore::config::Policy;
     /// let policy = Policy::from_toml(r#"
     ///     mode = "accept-edits"
     ///     allow = ["bash(cargo test *)"]

@@ -23,7 +23,8 @@ pub const HIDDEN_WALK_LIMIT: usize = 200_000;
 ///
 /// ```
 /// use std::path::Path;
-/// use agentcore::approval::{ApprovalEngine, Policy};
+/// use agentcore::approval::ApprovalEngine;
+/// use agentcore::config::Policy;
 ///
 /// let root = std::env::temp_dir();
 /// let policy = Policy::from_toml(r#"deny = ["read(./secrets/**)"]"#).unwrap();
@@ -132,7 +133,8 @@ impl ReadFilter {
 ///
 /// ```
 /// use std::path::Path;
-/// use agentcore::approval::{ApprovalEngine, Mode, Policy};
+/// use agentcore::approval::{ApprovalEngine, Mode};
+/// use agentcore::config::Policy;
 ///
 /// let root = std::env::temp_dir();
 /// let policy = Policy::from_toml(r#"deny = ["read(./secrets/**)"]"#).unwrap();

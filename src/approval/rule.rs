@@ -76,7 +76,8 @@ pub struct RuleError {
 /// Which calls a rule binds, read once from the name it is written for.
 ///
 /// ```
-/// use agentcore::approval::{Capability, Rule, RuleTarget};
+/// use agentcore::approval::{Rule, RuleTarget};
+/// use agentcore::access::Capability;
 ///
 /// let read: Rule = "read(./secrets/**)".parse().unwrap();
 /// assert_eq!(read.target(), &RuleTarget::Class(Capability::Read));

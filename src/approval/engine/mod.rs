@@ -28,8 +28,6 @@ use crate::Tool;
 use crate::access::{Access, Containment, Permissions};
 use crate::fs::judged::JudgedPaths;
 use crate::shell::CommandAnalysis;
-#[cfg(doc)]
-use crate::{Gate, config::Policy};
 
 /// The policy engine: an ordinary [`Gate`].
 ///
@@ -65,7 +63,8 @@ use crate::{Gate, config::Policy};
 ///
 /// ```
 /// use std::sync::Arc;
-/// use agentcore::approval::{ApprovalEngine, Policy};
+/// use agentcore::approval::ApprovalEngine;
+/// use agentcore::config::Policy;
 ///
 /// let policy = Policy::from_toml(r#"allow = ["bash(cargo test *)"]"#).unwrap();
 /// let engine = ApprovalEngine::new(std::env::temp_dir()).with_policy(&policy);

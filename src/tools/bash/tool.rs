@@ -206,7 +206,8 @@ enum Confine {
 ///
 /// ```no_run
 /// use std::sync::Arc;
-/// use agentcore::tools::bash::{BashTool, OutputDir};
+/// use agentcore::tools::bash::BashTool;
+/// use agentcore::process::OutputDir;
 /// use agentcore::TypedTool;
 ///
 /// let output_dir = Arc::new(OutputDir::new()?);
