@@ -16,6 +16,7 @@ use serde::{Deserialize, Serialize};
 use crate::approval::{ApprovalEngine, Mode, Rule, RuleKind};
 use crate::fs::home_dir;
 use crate::fs::workspace::Workspace;
+#[cfg(feature = "mcp-client")]
 use crate::mcp::client::McpServerConfig;
 use crate::sandbox::SandboxPolicy;
 
@@ -128,7 +129,9 @@ pub struct Policy {
     /// `fail_closed` ([`HookConfig`](crate::hooks::HookConfig)).
     #[serde(default)]
     pub hooks: crate::hooks::HookConfig,
-    /// External MCP servers to mount: the `[[mcp_servers]]` tables.
+    /// External MCP servers to mount: the `[[mcp_servers]]` tables (feature
+    /// `mcp-client`; without it the table is refused as unknown).
+    #[cfg(feature = "mcp-client")]
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub mcp_servers: Vec<McpServerConfig>,
 }
@@ -263,6 +266,7 @@ mod tests {
 
     use super::Policy;
 
+    #[cfg(feature = "mcp-client")]
     #[test]
     fn the_policy_file_lists_servers_and_refuses_unknown_fields() {
         let policy = Policy::from_toml(

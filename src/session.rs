@@ -17,6 +17,7 @@ use crate::config::{Policy, PolicyError, RootAccess};
 use crate::fs::read_state::FileReadState;
 use crate::fs::workspace::Workspace;
 use crate::hooks::{HookConfig, HookConfigError, HookRunner, PostToolUseLayer, PreToolUseGate};
+#[cfg(feature = "mcp-client")]
 use crate::mcp::client::{Connection, McpServerConfig, MountFailure, Mounted};
 use crate::process::OutputDir;
 use crate::sandbox::{Sandbox, SandboxError, SandboxMode, SandboxPolicy};
@@ -65,7 +66,8 @@ pub struct SessionConfig {
     /// and [`add_hook_files`](Self::add_hook_files) add theirs.
     pub config_files: Vec<PathBuf>,
     /// External MCP servers to mount beside the policy's `[[mcp_servers]]`
-    /// (see [`Session::connect`]).
+    /// (see [`Session::connect`]; feature `mcp-client`).
+    #[cfg(feature = "mcp-client")]
     pub mcp_servers: Vec<McpServerConfig>,
     /// The built-in tools registered, and so the tools the model sees
     /// (`--tools`); every default tool unless chosen.
@@ -98,6 +100,7 @@ impl SessionConfig {
             sandbox: None,
             hooks: HookConfig::default(),
             config_files: Vec::new(),
+            #[cfg(feature = "mcp-client")]
             mcp_servers: Vec::new(),
             tools: ToolSet::default(),
             ask_timeout: DEFAULT_ASK_TIMEOUT,
@@ -106,6 +109,7 @@ impl SessionConfig {
 
     /// Every MCP server to mount: [`mcp_servers`](Self::mcp_servers), then
     /// the policy's.
+    #[cfg(feature = "mcp-client")]
     pub fn all_mcp_servers(&self) -> Vec<McpServerConfig> {
         let mut servers = self.mcp_servers.clone();
         if let Some(policy) = &self.policy {
@@ -268,7 +272,10 @@ pub struct Session {
     registry: Arc<ToolRegistry>,
     pipeline: Pipeline,
     scheduler: Scheduler,
+    // Read by `refresh_mcp_tools` (feature `mcp-client`).
+    #[cfg_attr(not(feature = "mcp-client"), allow(dead_code))]
     assembly: Assembly,
+    #[cfg(feature = "mcp-client")]
     mcp: Mounted,
 }
 
@@ -314,10 +321,15 @@ impl Session {
     /// worker is spawned). A configuration that mounts MCP servers needs
     /// [`Session::connect`] instead.
     pub fn start(config: SessionConfig) -> Result<Self, SessionError> {
+        #[cfg(feature = "mcp-client")]
         if !config.all_mcp_servers().is_empty() {
             return Err(SessionError::McpNeedsConnect);
         }
-        Self::start_mounted(config, Mounted::default())
+        Self::start_mounted(
+            config,
+            #[cfg(feature = "mcp-client")]
+            Mounted::default(),
+        )
     }
 
     /// Starts a session and mounts the MCP servers of `config` (its own
@@ -325,12 +337,16 @@ impl Session {
     /// `mcp__SERVER__TOOL`. A server that cannot start (within its startup
     /// timeout) is left out and listed in [`Session::mcp_failures`]; the
     /// session starts all the same.
+    #[cfg(feature = "mcp-client")]
     pub async fn connect(config: SessionConfig) -> Result<Self, SessionError> {
         let mounted = crate::mcp::client::mount(&config.all_mcp_servers()).await;
         Self::start_mounted(config, mounted)
     }
 
-    fn start_mounted(config: SessionConfig, mut mcp: Mounted) -> Result<Self, SessionError> {
+    fn start_mounted(
+        config: SessionConfig,
+        #[cfg(feature = "mcp-client")] mut mcp: Mounted,
+    ) -> Result<Self, SessionError> {
         let mut workspace = Workspace::new(&config.root).map_err(|source| SessionError::Root {
             path: config.root.clone(),
             source,
@@ -396,6 +412,7 @@ impl Session {
             SessionSandbox::On(sandbox) => bash = bash.sandbox(sandbox.clone()),
             SessionSandbox::Unavailable(error) => bash = bash.sandbox_unavailable(error),
         }
+        #[cfg_attr(not(feature = "mcp-client"), allow(unused_mut))]
         let mut registry = builtin_tools_of(
             &config.tools,
             &workspace,
@@ -403,6 +420,7 @@ impl Session {
             &jobs,
             bash.jobs(jobs.clone()),
         );
+        #[cfg(feature = "mcp-client")]
         mcp.register_into(&mut registry);
         let registry = Arc::new(registry);
         let gate: Arc<dyn Gate> = match &hooks {
@@ -431,6 +449,7 @@ impl Session {
             pipeline,
             scheduler,
             assembly,
+            #[cfg(feature = "mcp-client")]
             mcp,
         })
     }
@@ -443,6 +462,7 @@ impl Session {
     /// run` does before each turn. Returns the tools that could not be
     /// mounted (also kept in [`Session::mcp_failures`]); nothing changes
     /// when no list changed.
+    #[cfg(feature = "mcp-client")]
     pub async fn refresh_mcp_tools(&mut self) -> Vec<MountFailure> {
         let Some((registry, failures)) = self.mcp.refreshed(&self.registry).await else {
             return Vec::new();
@@ -459,12 +479,14 @@ impl Session {
     }
 
     /// The MCP servers mounted (those that started).
+    #[cfg(feature = "mcp-client")]
     pub fn mcp_servers(&self) -> &[Arc<Connection>] {
         &self.mcp.connections
     }
 
     /// The MCP servers (or single tools of them) that could not be mounted,
     /// each with a message naming the server and the cause.
+    #[cfg(feature = "mcp-client")]
     pub fn mcp_failures(&self) -> &[MountFailure] {
         &self.mcp.failures
     }
@@ -472,6 +494,7 @@ impl Session {
     /// Closes the connections to the mounted MCP servers (their processes
     /// are stopped). Their tools fail from then on.
     pub async fn end_mcp(&self) {
+        #[cfg(feature = "mcp-client")]
         self.mcp.close().await;
     }
 
@@ -682,6 +705,7 @@ fn builtin_tools_of(
 mod tests {
     use super::*;
 
+    #[cfg(feature = "mcp-client")]
     #[tokio::test]
     async fn a_session_mounting_servers_needs_connect() {
         use crate::session::{Session, SessionConfig, SessionError};

@@ -111,6 +111,7 @@ impl McpServer {
     }
 
     /// `tools/call` handlers running now.
+    #[cfg_attr(not(feature = "mcp-http"), allow(dead_code))]
     pub(crate) fn calls_in_flight(&self) -> usize {
         self.inner.in_flight.load(Ordering::Acquire)
     }

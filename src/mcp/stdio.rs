@@ -591,6 +591,7 @@ fn judge_notification(mut object: Map<String, Value>, method: &str, ids: &Mutex<
 /// and an answer whose id is not written as one of ours could be (a string
 /// or an integer); `-32602` for a standard method's params of the wrong
 /// shape.
+#[cfg(feature = "mcp-http")]
 pub(crate) fn http_refusal(body: &[u8]) -> Option<Vec<u8>> {
     let parse_error = |message: &str| Some(error_reply(None, PARSE_ERROR, message.to_owned()));
     if body.iter().all(u8::is_ascii_whitespace) {

@@ -16,6 +16,7 @@ pub(crate) fn exact_id(value: &Value) -> Option<RequestId> {
 }
 
 /// The top-level id of the request in `line`, if it names one.
+#[cfg_attr(not(feature = "mcp-server"), allow(dead_code))]
 pub(crate) fn scanned_id(line: &[u8]) -> Option<RequestId> {
     let mut scan = IdScan::default();
     scan.feed(line);
@@ -172,6 +173,7 @@ impl IdScan {
 
     /// The id of the request seen, if it was a request with a usable id;
     /// ready for the next line.
+    #[cfg_attr(not(feature = "mcp-server"), allow(dead_code))]
     pub(crate) fn take(&mut self) -> Option<RequestId> {
         let scan = std::mem::take(self);
         if !scan.has_method {
@@ -182,6 +184,7 @@ impl IdScan {
 
     /// The id of the answer seen (an object with no `"method"`), written
     /// as an id is (a string or an integer); the scan starts over.
+    #[cfg_attr(not(feature = "mcp-client"), allow(dead_code))]
     pub(crate) fn take_answered(&mut self) -> Option<RequestId> {
         let scan = std::mem::take(self);
         if scan.has_method {

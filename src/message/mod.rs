@@ -47,6 +47,7 @@
 pub mod anthropic;
 mod error;
 pub mod jsonl;
+#[cfg(any(feature = "mcp-server", feature = "mcp-client"))]
 pub(crate) mod jsonrpc;
 pub mod line;
 pub mod mcp;
@@ -58,6 +59,7 @@ use agentcore_stages::{
 };
 
 pub use error::MessageError;
+#[cfg(feature = "mcp-server")]
 pub(crate) use parse::kind as json_kind;
 
 /// One tool call proposed by the model, as a harness receives it.

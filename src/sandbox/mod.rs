@@ -71,7 +71,7 @@
 //! # Ok(()) }
 //! ```
 
-#[cfg(target_os = "linux")]
+#[cfg(all(target_os = "linux", feature = "sandbox"))]
 mod linux;
 mod paths;
 mod policy;
@@ -346,7 +346,7 @@ impl SandboxBuilder {
                     scan.all();
                 });
         }
-        #[cfg(target_os = "linux")]
+        #[cfg(all(target_os = "linux", feature = "sandbox"))]
         let session_net = if self.mode != SandboxMode::Off
             && !self.network
             && !self.per_command_loopback
@@ -375,7 +375,7 @@ impl SandboxBuilder {
                 tmp,
                 shm,
                 status,
-                #[cfg(target_os = "linux")]
+                #[cfg(all(target_os = "linux", feature = "sandbox"))]
                 session_net,
             }),
         })
@@ -416,11 +416,11 @@ fn fs_canonical(path: &Path) -> PathBuf {
 fn machine_status() -> &'static SandboxStatus {
     static STATUS: OnceLock<SandboxStatus> = OnceLock::new();
     STATUS.get_or_init(|| {
-        #[cfg(target_os = "linux")]
+        #[cfg(all(target_os = "linux", feature = "sandbox"))]
         {
             linux::probe()
         }
-        #[cfg(not(target_os = "linux"))]
+        #[cfg(not(all(target_os = "linux", feature = "sandbox")))]
         {
             SandboxStatus::nothing("no command sandbox on this platform yet")
         }
@@ -447,6 +447,8 @@ pub struct Sandbox {
 }
 
 #[derive(Debug)]
+// What only the Linux backend reads is unused without it.
+#[cfg_attr(not(all(target_os = "linux", feature = "sandbox")), allow(dead_code))]
 struct Inner {
     mode: SandboxMode,
     network: bool,
@@ -465,7 +467,7 @@ struct Inner {
     protected_roots: Vec<PathBuf>,
     status: SandboxStatus,
     /// The session's shared loopback, when made.
-    #[cfg(target_os = "linux")]
+    #[cfg(all(target_os = "linux", feature = "sandbox"))]
     session_net: Option<Arc<linux::SessionNet>>,
 }
 
@@ -534,11 +536,11 @@ impl Sandbox {
         for name in UNSET_ENV {
             cmd.env_remove(name);
         }
-        #[cfg(target_os = "linux")]
+        #[cfg(all(target_os = "linux", feature = "sandbox"))]
         {
             linux::confine(&self.inner, cmd)
         }
-        #[cfg(not(target_os = "linux"))]
+        #[cfg(not(all(target_os = "linux", feature = "sandbox")))]
         {
             let _ = cmd;
             Ok(Confinement::unconfined())
@@ -552,7 +554,7 @@ pub struct Confinement {
     full: bool,
     tree_dies_with_child: bool,
     enforced: String,
-    #[cfg(target_os = "linux")]
+    #[cfg(all(target_os = "linux", feature = "sandbox"))]
     failure: Option<Arc<linux::Failure>>,
 }
 
@@ -562,7 +564,7 @@ impl Confinement {
             full: false,
             tree_dies_with_child: false,
             enforced: "unconfined".to_owned(),
-            #[cfg(target_os = "linux")]
+            #[cfg(all(target_os = "linux", feature = "sandbox"))]
             failure: None,
         }
     }
@@ -572,7 +574,7 @@ impl Confinement {
     /// it): Operation not permitted (os error 1)`; any other error comes
     /// back unchanged.
     pub fn explain(&self, error: io::Error) -> io::Error {
-        #[cfg(target_os = "linux")]
+        #[cfg(all(target_os = "linux", feature = "sandbox"))]
         if let Some(failure) = &self.failure {
             return failure.explain(error);
         }

@@ -306,6 +306,7 @@ pub fn default_protected(root: &Path) -> Vec<PathBuf> {
 /// command, so that a session's commands cannot read another session's
 /// `$TMPDIR` or output, even of the same user. Looked up when each command
 /// starts.
+#[cfg_attr(not(all(target_os = "linux", feature = "sandbox")), allow(dead_code))]
 pub fn other_sessions(dirs: &[&Path], own: &Path) -> Vec<PathBuf> {
     let mut found = Vec::new();
     for dir in dirs {
@@ -332,7 +333,7 @@ pub fn other_sessions(dirs: &[&Path], own: &Path) -> Vec<PathBuf> {
 
 /// A path to mount over, split by what covers it: a directory gets an empty
 /// tmpfs, anything else (file, socket, device) a bind of `/dev/null`.
-#[cfg_attr(not(target_os = "linux"), allow(dead_code))] // used by the Linux sandbox
+#[cfg_attr(not(all(target_os = "linux", feature = "sandbox")), allow(dead_code))] // used by the Linux sandbox
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) enum Cover {
     Dir(PathBuf),
@@ -342,7 +343,7 @@ pub(crate) enum Cover {
 /// The paths of `paths` that exist (following symlinks, as `mount` does),
 /// canonical and without duplicates, in their first order, each with the
 /// cover its kind needs.
-#[cfg_attr(not(target_os = "linux"), allow(dead_code))]
+#[cfg_attr(not(all(target_os = "linux", feature = "sandbox")), allow(dead_code))]
 pub(crate) fn existing(paths: &[PathBuf]) -> Vec<Cover> {
     let mut seen: Vec<PathBuf> = Vec::new();
     let mut covers = Vec::new();
@@ -369,7 +370,7 @@ pub(crate) fn existing(paths: &[PathBuf]) -> Vec<Cover> {
 /// The text written to `/proc/PID/uid_map` or `gid_map`: the id mapped to
 /// itself, or for root every id to itself (`0 0 4294967295`), so that files
 /// owned by other users stay accessible as outside.
-#[cfg_attr(not(target_os = "linux"), allow(dead_code))]
+#[cfg_attr(not(all(target_os = "linux", feature = "sandbox")), allow(dead_code))]
 pub(crate) fn id_map(id: u32, everything: bool) -> String {
     if everything {
         "0 0 4294967295".to_owned()

@@ -92,7 +92,7 @@ pub struct SandboxStatus {
 impl SandboxStatus {
     /// A status where every feature is present, for the probe to strike
     /// out what fails.
-    #[cfg_attr(not(target_os = "linux"), allow(dead_code))]
+    #[cfg_attr(not(all(target_os = "linux", feature = "sandbox")), allow(dead_code))]
     pub(crate) fn all_present(landlock_abi: u32, seccomp_arch: &'static str) -> Self {
         SandboxStatus {
             landlock_abi: Some(landlock_abi),
@@ -104,7 +104,7 @@ impl SandboxStatus {
     }
 
     /// A status where nothing is present, for `reason` (another platform).
-    #[cfg_attr(target_os = "linux", allow(dead_code))] // other platforms and tests
+    #[cfg_attr(all(target_os = "linux", feature = "sandbox"), allow(dead_code))] // other platforms and tests
     pub(crate) fn nothing(reason: &str) -> Self {
         let mut status = SandboxStatus {
             landlock_abi: None,
@@ -153,7 +153,7 @@ impl SandboxStatus {
 
     /// The same status for a sandbox whose commands share one network
     /// namespace.
-    #[cfg_attr(not(target_os = "linux"), allow(dead_code))]
+    #[cfg_attr(not(all(target_os = "linux", feature = "sandbox")), allow(dead_code))]
     pub(crate) fn with_shared_loopback(mut self, shared: bool) -> Self {
         self.shared_loopback = shared;
         self
