@@ -97,6 +97,7 @@ impl ApprovalEngine {
 /// that does not parse is an error naming the line and how to fix it.
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
+#[non_exhaustive]
 pub struct Policy {
     /// The mode the session starts in.
     #[serde(default)]

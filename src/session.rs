@@ -38,6 +38,7 @@ use crate::turn::Turn;
 
 /// How to set up a [`Session`].
 #[derive(Clone, Debug)]
+#[non_exhaustive]
 pub struct SessionConfig {
     /// The workspace root.
     pub root: PathBuf,

@@ -9,16 +9,9 @@ use agentcore::{Content, Outcome, RawArgs, ToolResult, ToolResultMessage};
 use serde_json::{Value, json};
 
 fn result(id: &str, tool: &str, outcome: Outcome, content: Vec<Content>) -> ToolResult {
-    ToolResult {
-        call_id: id.into(),
-        tool: tool.into(),
-        label: None,
-        outcome,
-        content,
-        error_code: None,
-        coercions: Vec::new(),
-        duration: Duration::from_millis(3),
-    }
+    let mut result = ToolResult::new(id, tool, outcome, content);
+    result.duration = Duration::from_millis(3);
+    result
 }
 
 /// The Messages API response from Anthropic's tool-use guide.

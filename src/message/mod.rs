@@ -159,7 +159,6 @@ impl<T: ToolAnswer + ?Sized> ToolAnswer for &T {
 
 #[cfg(test)]
 pub(crate) mod tests {
-    use std::time::Duration;
 
     use agentcore_stages::Outcome;
     use serde_json::json;
@@ -168,16 +167,7 @@ pub(crate) mod tests {
 
     /// A result of tool `t` answering call `id`.
     pub(crate) fn result(id: &str, outcome: Outcome, content: Vec<Content>) -> ToolResult {
-        ToolResult {
-            call_id: id.into(),
-            tool: "t".into(),
-            label: None,
-            outcome,
-            content,
-            error_code: None,
-            coercions: Vec::new(),
-            duration: Duration::ZERO,
-        }
+        ToolResult::new(id, "t", outcome, content)
     }
 
     #[test]

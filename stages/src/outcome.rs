@@ -149,6 +149,7 @@ impl From<&str> for ToolOutput {
 /// (for tools that watch the cancellation token and want to keep partial
 /// output); the call then ends [`Outcome::Cancelled`] with this content.
 #[derive(Clone, Debug, PartialEq)]
+#[non_exhaustive]
 pub struct ToolError {
     /// The content reported to the model; usually one text block.
     pub content: Vec<Content>,
@@ -161,6 +162,14 @@ impl ToolError {
     pub fn new(message: impl Into<String>) -> Self {
         Self {
             content: vec![Content::text(message)],
+            cancelled: false,
+        }
+    }
+
+    /// A failure whose content is `content` (text, images, …).
+    pub fn with_content(content: Vec<Content>) -> Self {
+        Self {
+            content,
             cancelled: false,
         }
     }
@@ -182,6 +191,7 @@ impl<E: std::error::Error> From<E> for ToolError {
 
 /// The end of one call: what the End event carries and the turn collects.
 #[derive(Clone, Debug, PartialEq)]
+#[non_exhaustive]
 pub struct ToolResult {
     /// The call's id, as the model gave it.
     pub call_id: String,
@@ -202,6 +212,28 @@ pub struct ToolResult {
 }
 
 impl ToolResult {
+    /// A result of `tool` for the call `call_id`: `outcome` with `content`,
+    /// no label, error code or coercions, and no duration (set the public
+    /// fields for more). The pipeline builds its own; this is for tests and
+    /// harnesses that report a call they ran themselves.
+    pub fn new(
+        call_id: impl Into<String>,
+        tool: impl Into<String>,
+        outcome: Outcome,
+        content: Vec<Content>,
+    ) -> Self {
+        Self {
+            call_id: call_id.into(),
+            tool: tool.into(),
+            label: None,
+            outcome,
+            content,
+            error_code: None,
+            coercions: Vec::new(),
+            duration: Duration::ZERO,
+        }
+    }
+
     /// `true` for every outcome but success.
     pub fn is_error(&self) -> bool {
         self.outcome.is_error()

@@ -147,10 +147,7 @@ impl Tool for RemoteTool {
                         result.structured_content.as_ref(),
                     );
                     if result.is_error == Some(true) {
-                        Err(ToolError {
-                            content: blocks,
-                            cancelled: false,
-                        })
+                        Err(ToolError::with_content(blocks))
                     } else {
                         Ok(ToolOutput::blocks(blocks))
                     }

@@ -29,6 +29,7 @@ use crate::registry::RegisteredTool;
 
 /// What a gate is asked about one call.
 #[derive(Clone, Debug)]
+#[non_exhaustive]
 pub struct GateRequest {
     /// The tool, with its metadata and typed extensions.
     pub tool: Arc<RegisteredTool>,
