@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
-use agentcore_stages::typed::TypedTool;
+use agentcore_stages::TypedTool;
 use agentcore_stages::{Breaker, EventSink, Gate, Pipeline, Tool, ToolRegistry};
 
 use crate::approval::{ApprovalEngine, Mode};

@@ -2,7 +2,7 @@
 //! ([`serve`]) or streamable HTTP ([`http::serve_http`], `agentcore mcp
 //! --http ADDR[:PORT]`).
 //!
-//! One connection (stdio) or one MCP session id (HTTP) is one [`Session`]:
+//! One connection (stdio) or one MCP session id (HTTP) is one [`Session`](crate::session::Session):
 //! one workspace, one read-before-write ledger, one approval engine, one
 //! scheduler, served by one [`McpServer`]. Both transports build the
 //! session from the same configuration (the CLI's `mcp_session_config`:

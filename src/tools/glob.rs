@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use std::sync::{LazyLock, Mutex};
 use std::time::SystemTime;
 
-use agentcore_stages::typed::TypedTool;
+use agentcore_stages::TypedTool;
 use agentcore_stages::{
     CallContext, Content, Extensions, InterruptBehavior, ToolError, ToolOutput,
 };

@@ -68,7 +68,7 @@ mod tests {
 
     #[test]
     fn optional_fields_are_plain_and_formats_gone() {
-        let schema = agentcore_stages::typed::schema_for::<Args>(true);
+        let schema = agentcore_stages::schema_for::<Args>(true);
         let properties = &schema["properties"];
         assert_eq!(
             properties["count"],

@@ -7,7 +7,7 @@
 
 use std::path::PathBuf;
 
-use agentcore_stages::typed::TypedTool;
+use agentcore_stages::TypedTool;
 use agentcore_stages::{
     CallContext, Extensions, InterruptBehavior, ToolError, ToolOutput, ValidationFailure,
 };
@@ -65,7 +65,8 @@ pub fn permissions() -> Permissions {
 /// kernel holds it as [`TypedTool::into_dyn`] makes it.
 ///
 /// ```
-/// use agentcore::tools::{read_state::FileReadState, workspace::Workspace, write::WriteTool};
+/// use agentcore::fs::{read_state::FileReadState, workspace::Workspace};
+/// use agentcore::tools::write::WriteTool;
 /// use agentcore::TypedTool;
 ///
 /// let ws = Workspace::new(std::env::temp_dir()).unwrap();
@@ -248,7 +249,7 @@ fn execute(
 
 #[cfg(test)]
 mod tests {
-    use agentcore_stages::typed::Typed;
+    use agentcore_stages::Typed;
     use serde_json::json;
 
     use super::*;

@@ -176,7 +176,7 @@ pub fn is_concurrency_safe(tool: &dyn Tool, args: &Value) -> bool {
 /// type).
 ///
 /// ```
-/// # use agentcore_stages::tool::WithExtensions;
+/// # use agentcore_stages::WithExtensions;
 /// # fn wrap<T: agentcore_stages::Tool>(tool: T) {
 /// #[derive(Clone)]
 /// struct Owner(&'static str);

@@ -1,83 +1,5 @@
-//! Typed tools: arguments as a Rust type, the schema derived from it.
-//!
-//! A [`TypedTool`] names an `Args` type that is [`DeserializeOwned`] and
-//! [`JsonSchema`]; its `execute` receives the arguments already deserialized,
-//! and every capability method (`read_only`, `activity`, `validate`, …)
-//! sees them typed too. [`Typed`] adapts it to the kernel's [`Tool`] trait
-//! (or call [`TypedTool::into_dyn`] for an `Arc<dyn Tool>` at once).
-//!
-//! # The derived schema
-//!
-//! The schema is derived once, when the adapter is built, by schemars with
-//! [`SchemaSettings::draft2020_12`] and `inline_subschemas = true`: there is
-//! no `$ref` and no `$defs` (only a recursive type keeps a local `$ref`),
-//! because several model APIs reject or mishandle references. Doc comments
-//! on the args type and its fields become `description`s the model reads.
-//! The root carries no `$schema` and no `title` naming the Rust type: the
-//! schema is the tool's parameters as the model sees them.
-//!
-//! Unknown properties are refused by default: every object schema that
-//! lists `properties` and says nothing about further members gets
-//! `additionalProperties: false`, as if the type had
-//! `#[serde(deny_unknown_fields)]`. Serde itself would silently drop an
-//! unknown member; a model that invents a parameter should instead be told
-//! `parameter "x" is not allowed` and fix its call. Set
-//! [`TypedTool::DENY_UNKNOWN_FIELDS`] to `false` to accept them (they are
-//! then ignored). Object nodes combined with `allOf` / `anyOf` / `oneOf`,
-//! `patternProperties` or a `$ref`, and maps (`HashMap<String, T>`), are
-//! left as schemars made them.
-//!
-//! # Arguments that pass the schema but not serde
-//!
-//! A schema cannot say everything serde checks (a `u8` above 255 is a valid
-//! JSON Schema `integer` with bounds, but a custom `Deserialize` may refuse
-//! more). The adapter deserializes in the tool's `validate` step, after the
-//! schema and before preview and the gate, so nobody is asked to approve a
-//! call that cannot run. Such a call ends `Failed` with
-//! `tool argument validation failed: NAME could not read its arguments: ERR`
-//! and `error_code` [`DESERIALIZE_FAILURE_CODE`].
-//!
-//! # Example
-//!
-//! ```
-//! use std::sync::Arc;
-//! use agentcore_stages::typed::TypedTool;
-//! use agentcore_stages::{Call, CallContext, Outcome, Pipeline, ToolError, ToolOutput, ToolRegistry};
-//! use schemars::JsonSchema;
-//! use serde::Deserialize;
-//! use tower::ServiceExt;
-//!
-//! /// Repeats a word.
-//! #[derive(Deserialize, JsonSchema)]
-//! struct RepeatArgs {
-//!     /// The word to repeat.
-//!     word: String,
-//!     /// How many times (1 when absent).
-//!     times: Option<u32>,
-//! }
-//!
-//! struct Repeat;
-//!
-//! impl TypedTool for Repeat {
-//!     type Args = RepeatArgs;
-//!     fn name(&self) -> &str { "repeat" }
-//!     fn description(&self) -> &str { "Repeats `word` `times` times." }
-//!     async fn execute(&self, args: RepeatArgs, _cx: &CallContext) -> Result<ToolOutput, ToolError> {
-//!         Ok(ToolOutput::text(args.word.repeat(args.times.unwrap_or(1) as usize)))
-//!     }
-//!     fn read_only(&self, _args: &RepeatArgs) -> bool { true }
-//! }
-//!
-//! # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
-//! let registry = Arc::new(ToolRegistry::new().with(Repeat.into_dyn()).unwrap());
-//! let pipeline = Pipeline::builder().registry(registry).build();
-//! // "3" is coerced to 3 under the derived schema.
-//! let call = Call::new("c1", "repeat", r#"{"word": "ab", "times": "3"}"#);
-//! let result = pipeline.service().oneshot(call).await.unwrap();
-//! assert_eq!(result.outcome, Outcome::Success);
-//! assert_eq!(result.text(), "ababab");
-//! # });
-//! ```
+//! Typed tools: arguments as a Rust type, the schema derived from it (see
+//! [`TypedTool`]).
 
 use std::future::Future;
 use std::sync::Arc;
@@ -106,7 +28,86 @@ pub const DESERIALIZE_FAILURE_CODE: i64 = -32602;
 /// the same default as on [`Tool`] and receives the typed arguments. The
 /// futures must be `Send`; write them as `async fn` in the impl.
 ///
-/// See the [module docs](self) for the schema and a full example.
+/// Typed tools: arguments as a Rust type, the schema derived from it.
+///
+/// A [`TypedTool`] names an `Args` type that is [`DeserializeOwned`] and
+/// [`JsonSchema`]; its `execute` receives the arguments already deserialized,
+/// and every capability method (`read_only`, `activity`, `validate`, …)
+/// sees them typed too. [`Typed`] adapts it to the kernel's [`Tool`] trait
+/// (or call [`TypedTool::into_dyn`] for an `Arc<dyn Tool>` at once).
+///
+/// # The derived schema
+///
+/// The schema is derived once, when the adapter is built, by schemars with
+/// [`SchemaSettings::draft2020_12`] and `inline_subschemas = true`: there is
+/// no `$ref` and no `$defs` (only a recursive type keeps a local `$ref`),
+/// because several model APIs reject or mishandle references. Doc comments
+/// on the args type and its fields become `description`s the model reads.
+/// The root carries no `$schema` and no `title` naming the Rust type: the
+/// schema is the tool's parameters as the model sees them.
+///
+/// Unknown properties are refused by default: every object schema that
+/// lists `properties` and says nothing about further members gets
+/// `additionalProperties: false`, as if the type had
+/// `#[serde(deny_unknown_fields)]`. Serde itself would silently drop an
+/// unknown member; a model that invents a parameter should instead be told
+/// `parameter "x" is not allowed` and fix its call. Set
+/// [`TypedTool::DENY_UNKNOWN_FIELDS`] to `false` to accept them (they are
+/// then ignored). Object nodes combined with `allOf` / `anyOf` / `oneOf`,
+/// `patternProperties` or a `$ref`, and maps (`HashMap<String, T>`), are
+/// left as schemars made them.
+///
+/// # Arguments that pass the schema but not serde
+///
+/// A schema cannot say everything serde checks (a `u8` above 255 is a valid
+/// JSON Schema `integer` with bounds, but a custom `Deserialize` may refuse
+/// more). The adapter deserializes in the tool's `validate` step, after the
+/// schema and before preview and the gate, so nobody is asked to approve a
+/// call that cannot run. Such a call ends `Failed` with
+/// `tool argument validation failed: NAME could not read its arguments: ERR`
+/// and `error_code` [`DESERIALIZE_FAILURE_CODE`].
+///
+/// # Example
+///
+/// ```
+/// use std::sync::Arc;
+/// use agentcore_stages::TypedTool;
+/// use agentcore_stages::{Call, CallContext, Outcome, Pipeline, ToolError, ToolOutput, ToolRegistry};
+/// use schemars::JsonSchema;
+/// use serde::Deserialize;
+/// use tower::ServiceExt;
+///
+/// /// Repeats a word.
+/// #[derive(Deserialize, JsonSchema)]
+/// struct RepeatArgs {
+///     /// The word to repeat.
+///     word: String,
+///     /// How many times (1 when absent).
+///     times: Option<u32>,
+/// }
+///
+/// struct Repeat;
+///
+/// impl TypedTool for Repeat {
+///     type Args = RepeatArgs;
+///     fn name(&self) -> &str { "repeat" }
+///     fn description(&self) -> &str { "Repeats `word` `times` times." }
+///     async fn execute(&self, args: RepeatArgs, _cx: &CallContext) -> Result<ToolOutput, ToolError> {
+///         Ok(ToolOutput::text(args.word.repeat(args.times.unwrap_or(1) as usize)))
+///     }
+///     fn read_only(&self, _args: &RepeatArgs) -> bool { true }
+/// }
+///
+/// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+/// let registry = Arc::new(ToolRegistry::new().with(Repeat.into_dyn()).unwrap());
+/// let pipeline = Pipeline::builder().registry(registry).build();
+/// // "3" is coerced to 3 under the derived schema.
+/// let call = Call::new("c1", "repeat", r#"{"word": "ab", "times": "3"}"#);
+/// let result = pipeline.service().oneshot(call).await.unwrap();
+/// assert_eq!(result.outcome, Outcome::Success);
+/// assert_eq!(result.text(), "ababab");
+/// # });
+/// ```
 pub trait TypedTool: Send + Sync + 'static {
     /// The arguments. Doc comments on it and its fields become the schema's
     /// descriptions.
@@ -114,7 +115,7 @@ pub trait TypedTool: Send + Sync + 'static {
 
     /// Whether the derived schema refuses properties the type does not
     /// name (`additionalProperties: false` on every plain object schema).
-    /// `true` by default; see the [module docs](self#the-derived-schema).
+    /// `true` by default; see [the derived schema](TypedTool#the-derived-schema).
     const DENY_UNKNOWN_FIELDS: bool = true;
 
     /// The name the model calls it by.
@@ -216,7 +217,7 @@ pub trait TypedTool: Send + Sync + 'static {
 /// `$schema` member, and without the root `title` schemars gives it, the
 /// Rust type's name), subschemas inlined, and with `deny_unknown_fields`
 /// every plain object schema closed with `additionalProperties: false`
-/// (see the [module docs](self)).
+/// (see [`TypedTool`]).
 pub fn schema_for<A: JsonSchema>(deny_unknown_fields: bool) -> Value {
     let mut settings = SchemaSettings::draft2020_12();
     settings.inline_subschemas = true;

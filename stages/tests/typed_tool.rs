@@ -3,11 +3,11 @@
 
 use std::sync::Arc;
 
-use agentcore_stages::typed::{DESERIALIZE_FAILURE_CODE, TypedTool, schema_for};
 use agentcore_stages::{
     Call, CallContext, Event, EventSink, Outcome, Pipeline, RawArgs, ToolError, ToolOutput,
     ToolRegistry, ToolResult, UpdateKind, ValidationFailure,
 };
+use agentcore_stages::{DESERIALIZE_FAILURE_CODE, TypedTool, schema_for};
 use schemars::JsonSchema;
 use serde::{Deserialize, Deserializer};
 use serde_json::{Value, json};

@@ -29,7 +29,7 @@ use crate::access::{Access, Containment, Permissions};
 use crate::fs::judged::JudgedPaths;
 use crate::shell::CommandAnalysis;
 
-/// The policy engine: an ordinary [`Gate`].
+/// The policy engine: an ordinary [`Gate`](crate::Gate).
 ///
 /// Evaluation of one call, first match wins:
 /// 1. a write into a read-only root: deny;

@@ -9,7 +9,7 @@ use std::os::fd::AsFd;
 use std::os::unix::fs::MetadataExt;
 use std::path::PathBuf;
 
-use agentcore_stages::typed::TypedTool;
+use agentcore_stages::TypedTool;
 use agentcore_stages::{
     CallContext, Content, Extensions, InterruptBehavior, ToolError, ToolOutput, ValidationFailure,
 };
@@ -99,7 +99,8 @@ fn touched(patch: &Patch) -> Vec<String> {
 /// ledger (shared with `read`, `edit` and `write`).
 ///
 /// ```
-/// use agentcore::tools::{apply_patch::ApplyPatchTool, workspace::Workspace};
+/// use agentcore::fs::workspace::Workspace;
+/// use agentcore::tools::apply_patch::ApplyPatchTool;
 /// use agentcore::TypedTool;
 ///
 /// let ws = Workspace::new(std::env::temp_dir()).unwrap();

@@ -4,7 +4,7 @@
 use std::sync::{Arc, LazyLock};
 use std::time::Duration;
 
-use agentcore_stages::typed::TypedTool;
+use agentcore_stages::TypedTool;
 use agentcore_stages::{CallContext, Extensions, InterruptBehavior, ToolError, ToolOutput};
 use schemars::JsonSchema;
 use serde::Deserialize;
@@ -153,7 +153,7 @@ impl TypedTool for BashOutputTool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use agentcore_stages::typed::Typed;
+    use agentcore_stages::Typed;
     use agentcore_stages::{EventSink, GatedArgs, Tool};
     use serde_json::json;
 

@@ -3,7 +3,7 @@
 
 use std::sync::{Arc, LazyLock};
 
-use agentcore_stages::typed::TypedTool;
+use agentcore_stages::TypedTool;
 use agentcore_stages::{CallContext, Extensions, InterruptBehavior, ToolError, ToolOutput};
 use schemars::JsonSchema;
 use serde::Deserialize;

@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, LazyLock};
 use std::time::Duration;
 
-use agentcore_stages::typed::TypedTool;
+use agentcore_stages::TypedTool;
 use agentcore_stages::{CallContext, Extensions, InterruptBehavior, ToolError, ToolOutput};
 use schemars::{JsonSchema, Schema};
 use serde::Deserialize;
@@ -661,7 +661,7 @@ mod tests {
     use super::*;
     use std::time::Duration;
 
-    use agentcore_stages::typed::Typed;
+    use agentcore_stages::Typed;
     use agentcore_stages::{CancelReason, EventSink, GatedArgs, Tool};
     use serde_json::json;
 

@@ -32,7 +32,7 @@ use std::borrow::Cow;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use agentcore_stages::typed::TypedTool;
+use agentcore_stages::TypedTool;
 use agentcore_stages::{
     CallContext, Extensions, InterruptBehavior, ToolError, ToolOutput, ValidationFailure,
 };
@@ -114,7 +114,8 @@ pub fn permissions() -> Permissions {
 /// kernel holds it as [`TypedTool::into_dyn`] makes it.
 ///
 /// ```
-/// use agentcore::tools::{edit::EditTool, read_state::FileReadState, workspace::Workspace};
+/// use agentcore::fs::{read_state::FileReadState, workspace::Workspace};
+/// use agentcore::tools::edit::EditTool;
 /// use agentcore::TypedTool;
 ///
 /// let ws = Workspace::new(std::env::temp_dir()).unwrap();
@@ -487,7 +488,7 @@ fn splice_and_write(
 #[cfg(test)]
 mod tests {
     use agentcore_stages::Tool;
-    use agentcore_stages::typed::Typed;
+    use agentcore_stages::Typed;
     use serde_json::json;
 
     use super::*;

@@ -13,7 +13,7 @@ use std::borrow::Cow;
 use std::fmt::Write as _;
 use std::path::PathBuf;
 
-use agentcore_stages::typed::TypedTool;
+use agentcore_stages::TypedTool;
 use agentcore_stages::{
     CallContext, Extensions, InterruptBehavior, ToolError, ToolOutput, ValidationFailure,
 };
@@ -166,7 +166,8 @@ pub fn permissions() -> Permissions {
 /// ledger (shared with `read`, `edit` and `write`).
 ///
 /// ```
-/// use agentcore::tools::{multi_edit::MultiEditTool, workspace::Workspace};
+/// use agentcore::fs::workspace::Workspace;
+/// use agentcore::tools::edit::multi_edit::MultiEditTool;
 /// use agentcore::TypedTool;
 ///
 /// let ws = Workspace::new(std::env::temp_dir()).unwrap();
@@ -414,7 +415,7 @@ fn execute(
 
 #[cfg(test)]
 mod tests {
-    use agentcore_stages::typed::{Typed, schema_for};
+    use agentcore_stages::{Typed, schema_for};
     use serde_json::json;
 
     use super::*;

@@ -13,7 +13,7 @@ use std::os::fd::OwnedFd;
 use std::sync::LazyLock;
 use std::time::SystemTime;
 
-use agentcore_stages::typed::TypedTool;
+use agentcore_stages::TypedTool;
 use agentcore_stages::{
     CallContext, Content, Extensions, InterruptBehavior, ToolError, ToolOutput,
 };
@@ -105,7 +105,8 @@ pub fn permissions() -> Permissions {
 /// model has seen the file as it is.
 ///
 /// ```
-/// use agentcore::tools::{read::ReadTool, read_state::FileReadState, workspace::Workspace};
+/// use agentcore::fs::{read_state::FileReadState, workspace::Workspace};
+/// use agentcore::tools::read::ReadTool;
 /// use agentcore::TypedTool;
 ///
 /// let ws = Workspace::new(std::env::temp_dir()).unwrap();
