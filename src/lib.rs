@@ -24,6 +24,7 @@
 //! |---|---|
 //! | [`stages`] (and the re-exports at this crate's root) | One call's pipeline: [`Tool`], [`TypedTool`], [`Call`] and its states, the stages, [`Pipeline`], [`ToolRegistry`], [`Event`], [`Gate`] |
 //! | [`tools`] | The built-in tools, one file (or folder) per tool: its `Args` type (the schema the model sees), its `permissions()` (what a call touches) and its execution; the workspace, the read-before-write ledger and the shared file helpers beside them; bash's background jobs in `tools::bash` (the job table, `Jobs`), read and stopped by `bash_output` and `kill_shell`; which of them a session registers, `tools::set` (`--tools`) |
+//! | [`error_code`] | [`ErrorCode`](error_code::ErrorCode), the numbers 1–10 of the built-in tools' refusals (a call's `error_code`), one table |
 //! | [`approval`] | The approval engine, an ordinary [`Gate`]: rules and their typed targets, modes, policy files, the bash command analysis, permissions |
 //! | [`hooks`] | Claude Code command hooks run unchanged: PreToolUse in the gate before the approval engine, PostToolUse and PostToolUseFailure as a tower layer after Execute; their configuration (settings files, the policy's `[hooks]` table) and their processes |
 //! | [`scheduler`] | A tower service around the pipeline that admits calls in arrival order: concurrency-safe calls side by side, unsafe calls alone |
@@ -126,6 +127,7 @@ pub use agentcore_stages::{
 pub use agentcore_stages::texts;
 
 pub mod approval;
+pub mod error_code;
 pub mod hooks;
 pub mod judged;
 // The bounded JSON Lines reader the binary's `run` and the MCP server
