@@ -34,7 +34,7 @@
 //! | [`mcp`] | The built-in tools served over MCP (`tools/list`, `tools/call`, progress, cancellation, approvals asked through the client's elicitation); in [`mcp::http`], the same over streamable HTTP (`agentcore mcp --http`: one session per MCP session id, bearer token, `Origin` check, caps); in [`mcp::client`], external MCP servers mounted into a session as `mcp__SERVER__TOOL` tools (`[[mcp_servers]]`, `Session::connect`) |
 //! | [`sandbox`] | The command sandbox: a [`sandbox::Sandbox`] confines a spawned process with the kernel (Linux: user, mount, PID and network namespaces, Landlock, seccomp), and says what this machine offers |
 //!
-//! The `agentcore` binary (`run`, `demo`, `tools`, `mcp`) is built on these
+//! The `agentcore` binary (`run`, `demo`, `tools`, `mcp`, `sandbox check`) is built on these
 //! modules; its command-line code is private to it.
 //!
 //! # Example
@@ -100,6 +100,13 @@
 //! rate limit at the insertion point), `axum_service` (events as
 //! server-sent events), `subagent_tool` and `hook_layer` (Claude Code hooks
 //! run unchanged, and the same formatter as a tower layer).
+//!
+//! The specification is in the repository's `docs/` folder:
+//! `docs/architecture.md` (the layout and the call's life as types),
+//! `docs/semantics.md` (the pipeline, coercion, validation messages, the
+//! scheduler), `docs/tools.md` (the built-in tools and the table of
+//! [`ErrorCode`](error_code::ErrorCode)s) and `docs/cli.md` (the binary, its
+//! JSONL protocol, the policy file, the MCP server).
 
 // `unsafe` is allowed only for the process-group syscalls of the bash tool.
 #![deny(unsafe_code)]
