@@ -28,7 +28,7 @@
 //! | Layer | Modules | What it holds | May import |
 //! |---|---|---|---|
 //! | pipeline | [`stages`] (re-exported at this crate's root) | One call's pipeline: [`Tool`], [`TypedTool`], [`Call`] and its states, the stages, [`Pipeline`], [`ToolRegistry`], [`Event`], [`Gate`] | — |
-//! | access | [`access`] | What a call touches: [`access::Access`], [`access::Permissions`], and the protected-path vocabulary the engine, the sandbox and the hooks share | pipeline |
+//! | access | [`access`], [`error_code`] | What a call touches: [`access::Access`], [`access::Permissions`], and the protected-path vocabulary the engine, the sandbox and the hooks share; [`ErrorCode`](error_code::ErrorCode), the numbers 1–10 of the built-in tools' refusals | pipeline |
 //! | harness | [`message`], [`scheduler`], [`turn`] | Tool calls and results in each provider's shape, JSON Lines; the scheduler (safe calls side by side, unsafe alone); one assistant message's calls as a turn | pipeline |
 //! | fs | [`fs`] | The [`fs::workspace::Workspace`], handle-based resolution below a root, walks, atomic writes, the read-before-write ledger, the paths the gate judged | access |
 //! | process | [`process`] | Starting, tracking and killing a command's processes; the environment scrub; the session's output folders | — |
@@ -42,7 +42,7 @@
 //! | session | [`session`] | The built-in tools, approval engine, hooks, pipeline and scheduler wired together, as `agentcore run` and `agentcore mcp` use them | all of the above |
 //! | mcp server | [`mcp`] (not `mcp::client`) | The session served over MCP: stdio, and streamable HTTP in [`mcp::http`] | all of the above |
 //!
-//! The `agentcore` binary (`run`, `demo`, `tools`, `mcp`) is built on these
+//! The `agentcore` binary (`run`, `demo`, `tools`, `mcp`, `sandbox check`) is built on these
 //! modules; its command-line code is private to it.
 //!
 //! # Example
@@ -108,6 +108,13 @@
 //! rate limit at the insertion point), `axum_service` (events as
 //! server-sent events), `subagent_tool` and `hook_layer` (Claude Code hooks
 //! run unchanged, and the same formatter as a tower layer).
+//!
+//! The specification is in the repository's `docs/` folder:
+//! `docs/architecture.md` (the layout and the call's life as types),
+//! `docs/semantics.md` (the pipeline, coercion, validation messages, the
+//! scheduler), `docs/tools.md` (the built-in tools and the table of
+//! [`ErrorCode`](error_code::ErrorCode)s) and `docs/cli.md` (the binary, its
+//! JSONL protocol, the policy file, the MCP server).
 
 // `unsafe` is allowed only for the process-group syscalls of the bash tool.
 #![deny(unsafe_code)]
@@ -134,25 +141,25 @@ pub use agentcore_stages::{
 // The fixed texts a model reads (cancelled, skipped, denied, …).
 pub use agentcore_stages::texts;
 
-// The layers, from the bottom: each module imports only those listed
-// before it (checked by the `layers` test below; the table is in the
-// crate docs). The pipeline, `stages`, is below them all.
+// The modules are the layers of the crate docs' table (rustfmt sorts them
+// here); the `layers` test checks that each imports only its own layer and
+// those below it. The pipeline, `stages`, is below them all.
 pub mod access;
 pub mod approval;
+pub mod config;
+pub mod error_code;
 pub mod fs;
 pub mod hooks;
+#[cfg(any(feature = "mcp-server", feature = "mcp-client"))]
+pub mod mcp;
 pub mod message;
 pub mod process;
 pub mod sandbox;
 pub mod scheduler;
+pub mod session;
 pub mod shell;
 pub mod tools;
 pub mod turn;
-// `mcp::client` sits here, below `config`; the rest of `mcp` (the server
-// faces) is above `session`.
-pub mod config;
-pub mod mcp;
-pub mod session;
 
 #[cfg(test)]
 mod layers;

@@ -1,4 +1,4 @@
-//! The `agentcore` binary end to end: the JSONL protocol of cli.md, exit
+//! The `agentcore` binary end to end: the JSONL protocol of docs/cli.md, exit
 //! codes, and `agentcore tools`.
 
 use std::process::{Command, Output};
@@ -33,7 +33,7 @@ fn hello_comes_first_and_a_user_line_starts_a_run() {
     let dir = workspace();
     let (events, output) = run(dir.path(), &[], "{\"user\": \"hi\"}\n");
     assert!(output.status.success());
-    // The hello line of cli.md, with the sandbox status that [3/8] adds
+    // The hello line of docs/cli.md, with the sandbox status that [3/8] adds
     // (it depends on the machine, so only its form is pinned here).
     let sandbox = events[0]["sandbox"].as_str().unwrap_or_default().to_owned();
     assert!(

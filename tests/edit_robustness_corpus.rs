@@ -102,7 +102,7 @@ fn judge(got: Result<Vec<u8>, EditError>, want: &Result<Vec<u8>, i64>) -> Verdic
         (Ok(out), Ok(want)) if &out == want => Verdict::Landed,
         (Ok(_), Ok(_)) => Verdict::WrongPlace,
         (Ok(_), Err(_)) => Verdict::NotRefused,
-        (Err(e), Err(code)) if e.code() == *code => Verdict::RefusedAsExpected,
+        (Err(e), Err(code)) if i64::from(e.code()) == *code => Verdict::RefusedAsExpected,
         (Err(_), _) => Verdict::Missed,
     }
 }

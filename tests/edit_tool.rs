@@ -1,5 +1,5 @@
 //! The edit tool through the whole pipeline, with the real read tool
-//! stamping files: every code and string of tools.md, the execute-time
+//! stamping files: every code and string of docs/tools.md, the execute-time
 //! recheck, line endings and encodings, and what the filesystem keeps.
 
 use std::fs;

@@ -1,6 +1,6 @@
 //! glob and ls through the pipeline: gitignore-aware walks that include
 //! hidden files, skip VCS directories and symlinks pointing out, order and
-//! cap their results as tools.md says.
+//! cap their results as docs/tools.md says.
 
 #![cfg(unix)]
 

@@ -1,5 +1,5 @@
 //! The read tool, through the whole pipeline: every behaviour and string of
-//! tools.md's `read` section, and the stamps it records.
+//! docs/tools.md's `read` section, and the stamps it records.
 
 use std::fs;
 use std::path::Path;

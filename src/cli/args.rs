@@ -1,4 +1,4 @@
-//! Options, as `cli.md` lists them.
+//! Options, as `docs/cli.md` lists them.
 
 use std::path::PathBuf;
 

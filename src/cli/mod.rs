@@ -1,4 +1,4 @@
-//! The `agentcore` command line (see `cli.md`): `run` reads tool calls as
+//! The `agentcore` command line (see `docs/cli.md`): `run` reads tool calls as
 //! JSON Lines and writes events, `demo` shows the kernel at work, `tools`
 //! prints the tool definitions, `mcp` serves the tools over MCP on stdio or streamable HTTP.
 
@@ -18,7 +18,7 @@ use clap::Parser;
 
 use args::{Cli, Command};
 
-/// Parses the command line and runs it; the exit status follows `cli.md`
+/// Parses the command line and runs it; the exit status follows `docs/cli.md`
 /// (0 when input was read to the end, 2 for bad options or input files,
 /// 128 + the signal's number on SIGTERM, SIGINT or SIGHUP: 143, 130, 129).
 pub fn main() -> ExitCode {

@@ -16,6 +16,7 @@ use super::beneath::{CreatedDirs, FileError};
 use super::blocking::{self, run_blocking};
 use super::read_state::{FileReadState, ReadStamp, StaleRead, hash_bytes};
 use super::workspace::{OpenFile, Workspace};
+use crate::error_code::ErrorCode;
 
 /// The validate step of a file change: read-only, it may stat and read
 /// but never writes.
@@ -103,13 +104,10 @@ impl FileTool {
     }
 }
 
-/// The code for path problems (outside the workspace, missing, a
-/// directory); codes 2–8 are tools.md's.
-pub(crate) const PATH_ERROR_CODE: i64 = 1;
-
-/// A path problem (code 1).
+/// A path problem (outside the workspace, missing, a directory, …):
+/// [`ErrorCode::BadPath`] (1).
 pub(crate) fn path_failure(e: impl ToString) -> ValidationFailure {
-    ValidationFailure::new(PATH_ERROR_CODE, e.to_string())
+    ValidationFailure::new(ErrorCode::BadPath.into(), e.to_string())
 }
 
 /// The text for a file that cannot be read.

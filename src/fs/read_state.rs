@@ -30,6 +30,8 @@ use std::time::{Duration, SystemTime};
 
 use xxhash_rust::xxh3::Xxh3;
 
+use crate::error_code::ErrorCode;
+
 /// How much older than the read time a file's mtime must be before equal
 /// metadata alone proves the file unchanged (git's racy-clean rule). Two
 /// seconds covers every common filesystem's timestamp granularity (FAT's is
@@ -212,17 +214,18 @@ pub enum Freshness {
 
 /// Why `write` or `edit` refuses to change a file: the model has not seen
 /// it as it is now. `Display` is the message the model reads;
-/// [`StaleRead::code`] is tools.md's code.
+/// [`StaleRead::code`] is its [`ErrorCode`].
 ///
 /// ```
+/// use agentcore::error_code::ErrorCode;
 /// use agentcore::fs::read_state::StaleRead;
 ///
-/// assert_eq!(StaleRead::NotRead.code(), 2);
+/// assert_eq!(StaleRead::NotRead.code(), ErrorCode::NotRead);
 /// assert_eq!(
 ///     StaleRead::NotRead.to_string(),
 ///     "File has not been read yet. Read it first before writing to it."
 /// );
-/// assert_eq!(StaleRead::ModifiedSinceRead.code(), 3);
+/// assert_eq!(StaleRead::ModifiedSinceRead.code(), ErrorCode::ModifiedSinceRead);
 /// ```
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
@@ -252,12 +255,14 @@ pub enum StaleRead {
 }
 
 impl StaleRead {
-    /// The numeric code of tools.md's table: 2 for a file not read (in
-    /// full), 3 for a file changed since.
-    pub fn code(&self) -> i64 {
+    /// The code: [`ErrorCode::NotRead`] (2) for a file not read (in
+    /// full), [`ErrorCode::ModifiedSinceRead`] (3) for a file changed since.
+    pub fn code(&self) -> ErrorCode {
         match self {
-            StaleRead::NotRead | StaleRead::ReadInPart(_) => 2,
-            StaleRead::ModifiedSinceRead | StaleRead::ModifiedBeforeWrite => 3,
+            StaleRead::NotRead | StaleRead::ReadInPart(_) => ErrorCode::NotRead,
+            StaleRead::ModifiedSinceRead | StaleRead::ModifiedBeforeWrite => {
+                ErrorCode::ModifiedSinceRead
+            }
         }
     }
 }
@@ -278,7 +283,7 @@ fn describe_part(shown: Option<&ShownLines>) -> String {
 /// The refusal at validation: its code and message.
 impl From<StaleRead> for agentcore_stages::ValidationFailure {
     fn from(refusal: StaleRead) -> Self {
-        Self::new(refusal.code(), refusal.to_string())
+        Self::new(refusal.code().into(), refusal.to_string())
     }
 }
 
@@ -422,7 +427,7 @@ impl FileReadState {
 
     /// Whether the file at `path` (canonical) is as the model last saw it.
     ///
-    /// Judged as tools.md says: no stamp is [`Freshness::NotRead`]; a
+    /// Judged as docs/tools.md says: no stamp is [`Freshness::NotRead`]; a
     /// missing file is [`Freshness::Changed`]; equal identity, size and
     /// mtime with the mtime safely older than the read is unchanged without
     /// reading; otherwise the whole file is hashed and equal bytes (a
@@ -713,7 +718,7 @@ mod tests {
         assert_eq!(state.freshness(&path).unwrap(), Freshness::Partial);
         state.record(&path, stamp_now(&path, false, SystemTime::now()));
         assert_eq!(state.freshness(&path).unwrap(), Freshness::Unchanged);
-        // tools.md: reads of the same content add up, so a partial read
+        // docs/tools.md: reads of the same content add up, so a partial read
         // after a full one of the same bytes leaves the stamp full.
         state.record(&path, stamp_now(&path, true, SystemTime::now()));
         assert_eq!(state.freshness(&path).unwrap(), Freshness::Unchanged);
@@ -890,8 +895,11 @@ mod tests {
         );
         assert!(read_in_part(Some(lines(9, &[]))).contains("(none of lines 1\u{2013}9)"));
         assert!(read_in_part(None).contains("(not every line)"));
-        assert_eq!(StaleRead::ReadInPart(None).code(), 2);
-        assert_eq!(StaleRead::ModifiedBeforeWrite.code(), 3);
+        assert_eq!(StaleRead::ReadInPart(None).code(), ErrorCode::NotRead);
+        assert_eq!(
+            StaleRead::ModifiedBeforeWrite.code(),
+            ErrorCode::ModifiedSinceRead
+        );
         let failure = agentcore_stages::ValidationFailure::from(StaleRead::ModifiedSinceRead);
         assert_eq!(failure.code, 3);
         assert!(

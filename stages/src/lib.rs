@@ -20,6 +20,10 @@
 //! `Error = Infallible`: failures become results, never errors. Stages in
 //! the wrong order do not compile (see [`StageStack`]).
 //!
+//! Every behaviour and every text a model reads is specified in
+//! `docs/semantics.md` of the agentcore repository, which the module docs
+//! cite by section (`docs/semantics.md` §2 is the pipeline table).
+//!
 //! # One stage shape
 //!
 //! Each stage lives in its own folder with the same files: `mod.rs` (what

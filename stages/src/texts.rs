@@ -1,4 +1,4 @@
-//! The fixed texts a model reads (`semantics.md` §2), defined once.
+//! The fixed texts a model reads (`docs/semantics.md` §2), defined once.
 //!
 //! Named `texts` rather than `messages` so it is not mistaken for the root
 //! crate's `message` module (tool-result messages in provider shapes).

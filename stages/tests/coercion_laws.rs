@@ -1,4 +1,4 @@
-//! The laws of `semantics.md` §3 over generated schemas and instances: a
+//! The laws of `docs/semantics.md` §3 over generated schemas and instances: a
 //! valid instance is never changed, coercing twice equals coercing once,
 //! only string leaves change, and coercion never panics.
 

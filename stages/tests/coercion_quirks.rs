@@ -1,5 +1,5 @@
 //! The quirks real models produce, each with the one reading coercion
-//! gives it (or leaves for validation), per `semantics.md` §3.
+//! gives it (or leaves for validation), per `docs/semantics.md` §3.
 
 use std::sync::Arc;
 

@@ -1,4 +1,4 @@
-//! One behaviour test per row of the pipeline table (semantics.md §2):
+//! One behaviour test per row of the pipeline table (docs/semantics.md §2):
 //! the outcome, the exact message and the breaker's reaction.
 
 mod common;

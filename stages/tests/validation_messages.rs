@@ -1,4 +1,4 @@
-//! The schema-validation message of `semantics.md` §4, line by line.
+//! The schema-validation message of `docs/semantics.md` §4, line by line.
 
 use agentcore_stages::validate::{compile_schema, schema_issues};
 use serde_json::{Value, json};

@@ -11,6 +11,7 @@ use std::fmt;
 use std::ops::Range;
 
 use super::parse::{Hunk, Line};
+use crate::error_code::ErrorCode;
 use crate::tools::edit::{Match, Place, Tier, closest, locate};
 
 /// Why a hunk cannot be applied. `Display` is the message (after
@@ -44,14 +45,15 @@ pub enum HunkError {
 }
 
 impl HunkError {
-    /// 4 when the hunk's place is not found, 5 when it is not unique (as
+    /// [`ErrorCode::TextNotFound`] (4) when the hunk's place is not
+    /// found, [`ErrorCode::AmbiguousMatch`] (5) when it is not unique (as
     /// for `edit`).
-    pub fn code(&self) -> i64 {
+    pub fn code(&self) -> ErrorCode {
         match self {
             HunkError::HeaderNotFound(_)
             | HunkError::NotFound { .. }
-            | HunkError::IndentationUnclear => 4,
-            HunkError::Ambiguous { .. } => 5,
+            | HunkError::IndentationUnclear => ErrorCode::TextNotFound,
+            HunkError::Ambiguous { .. } => ErrorCode::AmbiguousMatch,
         }
     }
 }
@@ -343,10 +345,10 @@ mod tests {
         assert_eq!(out.text, "xx\ny\n");
         let err = apply("x\nx\n", "-x\n+y\n").unwrap_err();
         assert_eq!(err.0, 0);
-        assert_eq!(err.1.code(), 5);
+        assert_eq!(err.1.code(), ErrorCode::AmbiguousMatch);
         // A last line without a newline is a line too (found by the fuzzer).
         let err = apply("x\nx", "-x\n+y\n").unwrap_err();
-        assert_eq!(err.1.code(), 5);
+        assert_eq!(err.1.code(), ErrorCode::AmbiguousMatch);
         // An @@ line narrows the search.
         let out = apply("f\nx\ng\nx\n", "@@ g\n-x\n+y\n").unwrap();
         assert_eq!(out.text, "f\nx\ng\ny\n");
@@ -428,6 +430,6 @@ mod tests {
     fn a_header_that_matches_nothing_is_named() {
         let err = apply("a\n", "@@ fn nowhere\n-a\n+b\n").unwrap_err();
         assert_eq!(err.1, HunkError::HeaderNotFound("fn nowhere".into()));
-        assert_eq!(err.1.code(), 4);
+        assert_eq!(err.1.code(), ErrorCode::TextNotFound);
     }
 }

@@ -21,20 +21,17 @@ use tokio_util::sync::CancellationToken;
 use super::apply::apply_hunks;
 use super::parse::{FileOp, Patch, parse};
 use crate::access::{Access, Permissions};
+use crate::error_code::ErrorCode;
 use crate::fs::atomic::CommitError;
 use crate::fs::beneath::{self, FileError};
 use crate::fs::blocking::{self, run_blocking};
 use crate::fs::file_write::{
-    FileTool, PATH_ERROR_CODE, cannot_read, lock_all, read_all, refuse_read_denied, stamp_written,
-    write_through,
+    FileTool, cannot_read, lock_all, read_all, refuse_read_denied, stamp_written, write_through,
 };
 use crate::fs::read_state::{FileReadState, Freshness, StaleRead, hash_bytes};
 use crate::fs::workspace::{OpenFile, Workspace};
 use crate::tools::diff::unified_diff;
 use crate::tools::text;
-
-/// The code of a patch that cannot be parsed.
-pub const INVALID_PATCH_CODE: i64 = 10;
 
 const DESCRIPTION: &str = "Applies a patch that adds, deletes, updates and renames files, all or \
 nothing. Read every file you update or delete first with the read tool. The patch is \
@@ -175,14 +172,20 @@ impl TypedTool for ApplyPatchTool {
     ) -> Result<(), ValidationFailure> {
         let (files, text) = (self.files.clone(), args.patch.clone());
         blocking::spawn(move || {
-            let patch = parse(&text)
-                .map_err(|e| ValidationFailure::new(INVALID_PATCH_CODE, e.to_string()))?;
+            let patch = parse(&text).map_err(|e| {
+                ValidationFailure::new(ErrorCode::InvalidPatch.into(), e.to_string())
+            })?;
             plan(&files, &patch, Stage::Validate)
                 .map(|_| ())
                 .map_err(Refusal::into_failure)
         })
         .await
-        .unwrap_or_else(|lost| Err(ValidationFailure::new(PATH_ERROR_CODE, lost.to_string())))
+        .unwrap_or_else(|lost| {
+            Err(ValidationFailure::new(
+                ErrorCode::BadPath.into(),
+                lost.to_string(),
+            ))
+        })
     }
 
     async fn preview(
@@ -249,22 +252,26 @@ enum Stage {
 }
 
 /// Why a patch cannot be applied: a code (none for a change found right
-/// before the write) and the message.
+/// before the write, which is [`ErrorCode::ModifiedSinceRead`] if it is
+/// ever reported as a refusal) and the message.
 struct Refusal {
     code: Option<i64>,
     message: String,
 }
 
 impl Refusal {
-    fn new(code: i64, message: impl Into<String>) -> Self {
+    fn new(code: ErrorCode, message: impl Into<String>) -> Self {
         Self {
-            code: Some(code),
+            code: Some(code.into()),
             message: message.into(),
         }
     }
 
     fn into_failure(self) -> ValidationFailure {
-        ValidationFailure::new(self.code.unwrap_or(3), self.message)
+        ValidationFailure::new(
+            self.code.unwrap_or(ErrorCode::ModifiedSinceRead.into()),
+            self.message,
+        )
     }
 
     fn into_error(self) -> ToolError {
@@ -319,11 +326,11 @@ fn plan(files: &FileTool, patch: &Patch, stage: Stage) -> Result<Vec<Planned>, R
             })?;
             let path = workspace
                 .resolve_new(given)
-                .map_err(|e| Refusal::new(PATH_ERROR_CODE, format!("{title}: {e}")))?;
+                .map_err(|e| Refusal::new(ErrorCode::BadPath, format!("{title}: {e}")))?;
             let shown = workspace.display(&path);
             if let Some(before) = seen.insert(path.clone(), title.clone()) {
                 return Err(Refusal::new(
-                    PATH_ERROR_CODE,
+                    ErrorCode::BadPath,
                     format!(
                         "{title}: the patch names {shown} twice (also in {before}). Put every change to a file in one section."
                     ),
@@ -337,7 +344,7 @@ fn plan(files: &FileTool, patch: &Patch, stage: Stage) -> Result<Vec<Planned>, R
             Err(FileError::NotFound) => None,
             Err(e) => {
                 return Err(Refusal::new(
-                    PATH_ERROR_CODE,
+                    ErrorCode::BadPath,
                     format!("{title}: {}", e.message(&shown, "change")),
                 ));
             }
@@ -345,7 +352,7 @@ fn plan(files: &FileTool, patch: &Patch, stage: Stage) -> Result<Vec<Planned>, R
         if let FileOp::Add { contents, .. } = op {
             if open.is_some() {
                 return Err(Refusal::new(
-                    7,
+                    ErrorCode::FileExists,
                     format!(
                         "{title}: the file exists already. To change it, read it and use `*** Update File: {shown}` with hunks; to replace it whole, delete it in one call and add it in the next."
                     ),
@@ -367,18 +374,18 @@ fn plan(files: &FileTool, patch: &Patch, stage: Stage) -> Result<Vec<Planned>, R
         }
         let Some(open) = open else {
             return Err(Refusal::new(
-                PATH_ERROR_CODE,
+                ErrorCode::BadPath,
                 format!("{title}: File does not exist: {shown}."),
             ));
         };
         let bytes = read_all(&open.file, open.meta.len()).map_err(|e| {
             Refusal::new(
-                PATH_ERROR_CODE,
+                ErrorCode::BadPath,
                 format!("{title}: {}", cannot_read(&shown, &e)),
             )
         })?;
         fresh(files, &path, &open, &bytes, stage).map_err(|e| Refusal {
-            code: (stage == Stage::Validate).then(|| e.code()),
+            code: (stage == Stage::Validate).then(|| e.code().into()),
             message: format!("{title}: {e}"),
         })?;
         let action = match op {
@@ -386,7 +393,7 @@ fn plan(files: &FileTool, patch: &Patch, stage: Stage) -> Result<Vec<Planned>, R
             FileOp::Update { move_to, hunks, .. } => {
                 let decoded = text::decode(&bytes).ok_or_else(|| {
                     Refusal::new(
-                        8,
+                        ErrorCode::NotText,
                         format!(
                             "{title}: File is not valid UTF-8 or UTF-16 text; refusing to edit it so that nothing is corrupted."
                         ),
@@ -404,7 +411,7 @@ fn plan(files: &FileTool, patch: &Patch, stage: Stage) -> Result<Vec<Planned>, R
                             Err(FileError::NotFound) => {}
                             Ok(_) => {
                                 return Err(Refusal::new(
-                                    7,
+                                    ErrorCode::FileExists,
                                     format!(
                                         "{title}: cannot move it to {to_shown}: that file exists already. Choose another name, or delete {to_shown} in an earlier call."
                                     ),
@@ -412,7 +419,7 @@ fn plan(files: &FileTool, patch: &Patch, stage: Stage) -> Result<Vec<Planned>, R
                             }
                             Err(e) => {
                                 return Err(Refusal::new(
-                                    PATH_ERROR_CODE,
+                                    ErrorCode::BadPath,
                                     format!("{title}: {}", e.message(&to_shown, "move to")),
                                 ));
                             }

@@ -10,10 +10,11 @@ use std::ops::Range;
 use super::near::closest;
 use super::snippet::RESULT_CONTEXT;
 use super::tiers::{IndentationUnclear, Place, Tier, first_tier, places};
+use crate::error_code::ErrorCode;
 use crate::tools::text::{self, Format};
 
 /// Why an edit cannot be applied to a text. `Display` is the message the
-/// model reads; [`EditError::code`] is tools.md's code.
+/// model reads; [`EditError::code`] is its [`ErrorCode`].
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
 pub enum EditError {
@@ -88,17 +89,17 @@ fn tolerant_note(tier: Tier) -> &'static str {
 }
 
 impl EditError {
-    /// The numeric code of tools.md's table.
-    pub fn code(&self) -> i64 {
+    /// The code of the refusal (4 to 9).
+    pub fn code(&self) -> ErrorCode {
         match self {
             EditError::NotFound(_)
             | EditError::NotFoundNear { .. }
-            | EditError::IndentationUnclear => 4,
-            EditError::Ambiguous(_) | EditError::AmbiguousTolerant(..) => 5,
-            EditError::NoChange => 6,
-            EditError::FileExists => 7,
-            EditError::NotText => 8,
-            EditError::Blank => 9,
+            | EditError::IndentationUnclear => ErrorCode::TextNotFound,
+            EditError::Ambiguous(_) | EditError::AmbiguousTolerant(..) => ErrorCode::AmbiguousMatch,
+            EditError::NoChange => ErrorCode::NoChange,
+            EditError::FileExists => ErrorCode::FileExists,
+            EditError::NotText => ErrorCode::NotText,
+            EditError::Blank => ErrorCode::BlankOldString,
         }
     }
 }

@@ -12,13 +12,14 @@
 //! its [`EditArgs`] and [`permissions`]) is here.
 //!
 //! ```
+//! use agentcore::error_code::ErrorCode;
 //! use agentcore::tools::edit::{EditError, apply_edit};
 //!
 //! assert_eq!(apply_edit("a b a", "b", "c", false).unwrap(), "a c a");
 //! assert_eq!(apply_edit("a b a", "a", "x", true).unwrap(), "x b x");
 //! let err = apply_edit("a b a", "a", "x", false).unwrap_err();
 //! assert_eq!(err, EditError::Ambiguous(2));
-//! assert_eq!(err.code(), 5);
+//! assert_eq!(err.code(), ErrorCode::AmbiguousMatch);
 //! ```
 
 mod apply;
@@ -199,7 +200,7 @@ impl TypedTool for EditTool {
 }
 
 fn edit_failure(e: EditError) -> ValidationFailure {
-    ValidationFailure::new(e.code(), e.to_string())
+    ValidationFailure::new(e.code().into(), e.to_string())
 }
 
 /// validate: a read-denied path, then codes 6, 1, 8, 7, 9, 2, 3, 4, 5 in

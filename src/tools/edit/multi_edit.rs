@@ -257,7 +257,7 @@ impl TypedTool for MultiEditTool {
 }
 
 fn edits_failure(e: EditsError) -> ValidationFailure {
-    ValidationFailure::new(e.code(), e.to_string())
+    ValidationFailure::new(e.code().into(), e.to_string())
 }
 
 /// Whether the first edit creates the file (an empty `old_string`).

@@ -8,6 +8,7 @@ use std::ops::Range;
 
 use super::apply::{Applied, EditError, apply_tiered};
 use super::tiers::Tier;
+use crate::error_code::ErrorCode;
 use crate::tools::text::{self, Format};
 
 /// One edit of a sequence: `old` replaced by `new`, once, or everywhere
@@ -23,7 +24,7 @@ pub struct Step<'a> {
 }
 
 /// Why a sequence of edits cannot be applied. `Display` is the message
-/// the model reads; [`EditsError::code`] is tools.md's code.
+/// the model reads; [`EditsError::code`] is its [`ErrorCode`].
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
 pub enum EditsError {
@@ -63,7 +64,7 @@ fn after_earlier(number: usize, error: &EditError) -> String {
 
 impl EditsError {
     /// The code of the refusal: the file's, or the failing edit's.
-    pub fn code(&self) -> i64 {
+    pub fn code(&self) -> ErrorCode {
         match self {
             EditsError::File(e) | EditsError::Step { error: e, .. } => e.code(),
         }
@@ -86,6 +87,7 @@ pub struct EditsApplied {
 /// returned at all.
 ///
 /// ```
+/// use agentcore::error_code::ErrorCode;
 /// use agentcore::tools::edit::{Step, apply_edits_tiered};
 ///
 /// let steps = [
@@ -94,7 +96,7 @@ pub struct EditsApplied {
 /// ];
 /// assert_eq!(apply_edits_tiered("a b", &steps).unwrap().text, "c c");
 /// let err = apply_edits_tiered("a", &steps[..1].repeat(2)).unwrap_err();
-/// assert_eq!(err.code(), 4);
+/// assert_eq!(err.code(), ErrorCode::TextNotFound);
 /// assert!(err.to_string().starts_with("Edit 2 of 2: String to replace not found"));
 /// ```
 pub fn apply_edits_tiered(text: &str, steps: &[Step<'_>]) -> Result<EditsApplied, EditsError> {
@@ -258,15 +260,15 @@ mod tests {
     fn the_failing_edit_is_named_with_its_code() {
         let steps = [step("x", "y"), step("x", "z")];
         let err = apply_sequence("x", &steps, None).unwrap_err();
-        assert_eq!(err.code(), 4);
+        assert_eq!(err.code(), ErrorCode::TextNotFound);
         assert!(err.to_string().starts_with("Edit 2 of 2: "), "{err}");
         let err = apply_sequence("x", &[step("x", "y"), step("  ", "q")], None).unwrap_err();
         assert_eq!(
             (err.code(), err.to_string().starts_with("Edit 2 of 2: ")),
-            (9, true)
+            (ErrorCode::BlankOldString, true)
         );
         let err = apply_sequence("x", &[step("x", "x")], None).unwrap_err();
-        assert_eq!(err.code(), 6);
+        assert_eq!(err.code(), ErrorCode::NoChange);
     }
 
     #[test]
@@ -289,7 +291,7 @@ mod tests {
         let out = apply_sequence("", &[step("", "a\n"), step("a", "b")], None).unwrap();
         assert_eq!(out.text, "b\n");
         let err = apply_sequence("", &[step("", "a"), step("", "b")], None).unwrap_err();
-        assert_eq!(err.code(), 7);
+        assert_eq!(err.code(), ErrorCode::FileExists);
     }
 
     #[test]

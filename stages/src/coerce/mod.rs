@@ -1,6 +1,6 @@
 //! Argument parsing and coercion: pure functions, no I/O.
 //!
-//! See `semantics.md` §3. Only strings that have exactly one reading under
+//! See `docs/semantics.md` §3. Only strings that have exactly one reading under
 //! the schema are replaced; everything else is left for validation to report.
 //! The Coerce stage ([`Coerce`]) applies them to each call.
 //!
@@ -47,7 +47,7 @@ pub struct Coercion {
 }
 
 /// Parses and coerces a call's raw arguments for `tool`, as the Coerce
-/// stage does; the error is the model-readable message of `semantics.md` §2.
+/// stage does; the error is the model-readable message of `docs/semantics.md` §2.
 pub fn parse_and_coerce(
     tool: &RegisteredTool,
     raw: &RawArgs,

@@ -16,7 +16,7 @@ const DRAFT_2020_12: &str = "https://json-schema.org/draft/2020-12/schema";
 /// Compiled `patternProperties` matchers kept at most this many at a time.
 const PATTERN_CACHE_LIMIT: usize = 256;
 
-/// Coerces `args` in place to `schema` (`semantics.md` §3) and returns the
+/// Coerces `args` in place to `schema` (`docs/semantics.md` §3) and returns the
 /// coercions made, in the order the walk met them.
 ///
 /// A string is replaced only where every `type` that applies to its location
@@ -205,7 +205,7 @@ impl<'s> Walk<'s> {
     }
 }
 
-/// Whether coercion walks into `schema` (`semantics.md` §3).
+/// Whether coercion walks into `schema` (`docs/semantics.md` §3).
 fn walkable(schema: &Schema) -> bool {
     let dialect_ok = match schema.get("$schema") {
         None => true,

@@ -16,7 +16,7 @@ use crate::outcome::Content;
 use crate::registry::RegisteredTool;
 
 /// Computes the tool's preview and emits it; the error is the message of
-/// `semantics.md` §2 (`preview tool "NAME": ERR`).
+/// `docs/semantics.md` §2 (`preview tool "NAME": ERR`).
 pub(crate) async fn compute(
     tool: &RegisteredTool,
     args: &Value,

@@ -1,4 +1,4 @@
-//! The schema-validation message of `semantics.md` §4: every issue at once,
+//! The schema-validation message of `docs/semantics.md` §4: every issue at once,
 //! grouped and ordered so a model can fix them all in one retry.
 
 use jsonschema::error::{TypeKind, ValidationErrorKind};

@@ -1,4 +1,4 @@
-//! Validate: the schema (every issue in one message, `semantics.md` §4),
+//! Validate: the schema (every issue in one message, `docs/semantics.md` §4),
 //! then the tool's own `validate` with its message and code.
 
 mod future;
