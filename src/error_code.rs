@@ -27,7 +27,7 @@
 /// Failures that are not a tool's own refusal (schema issues, denials,
 /// errors while running) have no code. A typed tool whose arguments pass
 /// the schema but do not deserialize reports the pipeline's own
-/// [`DESERIALIZE_FAILURE_CODE`](agentcore_stages::typed::DESERIALIZE_FAILURE_CODE)
+/// [`DESERIALIZE_FAILURE_CODE`](agentcore_stages::DESERIALIZE_FAILURE_CODE)
 /// (-32602), which is not one of these.
 ///
 /// ```

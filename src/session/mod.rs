@@ -5,215 +5,30 @@
 //! This is what the CLI and the MCP server run; a harness can use it as is
 //! or assemble the parts itself.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::Arc;
-use std::time::Duration;
 
-use agentcore_stages::TypedTool;
-use agentcore_stages::{Breaker, EventSink, Gate, Pipeline, Tool, ToolRegistry};
+use agentcore_stages::{Breaker, EventSink, Gate, Pipeline, ToolRegistry};
 
-use crate::approval::{ApprovalEngine, Mode};
-use crate::config::{Policy, PolicyError, RootAccess};
+use crate::approval::ApprovalEngine;
+use crate::config::RootAccess;
 use crate::fs::read_state::FileReadState;
 use crate::fs::workspace::Workspace;
-use crate::hooks::{HookConfig, HookConfigError, HookRunner, PostToolUseLayer, PreToolUseGate};
+use crate::hooks::{HookRunner, PostToolUseLayer, PreToolUseGate};
 #[cfg(feature = "mcp-client")]
-use crate::mcp::client::{Connection, McpServerConfig, MountFailure, Mounted};
+use crate::mcp::client::{Connection, MountFailure, Mounted};
 use crate::process::OutputDir;
 use crate::sandbox::{Sandbox, SandboxError, SandboxMode, SandboxPolicy};
-use crate::scheduler::{Scheduler, SchedulerConfig, SteeringPolicy};
-use crate::tools::apply_patch::ApplyPatchTool;
-use crate::tools::bash::bash_output::BashOutputTool;
-use crate::tools::bash::kill_shell::KillShellTool;
-use crate::tools::bash::{BashTool, JobExit, JobLimits, Jobs};
-use crate::tools::edit::EditTool;
-use crate::tools::edit::multi_edit::MultiEditTool;
-use crate::tools::glob::GlobTool;
-use crate::tools::grep::GrepTool;
-use crate::tools::ls::LsTool;
-use crate::tools::read::ReadTool;
-use crate::tools::set::{Builtin, ToolSet};
-use crate::tools::write::WriteTool;
+use crate::scheduler::{Scheduler, SchedulerConfig};
+use crate::tools::bash::{BashTool, JobExit, Jobs};
 use crate::turn::Turn;
 
-/// How to set up a [`Session`].
-#[derive(Clone, Debug)]
-#[non_exhaustive]
-pub struct SessionConfig {
-    /// The workspace root.
-    pub root: PathBuf,
-    /// The approval mode; `None` takes the policy's (or `default`).
-    pub mode: Option<Mode>,
-    /// Rules and extra roots for the approval engine.
-    pub policy: Option<Policy>,
-    /// Safe calls that may run side by side.
-    pub max_concurrency: usize,
-    /// Consecutive failures that disable a tool; 0 turns the breaker off.
-    pub max_tool_errors: u32,
-    /// What steering does.
-    pub steering: SteeringPolicy,
-    /// Background jobs alive at once and their lifetime cap.
-    pub jobs: JobLimits,
-    /// How commands are confined; `None` takes the policy's `[sandbox]`
-    /// table (or, without a policy, the default: `auto`, no network,
-    /// `auto_allow`).
-    pub sandbox: Option<SandboxPolicy>,
-    /// Claude Code command hooks (`--hooks FILE`), run after the policy's
-    /// `[hooks]`; see [`crate::hooks`].
-    pub hooks: HookConfig,
-    /// The files that configure the session (the policy file, hook
-    /// settings files): commands cannot change them, so that no command
-    /// opens the next session's sandbox. [`from_options`](Self::from_options)
-    /// and [`add_hook_files`](Self::add_hook_files) add theirs.
-    pub config_files: Vec<PathBuf>,
-    /// External MCP servers to mount beside the policy's `[[mcp_servers]]`
-    /// (see [`Session::connect`]; feature `mcp-client`).
-    #[cfg(feature = "mcp-client")]
-    pub mcp_servers: Vec<McpServerConfig>,
-    /// The built-in tools registered, and so the tools the model sees
-    /// (`--tools`); every default tool unless chosen.
-    pub tools: ToolSet,
-    /// How long a question to a person ("ask") may go unanswered before the
-    /// call is denied (`agentcore mcp --ask-timeout`; default 120 s): the
-    /// approval engine's [`ApprovalEngine::with_ask_timeout`]. A session
-    /// asks only once an approver is bound, as the MCP server does for a
-    /// client that declares elicitation.
-    pub ask_timeout: Duration,
-}
+mod builtin;
+mod config;
 
-/// [`SessionConfig::ask_timeout`] unless set: 120 s.
-pub const DEFAULT_ASK_TIMEOUT: Duration = Duration::from_secs(120);
-
-impl SessionConfig {
-    /// Defaults for a workspace at `root`: default mode, no policy, 10
-    /// concurrent safe calls, 3 consecutive errors, skip on steering, 8
-    /// background jobs of at most an hour each, the default tools, 120 s
-    /// to answer a question.
-    pub fn new(root: impl Into<PathBuf>) -> Self {
-        Self {
-            root: root.into(),
-            mode: None,
-            policy: None,
-            max_concurrency: 10,
-            max_tool_errors: 3,
-            steering: SteeringPolicy::SkipPending,
-            jobs: JobLimits::default(),
-            sandbox: None,
-            hooks: HookConfig::default(),
-            config_files: Vec::new(),
-            #[cfg(feature = "mcp-client")]
-            mcp_servers: Vec::new(),
-            tools: ToolSet::default(),
-            ask_timeout: DEFAULT_ASK_TIMEOUT,
-        }
-    }
-
-    /// Every MCP server to mount: [`mcp_servers`](Self::mcp_servers), then
-    /// the policy's.
-    #[cfg(feature = "mcp-client")]
-    pub fn all_mcp_servers(&self) -> Vec<McpServerConfig> {
-        let mut servers = self.mcp_servers.clone();
-        if let Some(policy) = &self.policy {
-            servers.extend(policy.mcp_servers.iter().cloned());
-        }
-        servers
-    }
-
-    /// The sandbox settings in force: [`sandbox`](Self::sandbox), else the
-    /// policy's, else the default.
-    pub fn sandbox_policy(&self) -> SandboxPolicy {
-        self.sandbox
-            .clone()
-            .or_else(|| self.policy.as_ref().map(|p| p.sandbox.clone()))
-            .unwrap_or_default()
-    }
-
-    /// Adds the hooks of these Claude Code settings files (`--hooks FILE`,
-    /// repeatable), in order; a file that cannot be read or parsed is an
-    /// error naming it and the place.
-    pub fn add_hook_files(&mut self, files: &[PathBuf]) -> Result<(), SessionError> {
-        for file in files {
-            self.hooks.merge(HookConfig::load_settings(file)?);
-            self.config_files.push(file.clone());
-        }
-        Ok(())
-    }
-
-    /// Every hook the session runs: the policy's `[hooks]`, then
-    /// [`SessionConfig::hooks`].
-    pub fn all_hooks(&self) -> HookConfig {
-        let mut all = self
-            .policy
-            .as_ref()
-            .map(|p| p.hooks.clone())
-            .unwrap_or_default();
-        all.merge(self.hooks.clone());
-        all
-    }
-
-    /// The configuration `agentcore run` and `agentcore mcp` start from
-    /// their `--root`, `--mode` and `--policy` options: the workspace at
-    /// `root` (the current directory when `None`), the policy read from
-    /// `policy_file`, and `mode`, when given, over the policy's.
-    ///
-    /// ```
-    /// use agentcore::approval::Mode;
-    /// use agentcore::session::SessionConfig;
-    ///
-    /// let config = SessionConfig::from_options(Some(".".into()), Some(Mode::Plan), None).unwrap();
-    /// assert_eq!(config.mode, Some(Mode::Plan));
-    /// ```
-    pub fn from_options(
-        root: Option<PathBuf>,
-        mode: Option<Mode>,
-        policy_file: Option<&Path>,
-    ) -> Result<Self, SessionError> {
-        let root = match root {
-            Some(root) => root,
-            None => std::env::current_dir().map_err(SessionError::CurrentDir)?,
-        };
-        let mut config = Self::new(root);
-        if let Some(path) = policy_file {
-            config.policy = Some(Policy::load(path)?);
-            config.config_files.push(path.to_path_buf());
-        }
-        config.mode = mode;
-        Ok(config)
-    }
-}
-
-/// Why a session could not start.
-#[derive(Debug, thiserror::Error)]
-#[non_exhaustive]
-pub enum SessionError {
-    /// No root was given and the current directory cannot be read.
-    #[error("cannot read the current directory: {0}")]
-    CurrentDir(std::io::Error),
-    /// The workspace root cannot be used.
-    #[error("cannot use {path} as the workspace root: {source}")]
-    Root {
-        /// The root given.
-        path: PathBuf,
-        /// Why.
-        source: std::io::Error,
-    },
-    /// The bash output folder could not be created.
-    #[error("cannot create the session's output folder: {0}")]
-    OutputDir(std::io::Error),
-    /// The policy file cannot be read or parsed, or its extra roots cannot
-    /// be used.
-    #[error(transparent)]
-    Policy(#[from] PolicyError),
-    /// A hooks settings file cannot be read or parsed.
-    #[error(transparent)]
-    Hooks(#[from] HookConfigError),
-    /// The configuration mounts MCP servers, which [`Session::start`]
-    /// cannot connect to.
-    #[error(
-        "this configuration mounts MCP servers; start the session with Session::connect, which connects to them"
-    )]
-    McpNeedsConnect,
-}
+pub(crate) use builtin::builtin_tools_of;
+pub use builtin::{builtin_registry, builtin_registry_of, builtin_registry_with_jobs};
+pub use config::{DEFAULT_ASK_TIMEOUT, SessionConfig, SessionError};
 
 /// How a session's commands are confined.
 #[derive(Debug)]
@@ -624,87 +439,14 @@ impl Drop for Session {
     }
 }
 
-/// The built-in tools over one workspace and ledger, each carrying its
-/// approval [`Permissions`](crate::access::Permissions) (declared in the
-/// tool's own file), with a table of background jobs of their own (killed
-/// when the last tool holding it is dropped).
-pub fn builtin_registry(
-    workspace: &Workspace,
-    read_state: &FileReadState,
-    output_dir: &Arc<OutputDir>,
-) -> ToolRegistry {
-    let jobs = Arc::new(Jobs::default());
-    builtin_registry_with_jobs(workspace, read_state, output_dir, &jobs)
-}
-
-/// [`builtin_registry`] whose `bash`, `bash_output` and `kill_shell` share
-/// `jobs`.
-pub fn builtin_registry_with_jobs(
-    workspace: &Workspace,
-    read_state: &FileReadState,
-    output_dir: &Arc<OutputDir>,
-    jobs: &Arc<Jobs>,
-) -> ToolRegistry {
-    builtin_registry_of(&ToolSet::default(), workspace, read_state, output_dir, jobs)
-}
-
-/// The built-in tools of `tools` only, as [`builtin_registry_with_jobs`]
-/// builds them: what a session with [`SessionConfig::tools`] registers.
-pub fn builtin_registry_of(
-    tools: &ToolSet,
-    workspace: &Workspace,
-    read_state: &FileReadState,
-    output_dir: &Arc<OutputDir>,
-    jobs: &Arc<Jobs>,
-) -> ToolRegistry {
-    let bash = BashTool::new(workspace.root().to_path_buf(), output_dir.clone()).jobs(jobs.clone());
-    builtin_tools_of(tools, workspace, read_state, jobs, bash)
-}
-
-/// The built-in tools of `tools`, with this `bash`.
-fn builtin_tools_of(
-    tools: &ToolSet,
-    workspace: &Workspace,
-    read_state: &FileReadState,
-    jobs: &Arc<Jobs>,
-    bash: BashTool,
-) -> ToolRegistry {
-    let mut bash = Some(bash);
-    let mut registry = ToolRegistry::new();
-    for builtin in tools.iter() {
-        let tool: Arc<dyn Tool> = match builtin {
-            Builtin::Read => ReadTool::new(workspace.clone(), read_state.clone()).into_dyn(),
-            Builtin::Glob => GlobTool::new(workspace.clone()).into_dyn(),
-            Builtin::Grep => GrepTool::new(workspace.clone()).into_dyn(),
-            Builtin::Ls => LsTool::new(workspace.clone()).into_dyn(),
-            Builtin::Edit => EditTool::new(workspace.clone(), read_state.clone()).into_dyn(),
-            Builtin::MultiEdit => {
-                MultiEditTool::new(workspace.clone(), read_state.clone()).into_dyn()
-            }
-            Builtin::Write => WriteTool::new(workspace.clone(), read_state.clone()).into_dyn(),
-            Builtin::ApplyPatch => {
-                ApplyPatchTool::new(workspace.clone(), read_state.clone()).into_dyn()
-            }
-            Builtin::Bash => match bash.take() {
-                Some(bash) => bash.into_dyn(),
-                // A set holds each tool once.
-                None => continue,
-            },
-            Builtin::BashOutput => BashOutputTool::new(jobs.clone()).into_dyn(),
-            Builtin::KillShell => KillShellTool::new(jobs.clone()).into_dyn(),
-        };
-        // The built-in names are distinct (a set holds each once) and their
-        // schemas compile (tested).
-        if let Err(err) = registry.register(tool) {
-            unreachable!("built-in tool failed to register: {err}");
-        }
-    }
-    registry
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::path::Path;
+
+    use crate::approval::Mode;
+    use crate::config::PolicyError;
+    use crate::tools::set::{Builtin, ToolSet};
 
     #[cfg(feature = "mcp-client")]
     #[tokio::test]

@@ -1,0 +1,193 @@
+//! What a session is started from: [`SessionConfig`], and why it may not start.
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use crate::approval::Mode;
+use crate::config::{Policy, PolicyError};
+use crate::hooks::{HookConfig, HookConfigError};
+#[cfg(feature = "mcp-client")]
+use crate::mcp::client::McpServerConfig;
+use crate::sandbox::SandboxPolicy;
+use crate::scheduler::SteeringPolicy;
+use crate::tools::bash::JobLimits;
+use crate::tools::set::ToolSet;
+
+/// How to set up a [`Session`](super::Session).
+#[derive(Clone, Debug)]
+#[non_exhaustive]
+pub struct SessionConfig {
+    /// The workspace root.
+    pub root: PathBuf,
+    /// The approval mode; `None` takes the policy's (or `default`).
+    pub mode: Option<Mode>,
+    /// Rules and extra roots for the approval engine.
+    pub policy: Option<Policy>,
+    /// Safe calls that may run side by side.
+    pub max_concurrency: usize,
+    /// Consecutive failures that disable a tool; 0 turns the breaker off.
+    pub max_tool_errors: u32,
+    /// What steering does.
+    pub steering: SteeringPolicy,
+    /// Background jobs alive at once and their lifetime cap.
+    pub jobs: JobLimits,
+    /// How commands are confined; `None` takes the policy's `[sandbox]`
+    /// table (or, without a policy, the default: `auto`, no network,
+    /// `auto_allow`).
+    pub sandbox: Option<SandboxPolicy>,
+    /// Claude Code command hooks (`--hooks FILE`), run after the policy's
+    /// `[hooks]`; see [`crate::hooks`].
+    pub hooks: HookConfig,
+    /// The files that configure the session (the policy file, hook
+    /// settings files): commands cannot change them, so that no command
+    /// opens the next session's sandbox. [`from_options`](Self::from_options)
+    /// and [`add_hook_files`](Self::add_hook_files) add theirs.
+    pub config_files: Vec<PathBuf>,
+    /// External MCP servers to mount beside the policy's `[[mcp_servers]]`
+    /// (see [`Session::connect`](super::Session::connect); feature `mcp-client`).
+    #[cfg(feature = "mcp-client")]
+    pub mcp_servers: Vec<McpServerConfig>,
+    /// The built-in tools registered, and so the tools the model sees
+    /// (`--tools`); every default tool unless chosen.
+    pub tools: ToolSet,
+    /// How long a question to a person ("ask") may go unanswered before the
+    /// call is denied (`agentcore mcp --ask-timeout`; default 120 s): the
+    /// approval engine's [`ApprovalEngine::with_ask_timeout`](crate::approval::ApprovalEngine::with_ask_timeout). A session
+    /// asks only once an approver is bound, as the MCP server does for a
+    /// client that declares elicitation.
+    pub ask_timeout: Duration,
+}
+
+/// [`SessionConfig::ask_timeout`] unless set: 120 s.
+pub const DEFAULT_ASK_TIMEOUT: Duration = Duration::from_secs(120);
+
+impl SessionConfig {
+    /// Defaults for a workspace at `root`: default mode, no policy, 10
+    /// concurrent safe calls, 3 consecutive errors, skip on steering, 8
+    /// background jobs of at most an hour each, the default tools, 120 s
+    /// to answer a question.
+    pub fn new(root: impl Into<PathBuf>) -> Self {
+        Self {
+            root: root.into(),
+            mode: None,
+            policy: None,
+            max_concurrency: 10,
+            max_tool_errors: 3,
+            steering: SteeringPolicy::SkipPending,
+            jobs: JobLimits::default(),
+            sandbox: None,
+            hooks: HookConfig::default(),
+            config_files: Vec::new(),
+            #[cfg(feature = "mcp-client")]
+            mcp_servers: Vec::new(),
+            tools: ToolSet::default(),
+            ask_timeout: DEFAULT_ASK_TIMEOUT,
+        }
+    }
+
+    /// Every MCP server to mount: [`mcp_servers`](Self::mcp_servers), then
+    /// the policy's.
+    #[cfg(feature = "mcp-client")]
+    pub fn all_mcp_servers(&self) -> Vec<McpServerConfig> {
+        let mut servers = self.mcp_servers.clone();
+        if let Some(policy) = &self.policy {
+            servers.extend(policy.mcp_servers.iter().cloned());
+        }
+        servers
+    }
+
+    /// The sandbox settings in force: [`sandbox`](Self::sandbox), else the
+    /// policy's, else the default.
+    pub fn sandbox_policy(&self) -> SandboxPolicy {
+        self.sandbox
+            .clone()
+            .or_else(|| self.policy.as_ref().map(|p| p.sandbox.clone()))
+            .unwrap_or_default()
+    }
+
+    /// Adds the hooks of these Claude Code settings files (`--hooks FILE`,
+    /// repeatable), in order; a file that cannot be read or parsed is an
+    /// error naming it and the place.
+    pub fn add_hook_files(&mut self, files: &[PathBuf]) -> Result<(), SessionError> {
+        for file in files {
+            self.hooks.merge(HookConfig::load_settings(file)?);
+            self.config_files.push(file.clone());
+        }
+        Ok(())
+    }
+
+    /// Every hook the session runs: the policy's `[hooks]`, then
+    /// [`SessionConfig::hooks`].
+    pub fn all_hooks(&self) -> HookConfig {
+        let mut all = self
+            .policy
+            .as_ref()
+            .map(|p| p.hooks.clone())
+            .unwrap_or_default();
+        all.merge(self.hooks.clone());
+        all
+    }
+
+    /// The configuration `agentcore run` and `agentcore mcp` start from
+    /// their `--root`, `--mode` and `--policy` options: the workspace at
+    /// `root` (the current directory when `None`), the policy read from
+    /// `policy_file`, and `mode`, when given, over the policy's.
+    ///
+    /// ```
+    /// use agentcore::approval::Mode;
+    /// use agentcore::session::SessionConfig;
+    ///
+    /// let config = SessionConfig::from_options(Some(".".into()), Some(Mode::Plan), None).unwrap();
+    /// assert_eq!(config.mode, Some(Mode::Plan));
+    /// ```
+    pub fn from_options(
+        root: Option<PathBuf>,
+        mode: Option<Mode>,
+        policy_file: Option<&Path>,
+    ) -> Result<Self, SessionError> {
+        let root = match root {
+            Some(root) => root,
+            None => std::env::current_dir().map_err(SessionError::CurrentDir)?,
+        };
+        let mut config = Self::new(root);
+        if let Some(path) = policy_file {
+            config.policy = Some(Policy::load(path)?);
+            config.config_files.push(path.to_path_buf());
+        }
+        config.mode = mode;
+        Ok(config)
+    }
+}
+
+/// Why a session could not start.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum SessionError {
+    /// No root was given and the current directory cannot be read.
+    #[error("cannot read the current directory: {0}")]
+    CurrentDir(std::io::Error),
+    /// The workspace root cannot be used.
+    #[error("cannot use {path} as the workspace root: {source}")]
+    Root {
+        /// The root given.
+        path: PathBuf,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// The bash output folder could not be created.
+    #[error("cannot create the session's output folder: {0}")]
+    OutputDir(std::io::Error),
+    /// The policy file cannot be read or parsed, or its extra roots cannot
+    /// be used.
+    #[error(transparent)]
+    Policy(#[from] PolicyError),
+    /// A hooks settings file cannot be read or parsed.
+    #[error(transparent)]
+    Hooks(#[from] HookConfigError),
+    /// The configuration mounts MCP servers, which [`Session::start`](super::Session::start)
+    /// cannot connect to.
+    #[error(
+        "this configuration mounts MCP servers; start the session with Session::connect, which connects to them"
+    )]
+    McpNeedsConnect,
+}
