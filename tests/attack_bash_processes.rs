@@ -11,10 +11,19 @@
 //! the `agentcore` binary does: it starts no other child processes. The
 //! tests run one at a time (a lock), so that each call's orphans are
 //! unambiguous.
+//!
+//! That scope is why this is a test binary of its own, not a module of
+//! tests/attacks/: it makes the whole process a child subreaper for good,
+//! in which every zombie child of the process is reaped and an orphan
+//! adopted while a call runs is killed as that call's. The tests of another
+//! module in the same process would lose their children's exit statuses
+//! and their orphaned grandchildren.
 #![cfg(target_os = "linux")]
 
+#[path = "support/mod.rs"]
+mod support;
+
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use agentcore::TypedTool;
@@ -24,6 +33,8 @@ use agentcore::{Call, CancelReason, Cancellation, Outcome, Pipeline, ToolRegistr
 use serde_json::json;
 use tokio::sync::Mutex;
 use tower::ServiceExt;
+
+use support::procs::{alive_with_arg_and_cmdline, path_and_home, unique};
 
 /// One test at a time.
 static SERIAL: Mutex<()> = Mutex::const_new(());
@@ -50,13 +61,6 @@ const ESCAPES: &[(&str, &str)] = &[
     ),
 ];
 
-/// A number no other process has in its argv.
-fn unique() -> String {
-    static NEXT: AtomicU64 = AtomicU64::new(0);
-    let n = NEXT.fetch_add(1, Ordering::Relaxed);
-    format!("{}{:05}{:03}", 7, std::process::id() % 100_000, n % 1000)
-}
-
 struct Fixture {
     root: tempfile::TempDir,
     output_dir: Arc<OutputDir>,
@@ -72,9 +76,7 @@ impl Fixture {
     }
 
     fn pipeline(&self) -> Pipeline {
-        let env: Vec<(String, String)> = std::env::vars()
-            .filter(|(k, _)| k == "PATH" || k == "HOME")
-            .collect();
+        let env = path_and_home();
         let tool =
             BashTool::new(self.root.path().to_owned(), self.output_dir.clone()).base_env(env);
         let registry = ToolRegistry::new().with(tool.into_dyn()).unwrap();
@@ -88,33 +90,6 @@ impl Fixture {
         }
         self.pipeline().service().oneshot(call).await.unwrap()
     }
-}
-
-/// Pids of live (not zombie) processes with `arg` as one of their arguments.
-fn alive_with_arg(arg: &str) -> Vec<(u32, String)> {
-    let mut out = Vec::new();
-    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
-        let Some(pid) = entry.file_name().to_str().and_then(|s| s.parse().ok()) else {
-            continue;
-        };
-        let Ok(cmdline) = std::fs::read(format!("/proc/{pid}/cmdline")) else {
-            continue;
-        };
-        if !cmdline.split(|b| *b == 0).any(|a| a == arg.as_bytes()) {
-            continue;
-        }
-        let state = std::fs::read_to_string(format!("/proc/{pid}/stat"))
-            .ok()
-            .and_then(|s| {
-                let rest = &s[s.rfind(')')? + 1..];
-                rest.split_whitespace().next()?.chars().next()
-            });
-        if matches!(state, Some('Z' | 'X') | None) {
-            continue;
-        }
-        out.push((pid, String::from_utf8_lossy(&cmdline).replace('\0', " ")));
-    }
-    out
 }
 
 /// Zombie children of this process (none may be left: orphans adopted and
@@ -142,7 +117,7 @@ fn zombie_children() -> Vec<u32> {
 
 async fn wait_until_alive(arg: &str) {
     let until = Instant::now() + Duration::from_secs(10);
-    while alive_with_arg(arg).is_empty() {
+    while alive_with_arg_and_cmdline(arg).is_empty() {
         assert!(Instant::now() < until, "sleep {arg} never started");
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
@@ -152,10 +127,10 @@ async fn wait_until_alive(arg: &str) {
 /// after (a process that was still being forked when the call ended), and
 /// kills any offender so that a failure leaves nothing behind.
 async fn assert_gone(arg: &str, what: &str) {
-    let mut seen = alive_with_arg(arg);
+    let mut seen = alive_with_arg_and_cmdline(arg);
     if seen.is_empty() {
         tokio::time::sleep(Duration::from_millis(300)).await;
-        seen = alive_with_arg(arg);
+        seen = alive_with_arg_and_cmdline(arg);
     }
     for (pid, _) in &seen {
         let _ = std::process::Command::new("kill")
@@ -275,7 +250,7 @@ async fn escapes_are_killed_when_the_future_is_dropped() {
         assert!(running.await.unwrap_err().is_cancelled());
         // TERM at once, KILL after the grace, from a helper thread.
         let until = Instant::now() + Duration::from_secs(5);
-        while !alive_with_arg(&n).is_empty() && Instant::now() < until {
+        while !alive_with_arg_and_cmdline(&n).is_empty() && Instant::now() < until {
             tokio::time::sleep(Duration::from_millis(50)).await;
         }
         assert_gone(&n, what).await;
@@ -295,7 +270,7 @@ async fn a_fork_loop_is_killed() {
     assert_eq!(result.outcome, Outcome::Success, "{}", result.text());
     assert_gone(&n, "a detaching fork loop").await;
     // Nothing of the loop either.
-    let loops: Vec<_> = alive_with_arg("loop.sh")
+    let loops: Vec<_> = alive_with_arg_and_cmdline("loop.sh")
         .into_iter()
         .filter(|(pid, _)| {
             std::fs::read_link(format!("/proc/{pid}/cwd"))
@@ -339,11 +314,15 @@ async fn concurrent_calls_do_not_kill_each_others_processes() {
     assert_gone(&a_scrubbed, "A's scrubbed orphan").await;
     assert_gone(&a_session, "A's new session").await;
     assert_eq!(
-        alive_with_arg(&b_scrubbed).len(),
+        alive_with_arg_and_cmdline(&b_scrubbed).len(),
         1,
         "B's orphan was killed by A"
     );
-    assert_eq!(alive_with_arg(&b_job).len(), 1, "B's job was killed by A");
+    assert_eq!(
+        alive_with_arg_and_cmdline(&b_job).len(),
+        1,
+        "B's job was killed by A"
+    );
 
     // An orphan that left at the very moment A's shell exited, while B
     // still runs, cannot be told apart from one of B's: it lives at most
@@ -354,7 +333,7 @@ async fn concurrent_calls_do_not_kill_each_others_processes() {
         .await;
     assert_eq!(result.outcome, Outcome::Success, "{}", result.text());
     assert_eq!(
-        alive_with_arg(&b_scrubbed).len(),
+        alive_with_arg_and_cmdline(&b_scrubbed).len(),
         1,
         "B's orphan was killed by A"
     );
@@ -381,7 +360,7 @@ async fn an_orphan_adopted_before_the_call_is_not_touched() {
         .unwrap();
     assert!(status.success());
     wait_until_alive(&n).await;
-    let bystander = alive_with_arg(&n)[0].0;
+    let bystander = alive_with_arg_and_cmdline(&n)[0].0;
     // Start times have a 10 ms resolution: let the clock move on.
     tokio::time::sleep(Duration::from_millis(50)).await;
     let result = fx
@@ -392,13 +371,17 @@ async fn an_orphan_adopted_before_the_call_is_not_touched() {
         )
         .await;
     assert_eq!(result.text(), "Exit code: 0\nvisible\n");
-    assert_eq!(alive_with_arg(&n).len(), 1, "a bystander was killed");
+    assert_eq!(
+        alive_with_arg_and_cmdline(&n).len(),
+        1,
+        "a bystander was killed"
+    );
     let _ = std::process::Command::new("kill")
         .args(["-KILL", &bystander.to_string()])
         .status();
     // Its zombie is reaped at the end of the next call.
     let until = Instant::now() + Duration::from_secs(5);
-    while !alive_with_arg(&n).is_empty() && Instant::now() < until {
+    while !alive_with_arg_and_cmdline(&n).is_empty() && Instant::now() < until {
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
     fx.run("true", 60_000, None).await;

@@ -7,6 +7,11 @@
 //! `AGENTCORE_SOAK_TURNS` sets the number of turns (300 by default here);
 //! `cargo bench --bench soak` runs 10,000 and prints the figures of
 //! `docs/performance.md`.
+//!
+//! A test binary of its own, not a module of another: it measures the
+//! whole process (live heap through its own global allocator, resident
+//! memory, open file descriptors), which tests running beside it in the
+//! same process would change. benches/soak.rs includes this file too.
 
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::collections::HashMap;

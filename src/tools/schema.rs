@@ -2,7 +2,7 @@
 //!
 //! Each built-in tool's `Args` type derives its JSON Schema (doc comments
 //! become the descriptions the model reads). What the model sees is pinned
-//! byte for byte (`tests/tool_definitions_are_pinned.rs`); schemars
+//! byte for byte (`tests/tools/tool_definitions_are_pinned.rs`); schemars
 //! derives a few keywords more than those definitions ever said, and
 //! [`builtin_args`], put on each `Args` type with
 //! `#[schemars(transform = builtin_args)]`, takes them away:

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """A small MCP server speaking JSON-RPC over stdio by hand, for the tests of
-the MCP client (tests/mcp_client_mounts_external_servers.rs).
+the MCP client (tests/mcp/mcp_client_mounts_external_servers.rs).
 
 Usage: fake_server.py [normal|slow-start|exit-at-start|hostile]
 

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """An MCP server over stdio that writes the `initialize` params it got to
 $VERSION_LOG and answers with the protocol version $ANSWER_VERSION, for
-tests/mcp_client_negotiates_the_protocol_version.rs. With $BIG_ANSWER set,
+tests/mcp/mcp_client_negotiates_the_protocol_version.rs. With $BIG_ANSWER set,
 its one tool (`big`) answers with a line of that many bytes."""
 import json
 import os

@@ -7,7 +7,7 @@ Python MCP SDK's elicitation callback (PyPI `mcp`, 2.x).
 Starts `BINARY mcp --root ROOT --mode default SERVER OPTION...`, makes the
 calls of SCENARIO, answering each question as SCENARIO says, and prints one
 JSON object: the calls' results and every question asked. The checks are in
-tests/mcp_approvals_asked_through_the_client.rs, which runs this script.
+tests/mcp/mcp_approvals_asked_through_the_client.rs, which runs this script.
 
 With the environment variable ELICIT_OVER_HTTP=1 the server is started
 with `--http 127.0.0.1:0` and reached with the SDK's streamable-HTTP

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """An MCP server written with the official Python SDK (PyPI `mcp`, 2.x), for
-tests/mcp_client_mounts_external_servers.rs: agentcore mounts it as an
+tests/mcp/mcp_client_mounts_external_servers.rs: agentcore mounts it as an
 external server. Tools: a text tool, an image tool, a progress-reporting
 tool and a failing tool.
 """

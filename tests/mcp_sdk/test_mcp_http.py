@@ -2,7 +2,7 @@
 """`agentcore mcp --http` driven by the official Python MCP SDK's
 streamable-HTTP client (PyPI `mcp`).
 
-Run by tests/mcp_http_face_python_sdk.rs with the SDK's Python (.ci/run sets
+Run by tests/mcp/mcp_http_face_python_sdk.rs with the SDK's Python (.ci/run sets
 AGENTCORE_MCP_SDK_PYTHON), or by hand:
 
     .venv/bin/python tests/mcp_sdk/test_mcp_http.py target/debug/agentcore

@@ -1,10 +1,12 @@
 //! A scratch workspace with the read, edit, multi_edit, apply_patch and write tools over one ledger,
-//! shared by the write and edit behaviour tests.
-#![allow(dead_code)]
+//! shared by the write and edit behaviour tests, and the small helpers of
+//! the file tools' tests: results that must have succeeded or failed,
+//! files to write, date or encode.
 
-use std::fs;
+use std::fs::{self, File};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
+use std::time::{Duration, SystemTime};
 
 use agentcore::fs::read_state::FileReadState;
 use agentcore::fs::workspace::Workspace;
@@ -133,4 +135,61 @@ impl Env {
             }
         }))
     }
+}
+
+/// The text of a result that succeeded.
+pub fn ok(r: &ToolResult) -> String {
+    assert_eq!(r.outcome, Outcome::Success, "{}", r.text());
+    r.text()
+}
+
+/// The text of a result that succeeded with no error code.
+pub fn ok_no_error_code(r: &ToolResult) -> String {
+    assert_eq!(r.outcome, Outcome::Success, "{}", r.text());
+    assert_eq!(r.error_code, None);
+    r.text()
+}
+
+/// The text of a result that failed with error code `code`.
+pub fn refused(r: &ToolResult, code: i64) -> String {
+    assert_eq!(r.outcome, Outcome::Failed, "{}", r.text());
+    assert_eq!(r.error_code, Some(code), "{}", r.text());
+    r.text()
+}
+
+/// A result that failed with error code `code`, saying exactly `message`.
+pub fn refused_saying(r: &ToolResult, code: i64, message: &str) {
+    assert_eq!(r.outcome, Outcome::Failed, "{}", r.text());
+    assert_eq!(r.error_code, Some(code), "{}", r.text());
+    assert_eq!(r.text(), message);
+}
+
+/// `line I` for each I of `range`, one a line.
+pub fn numbered(range: std::ops::RangeInclusive<usize>) -> String {
+    range.map(|i| format!("line {i}\n")).collect()
+}
+
+/// `s` in UTF-16LE with its byte order mark.
+pub fn utf16le(s: &str) -> Vec<u8> {
+    let mut out = vec![0xFF, 0xFE];
+    for u in s.encode_utf16() {
+        out.extend_from_slice(&u.to_le_bytes());
+    }
+    out
+}
+
+/// Writes `root/name`, making its parents.
+pub fn write(root: &Path, name: &str, body: impl AsRef<[u8]>) {
+    let path = root.join(name);
+    fs::create_dir_all(path.parent().unwrap()).unwrap();
+    fs::write(path, body).unwrap();
+}
+
+/// Sets `name`'s mtime to a fixed point `secs_ago` seconds before a fixed
+/// base, so equal arguments give equal mtimes.
+pub fn age(root: &Path, name: &str, secs_ago: u64) {
+    let base = SystemTime::UNIX_EPOCH + Duration::from_secs(1_700_000_000);
+    let f = File::options().write(true).open(root.join(name)).unwrap();
+    f.set_modified(base - Duration::from_secs(secs_ago))
+        .unwrap();
 }

@@ -1,7 +1,6 @@
 //! `agentcore mcp --http` as a child process, and a raw HTTP/1.1 client
 //! that can send what a well-behaved client would not (duplicate headers,
 //! odd spacing, chunked bodies).
-#![allow(dead_code)]
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{SocketAddr, TcpStream};
@@ -11,6 +10,8 @@ use std::sync::{Arc, Mutex, mpsc};
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
+
+use super::procs::{alive_with_arg, unique};
 
 /// A token long enough for the server.
 pub const TOKEN: &str = "h19-test-token-0123456789abcdef";
@@ -341,55 +342,6 @@ pub fn result_text(response: &Value) -> String {
                 .join("\n")
         })
         .unwrap_or_default()
-}
-
-/// A number no other process has in its argv.
-pub fn unique() -> String {
-    use std::sync::atomic::{AtomicU64, Ordering};
-    static NEXT: AtomicU64 = AtomicU64::new(0);
-    let n = NEXT.fetch_add(1, Ordering::Relaxed);
-    format!("7{:05}{:03}", std::process::id() % 100_000, n % 1000)
-}
-
-/// Pids of live (not zombie) processes with `arg` as one of their arguments.
-pub fn alive_with_arg(arg: &str) -> Vec<u32> {
-    let mut out = Vec::new();
-    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
-        let Some(pid) = entry.file_name().to_str().and_then(|s| s.parse().ok()) else {
-            continue;
-        };
-        let Ok(cmdline) = std::fs::read(format!("/proc/{pid}/cmdline")) else {
-            continue;
-        };
-        if !cmdline.split(|b| *b == 0).any(|a| a == arg.as_bytes()) {
-            continue;
-        }
-        let state = std::fs::read_to_string(format!("/proc/{pid}/stat"))
-            .ok()
-            .and_then(|s| {
-                let rest = &s[s.rfind(')')? + 1..];
-                rest.split_whitespace().next()?.chars().next()
-            });
-        if !matches!(state, Some('Z' | 'X') | None) {
-            out.push(pid);
-        }
-    }
-    out
-}
-
-/// Kills what a failed test left (by its argv number).
-pub struct Leftovers(pub Vec<String>);
-
-impl Drop for Leftovers {
-    fn drop(&mut self) {
-        for n in &self.0 {
-            for pid in alive_with_arg(n) {
-                let _ = Command::new("kill")
-                    .args(["-KILL", &pid.to_string()])
-                    .status();
-            }
-        }
-    }
 }
 
 /// Waits (at most 30 s) until `check` holds.

@@ -1,12 +1,12 @@
 //! The scene of a sandbox test through `agentcore run`: a workspace, a
 //! home, an outside folder and a policy file, run as the current user or
 //! as `nobody`, and the helpers to read the events.
-#![allow(dead_code)]
 
 use std::io::Write;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
+use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::Duration;
 
 use agentcore::sandbox;
@@ -43,7 +43,7 @@ pub fn setpriv() -> Option<&'static str> {
 /// The current user, and `nobody` when the tests run as root with
 /// `setpriv` (else says why not).
 pub fn users(test: &str) -> Vec<User> {
-    if nix::unistd::Uid::effective().is_root() && setpriv().is_some() {
+    if super::procs::is_root() && setpriv().is_some() {
         vec![User::Current, User::Nobody]
     } else {
         println!("{test}: the run as nobody NOT RUN: needs root and setpriv");
@@ -274,4 +274,20 @@ pub fn can_confine_with(test: &str, program: &str) -> bool {
         return false;
     }
     true
+}
+
+static SLEEPERS: AtomicU32 = AtomicU32::new(0);
+
+/// A sleep duration no other process uses, to find the sleeper by.
+pub fn sleeper_seconds() -> u32 {
+    100_000 + (std::process::id() % 10_000) * 10 + SLEEPERS.fetch_add(1, Ordering::Relaxed)
+}
+
+/// Whether a `sleep SECONDS` process is alive on the host.
+pub fn sleeper_alive(seconds: u32) -> bool {
+    let want = format!("sleep\0{seconds}\0");
+    std::fs::read_dir("/proc").unwrap().flatten().any(|e| {
+        std::fs::read(e.path().join("cmdline")).is_ok_and(|c| c == want.as_bytes())
+            && std::fs::read_to_string(e.path().join("stat")).is_ok_and(|s| !s.contains(") Z "))
+    })
 }

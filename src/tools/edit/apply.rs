@@ -1,7 +1,7 @@
 //! The edit algebra: exact string replacement on decoded text
 //! ([`apply_edit`]) and on a file's bytes ([`edit_bytes`]: decode,
 //! normalize line endings, replace, encode back). Pure functions, which the
-//! property tests (`tests/edit_laws.rs`) and the `edit_apply` fuzz target
+//! property tests (`tests/edits/edit_laws.rs`) and the `edit_apply` fuzz target
 //! call directly.
 
 use std::borrow::Cow;

@@ -1,0 +1,14 @@
+//! `agentcore run`: its protocol and formats, escaped line separators, and
+//! the signals that end a session.
+//!
+//! One test binary; each module is a former `tests/NAME.rs` (run one with
+//! `cargo test --test cli NAME`). What the binaries share is in
+//! tests/support/.
+
+#[path = "../support/mod.rs"]
+mod support;
+
+mod cli_run;
+mod output_lines_escape_line_separators;
+mod pretty_activity_reads_coerced_arguments;
+mod signals_end_a_session_waiting_for_input;

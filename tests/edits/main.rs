@@ -1,0 +1,24 @@
+//! edit, multi_edit and apply_patch: their laws, the robustness corpus,
+//! tolerant matching, encodings and line endings.
+//!
+//! One test binary; each module is a former `tests/NAME.rs` (run one with
+//! `cargo test --test edits NAME`). What the binaries share is in
+//! tests/support/.
+
+#[path = "../support/mod.rs"]
+mod support;
+
+mod apply_patch_accepts_padded_headers;
+mod apply_patch_cancelled_midway_reports_cancelled;
+mod apply_patch_lands_all_or_nothing;
+mod edit_laws;
+mod edit_reads_once_and_still_refuses_lost_updates;
+mod edit_robustness_corpus;
+mod edit_tiers_laws;
+mod edit_tolerant_matching;
+mod edit_tool;
+mod edits_count_overlapping_places;
+mod edits_end_lines_as_the_file_does;
+mod edits_reindent_to_the_files_structure;
+mod multi_edit_is_all_or_nothing;
+mod utf32_files_are_decoded_never_misread;

@@ -1,0 +1,13 @@
+//! The command sandbox: what it confines, directly and through the bash tool,
+//! and the sessions' own folders and processes.
+//!
+//! One test binary; each module is a former `tests/NAME.rs` (run one with
+//! `cargo test --test sandbox NAME`). What the binaries share is in
+//! tests/support/.
+
+#[path = "../support/mod.rs"]
+mod support;
+
+mod sandbox_confines_commands;
+mod sandboxed_commands_through_bash;
+mod sessions_die_with_agentcore_and_hide_from_each_other;

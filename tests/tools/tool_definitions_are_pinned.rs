@@ -1,0 +1,59 @@
+//! The tool definitions the model sees (`agentcore tools --format …`) are
+//! pinned byte for byte: a change to a description, a schema keyword, the
+//! order of `required` or of the properties shows up here and must be made
+//! on purpose, by updating the snapshot in `tests/snapshots/` in the same
+//! commit.
+
+use std::process::Command;
+
+fn definitions(format: &str) -> String {
+    let output = Command::new(env!("CARGO_BIN_EXE_agentcore"))
+        .args(["tools", "--format", format])
+        .output()
+        .expect("run agentcore tools");
+    assert!(
+        output.status.success(),
+        "agentcore tools --format {format}: {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    String::from_utf8(output.stdout).expect("UTF-8 definitions")
+}
+
+fn assert_pinned(format: &str, pinned: &str) {
+    // The snapshots hold bash's bullet on the sandbox, which a machine
+    // that cannot confine at all leaves out.
+    if agentcore::sandbox::check().enforced() == "unconfined" {
+        println!(
+            "{format}: NOT RUN: no command sandbox on this machine, so bash's description differs"
+        );
+        return;
+    }
+    let now = definitions(format);
+    if now != pinned {
+        let diff = similar::TextDiff::from_lines(pinned, now.as_str())
+            .unified_diff()
+            .header("pinned", "now")
+            .to_string();
+        panic!(
+            "the {format} tool definitions differ from tests/snapshots/tools_{format}.json:\n{diff}"
+        );
+    }
+}
+
+#[test]
+fn anthropic_definitions_are_unchanged() {
+    assert_pinned(
+        "anthropic",
+        include_str!("../snapshots/tools_anthropic.json"),
+    );
+}
+
+#[test]
+fn openai_definitions_are_unchanged() {
+    assert_pinned("openai", include_str!("../snapshots/tools_openai.json"));
+}
+
+#[test]
+fn mcp_definitions_are_unchanged() {
+    assert_pinned("mcp", include_str!("../snapshots/tools_mcp.json"));
+}
