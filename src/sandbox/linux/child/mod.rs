@@ -209,9 +209,10 @@ impl Reporter<'_> {
 ///   reachable;
 /// - `plan` was built for this child and its descriptors are open;
 /// - nothing runs after it in M and G: they close every descriptor but
-///   two (std's error pipe and stdio included) and leave by `_exit`, so
-///   nothing of std's or the plan's is used or dropped there again. In S
-///   it returns, `Ok` for std to exec, `Err` for std to report.
+///   their own one or two (std's error pipe and stdio included) and leave
+///   by `_exit`, so nothing of std's or the plan's is used or dropped
+///   there again. In S it returns, `Ok` for std to exec, `Err` for std to
+///   report.
 pub(super) unsafe fn enter(plan: &Plan) -> io::Result<()> {
     // EPERM when an earlier `pre_exec` closure made this process a session
     // leader already.
