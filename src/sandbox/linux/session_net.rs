@@ -116,10 +116,9 @@ unsafe fn helper(
     go: BorrowedFd<'_>,
 ) -> i32 {
     let errno = |e: io::Error| e.raw_os_error().unwrap_or(libc::EINVAL).clamp(1, 255);
+    let namespaces = UnshareFlags::NEWUSER | UnshareFlags::NEWNET;
     // SAFETY: namespace flags only, no `CLONE_FILES`.
-    if let Err(e) =
-        unsafe { rustix::thread::unshare_unsafe(UnshareFlags::NEWUSER | UnshareFlags::NEWNET) }
-    {
+    if let Err(e) = unsafe { rustix::thread::unshare_unsafe(namespaces) } {
         return errno(e.into());
     }
     if !root && let Err(e) = super::child::write_own_maps(uid_map, gid_map) {
