@@ -116,8 +116,25 @@
 //! [`ErrorCode`](error_code::ErrorCode)s) and `docs/cli.md` (the binary, its
 //! JSONL protocol, the policy file, the MCP server).
 
-// `unsafe` is allowed only for the process-group syscalls of the bash tool.
+// `unsafe` is denied everywhere but in the modules that allow it, all of
+// them about processes started by fork, and every block there says why it
+// is sound (`// SAFETY:`, one unsafe operation per block):
+// - `sandbox::linux::sys`: the system calls rustix does not wrap, on libc
+//   (fork, _exit, signal dispositions, close_range, ioctl, mount_setattr,
+//   the Landlock calls, a read-only remount);
+// - `sandbox::linux::child`: the code that runs between fork and exec,
+//   behind the `unsafe fn enter` (forks, `unshare`);
+// - `sandbox::linux::probe` and `sandbox::linux::session_net`: the fork of
+//   the probe's trial child and of the session's namespace helper;
+// - `sandbox::linux::install` and `tools::bash::process::prepare_child`:
+//   the `pre_exec` hooks of a confined command and of every shell.
+// The `agentcore` binary (src/main.rs) has one more: `set_var` before any
+// thread starts.
 #![deny(unsafe_code)]
+#![warn(
+    clippy::undocumented_unsafe_blocks,
+    clippy::multiple_unsafe_ops_per_block
+)]
 #![warn(missing_docs)]
 
 /// The per-call pipeline crate, whole: every stage, the call states, the

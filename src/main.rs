@@ -1,5 +1,13 @@
 //! The `agentcore` binary: run (JSON Lines), demo, tools, mcp.
 
+// `unsafe` only where allowed (one `set_var`, below), each block with its
+// `// SAFETY:` comment.
+#![deny(unsafe_code)]
+#![warn(
+    clippy::undocumented_unsafe_blocks,
+    clippy::multiple_unsafe_ops_per_block
+)]
+
 mod cli;
 
 use std::process::ExitCode;

@@ -38,10 +38,10 @@ use std::os::unix::fs::{FileExt, MetadataExt, PermissionsExt};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, SystemTime};
 
-use nix::errno::Errno;
-use nix::fcntl::{OFlag, RenameFlags, openat, renameat, renameat2};
-use nix::sys::stat::Mode;
-use nix::unistd::{Gid, Uid, UnlinkatFlags, fchown, unlinkat};
+use rustix::fs::{
+    AtFlags, Gid, Mode, OFlags, RenameFlags, Uid, fchown, openat, renameat, unlinkat,
+};
+use rustix::io::Errno;
 use tokio_util::sync::CancellationToken;
 
 use super::beneath::{self, Access, CreatedDirs, FileError};
@@ -229,8 +229,8 @@ fn recheck(
             #[allow(clippy::unnecessary_cast)]
             let same = (st.st_dev as u64, st.st_ino as u64) == (m.dev(), m.ino())
                 && st.st_size as u64 == m.len()
-                && (st.st_mtime, st.st_mtime_nsec) == (m.mtime(), m.mtime_nsec())
-                && (st.st_ctime, st.st_ctime_nsec) == (m.ctime(), m.ctime_nsec())
+                && (st.st_mtime as i64, st.st_mtime_nsec as i64) == (m.mtime(), m.mtime_nsec())
+                && (st.st_ctime as i64, st.st_ctime_nsec as i64) == (m.ctime(), m.ctime_nsec())
                 && st.st_nlink as u64 == m.nlink();
             if same {
                 Ok(())
@@ -302,26 +302,26 @@ fn replace(
     let renamed = match base {
         Some(_) => renameat(dir, temp.as_os_str(), dir, name),
         // A file created since the recheck is not clobbered.
-        None => match renameat2(
+        None => match rustix::fs::renameat_with(
             dir,
             temp.as_os_str(),
             dir,
             name,
-            RenameFlags::RENAME_NOREPLACE,
+            RenameFlags::NOREPLACE,
         ) {
-            Err(Errno::EINVAL) => renameat(dir, temp.as_os_str(), dir, name),
+            Err(Errno::INVAL) => renameat(dir, temp.as_os_str(), dir, name),
             other => other,
         },
     };
     if let Err(e) = renamed {
-        let _ = unlinkat(dir, temp.as_os_str(), UnlinkatFlags::NoRemoveDir);
+        let _ = unlinkat(dir, temp.as_os_str(), AtFlags::empty());
         return Err(match e {
-            Errno::EEXIST => CommitError::Moved,
+            Errno::EXIST => CommitError::Moved,
             e => CommitError::from(io::Error::from(e)),
         });
     }
     // Make the rename itself durable; not every filesystem allows it.
-    let _ = nix::unistd::fsync(dir);
+    let _ = rustix::fs::fsync(dir);
     // A writer that had the old file open may have written to it after the
     // recheck: too late to refuse, but not too late to say so. (Its change
     // time moves with the unlink itself; size and mtime only with writes.)
@@ -351,10 +351,10 @@ fn create_temp(dir: &OwnedFd, name: &OsStr, mode: u32) -> io::Result<(File, OsSt
         let n = COUNTER.fetch_add(1, Ordering::Relaxed);
         let temp = OsString::from(format!(".{stem}.{}.{n}.agentcore.tmp", std::process::id()));
         let flags =
-            OFlag::O_WRONLY | OFlag::O_CREAT | OFlag::O_EXCL | OFlag::O_NOFOLLOW | OFlag::O_CLOEXEC;
+            OFlags::WRONLY | OFlags::CREATE | OFlags::EXCL | OFlags::NOFOLLOW | OFlags::CLOEXEC;
         match openat(dir, temp.as_os_str(), flags, Mode::from_bits_truncate(mode)) {
             Ok(fd) => return Ok((File::from(fd), temp)),
-            Err(Errno::EEXIST) => continue,
+            Err(Errno::EXIST) => continue,
             Err(e) => return Err(e.into()),
         }
     }
@@ -409,7 +409,7 @@ impl RemoveOnDrop<'_> {
 impl Drop for RemoveOnDrop<'_> {
     fn drop(&mut self) {
         if let Some(name) = self.name.take() {
-            let _ = unlinkat(self.dir, name.as_os_str(), UnlinkatFlags::NoRemoveDir);
+            let _ = unlinkat(self.dir, name.as_os_str(), AtFlags::empty());
         }
     }
 }

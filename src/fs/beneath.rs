@@ -28,10 +28,11 @@ use std::os::unix::ffi::OsStrExt;
 use std::path::{Component, Path, PathBuf};
 use std::sync::atomic::{AtomicU8, Ordering};
 
-use nix::errno::Errno;
-use nix::fcntl::{AtFlags, FcntlArg, OFlag, OpenHow, ResolveFlag, fcntl, openat, openat2};
-use nix::sys::stat::{FileStat, Mode, fstatat, mkdirat};
-use nix::unistd::{UnlinkatFlags, unlinkat};
+use rustix::fs::{
+    AtFlags, Dir, FileType, Mode, OFlags, ResolveFlags, Stat, mkdirat, openat, openat2, statat,
+    unlinkat,
+};
+use rustix::io::Errno;
 
 /// How many directory entries a hard-link scan looks at before it gives up
 /// (and the file is refused, failing closed).
@@ -121,8 +122,8 @@ impl From<io::Error> for FileError {
 /// path changed under us.
 fn step_error(e: Errno) -> FileError {
     match e {
-        Errno::ELOOP | Errno::ENOTDIR | Errno::EXDEV | Errno::EAGAIN => FileError::Changed,
-        Errno::ENOENT => FileError::NotFound,
+        Errno::LOOP | Errno::NOTDIR | Errno::XDEV | Errno::AGAIN => FileError::Changed,
+        Errno::NOENT => FileError::NotFound,
         e => FileError::Io(io::Error::from(e)),
     }
 }
@@ -146,23 +147,19 @@ fn resolver() -> Resolver {
     }
 }
 
-const DIR_FLAGS: OFlag = OFlag::O_RDONLY
-    .union(OFlag::O_DIRECTORY)
-    .union(OFlag::O_CLOEXEC)
-    .union(OFlag::O_NOFOLLOW);
+const DIR_FLAGS: OFlags = OFlags::RDONLY
+    .union(OFlags::DIRECTORY)
+    .union(OFlags::CLOEXEC)
+    .union(OFlags::NOFOLLOW);
 
 /// Opens a workspace root (a canonical directory path) as a handle.
 pub(crate) fn open_root(path: &Path) -> io::Result<OwnedFd> {
-    let flags = OFlag::O_RDONLY | OFlag::O_DIRECTORY | OFlag::O_CLOEXEC;
-    match nix::fcntl::open(path, flags, Mode::empty()) {
+    let flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC;
+    match rustix::fs::open(path, flags, Mode::empty()) {
         Ok(fd) => Ok(fd),
         // A root that may be searched but not listed still works as a
         // base for openat.
-        Err(Errno::EACCES) => Ok(nix::fcntl::open(
-            path,
-            OFlag::O_PATH | flags,
-            Mode::empty(),
-        )?),
+        Err(Errno::ACCESS) => Ok(rustix::fs::open(path, OFlags::PATH | flags, Mode::empty())?),
         Err(e) => Err(e.into()),
     }
 }
@@ -215,14 +212,11 @@ pub(crate) fn open_dir_with(
     }
     match resolver {
         Resolver::Openat2 => {
-            let how = OpenHow::new().flags(DIR_FLAGS).resolve(
-                ResolveFlag::RESOLVE_BENEATH
-                    | ResolveFlag::RESOLVE_NO_SYMLINKS
-                    | ResolveFlag::RESOLVE_NO_MAGICLINKS,
-            );
-            match openat2(root, rel, how) {
+            let resolve =
+                ResolveFlags::BENEATH | ResolveFlags::NO_SYMLINKS | ResolveFlags::NO_MAGICLINKS;
+            match openat2(root, rel, DIR_FLAGS, Mode::empty(), resolve) {
                 Ok(fd) => Ok(fd),
-                Err(e @ (Errno::ENOSYS | Errno::EPERM)) => Err(FileError::Io(e.into())),
+                Err(e @ (Errno::NOSYS | Errno::PERM)) => Err(FileError::Io(e.into())),
                 Err(e) => Err(step_error(e)),
             }
         }
@@ -257,7 +251,7 @@ impl CreatedDirs {
     /// empty).
     pub(crate) fn undo(mut self) {
         while let Some((parent, name)) = self.0.pop() {
-            let _ = unlinkat(&parent, name.as_os_str(), UnlinkatFlags::RemoveDir);
+            let _ = unlinkat(&parent, name.as_os_str(), AtFlags::REMOVEDIR);
         }
     }
 }
@@ -273,13 +267,13 @@ pub(crate) fn create_dirs(
     for name in names(rel)? {
         let next = match openat(&current, name, DIR_FLAGS, Mode::empty()) {
             Ok(fd) => fd,
-            Err(Errno::ENOENT) => {
+            Err(Errno::NOENT) => {
                 match mkdirat(&current, name, Mode::from_bits_truncate(0o777)) {
                     Ok(()) => {
                         let parent = current.try_clone()?;
                         created.0.push((parent, name.to_owned()));
                     }
-                    Err(Errno::EEXIST) => {}
+                    Err(Errno::EXIST) => {}
                     Err(e) => {
                         created.undo();
                         return Err(FileError::Io(e.into()));
@@ -304,10 +298,10 @@ pub(crate) fn create_dirs(
 }
 
 /// `fstatat(dir, name, AT_SYMLINK_NOFOLLOW)`; `None` when nothing is there.
-pub(crate) fn stat_at(dir: BorrowedFd<'_>, name: &OsStr) -> Result<Option<FileStat>, FileError> {
-    match fstatat(dir, name, AtFlags::AT_SYMLINK_NOFOLLOW) {
+pub(crate) fn stat_at(dir: BorrowedFd<'_>, name: &OsStr) -> Result<Option<Stat>, FileError> {
+    match statat(dir, name, AtFlags::SYMLINK_NOFOLLOW) {
         Ok(st) => Ok(Some(st)),
-        Err(Errno::ENOENT) => Ok(None),
+        Err(Errno::NOENT) => Ok(None),
         Err(e) => Err(step_error(e)),
     }
 }
@@ -365,17 +359,17 @@ pub(crate) fn open_file_at(
     let st = stat_at(dir, name)?.ok_or(FileError::NotFound)?;
     require_regular(st.st_mode)?;
     let mode = match access {
-        Access::Read => OFlag::O_RDONLY,
-        Access::Write => OFlag::O_WRONLY,
+        Access::Read => OFlags::RDONLY,
+        Access::Write => OFlags::WRONLY,
     };
-    let flags = mode | OFlag::O_NOFOLLOW | OFlag::O_CLOEXEC | OFlag::O_NONBLOCK | OFlag::O_NOCTTY;
+    let flags = mode | OFlags::NOFOLLOW | OFlags::CLOEXEC | OFlags::NONBLOCK | OFlags::NOCTTY;
     let fd = match openat(dir, name, flags, Mode::empty()) {
         Ok(fd) => fd,
-        Err(Errno::ELOOP) => return Err(FileError::Changed),
-        Err(Errno::ENOENT) => return Err(FileError::NotFound),
+        Err(Errno::LOOP) => return Err(FileError::Changed),
+        Err(Errno::NOENT) => return Err(FileError::NotFound),
         // A FIFO with no reader, opened for writing without blocking.
-        Err(Errno::ENXIO) => return Err(FileError::NotRegular(FIFO)),
-        Err(e @ (Errno::EACCES | Errno::EPERM | Errno::EROFS | Errno::ETXTBSY))
+        Err(Errno::NXIO) => return Err(FileError::NotRegular(FIFO)),
+        Err(e @ (Errno::ACCESS | Errno::PERM | Errno::ROFS | Errno::TXTBSY))
             if access == Access::Write =>
         {
             return Err(FileError::NotWritable {
@@ -387,11 +381,10 @@ pub(crate) fn open_file_at(
         Err(e) => return Err(FileError::Io(e.into())),
     };
     let file = File::from(fd);
-    let st = nix::sys::stat::fstat(&file).map_err(io::Error::from)?;
+    let st = rustix::fs::fstat(&file).map_err(io::Error::from)?;
     require_regular(st.st_mode)?;
-    let flags = fcntl(&file, FcntlArg::F_GETFL).map_err(io::Error::from)?;
-    let flags = OFlag::from_bits_truncate(flags) & !OFlag::O_NONBLOCK;
-    fcntl(&file, FcntlArg::F_SETFL(flags)).map_err(io::Error::from)?;
+    let flags = rustix::fs::fcntl_getfl(&file).map_err(io::Error::from)?;
+    rustix::fs::fcntl_setfl(&file, flags & !OFlags::NONBLOCK).map_err(io::Error::from)?;
     Ok(file)
 }
 
@@ -405,18 +398,18 @@ pub(crate) fn open_subdir_at(dir: BorrowedFd<'_>, name: &OsStr) -> Result<OwnedF
 /// filesystem does not say).
 pub(crate) fn list_dir(dir: &OwnedFd) -> io::Result<Vec<(OsString, bool)>> {
     // Opened anew (not a clone of `dir`, which would share its offset).
-    let mut handle = nix::dir::Dir::openat(dir, ".", DIR_FLAGS, Mode::empty())?;
+    let handle = Dir::new(openat(dir, ".", DIR_FLAGS, Mode::empty())?)?;
     let mut out = Vec::new();
-    for entry in handle.iter() {
+    for entry in handle {
         let entry = entry?;
         let name = OsStr::from_bytes(entry.file_name().to_bytes());
         if name == "." || name == ".." {
             continue;
         }
         let is_dir = match entry.file_type() {
-            Some(t) => t == nix::dir::Type::Directory,
-            None => fstatat(dir, name, AtFlags::AT_SYMLINK_NOFOLLOW)
+            FileType::Unknown => statat(dir, name, AtFlags::SYMLINK_NOFOLLOW)
                 .is_ok_and(|st| st.st_mode & libc::S_IFMT == libc::S_IFDIR),
+            t => t == FileType::Directory,
         };
         out.push((name.to_owned(), is_dir));
     }
@@ -447,12 +440,12 @@ pub(crate) fn find_links(
     let start = openat(root, ".", DIR_FLAGS, Mode::empty())?;
     let mut stack: Vec<(OwnedFd, PathBuf)> = vec![(start, PathBuf::new())];
     while let Some((fd, rel)) = stack.pop() {
-        let mut handle = match nix::dir::Dir::openat(&fd, ".", DIR_FLAGS, Mode::empty()) {
+        let handle = match openat(&fd, ".", DIR_FLAGS, Mode::empty()).and_then(Dir::new) {
             Ok(h) => h,
             // A directory we may not list: its names cannot be proven.
             Err(_) => continue,
         };
-        for entry in handle.iter() {
+        for entry in handle {
             let Ok(entry) = entry else { continue };
             let name = OsStr::from_bytes(entry.file_name().to_bytes());
             if name == "." || name == ".." {
@@ -466,11 +459,11 @@ pub(crate) fn find_links(
                 });
             }
             match entry.file_type() {
-                Some(nix::dir::Type::Directory) => {}
-                Some(nix::dir::Type::File) | None => {}
-                Some(_) => continue,
+                FileType::Directory => {}
+                FileType::RegularFile | FileType::Unknown => {}
+                _ => continue,
             }
-            let Ok(st) = fstatat(&fd, name, AtFlags::AT_SYMLINK_NOFOLLOW) else {
+            let Ok(st) = statat(&fd, name, AtFlags::SYMLINK_NOFOLLOW) else {
                 continue;
             };
             match st.st_mode & libc::S_IFMT {
@@ -547,12 +540,12 @@ mod tests {
             let (d, dl) = (dir.path().join("d"), dir.path().join("dl"));
             std::thread::spawn(move || {
                 while !stop.load(Ordering::Relaxed) {
-                    let _ = nix::fcntl::renameat2(
-                        nix::fcntl::AT_FDCWD,
+                    let _ = rustix::fs::renameat_with(
+                        rustix::fs::CWD,
                         &d,
-                        nix::fcntl::AT_FDCWD,
+                        rustix::fs::CWD,
                         &dl,
-                        nix::fcntl::RenameFlags::RENAME_EXCHANGE,
+                        rustix::fs::RenameFlags::EXCHANGE,
                     );
                     std::thread::yield_now();
                 }
@@ -591,7 +584,12 @@ mod tests {
     #[test]
     fn fifos_and_sockets_are_refused_without_blocking() {
         let dir = tempfile::tempdir().unwrap();
-        nix::unistd::mkfifo(&dir.path().join("p"), Mode::from_bits_truncate(0o644)).unwrap();
+        rustix::fs::mkfifoat(
+            rustix::fs::CWD,
+            dir.path().join("p"),
+            Mode::from_bits_truncate(0o644),
+        )
+        .unwrap();
         let _sock = std::os::unix::net::UnixListener::bind(dir.path().join("s")).unwrap();
         let root = open_root(dir.path()).unwrap();
         for access in [Access::Read, Access::Write] {
@@ -624,12 +622,7 @@ mod tests {
         fs::create_dir_all(dir.path().join("a/b")).unwrap();
         fs::write(dir.path().join("f"), "x").unwrap();
         fs::hard_link(dir.path().join("f"), dir.path().join("a/b/g")).unwrap();
-        let st = fstatat(
-            nix::fcntl::AT_FDCWD,
-            &dir.path().join("f"),
-            AtFlags::empty(),
-        )
-        .unwrap();
+        let st = statat(rustix::fs::CWD, dir.path().join("f"), AtFlags::empty()).unwrap();
         let root = open_root(dir.path()).unwrap();
         let scan = find_links(root.as_fd(), st.st_dev, st.st_ino, 2).unwrap();
         assert!(scan.complete);

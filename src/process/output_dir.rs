@@ -226,9 +226,11 @@ impl Orphan {
         if start_time(self.pid) != Some(self.start) {
             return false;
         }
-        let pid = nix::unistd::Pid::from_raw(self.pid);
-        let _ = nix::sys::signal::killpg(pid, nix::sys::signal::Signal::SIGKILL);
-        nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGKILL).is_ok()
+        let Some(pid) = rustix::process::Pid::from_raw(self.pid.max(0)) else {
+            return false;
+        };
+        let _ = rustix::process::kill_process_group(pid, rustix::process::Signal::KILL);
+        rustix::process::kill_process(pid, rustix::process::Signal::KILL).is_ok()
     }
 }
 
@@ -284,7 +286,7 @@ pub fn sweep_stale_sessions(dir: &Path) -> StaleSessions {
     let Ok(entries) = std::fs::read_dir(dir) else {
         return found;
     };
-    let me = nix::unistd::geteuid().as_raw();
+    let me = rustix::process::geteuid().as_raw();
     for entry in entries.flatten() {
         let name = entry.file_name();
         let name = name.to_string_lossy();

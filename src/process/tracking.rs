@@ -31,10 +31,33 @@ use std::sync::atomic::{AtomicU8, AtomicU64, Ordering};
 use std::sync::{Mutex, MutexGuard, Once};
 use std::time::{Duration, Instant};
 
-use nix::errno::Errno;
-use nix::sys::signal::{Signal, kill, killpg};
-use nix::sys::wait::{WaitPidFlag, waitpid};
-use nix::unistd::Pid;
+use rustix::io::Errno;
+use rustix::process::{Pid, Signal, WaitOptions};
+
+/// `kill(pid, sig)`; ESRCH for a pid that names no single process (0 or
+/// less: every pid given here is a process's own, from `/proc` or a
+/// shell).
+fn kill(pid: i32, sig: Signal) -> rustix::io::Result<()> {
+    positive(pid).and_then(|pid| rustix::process::kill_process(pid, sig))
+}
+
+/// `killpg(group, sig)`; ESRCH for a group id of 0 or less.
+fn killpg(group: i32, sig: Signal) -> rustix::io::Result<()> {
+    positive(group).and_then(|group| rustix::process::kill_process_group(group, sig))
+}
+
+/// `killpg(group, 0)`: whether the group exists (ESRCH when it does not).
+fn test_killpg(group: i32) -> rustix::io::Result<()> {
+    positive(group).and_then(rustix::process::test_kill_process_group)
+}
+
+fn positive(pid: i32) -> rustix::io::Result<Pid> {
+    if pid > 0 {
+        Pid::from_raw(pid).ok_or(Errno::SRCH)
+    } else {
+        Err(Errno::SRCH)
+    }
+}
 
 /// How many rounds of STOP (then KILL) may go on finding new processes (a
 /// command that forks as fast as it is stopped) before giving up.
@@ -81,7 +104,8 @@ static SCOPE: AtomicU8 = AtomicU8::new(0);
 /// Linux only; elsewhere it returns an `Unsupported` error.
 pub fn adopt_orphans(scope: OrphanScope) -> io::Result<()> {
     #[cfg(target_os = "linux")]
-    nix::sys::prctl::set_child_subreaper(true).map_err(io::Error::from)?;
+    // Any non-zero value means "on"; rustix passes the pid it is given.
+    rustix::process::set_child_subreaper(Some(Pid::INIT)).map_err(io::Error::from)?;
     #[cfg(not(target_os = "linux"))]
     return Err(io::Error::new(
         io::ErrorKind::Unsupported,
@@ -105,7 +129,8 @@ pub fn adopt_orphans(scope: OrphanScope) -> io::Result<()> {
 /// only; elsewhere it returns an `Unsupported` error.
 pub fn make_undumpable() -> io::Result<()> {
     #[cfg(target_os = "linux")]
-    return nix::sys::prctl::set_dumpable(false).map_err(io::Error::from);
+    return rustix::process::set_dumpable_behavior(rustix::process::DumpableBehavior::NotDumpable)
+        .map_err(io::Error::from);
     #[cfg(not(target_os = "linux"))]
     return Err(io::Error::new(
         io::ErrorKind::Unsupported,
@@ -366,7 +391,7 @@ impl CallProcesses {
     /// Signals the group and every live process of the call; returns the
     /// live processes signalled, as (pid, start time).
     fn signal_all(&self, sig: Signal) -> HashSet<(i32, u64)> {
-        let _ = killpg(Pid::from_raw(self.shell), sig);
+        let _ = killpg(self.shell, sig);
         let members = self.members();
         // Each process group of the call at once, as the shell's own group
         // above, so that no process sees another of its group die first
@@ -379,7 +404,7 @@ impl CallProcesses {
             .map(|p| p.pgrp)
             .collect();
         for group in groups {
-            let _ = killpg(Pid::from_raw(group), sig);
+            let _ = killpg(group, sig);
         }
         let mut signalled = HashSet::new();
         for p in members {
@@ -388,7 +413,7 @@ impl CallProcesses {
             }
             // ESRCH: it died meanwhile; EPERM: a setuid program we may not
             // signal. Neither can be helped here.
-            let _ = kill(Pid::from_raw(p.pid), sig);
+            let _ = kill(p.pid, sig);
             signalled.insert((p.pid, p.start));
         }
         signalled
@@ -396,7 +421,7 @@ impl CallProcesses {
 
     /// Sends TERM to every process of the call.
     pub(crate) fn terminate(&self) {
-        self.signal_all(Signal::SIGTERM);
+        self.signal_all(Signal::TERM);
     }
 
     /// Sends KILL to every process of the call, without waiting for them
@@ -406,9 +431,9 @@ impl CallProcesses {
     /// the first round, a round reads only the `/proc` entries of pids not
     /// seen before, so it stays faster than a fork and an exec.
     pub(crate) fn kill(&self) {
-        let _ = killpg(Pid::from_raw(self.shell), Signal::SIGSTOP);
+        let _ = killpg(self.shell, Signal::STOP);
         let Some(since) = self.shell_start else {
-            let _ = killpg(Pid::from_raw(self.shell), Signal::SIGKILL);
+            let _ = killpg(self.shell, Signal::KILL);
             return;
         };
         // Every process seen in this kill, by pid (pids of processes that
@@ -435,7 +460,7 @@ impl CallProcesses {
             let procs: Vec<Stat> = seen.values().flatten().copied().collect();
             for p in self.classify(&procs, since) {
                 if !p.dead && stopped.insert(p.pid) {
-                    let _ = kill(Pid::from_raw(p.pid), Signal::SIGSTOP);
+                    let _ = kill(p.pid, Signal::STOP);
                 }
             }
             if !fresh {
@@ -444,7 +469,7 @@ impl CallProcesses {
         }
         // Nothing of the call can fork now: KILL all, found afresh.
         for _ in 0..3 {
-            if self.signal_all(Signal::SIGKILL).is_empty() {
+            if self.signal_all(Signal::KILL).is_empty() {
                 break;
             }
         }
@@ -454,7 +479,7 @@ impl CallProcesses {
     pub(crate) fn is_empty(&self) -> bool {
         if self.shell_start.is_none() {
             // No /proc to look in: the group is all that can be seen.
-            return matches!(killpg(Pid::from_raw(self.shell), None), Err(Errno::ESRCH));
+            return matches!(test_killpg(self.shell), Err(Errno::SRCH));
         }
         self.members().iter().all(|p| p.dead)
     }
@@ -510,7 +535,9 @@ fn reap(call: &CallProcesses) {
         if stat.dead && stat.ppid == me && !reg.shells.contains(&stat.pid) {
             // A zombie child of ours that no one else waits for: the
             // registry lock keeps a new shell from taking its pid meanwhile.
-            let _ = waitpid(Pid::from_raw(stat.pid), Some(WaitPidFlag::WNOHANG));
+            if let Some(pid) = Pid::from_raw(stat.pid) {
+                let _ = rustix::process::waitpid(Some(pid), WaitOptions::NOHANG);
+            }
         }
     };
     for (pid, start) in known {

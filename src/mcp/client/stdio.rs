@@ -154,10 +154,9 @@ impl Transport<RoleClient> for ChildStdio {
             return Ok(());
         }
         if let Some(pid) = self.child.id().and_then(|pid| i32::try_from(pid).ok()) {
-            let _ = nix::sys::signal::kill(
-                nix::unistd::Pid::from_raw(pid),
-                nix::sys::signal::Signal::SIGTERM,
-            );
+            if let Some(pid) = rustix::process::Pid::from_raw(pid) {
+                let _ = rustix::process::kill_process(pid, rustix::process::Signal::TERM);
+            }
             if tokio::time::timeout(EXIT_WAIT, self.child.wait())
                 .await
                 .is_ok()

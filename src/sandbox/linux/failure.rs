@@ -27,7 +27,7 @@ impl Failure {
     pub(in crate::sandbox) fn explain(&self, error: io::Error) -> io::Error {
         let mut record = [0u8; 4];
         // The read end is non-blocking: an empty pipe means no report.
-        let read = nix::unistd::read(&self.read, &mut record);
+        let read = rustix::io::read(&self.read, &mut record);
         match read {
             Ok(4) => match self.describe(record) {
                 Some(what) => io::Error::new(
@@ -85,7 +85,7 @@ mod tests {
 
     #[test]
     fn a_record_names_the_step_and_its_path() {
-        let (read, write) = nix::unistd::pipe2(nix::fcntl::OFlag::O_NONBLOCK).unwrap();
+        let (read, write) = rustix::pipe::pipe_with(rustix::pipe::PipeFlags::NONBLOCK).unwrap();
         let failure = Failure {
             read,
             hidden_dirs: vec!["/h/.ssh".into(), "/h/.aws".into()],
@@ -102,7 +102,7 @@ mod tests {
             error().to_string(),
             "no record: the error unchanged"
         );
-        nix::unistd::write(&write, &[Step::HiddenDir as u8, 0, 1, 0]).unwrap();
+        rustix::io::write(&write, &[Step::HiddenDir as u8, 0, 1, 0]).unwrap();
         assert_eq!(
             failure.explain(error()).to_string(),
             "the sandbox could not hide /h/.aws (a tmpfs over it): \

@@ -1,32 +1,29 @@
 //! The capability probe: Landlock's ABI version by syscall, and the
 //! namespaces and seccomp by a trial in a forked child (a multithreaded
 //! process cannot create a user namespace, and a filter cannot be undone).
-#![allow(unsafe_code)] // fork and raw syscalls; each block says why it is sound.
+#![allow(unsafe_code)] // the fork of the trial child; each block says why it is sound.
 
-use std::ffi::CString;
+use std::ffi::{CStr, CString};
 use std::io;
 use std::os::unix::ffi::OsStrExt;
 
+use rustix::io::Errno;
+use rustix::mount::{MountFlags, MountPropagationFlags};
+use rustix::pipe::{PipeFlags, pipe_with};
+use rustix::process::WaitOptions;
+use rustix::thread::UnshareFlags;
+
 use super::child::loopback_up;
-use super::seccomp_arch;
+use super::seccomp::seccomp_arch;
+use super::sys;
 use crate::sandbox::status::{Feature, SandboxStatus};
 
 /// Landlock's ABI version, or why it is missing.
 pub(super) fn landlock_abi() -> Result<u32, String> {
-    // SAFETY: landlock_create_ruleset(NULL, 0, LANDLOCK_CREATE_RULESET_VERSION)
-    // reads no memory.
-    let abi = unsafe {
-        libc::syscall(
-            libc::SYS_landlock_create_ruleset,
-            std::ptr::null::<u8>(),
-            0usize,
-            1u32,
-        )
+    let error = match sys::landlock_abi() {
+        Ok(abi) => return Ok(abi),
+        Err(error) => error,
     };
-    if abi >= 1 {
-        return Ok(abi as u32);
-    }
-    let error = io::Error::last_os_error();
     Err(match error.raw_os_error() {
         Some(libc::ENOSYS) => "kernel without CONFIG_SECURITY_LANDLOCK".to_owned(),
         Some(libc::EOPNOTSUPP) => {
@@ -105,180 +102,157 @@ fn trial() -> io::Result<[i32; 5]> {
             .map_err(|_| io::Error::from_raw_os_error(libc::EINVAL))
     };
     let tmpfs_dir = cstr(&tmpfs_dir)?;
-    let ro_locked = super::locked_flags(&ro_dir);
+    let ro_locked = super::mounts::locked_flags(&ro_dir);
     let ro_dir = cstr(&ro_dir)?;
-    // SAFETY: geteuid/getegid have no arguments.
-    let (uid, gid) = unsafe { (libc::geteuid(), libc::getegid()) };
-    let uid_map = crate::sandbox::paths::id_map(uid, false).into_bytes();
-    let gid_map = crate::sandbox::paths::id_map(gid, false).into_bytes();
-    let filter = super::probe_filter();
-    let mut report = [0; 2];
-    // SAFETY: pipe2 fills the array.
-    if unsafe { libc::pipe2(report.as_mut_ptr(), libc::O_CLOEXEC) } < 0 {
-        return Err(io::Error::last_os_error());
-    }
-    // SAFETY: the child runs `trial_child`, raw syscalls on data prepared
-    // above, and leaves by `_exit`.
-    let pid = unsafe { libc::fork() };
-    if pid < 0 {
-        let error = io::Error::last_os_error();
-        // SAFETY: closing our own fds.
-        unsafe {
-            libc::close(report[0]);
-            libc::close(report[1]);
+    let (uid, gid) = (rustix::process::geteuid(), rustix::process::getegid());
+    let uid_map = crate::sandbox::paths::id_map(uid.as_raw(), false).into_bytes();
+    let gid_map = crate::sandbox::paths::id_map(gid.as_raw(), false).into_bytes();
+    let filter = super::seccomp::probe_filter();
+    let (report_read, report_write) = pipe_with(PipeFlags::CLOEXEC)?;
+    // SAFETY: the child runs `trial_child`, async-signal-safe calls on the
+    // data prepared above, writes its report and leaves by `_exit`.
+    let pid = unsafe { sys::fork() }?;
+    let Some(pid) = pid else {
+        // SAFETY: this is the child just forked.
+        let errors = unsafe {
+            trial_child(
+                &uid_map,
+                &gid_map,
+                &tmpfs_dir,
+                &ro_dir,
+                ro_locked,
+                filter.as_ref(),
+            )
+        };
+        let mut bytes = [0u8; 20];
+        for (chunk, error) in bytes.chunks_exact_mut(4).zip(errors) {
+            chunk.copy_from_slice(&error.to_ne_bytes());
         }
-        return Err(error);
-    }
-    if pid == 0 {
-        let errors = trial_child(
-            &uid_map,
-            &gid_map,
-            &tmpfs_dir,
-            &ro_dir,
-            ro_locked,
-            filter.as_ref(),
-        );
-        // SAFETY: a write of a local array, then _exit.
-        unsafe {
-            libc::write(
-                report[1],
-                errors.as_ptr().cast(),
-                std::mem::size_of_val(&errors),
-            );
-            libc::_exit(0);
-        }
+        let _ = rustix::io::write(&report_write, &bytes);
+        sys::exit_now(0);
+    };
+    drop(report_write);
+    let mut bytes = [0u8; 20];
+    let read = rustix::io::read(&report_read, &mut bytes);
+    drop(report_read);
+    reap(pid);
+    if read != Ok(bytes.len()) {
+        return Err(io::Error::other("the trial child reported nothing"));
     }
     let mut errors = [0i32; 5];
-    // SAFETY: close our copy of the write end, read into a local array of
-    // the size given, reap the child.
-    let read = unsafe {
-        libc::close(report[1]);
-        let read = libc::read(
-            report[0],
-            errors.as_mut_ptr().cast(),
-            std::mem::size_of_val(&errors),
-        );
-        libc::close(report[0]);
-        let mut status = 0;
-        while libc::waitpid(pid, &mut status, 0) < 0
-            && io::Error::last_os_error().raw_os_error() == Some(libc::EINTR)
-        {}
-        read
-    };
-    if read != std::mem::size_of_val(&errors) as isize {
-        return Err(io::Error::other("the trial child reported nothing"));
+    for (error, chunk) in errors.iter_mut().zip(bytes.chunks_exact(4)) {
+        *error = i32::from_ne_bytes([chunk[0], chunk[1], chunk[2], chunk[3]]);
     }
     Ok(errors)
 }
 
-fn last_errno() -> i32 {
-    io::Error::last_os_error()
-        .raw_os_error()
-        .unwrap_or(libc::EINVAL)
+/// `waitpid(pid)` again while interrupted; the raw status, 0 when waiting
+/// fails.
+fn reap(pid: rustix::process::Pid) -> i32 {
+    loop {
+        match rustix::process::waitpid(Some(pid), WaitOptions::empty()) {
+            Err(Errno::INTR) => {}
+            Ok(Some((_, status))) => return status.as_raw(),
+            _ => return 0,
+        }
+    }
 }
 
 /// The trial, in the forked child.
-fn trial_child(
+///
+/// # Safety
+///
+/// Only in the child [`trial`] forked (single-threaded, ending by
+/// `_exit`): it unshares namespaces, mounts in them, forks again and
+/// applies a seccomp filter, making async-signal-safe calls only.
+unsafe fn trial_child(
     uid_map: &[u8],
     gid_map: &[u8],
-    tmpfs_dir: &CString,
-    ro_dir: &CString,
-    ro_locked: libc::c_ulong,
+    tmpfs_dir: &CStr,
+    ro_dir: &CStr,
+    ro_locked: MountFlags,
     filter: Option<&seccompiler::BpfProgram>,
 ) -> [i32; 5] {
+    let errno = |e: Errno| e.raw_os_error();
     let mut errors = [0; 5];
-    let null = std::ptr::null::<libc::c_char>();
-    // SAFETY: raw syscalls with NUL-terminated paths from the caller and C
-    // literals; the forked G only mounts and exits.
-    unsafe {
-        let user = if libc::unshare(libc::CLONE_NEWUSER) < 0 {
-            Err(last_errno())
-        } else {
-            super::child::write_own_maps(uid_map, gid_map)
-                .map_err(|e| e.raw_os_error().unwrap_or(libc::EIO))
+    // SAFETY: namespace flags only, no `CLONE_FILES`.
+    let user = match unsafe { rustix::thread::unshare_unsafe(UnshareFlags::NEWUSER) } {
+        Err(e) => Err(errno(e)),
+        Ok(()) => super::child::write_own_maps(uid_map, gid_map)
+            .map_err(|e| e.raw_os_error().unwrap_or(libc::EIO)),
+    };
+    if let Err(error) = user {
+        errors[..4].fill(error);
+    } else {
+        let mounts = (|| {
+            // SAFETY: as above.
+            unsafe { rustix::thread::unshare_unsafe(UnshareFlags::NEWNS) }?;
+            rustix::mount::mount_change(
+                c"/",
+                MountPropagationFlags::REC | MountPropagationFlags::PRIVATE,
+            )?;
+            rustix::mount::mount(
+                c"tmpfs",
+                tmpfs_dir,
+                c"tmpfs",
+                MountFlags::NOSUID | MountFlags::NODEV,
+                c"size=16k",
+            )?;
+            rustix::mount::mount_bind(ro_dir, ro_dir)?;
+            sys::remount_read_only(ro_dir, ro_locked)
+                .map_err(|e| Errno::from_io_error(&e).unwrap_or(Errno::IO))
+        })()
+        .map_or_else(errno, |()| 0);
+        errors[1] = mounts;
+        // SAFETY: as above.
+        errors[2] = match unsafe { rustix::thread::unshare_unsafe(UnshareFlags::NEWNET) } {
+            Err(e) => errno(e),
+            Ok(()) => loopback_up()
+                .err()
+                .and_then(|e| e.raw_os_error())
+                .map_or(0, |e| e.max(1)),
         };
-        if let Err(error) = user {
-            errors[..4].fill(error);
+        errors[3] = if mounts != 0 {
+            mounts
         } else {
-            let mounts = (|| {
-                if libc::unshare(libc::CLONE_NEWNS) < 0
-                    || libc::mount(
-                        null,
-                        c"/".as_ptr(),
-                        null,
-                        libc::MS_REC | libc::MS_PRIVATE,
-                        std::ptr::null(),
-                    ) < 0
-                    || libc::mount(
-                        c"tmpfs".as_ptr(),
-                        tmpfs_dir.as_ptr(),
-                        c"tmpfs".as_ptr(),
-                        libc::MS_NOSUID | libc::MS_NODEV,
-                        c"size=16k".as_ptr().cast(),
-                    ) < 0
-                    || libc::mount(
-                        ro_dir.as_ptr(),
-                        ro_dir.as_ptr(),
-                        null,
-                        libc::MS_BIND,
-                        std::ptr::null(),
-                    ) < 0
-                    || libc::mount(
-                        null,
-                        ro_dir.as_ptr(),
-                        null,
-                        libc::MS_REMOUNT | libc::MS_BIND | libc::MS_RDONLY | ro_locked,
-                        std::ptr::null(),
-                    ) < 0
-                {
-                    return last_errno();
-                }
-                0
-            })();
-            errors[1] = mounts;
-            errors[2] = if libc::unshare(libc::CLONE_NEWNET) < 0 {
-                last_errno()
-            } else {
-                loopback_up()
-                    .err()
-                    .and_then(|e| e.raw_os_error())
-                    .map_or(0, |e| e.max(1))
-            };
-            errors[3] = if mounts != 0 {
-                mounts
-            } else if libc::unshare(libc::CLONE_NEWPID) < 0 {
-                last_errno()
-            } else {
-                let init = libc::fork();
-                if init < 0 {
-                    last_errno()
-                } else if init == 0 {
-                    let r = libc::mount(
-                        c"proc".as_ptr(),
-                        c"/proc".as_ptr(),
-                        c"proc".as_ptr(),
-                        libc::MS_NOSUID | libc::MS_NODEV | libc::MS_NOEXEC,
-                        std::ptr::null(),
-                    );
-                    libc::_exit(if r < 0 { last_errno().clamp(1, 255) } else { 0 });
-                } else {
-                    let mut status = 0;
-                    while libc::waitpid(init, &mut status, 0) < 0 && last_errno() == libc::EINTR {}
-                    if libc::WIFEXITED(status) {
-                        libc::WEXITSTATUS(status)
-                    } else {
-                        libc::EINTR
+            // SAFETY: as above.
+            match unsafe { rustix::thread::unshare_unsafe(UnshareFlags::NEWPID) } {
+                Err(e) => errno(e),
+                // SAFETY: this process is single-threaded; the child (PID 1
+                // of the new namespace) only mounts and exits.
+                Ok(()) => match unsafe { sys::fork() } {
+                    Err(e) => e.raw_os_error().unwrap_or(libc::EINVAL),
+                    Ok(None) => {
+                        let mounted = rustix::mount::mount(
+                            c"proc",
+                            c"/proc",
+                            c"proc",
+                            MountFlags::NOSUID | MountFlags::NODEV | MountFlags::NOEXEC,
+                            None::<&CStr>,
+                        );
+                        sys::exit_now(match mounted {
+                            Err(e) => errno(e).clamp(1, 255),
+                            Ok(()) => 0,
+                        });
                     }
-                }
-            };
-        }
-        errors[4] = match filter {
-            None => libc::ENOSYS,
-            Some(program) => match seccompiler::apply_filter(program) {
-                Ok(()) => 0,
-                Err(_) => libc::EINVAL,
-            },
+                    Ok(Some(init)) => {
+                        let status = reap(init);
+                        if libc::WIFEXITED(status) {
+                            libc::WEXITSTATUS(status)
+                        } else {
+                            libc::EINTR
+                        }
+                    }
+                },
+            }
         };
     }
+    errors[4] = match filter {
+        None => libc::ENOSYS,
+        Some(program) => match seccompiler::apply_filter(program) {
+            Ok(()) => 0,
+            Err(_) => libc::EINVAL,
+        },
+    };
     errors
 }

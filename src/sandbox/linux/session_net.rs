@@ -2,13 +2,19 @@
 //! network namespace made once, kept by their fds, entered by every
 //! command (`setns`), so a server one command starts answers the next one
 //! while it runs.
-#![allow(unsafe_code)] // fork and raw syscalls; each block says why it is sound.
+#![allow(unsafe_code)] // the fork of the helper; each block says why it is sound.
 
 use std::fs::File;
 use std::io;
-use std::os::fd::OwnedFd;
+use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
+
+use rustix::io::Errno;
+use rustix::pipe::{PipeFlags, pipe_with};
+use rustix::process::WaitOptions;
+use rustix::thread::UnshareFlags;
 
 use super::child::loopback_up;
+use super::sys;
 use crate::sandbox::paths::id_map;
 
 /// The session's namespaces, by fd (`O_CLOEXEC`). They live as long as
@@ -27,27 +33,24 @@ impl SessionNet {
     /// root this process (root in the parent namespace) writes the identity
     /// of every id into H's maps.
     pub(in crate::sandbox) fn new() -> io::Result<Self> {
-        let euid = nix::unistd::geteuid();
+        let euid = rustix::process::geteuid();
         let root = euid.is_root();
         let uid_map = id_map(euid.as_raw(), false).into_bytes();
-        let gid_map = id_map(nix::unistd::getegid().as_raw(), false).into_bytes();
-        let (ready_r, ready_w) = pipe()?;
-        let (go_r, go_w) = pipe()?;
-        // SAFETY: the child runs `helper`, raw syscalls on data prepared
-        // above, and leaves by `_exit`.
-        let pid = unsafe { libc::fork() };
-        if pid < 0 {
-            return Err(io::Error::last_os_error());
-        }
-        if pid == 0 {
-            let code = helper(root, &uid_map, &gid_map, ready_w.0, go_r.0);
-            // SAFETY: _exit never returns.
-            unsafe { libc::_exit(code) };
-        }
+        let gid_map = id_map(rustix::process::getegid().as_raw(), false).into_bytes();
+        let (ready_r, ready_w) = pipe_with(PipeFlags::CLOEXEC)?;
+        let (go_r, go_w) = pipe_with(PipeFlags::CLOEXEC)?;
+        // SAFETY: the child runs `helper`, async-signal-safe calls on the
+        // data prepared above, and leaves by `_exit`.
+        let pid = unsafe { sys::fork() }?;
+        let Some(pid) = pid else {
+            // SAFETY: this is the child just forked.
+            let code = unsafe { helper(root, &uid_map, &gid_map, ready_w.as_fd(), go_r.as_fd()) };
+            sys::exit_now(code);
+        };
         drop(ready_w);
         drop(go_r);
         let opened = (|| {
-            read_byte(&ready_r)?;
+            read_byte(ready_r.as_fd())?;
             if root {
                 let all = id_map(0, true);
                 std::fs::write(format!("/proc/{pid}/uid_map"), &all)?;
@@ -58,13 +61,15 @@ impl SessionNet {
             Ok::<_, io::Error>((user, net))
         })();
         // Tell H to bring `lo` up (or, on an error, to give up), then reap it.
-        let _ = write_byte(&go_w, u8::from(opened.is_ok()));
+        let _ = write_byte(go_w.as_fd(), u8::from(opened.is_ok()));
         drop(go_w);
-        let mut status = 0;
-        // SAFETY: waitpid with a pointer to a local.
-        while unsafe { libc::waitpid(pid, &mut status, 0) } < 0
-            && io::Error::last_os_error().raw_os_error() == Some(libc::EINTR)
-        {}
+        let status = loop {
+            match rustix::process::waitpid(Some(pid), WaitOptions::empty()) {
+                Err(Errno::INTR) => {}
+                Ok(Some((_, status))) => break status.as_raw(),
+                _ => break 0,
+            }
+        };
         let (user, net) = opened?;
         if !libc::WIFEXITED(status) || libc::WEXITSTATUS(status) != 0 {
             let code = libc::WEXITSTATUS(status);
@@ -78,64 +83,55 @@ impl SessionNet {
     }
 }
 
-/// A pipe end we own, closed on drop.
-struct End(libc::c_int);
-
-impl Drop for End {
-    fn drop(&mut self) {
-        // SAFETY: closing an fd this value owns.
-        unsafe { libc::close(self.0) };
-    }
-}
-
-fn pipe() -> io::Result<(End, End)> {
-    let mut fds = [0; 2];
-    // SAFETY: pipe2 fills the array.
-    if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } < 0 {
-        return Err(io::Error::last_os_error());
-    }
-    Ok((End(fds[0]), End(fds[1])))
-}
-
-fn read_byte(end: &End) -> io::Result<u8> {
+fn read_byte(end: BorrowedFd<'_>) -> io::Result<u8> {
     let mut byte = [0u8; 1];
-    // SAFETY: a one-byte read into a local.
-    match unsafe { libc::read(end.0, byte.as_mut_ptr().cast(), 1) } {
-        1 => Ok(byte[0]),
-        0 => Err(io::Error::other("the namespace helper exited early")),
-        _ => Err(io::Error::last_os_error()),
+    match rustix::io::read(end, &mut byte) {
+        Ok(1) => Ok(byte[0]),
+        Ok(_) => Err(io::Error::other("the namespace helper exited early")),
+        Err(e) => Err(e.into()),
     }
 }
 
-fn write_byte(end: &End, byte: u8) -> io::Result<()> {
-    // SAFETY: a one-byte write from a local.
-    if unsafe { libc::write(end.0, [byte].as_ptr().cast(), 1) } == 1 {
-        Ok(())
-    } else {
-        Err(io::Error::last_os_error())
+fn write_byte(end: BorrowedFd<'_>, byte: u8) -> io::Result<()> {
+    match rustix::io::write(end, &[byte]) {
+        Ok(1) => Ok(()),
+        Ok(_) => Err(Errno::IO.into()),
+        Err(e) => Err(e.into()),
     }
 }
 
 /// H, in the forked child: returns its exit code (0, or the errno that
 /// stopped it).
-fn helper(root: bool, uid_map: &[u8], gid_map: &[u8], ready: libc::c_int, go: libc::c_int) -> i32 {
+///
+/// # Safety
+///
+/// Only in the child [`SessionNet::new`] forked (single-threaded, ending
+/// by `_exit`): it unshares namespaces, making async-signal-safe calls
+/// only.
+unsafe fn helper(
+    root: bool,
+    uid_map: &[u8],
+    gid_map: &[u8],
+    ready: BorrowedFd<'_>,
+    go: BorrowedFd<'_>,
+) -> i32 {
     let errno = |e: io::Error| e.raw_os_error().unwrap_or(libc::EINVAL).clamp(1, 255);
-    // SAFETY: raw syscalls: unshare with flags, one-byte reads and writes on
-    // the pipes inherited from the parent.
-    unsafe {
-        if libc::unshare(libc::CLONE_NEWUSER | libc::CLONE_NEWNET) < 0 {
-            return errno(io::Error::last_os_error());
-        }
-        if !root && let Err(e) = super::child::write_own_maps(uid_map, gid_map) {
-            return errno(e);
-        }
-        if libc::write(ready, b"r".as_ptr().cast(), 1) != 1 {
-            return errno(io::Error::last_os_error());
-        }
-        let mut byte = [0u8; 1];
-        if libc::read(go, byte.as_mut_ptr().cast(), 1) != 1 || byte[0] != 1 {
-            return libc::ECANCELED;
-        }
+    let namespaces = UnshareFlags::NEWUSER | UnshareFlags::NEWNET;
+    // SAFETY: namespace flags only, no `CLONE_FILES`.
+    if let Err(e) = unsafe { rustix::thread::unshare_unsafe(namespaces) } {
+        return errno(e.into());
+    }
+    if !root && let Err(e) = super::child::write_own_maps(uid_map, gid_map) {
+        return errno(e);
+    }
+    match rustix::io::write(ready, b"r") {
+        Ok(1) => {}
+        Ok(_) => return errno(Errno::IO.into()),
+        Err(e) => return errno(e.into()),
+    }
+    let mut byte = [0u8; 1];
+    if rustix::io::read(go, &mut byte) != Ok(1) || byte[0] != 1 {
+        return libc::ECANCELED;
     }
     match loopback_up() {
         Ok(()) => 0,

@@ -13,7 +13,7 @@ use agentcore_stages::TypedTool;
 use agentcore_stages::{
     CallContext, Content, Extensions, InterruptBehavior, ToolError, ToolOutput, ValidationFailure,
 };
-use nix::unistd::{UnlinkatFlags, unlinkat};
+use rustix::fs::{AtFlags, unlinkat};
 use schemars::JsonSchema;
 use serde::Deserialize;
 use tokio_util::sync::CancellationToken;
@@ -750,7 +750,7 @@ fn remove_step(
         Ok(None) => return Err(StaleRead::ModifiedBeforeWrite.to_string()),
         Err(e) => return Err(format!("cannot delete it: {}", e.message("it", "delete"))),
     }
-    unlinkat(&open.dir, open.name.as_os_str(), UnlinkatFlags::NoRemoveDir)
+    unlinkat(&open.dir, open.name.as_os_str(), AtFlags::empty())
         .map_err(|e| format!("cannot delete it: {}", io::Error::from(e)))
 }
 
@@ -765,9 +765,7 @@ fn undo(workspace: &Workspace, done: Vec<Done>) -> Vec<String> {
                 let ok = workspace
                     .open_parent(&path)
                     .ok()
-                    .and_then(|(dir, name)| {
-                        unlinkat(&dir, name.as_os_str(), UnlinkatFlags::NoRemoveDir).ok()
-                    })
+                    .and_then(|(dir, name)| unlinkat(&dir, name.as_os_str(), AtFlags::empty()).ok())
                     .is_some();
                 (path, ok)
             }
