@@ -136,6 +136,7 @@
     clippy::multiple_unsafe_ops_per_block
 )]
 #![warn(missing_docs)]
+#![warn(unreachable_pub)]
 
 /// The per-call pipeline crate, whole: every stage, the call states, the
 /// futures. The items a harness or a tool uses daily are re-exported below.

@@ -46,13 +46,13 @@ const DEFAULT_HIDDEN_SOCKETS: &[&str] = &["/run/docker.sock", "/var/run/docker.s
 
 /// Where services of the machine keep their UNIX sockets, which Landlock
 /// does not govern below ABI 9: hidden whole when commands have no network.
-pub const SYSTEM_SOCKET_DIRS: &[&str] = &["/run", "/var/run", "/tmp/.X11-unix"];
+pub(super) const SYSTEM_SOCKET_DIRS: &[&str] = &["/run", "/var/run", "/tmp/.X11-unix"];
 
 /// The sockets and socket folders of services that give a command more
 /// authority than the user (systemd, the system bus, container engines,
 /// other users' sessions, the display), hidden also when commands have the
 /// network, or when `/run` holds a writable root and cannot be hidden whole.
-pub const PRIVILEGED_SOCKETS: &[&str] = &[
+pub(super) const PRIVILEGED_SOCKETS: &[&str] = &[
     "/run/systemd/private",
     "/run/systemd/userdb",
     "/run/systemd/io.system.ManagedOOM",
@@ -72,7 +72,7 @@ pub const PRIVILEGED_SOCKETS: &[&str] = &[
 /// network, [`PRIVILEGED_SOCKETS`] with it, and in either case none that
 /// holds one of `keep` (a writable root, the temporary directory): such a
 /// folder gives way to the sockets in it.
-pub fn system_hidden(network: bool, keep: &[PathBuf]) -> Vec<PathBuf> {
+pub(super) fn system_hidden(network: bool, keep: &[PathBuf]) -> Vec<PathBuf> {
     let holds_kept = |path: &Path| {
         let real = fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
         keep.iter()
@@ -96,7 +96,7 @@ pub fn system_hidden(network: bool, keep: &[PathBuf]) -> Vec<PathBuf> {
 
 /// Folders scanned for UNIX sockets when a sandbox is built (tmux,
 /// ssh-agent, editors and test services keep theirs there).
-pub const SOCKET_SCAN_DIRS: &[&str] = &["/tmp", "/var/tmp"];
+pub(super) const SOCKET_SCAN_DIRS: &[&str] = &["/tmp", "/var/tmp"];
 
 /// How deep and how many entries the walk of [`sockets_under`] looks at:
 /// the kernel's list finds sockets at any depth, the walk only those it
@@ -123,7 +123,7 @@ const PROC_NET_UNIX: &str = "/proc/net/unix";
 ///   list does not show: those bound in another network namespace (a
 ///   container's, or systemd's `PrivateTmp` folders) or by a relative path;
 ///   [`SOCKET_SCAN_DEPTH_ALONE`] levels when the list cannot be read.
-pub fn sockets_under(dirs: &[&str], keep: &[PathBuf]) -> Vec<PathBuf> {
+pub(super) fn sockets_under(dirs: &[&str], keep: &[PathBuf]) -> Vec<PathBuf> {
     let (mut found, depth) = match fs::read(PROC_NET_UNIX) {
         Ok(listed) => (bound_sockets_under(&listed, dirs, keep), SOCKET_SCAN_DEPTH),
         Err(_) => (Vec::new(), SOCKET_SCAN_DEPTH_ALONE),
@@ -241,7 +241,7 @@ const PROTECTED_WALK_LIMIT: usize = 100_000;
 /// (a `.env` link is listed, and a sandbox protects its target), and
 /// `.git` folders are not entered; at most [`PROTECTED_WALK_LIMIT`]
 /// entries are looked at.
-pub fn protected_below(root: &Path) -> Vec<PathBuf> {
+pub(super) fn protected_below(root: &Path) -> Vec<PathBuf> {
     let mut found = Vec::new();
     let mut seen = 0usize;
     let mut stack: Vec<PathBuf> = match fs::read_dir(root) {
@@ -307,7 +307,7 @@ pub fn default_protected(root: &Path) -> Vec<PathBuf> {
 /// `$TMPDIR` or output, even of the same user. Looked up when each command
 /// starts.
 #[cfg_attr(not(all(target_os = "linux", feature = "sandbox")), allow(dead_code))]
-pub fn other_sessions(dirs: &[&Path], own: &Path) -> Vec<PathBuf> {
+pub(super) fn other_sessions(dirs: &[&Path], own: &Path) -> Vec<PathBuf> {
     let mut found = Vec::new();
     for dir in dirs {
         let Ok(entries) = fs::read_dir(dir) else {

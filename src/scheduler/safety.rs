@@ -15,7 +15,7 @@ pub(crate) struct Admission {
 
 impl Admission {
     /// Unsafe and not interruptible: the fail-closed answer.
-    pub const UNSAFE: Admission = Admission {
+    pub(super) const UNSAFE: Admission = Admission {
         safe: false,
         interrupt: InterruptBehavior::Block,
     };
