@@ -17,7 +17,7 @@ use agentcore::{Call, Pipeline, ToolRegistry, ToolResult};
 use serde_json::json;
 use tower::ServiceExt;
 
-use crate::support::procs::{is_root, path_and_home};
+use crate::support::procs::{copy_executable, is_root, path_and_home};
 use crate::support::sandbox::setpriv;
 use crate::support::test_name;
 
@@ -103,7 +103,7 @@ fn run_binary(as_nobody: Option<&str>, command: &str) -> String {
         .unwrap();
     use std::os::unix::fs::PermissionsExt;
     let exe = dir.path().join("agentcore");
-    std::fs::copy(env!("CARGO_BIN_EXE_agentcore"), &exe).unwrap();
+    copy_executable(env!("CARGO_BIN_EXE_agentcore"), &exe);
     std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o777)).unwrap();
     std::fs::set_permissions(&exe, std::fs::Permissions::from_mode(0o755)).unwrap();
     let input = serde_json::to_string(&json!({
@@ -225,7 +225,7 @@ fn the_same_holds_for_an_unprivileged_user() {
         .tempdir_in("/tmp")
         .unwrap();
     let exe = dir.path().join("probe");
-    std::fs::copy(std::env::current_exe().unwrap(), &exe).unwrap();
+    copy_executable(std::env::current_exe().unwrap(), &exe);
     use std::os::unix::fs::PermissionsExt;
     std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
     std::fs::set_permissions(&exe, std::fs::Permissions::from_mode(0o755)).unwrap();

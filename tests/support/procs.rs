@@ -1,6 +1,7 @@
 //! Processes of the tests' commands, found in /proc by a number no other
 //! process has in its argv, and the environment those commands start with.
 
+use std::path::Path;
 use std::process::Command;
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -86,4 +87,22 @@ pub fn path_and_home() -> Vec<(String, String)> {
     std::env::vars()
         .filter(|(k, _)| k == "PATH" || k == "HOME")
         .collect()
+}
+
+/// Copies the executable `from` to `to` with `cp`, so that this process
+/// never holds the copy open for writing: a child that another test of the
+/// binary forked meanwhile would inherit that descriptor until its exec,
+/// and running the copy then fails with ETXTBSY ("Text file busy").
+pub fn copy_executable(from: impl AsRef<Path>, to: impl AsRef<Path>) {
+    let status = Command::new("cp")
+        .arg(from.as_ref())
+        .arg(to.as_ref())
+        .status()
+        .expect("run cp");
+    assert!(
+        status.success(),
+        "cp {:?} {:?}: {status}",
+        from.as_ref(),
+        to.as_ref()
+    );
 }

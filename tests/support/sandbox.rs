@@ -109,7 +109,7 @@ pub fn exe(scene: &Scene, user: User) -> PathBuf {
         User::Nobody => {
             let exe = scene.dir.join("agentcore");
             if !exe.exists() {
-                std::fs::copy(env!("CARGO_BIN_EXE_agentcore"), &exe).unwrap();
+                super::procs::copy_executable(env!("CARGO_BIN_EXE_agentcore"), &exe);
                 std::fs::set_permissions(&exe, std::fs::Permissions::from_mode(0o755)).unwrap();
             }
             exe
