@@ -241,8 +241,12 @@ async fn the_tool_describes_itself() {
 // --- A writer killed with SIGKILL mid-write -------------------------------
 
 const CHILD_DIR: &str = "AGENTCORE_TEST_WRITE_CHILD_DIR";
-const OLD_LEN: usize = 24 * 1024 * 1024;
-const NEW_LEN: usize = 40 * 1024 * 1024;
+// Both under the pipeline's argument cap (`MAX_ARGS_BYTES`, 4 MiB): a
+// larger `content` is refused before the tool runs, and the file would
+// stay old whatever the write did.
+const OLD_LEN: usize = 2 * 1024 * 1024;
+const NEW_LEN: usize = 3 * 1024 * 1024;
+const _: () = assert!(NEW_LEN + 1024 < agentcore::stages::coerce::MAX_ARGS_BYTES);
 
 /// Not a test of its own: the body the SIGKILL test runs in a child
 /// process (it does nothing when run normally).
@@ -338,4 +342,7 @@ fn a_writer_killed_mid_write_leaves_the_old_or_the_new_content() {
         }
     }
     eprintln!("outcomes: {outcomes:?}");
+    // Five seconds is time enough to finish: the write did happen, so the
+    // kills before it tested a real write.
+    assert_eq!(outcomes.last(), Some(&"new"), "{outcomes:?}");
 }
