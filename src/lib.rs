@@ -126,7 +126,7 @@
 //   behind the `unsafe fn enter` (forks, `unshare`);
 // - `sandbox::linux::probe` and `sandbox::linux::session_net`: the fork of
 //   the probe's trial child and of the session's namespace helper;
-// - `sandbox::linux::install` and `tools::bash::process::prepare_child`:
+// - `sandbox::linux::install` and `process::child::prepare_child`:
 //   the `pre_exec` hooks of a confined command and of every shell.
 // The `agentcore` binary (src/main.rs) has one more: `set_var` before any
 // thread starts.
