@@ -2,9 +2,14 @@
 //! duration, coloured diffs, and a spinner while a call runs.
 //!
 //! Everything shown that came from outside (file contents, command output,
-//! arguments, tool names and ids, the user's text, paths) passes through
-//! [`escape_controls`] first, so terminal control sequences in it are shown,
-//! not obeyed. Only this output for people is escaped; `--format jsonl`
+//! arguments, tool names and ids, the user's text, paths) is escaped
+//! ([`escape_controls`]), so terminal control sequences in it are shown,
+//! not obeyed. That holds by construction: a line reaches the terminal only
+//! as a [`Shown`], and a `Shown` is made only by escaping outside text
+//! ([`Shown::escaped`]) or by the [`shown!`] macro, whose arguments must be
+//! [`Safe`]: a `Shown`, text written in this program (`&'static str`), a
+//! number, or one of those styled. A `String` of unknown origin does not
+//! compile there. Only this output for people is escaped; `--format jsonl`
 //! carries the exact text.
 
 use std::borrow::Cow;
@@ -22,6 +27,82 @@ use serde_json::Value;
 
 use agentcore::session::Session;
 
+/// Text fit for the terminal: outside text escaped, or this program's own.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Shown(String);
+
+impl Shown {
+    /// Outside text (file contents, output, arguments, names, paths) with
+    /// its control characters escaped.
+    pub fn escaped(text: &str) -> Self {
+        Self(escape_controls(text).into_owned())
+    }
+
+    /// The text, for an API that takes a `String` (a spinner's message).
+    fn into_string(self) -> String {
+        self.0
+    }
+
+    fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+impl std::fmt::Display for Shown {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+mod sealed {
+    pub trait Sealed {}
+}
+
+/// What [`shown!`] may put into a line: nothing that could carry
+/// unescaped outside text.
+pub trait Safe: std::fmt::Display + sealed::Sealed {}
+
+macro_rules! safe {
+    ($($t:ty),*) => {$(impl sealed::Sealed for $t {} impl Safe for $t {})*};
+}
+safe!(
+    Shown,
+    &'static str,
+    u64,
+    usize,
+    u32,
+    i64,
+    console::StyledObject<&'static str>
+);
+impl sealed::Sealed for console::StyledObject<Shown> {}
+impl Safe for console::StyledObject<Shown> {}
+impl sealed::Sealed for console::StyledObject<&Shown> {}
+impl Safe for console::StyledObject<&Shown> {}
+impl<T: Safe> sealed::Sealed for &T {}
+impl<T: Safe> Safe for &T {}
+
+/// Only lets [`Safe`] values through (the check of [`shown!`]).
+fn safe<T: Safe>(value: T) -> T {
+    value
+}
+
+/// `format!` for the terminal: every argument must be [`Safe`], given
+/// positionally. The format string is passed through `concat!`, so
+/// `format!` cannot capture a variable by name (`{title}` does not
+/// compile), which would let an unchecked value through.
+macro_rules! shown {
+    ($fmt:literal $(, $arg:expr)* $(,)?) => {
+        Shown::from_checked(format!(concat!($fmt) $(, safe($arg))*))
+    };
+}
+
+impl Shown {
+    /// Made by [`shown!`] only, from [`Safe`] pieces.
+    fn from_checked(text: String) -> Self {
+        Self(text)
+    }
+}
+
 /// Renders a run for people.
 pub struct Pretty {
     registry: Arc<ToolRegistry>,
@@ -32,7 +113,7 @@ pub struct Pretty {
 
 struct Running {
     bar: Option<ProgressBar>,
-    title: String,
+    title: Shown,
 }
 
 impl std::fmt::Debug for Pretty {
@@ -54,51 +135,57 @@ impl Pretty {
         }
     }
 
-    fn println(&self, line: impl AsRef<str>) {
+    /// The only way out to the terminal: a [`Shown`] line.
+    fn println(&self, line: Shown) {
         match &self.multi {
             Some(multi) => {
-                let _ = multi.println(line.as_ref());
+                let _ = multi.println(line.as_str());
             }
-            None => println!("{}", line.as_ref()),
+            None => println!("{line}"),
         }
     }
 
     pub(crate) fn hello(&mut self, session: &Session) {
-        self.println(format!(
+        self.println(shown!(
             "{} {} · workspace {} · mode {}",
             style("agentcore").bold(),
             env!("CARGO_PKG_VERSION"),
-            escape_controls(&session.workspace().root().display().to_string()),
-            session.approval().mode(),
+            Shown::escaped(&session.workspace().root().display().to_string()),
+            Shown::escaped(session.approval().mode().as_str()),
         ));
-        self.println(format!(
+        self.println(shown!(
             "{}",
-            style(format!("sandbox {}", session.sandbox_summary())).dim()
+            style(shown!(
+                "sandbox {}",
+                Shown::escaped(&session.sandbox_summary())
+            ))
+            .dim()
         ));
     }
 
     pub(crate) fn user(&mut self, text: &str) {
-        self.println("");
-        self.println(format!(
+        self.println(Shown::default());
+        self.println(shown!(
             "{} {}",
             style("›").cyan().bold(),
-            style(escape_controls(text)).bold()
+            style(Shown::escaped(text)).bold()
         ));
     }
 
     pub(crate) fn note(&mut self, text: &str) {
-        self.println("");
-        self.println(format!(
+        self.println(Shown::default());
+        self.println(shown!(
             "{}",
-            style(format!("# {}", escape_controls(text))).dim().italic()
+            style(shown!("# {}", Shown::escaped(text))).dim().italic()
         ));
     }
 
     pub(crate) fn input_error(&mut self, line: u64, message: &str) {
-        self.println(format!(
-            "{} line {line}: {}",
+        self.println(shown!(
+            "{} line {}: {}",
             style("input error").red().bold(),
-            escape_controls(message)
+            line,
+            Shown::escaped(message)
         ));
     }
 
@@ -116,10 +203,10 @@ impl Pretty {
                 payload,
             } => {
                 let title = self.title(call_id);
-                self.println(format!("  {} {title}", style("diff").dim()));
+                self.println(shown!("  {} {}", style("diff").dim(), title));
                 if let Some(diff) = payload.as_str() {
                     for line in diff.lines() {
-                        self.println(format!("    {}", diff_line(&escape_controls(line))));
+                        self.println(shown!("    {}", diff_line(&Shown::escaped(line))));
                     }
                 }
             }
@@ -134,7 +221,7 @@ impl Pretty {
                 }) = self.running.get(call_id)
                 {
                     let last = progress_text(payload);
-                    bar.set_message(format!("{title}  {}", style(last).dim()));
+                    bar.set_message(shown!("{}  {}", title, style(last).dim()).into_string());
                 }
             }
             Event::ToolExecUpdate {
@@ -157,10 +244,11 @@ impl Pretty {
                     field("duration_ms").unwrap_or_default(),
                     field("effect").unwrap_or_default(),
                 );
-                self.println(format!(
-                    "  {} {title}  {}",
+                self.println(shown!(
+                    "  {} {}  {}",
                     style("hook").dim(),
-                    style(escape_controls(&line)).dim()
+                    title,
+                    style(Shown::escaped(&line)).dim()
                 ));
             }
             Event::ToolExecEnd {
@@ -176,17 +264,20 @@ impl Pretty {
                     bar.finish_and_clear();
                 }
                 let (icon, word) = outcome_style(*outcome);
-                self.println(format!(
-                    "  {icon} {title}  {word}  {}",
-                    style(format!("{duration_ms} ms")).dim()
+                self.println(shown!(
+                    "  {} {}  {}  {}",
+                    icon,
+                    title,
+                    word,
+                    style(shown!("{} ms", *duration_ms)).dim()
                 ));
                 for c in coercions {
-                    self.println(format!(
+                    self.println(shown!(
                         "      {} {} {} → {}",
                         style("coerced").magenta(),
-                        escape_controls(&c.path),
-                        escape_controls(&c.from),
-                        escape_controls(&c.to)
+                        Shown::escaped(&c.path),
+                        Shown::escaped(&c.from),
+                        Shown::escaped(&c.to)
                     ));
                 }
                 let text = content_text(content);
@@ -195,13 +286,13 @@ impl Pretty {
                     .take(if outcome.is_error() { 4 } else { 2 })
                     .collect();
                 for line in shown {
-                    let line = escape_controls(&cut(line, 110)).into_owned();
+                    let line = Shown::escaped(&cut(line, 110));
                     let styled = if outcome.is_error() {
                         style(line).yellow()
                     } else {
                         style(line).dim()
                     };
-                    self.println(format!("      {styled}"));
+                    self.println(shown!("      {}", styled));
                 }
             }
             Event::MessageStart { .. } | Event::MessageEnd { .. } => {}
@@ -210,18 +301,18 @@ impl Pretty {
                 status,
                 command,
             } => {
-                self.println(format!(
+                self.println(shown!(
                     "  {} {}: {} ({})",
                     style("job").dim(),
-                    escape_controls(job_id),
-                    escape_controls(status),
-                    escape_controls(command)
+                    Shown::escaped(job_id),
+                    Shown::escaped(status),
+                    Shown::escaped(command)
                 ));
             }
             Event::ModelResponse { tool_results } => {
-                self.println(format!(
+                self.println(shown!(
                     "  {}",
-                    style(format!(
+                    style(shown!(
                         "↳ {} tool result(s) go back to the model",
                         tool_results.len()
                     ))
@@ -232,7 +323,7 @@ impl Pretty {
     }
 
     fn start(&mut self, call_id: &str, tool: &str, label: Option<&str>, args: &Value) {
-        let name = escape_controls(label.unwrap_or(tool));
+        let name = Shown::escaped(label.unwrap_or(tool));
         // Parsed and coerced as the pipeline will ("10" → 10 where the schema
         // says integer), so a typed tool can read them.
         let raw = match args {
@@ -246,12 +337,12 @@ impl Pretty {
                 let (args, _) = parse_and_coerce(entry, &raw).ok()?;
                 entry.tool().activity(&args)
             })
-            .map(|a| escape_controls(&cut(&a, 70)).into_owned())
+            .map(|a| Shown::escaped(&cut(&a, 70)))
             .unwrap_or_default();
-        let title = if activity.is_empty() {
-            format!("{}", style(name).bold())
+        let title = if activity.as_str().is_empty() {
+            shown!("{}", style(name).bold())
         } else {
-            format!("{}  {activity}", style(name).bold())
+            shown!("{}  {}", style(name).bold(), activity)
         };
         let bar = self.multi.as_ref().map(|multi| {
             let bar = multi.add(ProgressBar::new_spinner());
@@ -259,7 +350,7 @@ impl Pretty {
                 ProgressStyle::with_template("  {spinner:.cyan} {msg}")
                     .unwrap_or_else(|_| ProgressStyle::default_spinner()),
             );
-            bar.set_message(title.clone());
+            bar.set_message(title.clone().into_string());
             bar.enable_steady_tick(Duration::from_millis(80));
             bar
         });
@@ -267,11 +358,11 @@ impl Pretty {
             .insert(call_id.to_owned(), Running { bar, title });
     }
 
-    fn title(&self, call_id: &str) -> String {
+    fn title(&self, call_id: &str) -> Shown {
         self.running
             .get(call_id)
             .map(|r| r.title.clone())
-            .unwrap_or_else(|| escape_controls(call_id).into_owned())
+            .unwrap_or_else(|| Shown::escaped(call_id))
     }
 }
 
@@ -292,14 +383,15 @@ fn outcome_style(
     (color.apply_to(icon), color.apply_to(outcome.as_str()))
 }
 
-fn diff_line(line: &str) -> console::StyledObject<&str> {
-    if line.starts_with("+++") || line.starts_with("---") {
+fn diff_line(line: &Shown) -> console::StyledObject<&Shown> {
+    let text = line.as_str();
+    if text.starts_with("+++") || text.starts_with("---") {
         style(line).bold()
-    } else if line.starts_with('+') {
+    } else if text.starts_with('+') {
         style(line).green()
-    } else if line.starts_with('-') {
+    } else if text.starts_with('-') {
         style(line).red()
-    } else if line.starts_with("@@") {
+    } else if text.starts_with("@@") {
         style(line).cyan()
     } else {
         style(line).dim()
@@ -320,7 +412,7 @@ fn content_text(content: &[Content]) -> String {
     out.join("\n")
 }
 
-fn progress_text(payload: &Value) -> String {
+fn progress_text(payload: &Value) -> Shown {
     let text = match payload {
         Value::String(s) => s.clone(),
         Value::Object(map) => map
@@ -336,7 +428,7 @@ fn progress_text(payload: &Value) -> String {
         .rev()
         .find(|l| !l.trim().is_empty())
         .unwrap_or("");
-    escape_controls(&cut(last, 60)).into_owned()
+    Shown::escaped(&cut(last, 60))
 }
 
 /// `text` made safe to print on a terminal: control characters are shown
@@ -462,6 +554,6 @@ mod tests {
     #[test]
     fn progress_text_is_escaped_after_it_is_cut() {
         let payload = serde_json::json!({"output": "step 1\nstep 2\u{1b}]0;x\u{7}"});
-        assert_eq!(progress_text(&payload), "step 2\\e]0;x\\u{7}");
+        assert_eq!(progress_text(&payload).as_str(), "step 2\\e]0;x\\u{7}");
     }
 }
