@@ -25,6 +25,7 @@ use console::{Style, style};
 use indicatif::{MultiProgress, ProgressBar, ProgressStyle};
 use serde_json::Value;
 
+use agentcore::hooks::HookReport;
 use agentcore::session::Session;
 
 /// Text fit for the terminal: outside text escaped, or this program's own.
@@ -230,20 +231,21 @@ impl Pretty {
                 payload,
             } => {
                 let title = self.title(call_id);
-                let field = |k: &str| {
-                    payload.get(k).map(|v| match v {
-                        Value::String(s) => s.clone(),
-                        other => other.to_string(),
-                    })
+                // The typed report; a payload of another shape is shown whole.
+                let line = match serde_json::from_value::<HookReport>(payload.clone()) {
+                    Ok(report) => format!(
+                        "{} {} exit {} {} ms: {}",
+                        report.hook_event_name,
+                        cut(&report.hook, 60),
+                        report
+                            .exit
+                            .map(|code| code.to_string())
+                            .unwrap_or("null".into()),
+                        report.duration_ms,
+                        report.effect,
+                    ),
+                    Err(_) => payload.to_string(),
                 };
-                let line = format!(
-                    "{} {} exit {} {} ms: {}",
-                    field("hook_event_name").unwrap_or_default(),
-                    cut(&field("hook").unwrap_or_default(), 60),
-                    field("exit").unwrap_or_default(),
-                    field("duration_ms").unwrap_or_default(),
-                    field("effect").unwrap_or_default(),
-                );
                 self.println(shown!(
                     "  {} {}  {}",
                     style("hook").dim(),

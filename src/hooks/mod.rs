@@ -94,6 +94,7 @@ pub use config::{
 pub use input::{claude_tool_name, tool_input};
 pub use post::{PostToolUse, PostToolUseLayer};
 pub use pre::PreToolUseGate;
+pub use reply::HookReport;
 pub use run::MAX_HOOK_OUTPUT;
 
 use crate::approval::ApprovalEngine;

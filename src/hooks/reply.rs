@@ -2,8 +2,8 @@
 //! stderr the reason), or a failure (any other exit, a signal, a timeout,
 //! JSON that does not parse).
 
-use serde::Deserialize;
-use serde_json::{Value, json};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
 
 use super::config::{HookEvent, OnFailure};
 use super::run::{Ending, HookRun};
@@ -113,20 +113,80 @@ pub(crate) fn failure_text(event: HookEvent, command: &str, how: &str) -> String
 
 /// The payload of the hook's `ToolExecUpdate{kind: hook}`.
 pub(crate) fn update(event: HookEvent, run: &HookRun, reply: &Reply, effect: &str) -> Value {
-    let mut payload = json!({
-        "hook_event_name": event.as_str(),
-        "hook": run.hook.command,
-        "exit": run.ending.code(),
-        "duration_ms": u64::try_from(run.duration.as_millis()).unwrap_or(u64::MAX),
-        "effect": effect,
-    });
-    if let Reply::Failed(how) = reply {
-        payload["error"] = Value::String(how.clone());
+    let report = HookReport {
+        hook_event_name: event.as_str().to_owned(),
+        hook: run.hook.command.clone(),
+        exit: run.ending.code(),
+        duration_ms: u64::try_from(run.duration.as_millis()).unwrap_or(u64::MAX),
+        effect: effect.to_owned(),
+        error: match reply {
+            Reply::Failed(how) => Some(how.clone()),
+            _ => None,
+        },
+        system_message: match reply {
+            Reply::Json(output) => output.system_message.clone(),
+            _ => None,
+        },
+    };
+    serde_json::to_value(report).unwrap_or(Value::Null)
+}
+
+/// What one hook did, as the payload of its
+/// `ToolExecUpdate { kind: hook }` event: read it back with
+/// `serde_json::from_value::<HookReport>(payload)`.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct HookReport {
+    /// `PreToolUse`, `PostToolUse` or `PostToolUseFailure`.
+    pub hook_event_name: String,
+    /// The hook's command, as configured.
+    pub hook: String,
+    /// Its exit status; `None` when it did not exit on its own (a timeout,
+    /// a signal, a failure to start).
+    pub exit: Option<i32>,
+    /// How long it ran.
+    pub duration_ms: u64,
+    /// What it did to the call: `none`, `allow`, `ask`, `deny`, `rewrite`,
+    /// `block`, `context` or `failed`.
+    pub effect: String,
+    /// How it failed, when it did.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+    /// The `systemMessage` of its JSON reply.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub system_message: Option<String>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The payload keeps the wire format the untyped map had: the five
+    /// fields always (a hook that did not exit has `"exit": null`), the
+    /// error and the system message only when there are any.
+    #[test]
+    fn the_report_is_the_same_json_as_before() {
+        let report = HookReport {
+            hook_event_name: "PreToolUse".into(),
+            hook: "./guard.sh".into(),
+            exit: None,
+            duration_ms: 12,
+            effect: "failed".into(),
+            error: Some("timed out after 5 s".into()),
+            system_message: None,
+        };
+        let value = serde_json::to_value(&report).unwrap();
+        assert_eq!(
+            value,
+            serde_json::json!({
+                "hook_event_name": "PreToolUse",
+                "hook": "./guard.sh",
+                "exit": null,
+                "duration_ms": 12,
+                "effect": "failed",
+                "error": "timed out after 5 s",
+            })
+        );
+        assert_eq!(serde_json::from_value::<HookReport>(value).unwrap(), report);
     }
-    if let Reply::Json(output) = reply
-        && let Some(message) = &output.system_message
-    {
-        payload["system_message"] = Value::String(message.clone());
-    }
-    payload
 }
