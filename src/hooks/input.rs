@@ -8,6 +8,7 @@ use serde_json::{Map, Value};
 
 use super::config::HookEvent;
 use crate::approval::Mode;
+use crate::tools::set::Builtin;
 
 /// The name a hook sees for one of our tools: Claude Code's for the
 /// built-in tools (`bash` → `Bash`, `multi_edit` → `MultiEdit`, …), the
@@ -20,30 +21,16 @@ use crate::approval::Mode;
 /// assert_eq!(claude_tool_name("mcp__github__search"), "mcp__github__search");
 /// ```
 pub fn claude_tool_name(tool: &str) -> Cow<'_, str> {
-    let name = match tool {
-        "bash" => "Bash",
-        "read" => "Read",
-        "write" => "Write",
-        "edit" => "Edit",
-        "multi_edit" => "MultiEdit",
-        "glob" => "Glob",
-        "grep" => "Grep",
-        "ls" => "LS",
-        "bash_output" => "BashOutput",
-        "kill_shell" => "KillShell",
-        other => return Cow::Borrowed(other),
-    };
-    Cow::Borrowed(name)
+    match Builtin::from_name(tool).and_then(|b| b.identity().claude_code) {
+        Some(name) => Cow::Borrowed(name),
+        None => Cow::Borrowed(tool),
+    }
 }
 
 /// The arguments of the built-in tools that name a file or folder, made
-/// absolute for hooks (as Claude Code's are).
+/// absolute for hooks (as Claude Code's are): the identity table's.
 fn path_fields(tool: &str) -> &'static [&'static str] {
-    match tool {
-        "read" | "write" | "edit" | "multi_edit" => &["file_path"],
-        "glob" | "grep" | "ls" => &["path"],
-        _ => &[],
-    }
+    Builtin::from_name(tool).map_or(&[], |b| b.identity().path_fields)
 }
 
 /// `tool_input`: the coerced arguments, with the built-in tools' file paths

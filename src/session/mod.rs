@@ -448,6 +448,42 @@ mod tests {
     use crate::config::PolicyError;
     use crate::tools::set::{Builtin, ToolSet};
 
+    /// Issue 26 item 3: the identity table names every built-in tool by
+    /// its own name, and its path fields are exactly the tool's arguments
+    /// that name a path (`path`, `file_path`), strings in its schema.
+    #[tokio::test]
+    async fn the_identity_table_matches_the_tools() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut config = SessionConfig::new(dir.path());
+        config.tools = ToolSet::new(Builtin::ALL).unwrap();
+        let session = Session::start(config).unwrap();
+        assert_eq!(session.registry().iter().count(), Builtin::ALL.len());
+        for builtin in Builtin::ALL {
+            let id = builtin.identity();
+            let entry = session
+                .registry()
+                .get(id.name)
+                .unwrap_or_else(|| panic!("{} is not registered", id.name));
+            assert_eq!(entry.tool().name(), id.name);
+            let properties = entry.tool().schema()["properties"]
+                .as_object()
+                .cloned()
+                .unwrap_or_default();
+            for field in id.path_fields {
+                assert_eq!(properties[*field]["type"], "string", "{}.{field}", id.name);
+            }
+            for name in properties.keys() {
+                if name == "path" || name == "file_path" {
+                    assert!(
+                        id.path_fields.contains(&name.as_str()),
+                        "{}.{name}",
+                        id.name
+                    );
+                }
+            }
+        }
+    }
+
     #[cfg(feature = "mcp-client")]
     #[tokio::test]
     async fn a_session_mounting_servers_needs_connect() {

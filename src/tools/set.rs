@@ -64,21 +64,41 @@ impl Builtin {
         Builtin::KillShell,
     ];
 
-    /// The tool's name, as the model calls it.
-    pub fn name(self) -> &'static str {
-        match self {
-            Builtin::Read => "read",
-            Builtin::Glob => "glob",
-            Builtin::Grep => "grep",
-            Builtin::Ls => "ls",
-            Builtin::Edit => "edit",
-            Builtin::MultiEdit => "multi_edit",
-            Builtin::Write => "write",
-            Builtin::ApplyPatch => "apply_patch",
-            Builtin::Bash => "bash",
-            Builtin::BashOutput => "bash_output",
-            Builtin::KillShell => "kill_shell",
+    /// What identifies the tool outside its own file: its name, the name
+    /// Claude Code's hooks know it by, and which of its arguments name a
+    /// file or folder. The one table the tool sets and the hooks read
+    /// (`session::tests::the_identity_table_matches_the_tools` checks it
+    /// against each tool's own name and schema).
+    pub const fn identity(self) -> Identity {
+        const fn id(
+            name: &'static str,
+            claude_code: Option<&'static str>,
+            path_fields: &'static [&'static str],
+        ) -> Identity {
+            Identity {
+                name,
+                claude_code,
+                path_fields,
+            }
         }
+        match self {
+            Builtin::Read => id("read", Some("Read"), &["file_path"]),
+            Builtin::Glob => id("glob", Some("Glob"), &["path"]),
+            Builtin::Grep => id("grep", Some("Grep"), &["path"]),
+            Builtin::Ls => id("ls", Some("LS"), &["path"]),
+            Builtin::Edit => id("edit", Some("Edit"), &["file_path"]),
+            Builtin::MultiEdit => id("multi_edit", Some("MultiEdit"), &["file_path"]),
+            Builtin::Write => id("write", Some("Write"), &["file_path"]),
+            Builtin::ApplyPatch => id("apply_patch", None, &[]),
+            Builtin::Bash => id("bash", Some("Bash"), &[]),
+            Builtin::BashOutput => id("bash_output", Some("BashOutput"), &[]),
+            Builtin::KillShell => id("kill_shell", Some("KillShell"), &[]),
+        }
+    }
+
+    /// The tool's name, as the model calls it.
+    pub const fn name(self) -> &'static str {
+        self.identity().name
     }
 
     /// The tool of that name, if it is a built-in one.
@@ -104,6 +124,20 @@ impl fmt::Display for Builtin {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.name())
     }
+}
+
+/// A built-in tool's identity: [`Builtin::identity`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Identity {
+    /// The name the model calls it by.
+    pub name: &'static str,
+    /// The name Claude Code's hooks match (`"Bash"`, `"MultiEdit"`), for a
+    /// tool Claude Code has; `None` otherwise (the hooks see `name`).
+    pub claude_code: Option<&'static str>,
+    /// The arguments that name a file or folder (made absolute for hooks,
+    /// as Claude Code's are).
+    pub path_fields: &'static [&'static str],
 }
 
 /// A choice of built-in tools: at least one, each tool's companions
