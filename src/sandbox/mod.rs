@@ -420,7 +420,11 @@ fn machine_status() -> &'static SandboxStatus {
         {
             linux::probe()
         }
-        #[cfg(not(all(target_os = "linux", feature = "sandbox")))]
+        #[cfg(all(target_os = "linux", not(feature = "sandbox")))]
+        {
+            SandboxStatus::nothing("this build has no command sandbox (feature `sandbox` is off)")
+        }
+        #[cfg(not(target_os = "linux"))]
         {
             SandboxStatus::nothing("no command sandbox on this platform yet")
         }
