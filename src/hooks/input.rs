@@ -21,16 +21,16 @@ use crate::tools::set::Builtin;
 /// assert_eq!(claude_tool_name("mcp__github__search"), "mcp__github__search");
 /// ```
 pub fn claude_tool_name(tool: &str) -> Cow<'_, str> {
-    match Builtin::from_name(tool).and_then(|b| b.identity().claude_code) {
+    match Builtin::from_name(tool).and_then(|b| b.spec().claude_code) {
         Some(name) => Cow::Borrowed(name),
         None => Cow::Borrowed(tool),
     }
 }
 
 /// The arguments of the built-in tools that name a file or folder, made
-/// absolute for hooks (as Claude Code's are): the identity table's.
+/// absolute for hooks (as Claude Code's are): the tool's spec.
 fn path_fields(tool: &str) -> &'static [&'static str] {
-    Builtin::from_name(tool).map_or(&[], |b| b.identity().path_fields)
+    Builtin::from_name(tool).map_or(&[], |b| b.spec().path_fields)
 }
 
 /// `tool_input`: the coerced arguments, with the built-in tools' file paths

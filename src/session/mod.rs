@@ -448,23 +448,25 @@ mod tests {
     use crate::config::PolicyError;
     use crate::tools::set::{Builtin, ToolSet};
 
-    /// Issue 26 item 3: the identity table names every built-in tool by
-    /// its own name, and its path fields are exactly the tool's arguments
-    /// that name a path (`path`, `file_path`), strings in its schema.
+    /// Issue 26 item 3: each built-in tool's spec names it by the name and
+    /// label the registered tool reports, and its path fields are exactly
+    /// the tool's arguments that name a path (`path`, `file_path`),
+    /// strings in its schema.
     #[tokio::test]
-    async fn the_identity_table_matches_the_tools() {
+    async fn every_spec_matches_its_tool() {
         let dir = tempfile::tempdir().unwrap();
         let mut config = SessionConfig::new(dir.path());
         config.tools = ToolSet::new(Builtin::ALL).unwrap();
         let session = Session::start(config).unwrap();
         assert_eq!(session.registry().iter().count(), Builtin::ALL.len());
         for builtin in Builtin::ALL {
-            let id = builtin.identity();
+            let id = builtin.spec();
             let entry = session
                 .registry()
                 .get(id.name)
                 .unwrap_or_else(|| panic!("{} is not registered", id.name));
             assert_eq!(entry.tool().name(), id.name);
+            assert_eq!(entry.tool().label(), Some(id.label));
             let properties = entry.tool().schema()["properties"]
                 .as_object()
                 .cloned()

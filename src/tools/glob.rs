@@ -1,6 +1,7 @@
 //! The `glob` tool: files whose path matches a gitignore-style glob, most
 //! recently modified first.
 
+use crate::tools::spec::ToolSpec;
 use std::path::PathBuf;
 use std::sync::{LazyLock, Mutex};
 use std::time::SystemTime;
@@ -36,6 +37,11 @@ most {MAX_RESULTS}. Files ignored by .gitignore are skipped unless the pattern n
 are included. Use grep to search file contents."
     )
 });
+
+/// The `glob` tool's identity: its name, label, Claude Code name and path argument.
+pub const SPEC: ToolSpec = ToolSpec::new("glob", "Find Files")
+    .claude_code("Glob")
+    .path_fields(crate::path_fields!(GlobArgs: path));
 
 /// The arguments of `glob`. The field docs are the descriptions the model
 /// reads.
@@ -78,7 +84,7 @@ impl TypedTool for GlobTool {
     type Args = GlobArgs;
 
     fn name(&self) -> &str {
-        "glob"
+        SPEC.name
     }
 
     fn description(&self) -> &str {
@@ -92,7 +98,7 @@ impl TypedTool for GlobTool {
     }
 
     fn label(&self) -> Option<&str> {
-        Some("Find Files")
+        Some(SPEC.label)
     }
 
     fn read_only(&self, _args: &GlobArgs) -> bool {

@@ -14,6 +14,7 @@
 //! searched again, through handles beneath the root, and only if it is
 //! still the same file (device and inode).
 
+use crate::tools::spec::ToolSpec;
 use std::borrow::Cow;
 use std::collections::HashMap;
 use std::io;
@@ -110,6 +111,11 @@ pub enum OutputMode {
     Count,
 }
 
+/// The `grep` tool's identity: its name, label, Claude Code name and path argument.
+pub const SPEC: ToolSpec = ToolSpec::new("grep", "Search Content")
+    .claude_code("Grep")
+    .path_fields(crate::path_fields!(GrepArgs: path));
+
 /// The arguments of `grep`. The field docs are the descriptions the model
 /// reads; the names of the flags are ripgrep's.
 #[derive(Clone, Debug, Deserialize, JsonSchema)]
@@ -180,7 +186,7 @@ impl TypedTool for GrepTool {
     type Args = GrepArgs;
 
     fn name(&self) -> &str {
-        "grep"
+        SPEC.name
     }
 
     fn description(&self) -> &str {
@@ -194,7 +200,7 @@ impl TypedTool for GrepTool {
     }
 
     fn label(&self) -> Option<&str> {
-        Some("Search Content")
+        Some(SPEC.label)
     }
 
     fn read_only(&self, _args: &GrepArgs) -> bool {

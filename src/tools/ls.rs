@@ -1,6 +1,7 @@
 //! The `ls` tool: a directory as an indented tree, gitignore-aware,
 //! directories first then files, by name.
 
+use crate::tools::spec::ToolSpec;
 use std::collections::BTreeMap;
 use std::path::Path;
 use std::sync::LazyLock;
@@ -34,6 +35,11 @@ out; hidden files are included. `ignore` takes glob patterns of further entries 
 At most {MAX_ENTRIES} entries are shown. Prefer glob or grep when you know what you are looking for."
     )
 });
+
+/// The `ls` tool's identity: its name, label, Claude Code name and path argument.
+pub const SPEC: ToolSpec = ToolSpec::new("ls", "List Directory")
+    .claude_code("LS")
+    .path_fields(crate::path_fields!(LsArgs: path));
 
 /// The arguments of `ls`. The field docs are the descriptions the model
 /// reads.
@@ -75,7 +81,7 @@ impl TypedTool for LsTool {
     type Args = LsArgs;
 
     fn name(&self) -> &str {
-        "ls"
+        SPEC.name
     }
 
     fn description(&self) -> &str {
@@ -89,7 +95,7 @@ impl TypedTool for LsTool {
     }
 
     fn label(&self) -> Option<&str> {
-        Some("List Directory")
+        Some(SPEC.label)
     }
 
     fn read_only(&self, _args: &LsArgs) -> bool {

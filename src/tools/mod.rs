@@ -21,5 +21,6 @@ pub mod ls;
 pub mod read;
 mod schema;
 pub mod set;
+pub mod spec;
 mod text;
 pub mod write;

@@ -20,6 +20,8 @@ use std::collections::BTreeSet;
 use std::fmt;
 use std::str::FromStr;
 
+use super::spec::ToolSpec;
+
 /// A built-in tool, by the name the model calls it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 #[non_exhaustive]
@@ -64,41 +66,32 @@ impl Builtin {
         Builtin::KillShell,
     ];
 
-    /// What identifies the tool outside its own file: its name, the name
-    /// Claude Code's hooks know it by, and which of its arguments name a
-    /// file or folder. The one table the tool sets and the hooks read
-    /// (`session::tests::the_identity_table_matches_the_tools` checks it
-    /// against each tool's own name and schema).
-    pub const fn identity(self) -> Identity {
-        const fn id(
-            name: &'static str,
-            claude_code: Option<&'static str>,
-            path_fields: &'static [&'static str],
-        ) -> Identity {
-            Identity {
-                name,
-                claude_code,
-                path_fields,
-            }
-        }
+    /// What identifies the tool outside its own file: its name, label,
+    /// the name Claude Code's hooks know it by, and which of its arguments
+    /// name a file or folder. Each tool's file holds its own
+    /// ([`ToolSpec`]); the tool sets and the hooks read it here
+    /// (`session::tests::every_spec_matches_its_tool` checks it against
+    /// each registered tool's name, label and schema).
+    pub const fn spec(self) -> &'static ToolSpec {
+        use super::{apply_patch, bash, edit, glob, grep, ls, read, write};
         match self {
-            Builtin::Read => id("read", Some("Read"), &["file_path"]),
-            Builtin::Glob => id("glob", Some("Glob"), &["path"]),
-            Builtin::Grep => id("grep", Some("Grep"), &["path"]),
-            Builtin::Ls => id("ls", Some("LS"), &["path"]),
-            Builtin::Edit => id("edit", Some("Edit"), &["file_path"]),
-            Builtin::MultiEdit => id("multi_edit", Some("MultiEdit"), &["file_path"]),
-            Builtin::Write => id("write", Some("Write"), &["file_path"]),
-            Builtin::ApplyPatch => id("apply_patch", None, &[]),
-            Builtin::Bash => id("bash", Some("Bash"), &[]),
-            Builtin::BashOutput => id("bash_output", Some("BashOutput"), &[]),
-            Builtin::KillShell => id("kill_shell", Some("KillShell"), &[]),
+            Builtin::Read => &read::SPEC,
+            Builtin::Glob => &glob::SPEC,
+            Builtin::Grep => &grep::SPEC,
+            Builtin::Ls => &ls::SPEC,
+            Builtin::Edit => &edit::SPEC,
+            Builtin::MultiEdit => &edit::multi_edit::SPEC,
+            Builtin::Write => &write::SPEC,
+            Builtin::ApplyPatch => &apply_patch::SPEC,
+            Builtin::Bash => &bash::SPEC,
+            Builtin::BashOutput => &bash::bash_output::SPEC,
+            Builtin::KillShell => &bash::kill_shell::SPEC,
         }
     }
 
     /// The tool's name, as the model calls it.
     pub const fn name(self) -> &'static str {
-        self.identity().name
+        self.spec().name
     }
 
     /// The tool of that name, if it is a built-in one.
@@ -124,20 +117,6 @@ impl fmt::Display for Builtin {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.name())
     }
-}
-
-/// A built-in tool's identity: [`Builtin::identity`].
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-#[non_exhaustive]
-pub struct Identity {
-    /// The name the model calls it by.
-    pub name: &'static str,
-    /// The name Claude Code's hooks match (`"Bash"`, `"MultiEdit"`), for a
-    /// tool Claude Code has; `None` otherwise (the hooks see `name`).
-    pub claude_code: Option<&'static str>,
-    /// The arguments that name a file or folder (made absolute for hooks,
-    /// as Claude Code's are).
-    pub path_fields: &'static [&'static str],
 }
 
 /// A choice of built-in tools: at least one, each tool's companions

@@ -5,6 +5,7 @@
 //! it never saw). The write is atomic, keeps mode and owner, and writes
 //! hard-linked files in place.
 
+use crate::tools::spec::ToolSpec;
 use std::path::PathBuf;
 
 use agentcore_stages::TypedTool;
@@ -31,6 +32,11 @@ are created. The content is written exactly as given. To overwrite an existing f
 it first with the read tool (writing a file you have not read, or that changed since, is \
 refused). Prefer the edit tool for changing part of an existing file; use write for new files \
 or complete rewrites.";
+
+/// The `write` tool's identity: its name, label, Claude Code name and path argument.
+pub const SPEC: ToolSpec = ToolSpec::new("write", "Write File")
+    .claude_code("Write")
+    .path_fields(crate::path_fields!(WriteArgs: file_path));
 
 /// The arguments of a `write` call. The field docs are the descriptions
 /// the model reads in the schema.
@@ -92,7 +98,7 @@ impl TypedTool for WriteTool {
     type Args = WriteArgs;
 
     fn name(&self) -> &str {
-        "write"
+        SPEC.name
     }
 
     fn description(&self) -> &str {
@@ -100,7 +106,7 @@ impl TypedTool for WriteTool {
     }
 
     fn label(&self) -> Option<&str> {
-        Some("Write File")
+        Some(SPEC.label)
     }
 
     fn read_only(&self, _args: &WriteArgs) -> bool {

@@ -19,4 +19,4 @@ mod tool;
 
 pub use apply::{HunkError, Patched, apply_hunks};
 pub use parse::{FileOp, Hunk, Line, ParseError, Patch, parse};
-pub use tool::{ApplyPatchArgs, ApplyPatchTool, permissions};
+pub use tool::{ApplyPatchArgs, ApplyPatchTool, SPEC, permissions};

@@ -2,6 +2,7 @@
 //! written, previews it as one unified diff, and writes it file by file,
 //! putting back the files already written if a later write fails.
 
+use crate::tools::spec::ToolSpec;
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::io;
@@ -45,6 +46,9 @@ below each change; context and removed lines must match lines of the file in ord
 whitespace, indentation and look-alike characters are forgiven when that leaves one place). \
 `*** End of File` after a hunk's last line anchors it at the end of the file. If any hunk or \
 file fails, no file is changed and the error names the file and the hunk.";
+
+/// The `apply_patch` tool's identity: its name, label (Claude Code has no such tool).
+pub const SPEC: ToolSpec = ToolSpec::new("apply_patch", "Apply Patch");
 
 /// The arguments of an `apply_patch` call. The field doc is the
 /// description the model reads in the schema.
@@ -123,7 +127,7 @@ impl TypedTool for ApplyPatchTool {
     type Args = ApplyPatchArgs;
 
     fn name(&self) -> &str {
-        "apply_patch"
+        SPEC.name
     }
 
     fn description(&self) -> &str {
@@ -131,7 +135,7 @@ impl TypedTool for ApplyPatchTool {
     }
 
     fn label(&self) -> Option<&str> {
-        Some("Apply Patch")
+        Some(SPEC.label)
     }
 
     fn read_only(&self, _args: &ApplyPatchArgs) -> bool {

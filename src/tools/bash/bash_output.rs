@@ -1,6 +1,7 @@
 //! The `bash_output` tool: what a background job printed since the last
 //! look, and whether it still runs.
 
+use crate::tools::spec::ToolSpec;
 use std::sync::{Arc, LazyLock};
 use std::time::Duration;
 
@@ -37,6 +38,10 @@ output is in the file whose path is given.",
         text::thousands(super::MAX_OUTPUT_CHARS),
     )
 });
+
+/// The `bash_output` tool's identity: its name, label, Claude Code name.
+pub const SPEC: ToolSpec =
+    ToolSpec::new("bash_output", "Read Job Output").claude_code("BashOutput");
 
 /// The arguments of `bash_output`. The field docs are the descriptions the
 /// model reads.
@@ -75,7 +80,7 @@ impl TypedTool for BashOutputTool {
     type Args = BashOutputArgs;
 
     fn name(&self) -> &str {
-        "bash_output"
+        SPEC.name
     }
 
     fn description(&self) -> &str {
@@ -118,7 +123,7 @@ impl TypedTool for BashOutputTool {
     }
 
     fn label(&self) -> Option<&str> {
-        Some("Read Job Output")
+        Some(SPEC.label)
     }
 
     fn read_only(&self, _args: &BashOutputArgs) -> bool {

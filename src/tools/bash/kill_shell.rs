@@ -1,6 +1,7 @@
 //! The `kill_shell` tool: stops a background job and everything it
 //! started.
 
+use crate::tools::spec::ToolSpec;
 use std::sync::{Arc, LazyLock};
 
 use agentcore_stages::TypedTool;
@@ -20,6 +21,9 @@ timeout. Returns the output the job printed since the last bash_output and its \
 final status."
         .to_owned()
 });
+
+/// The `kill_shell` tool's identity: its name, label, Claude Code name.
+pub const SPEC: ToolSpec = ToolSpec::new("kill_shell", "Stop Job").claude_code("KillShell");
 
 /// The arguments of `kill_shell`. The field docs are the descriptions the
 /// model reads.
@@ -54,7 +58,7 @@ impl TypedTool for KillShellTool {
     type Args = KillShellArgs;
 
     fn name(&self) -> &str {
-        "kill_shell"
+        SPEC.name
     }
 
     fn description(&self) -> &str {
@@ -77,7 +81,7 @@ impl TypedTool for KillShellTool {
     }
 
     fn label(&self) -> Option<&str> {
-        Some("Stop Job")
+        Some(SPEC.label)
     }
 
     fn read_only(&self, _args: &KillShellArgs) -> bool {

@@ -49,5 +49,5 @@ mod tool;
 pub const MAX_OUTPUT_CHARS: usize = output::MAX_CHARS;
 pub use jobs::{DEFAULT_JOB_LIFETIME, DEFAULT_MAX_JOBS, JobExit, JobLimits, JobStatus, Jobs};
 pub use tool::{
-    BashArgs, BashTool, DEFAULT_TIMEOUT_MS, MAX_TIMEOUT_MS, permissions, permissions_in,
+    BashArgs, BashTool, DEFAULT_TIMEOUT_MS, MAX_TIMEOUT_MS, SPEC, permissions, permissions_in,
 };

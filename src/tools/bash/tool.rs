@@ -1,6 +1,7 @@
 //! [`BashTool`]: its arguments ([`BashArgs`]), its metadata, what a call
 //! touches ([`permissions`]), and the call itself.
 
+use crate::tools::spec::ToolSpec;
 use std::collections::BTreeSet;
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
@@ -97,6 +98,9 @@ set `dangerously_disable_sandbox` and say why in `description`: the user is aske
 const FIRST_OUTPUT_WAIT: Duration = Duration::from_secs(1);
 
 const MS_PER_MINUTE: u64 = 60_000;
+
+/// The `bash` tool's identity: its name, label, Claude Code name.
+pub const SPEC: ToolSpec = ToolSpec::new("bash", "Run Command").claude_code("Bash");
 
 /// The arguments of one `bash` call. The field docs are the descriptions
 /// the model reads in the schema.
@@ -612,7 +616,7 @@ impl TypedTool for BashTool {
     type Args = BashArgs;
 
     fn name(&self) -> &str {
-        "bash"
+        SPEC.name
     }
 
     fn description(&self) -> &str {
@@ -624,7 +628,7 @@ impl TypedTool for BashTool {
     }
 
     fn label(&self) -> Option<&str> {
-        Some("Run Command")
+        Some(SPEC.label)
     }
 
     fn read_only(&self, _args: &BashArgs) -> bool {

@@ -29,6 +29,7 @@ mod sequence;
 mod snippet;
 mod tiers;
 
+use crate::tools::spec::ToolSpec;
 use std::borrow::Cow;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -76,6 +77,11 @@ surrounding lines to make it unique; an `old_string` of whitespace only is refus
 replaces every occurrence, e.g. to rename a variable. An empty `old_string` creates a new file \
 with `new_string` as its content. Line endings (CRLF), a byte-order mark and UTF-16 encoding are \
 kept.";
+
+/// The `edit` tool's identity: its name, label, Claude Code name and path argument.
+pub const SPEC: ToolSpec = ToolSpec::new("edit", "Edit File")
+    .claude_code("Edit")
+    .path_fields(crate::path_fields!(EditArgs: file_path));
 
 /// The arguments of an `edit` call. The field docs are the descriptions
 /// the model reads in the schema.
@@ -143,7 +149,7 @@ impl TypedTool for EditTool {
     type Args = EditArgs;
 
     fn name(&self) -> &str {
-        "edit"
+        SPEC.name
     }
 
     fn description(&self) -> &str {
@@ -151,7 +157,7 @@ impl TypedTool for EditTool {
     }
 
     fn label(&self) -> Option<&str> {
-        Some("Edit File")
+        Some(SPEC.label)
     }
 
     fn read_only(&self, _args: &EditArgs) -> bool {

@@ -9,6 +9,7 @@
 //! the tool ([`MultiEditTool`], its [`MultiEditArgs`] and
 //! [`permissions`]), on the same validate, preview and locked-write steps as `edit` and `write`.
 
+use crate::tools::spec::ToolSpec;
 use std::borrow::Cow;
 use std::fmt::Write as _;
 use std::path::PathBuf;
@@ -42,6 +43,11 @@ same refusals) and applies to the result of the edits before it, in order, so an
 the text as the earlier edits leave it. All or nothing: if any edit cannot be applied, the file is \
 not changed and the error names the edit (`Edit K of N:` and why). Prefer it to several edit calls on \
 the same file. To create a file, give the first edit an empty `old_string`.";
+
+/// The `multi_edit` tool's identity: its name, label, Claude Code name and path argument.
+pub const SPEC: ToolSpec = ToolSpec::new("multi_edit", "Multi-Edit File")
+    .claude_code("MultiEdit")
+    .path_fields(crate::path_fields!(MultiEditArgs: file_path));
 
 /// The arguments of a `multi_edit` call. The field docs are the
 /// descriptions the model reads in the schema.
@@ -193,7 +199,7 @@ impl TypedTool for MultiEditTool {
     type Args = MultiEditArgs;
 
     fn name(&self) -> &str {
-        "multi_edit"
+        SPEC.name
     }
 
     fn description(&self) -> &str {
@@ -201,7 +207,7 @@ impl TypedTool for MultiEditTool {
     }
 
     fn label(&self) -> Option<&str> {
-        Some("Multi-Edit File")
+        Some(SPEC.label)
     }
 
     fn read_only(&self, _args: &MultiEditArgs) -> bool {

@@ -7,6 +7,7 @@
 //! ones are kept. Memory is bounded by the output, not by the file, however
 //! deep the offset.
 
+use crate::tools::spec::ToolSpec;
 use std::fs::File;
 use std::io::{self, Read};
 use std::os::fd::OwnedFd;
@@ -72,6 +73,11 @@ or relative to the workspace root. Read a file before editing or overwriting it.
     )
 });
 
+/// The `read` tool's identity: its name, label, Claude Code name and path argument.
+pub const SPEC: ToolSpec = ToolSpec::new("read", "Read File")
+    .claude_code("Read")
+    .path_fields(crate::path_fields!(ReadArgs: file_path));
+
 /// The arguments of `read`. The field docs are the descriptions the model
 /// reads.
 #[derive(Clone, Debug, Deserialize, JsonSchema)]
@@ -132,7 +138,7 @@ impl TypedTool for ReadTool {
     type Args = ReadArgs;
 
     fn name(&self) -> &str {
-        "read"
+        SPEC.name
     }
 
     fn description(&self) -> &str {
@@ -147,7 +153,7 @@ impl TypedTool for ReadTool {
     }
 
     fn label(&self) -> Option<&str> {
-        Some("Read File")
+        Some(SPEC.label)
     }
 
     fn read_only(&self, _args: &ReadArgs) -> bool {
