@@ -168,6 +168,7 @@ pub mod config;
 pub mod error_code;
 pub mod fs;
 pub mod hooks;
+pub mod limits;
 #[cfg(any(feature = "mcp-server", feature = "mcp-client"))]
 pub mod mcp;
 pub mod message;

@@ -4,7 +4,8 @@ use std::collections::HashSet;
 
 use serde_json::{Map, Value};
 
-use agentcore::message::jsonl::{MAX_VALUES, Structure, structure};
+use agentcore::limits::input::MAX_VALUES;
+use agentcore::message::jsonl::{Structure, structure};
 use agentcore::message::{ToolCall, anthropic, openai};
 
 /// The protocol version in the hello line.

@@ -5,7 +5,8 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
 
-use agentcore::message::jsonl::{Line, LineReader, MAX_LINE_BYTES, MAX_LINE_MIB};
+use agentcore::limits::input::{MAX_LINE_BYTES, MAX_LINE_MIB};
+use agentcore::message::jsonl::{Line, LineReader};
 use agentcore::session::{Session, SessionConfig, SessionError};
 use agentcore::{Event, EventSink};
 use serde_json::json;

@@ -23,6 +23,7 @@
 //! assert_eq!(err.to_string(), r#"path "../../../../etc/passwd" is outside the workspace"#);
 //! ```
 
+use crate::limits::paths::MAX_PATH_BYTES;
 use std::ffi::OsString;
 use std::fs::{self, File, Metadata};
 use std::io;
@@ -33,9 +34,6 @@ use std::sync::Arc;
 
 use super::beneath::{self, Access, CreatedDirs, FileError};
 use crate::fs::judged::{FileId, JudgedPaths, ResolveError, final_target};
-
-/// The longest path, in bytes, a model may give (Linux's `PATH_MAX`).
-pub const MAX_PATH_BYTES: usize = 4096;
 
 /// Why a canonical path that lies in no root is refused, where that can
 /// only be a bug or a race (paths are resolved into a root first).

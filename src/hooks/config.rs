@@ -19,6 +19,7 @@
 //! unconfined = false          # agentcore's: true runs it outside the sandbox
 //! ```
 
+use crate::limits::hooks::DEFAULT_HOOK_TIMEOUT;
 use std::collections::BTreeMap;
 use std::fmt;
 use std::io;
@@ -29,9 +30,6 @@ use regex::Regex;
 use serde::de::{self, MapAccess, Visitor};
 use serde::ser::SerializeMap;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
-
-/// A hook's timeout when it gives none (Claude Code's): 60 seconds.
-pub const DEFAULT_HOOK_TIMEOUT: Duration = Duration::from_secs(60);
 
 /// The events agentcore runs hooks for.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]

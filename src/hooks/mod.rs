@@ -88,14 +88,13 @@ use futures::future::join_all;
 use serde_json::{Map, Value};
 
 pub use config::{
-    CommandHook, DEFAULT_HOOK_TIMEOUT, HookConfig, HookConfigError, HookEntry, HookEvent, Matcher,
-    MatcherGroup, OnFailure,
+    CommandHook, HookConfig, HookConfigError, HookEntry, HookEvent, Matcher, MatcherGroup,
+    OnFailure,
 };
 pub use input::{claude_tool_name, tool_input};
 pub use post::{PostToolUse, PostToolUseLayer};
 pub use pre::PreToolUseGate;
 pub use reply::HookReport;
-pub use run::MAX_HOOK_OUTPUT;
 
 use crate::approval::ApprovalEngine;
 use crate::sandbox::{Sandbox, SandboxError, SandboxMode};

@@ -7,6 +7,7 @@
 //! cancellation) every process it started is killed, and so is whatever it
 //! leaves running when it exits.
 
+use crate::limits::hooks::MAX_HOOK_OUTPUT;
 use std::io;
 use std::path::Path;
 use std::process::{ExitStatus, Stdio};
@@ -24,10 +25,6 @@ use crate::process::child::{KILL_GRACE, default_shell, prepare_child};
 use crate::process::env::{CALL_MARKER, EnvPolicy};
 use crate::process::tracking::{CallProcesses, new_token, shell_awaited, spawn_registered};
 use crate::sandbox::Sandbox;
-
-/// Bytes of stdout and of stderr kept of one hook; the rest is read and
-/// dropped (so the hook never blocks on a full pipe).
-pub const MAX_HOOK_OUTPUT: usize = 1 << 20;
 
 /// How long output may keep arriving after every process of the hook was
 /// killed (one that cannot be killed, a setuid program, holds the pipe).

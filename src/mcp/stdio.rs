@@ -43,10 +43,9 @@ use rmcp::transport::Transport;
 use serde_json::{Map, Value, json};
 use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
 
+use crate::limits::input::{MAX_DEPTH, MAX_LINE_BYTES, MAX_LINE_MIB, MAX_VALUES};
 use crate::message::json_kind as kind;
-use crate::message::jsonl::{
-    Line, LineReader, MAX_DEPTH, MAX_LINE_BYTES, MAX_LINE_MIB, MAX_VALUES, Structure, structure,
-};
+use crate::message::jsonl::{Line, LineReader, Structure, structure};
 use crate::message::jsonrpc::{IdScan, exact_id, scanned_id};
 use crate::message::line::to_line_vec;
 

@@ -8,13 +8,8 @@
 //! up to its newline (its bytes can be shown to an observer as they pass,
 //! never kept), and reported as [`Line::TooLong`].
 
+use crate::limits::input::{MAX_DEPTH, MAX_VALUES};
 use tokio::io::{AsyncBufRead, AsyncBufReadExt};
-
-/// The longest line read whole, newline excluded, in MiB (for messages).
-pub const MAX_LINE_MIB: usize = 16;
-
-/// The longest line read whole, newline excluded: [`MAX_LINE_MIB`] MiB.
-pub const MAX_LINE_BYTES: usize = MAX_LINE_MIB * 1024 * 1024;
 
 /// The capacity kept between lines after a long one.
 const KEEP_CAPACITY: usize = 64 * 1024;
@@ -116,18 +111,6 @@ impl<R: AsyncBufRead + Unpin> LineReader<R> {
         }
     }
 }
-
-/// The deepest nesting of arrays and objects let through: serde_json's
-/// recursion limit.
-pub const MAX_DEPTH: usize = 128;
-
-/// The most JSON values (roughly: elements, members and containers) a
-/// message may hold. Parsing costs a few hundred bytes a value (rmcp's
-/// typed parse buffers the message more than once), so a 16 MiB line of
-/// `[0,0,0,…]` took 1.6 GB in `agentcore mcp` and 570 MB in
-/// `agentcore run`; this bounds that to tens of MB, far above what any
-/// request needs.
-pub const MAX_VALUES: usize = 100_000;
 
 /// What a look at a line's structure found.
 #[derive(Debug, PartialEq, Eq)]

@@ -1,5 +1,6 @@
 //! What a session is started from: [`SessionConfig`], and why it may not start.
 
+use crate::limits::session::DEFAULT_ASK_TIMEOUT;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -57,9 +58,6 @@ pub struct SessionConfig {
     /// client that declares elicitation.
     pub ask_timeout: Duration,
 }
-
-/// [`SessionConfig::ask_timeout`] unless set: 120 s.
-pub const DEFAULT_ASK_TIMEOUT: Duration = Duration::from_secs(120);
 
 impl SessionConfig {
     /// Defaults for a workspace at `root`: default mode, no policy, 10

@@ -28,7 +28,7 @@ mod config;
 
 pub(crate) use builtin::builtin_tools_of;
 pub use builtin::{builtin_registry, builtin_registry_of, builtin_registry_with_jobs};
-pub use config::{DEFAULT_ASK_TIMEOUT, SessionConfig, SessionError};
+pub use config::{SessionConfig, SessionError};
 
 /// How a session's commands are confined.
 #[derive(Debug)]

@@ -1,6 +1,7 @@
 //! The `glob` tool: files whose path matches a gitignore-style glob, most
 //! recently modified first.
 
+use crate::limits::glob::MAX_RESULTS;
 use crate::tools::spec::ToolSpec;
 use std::path::PathBuf;
 use std::sync::{LazyLock, Mutex};
@@ -23,9 +24,6 @@ use crate::fs::walk::{
 };
 use crate::fs::workspace::Workspace;
 
-/// Paths shown at most.
-pub const MAX_RESULTS: usize = 100;
-
 const TRUNCATED: &str = "(Results are truncated. Consider using a more specific path or pattern.)";
 
 static DESCRIPTION: LazyLock<String> = LazyLock::new(|| {
@@ -41,7 +39,7 @@ are included. Use grep to search file contents."
 /// The `glob` tool's identity: its name, label, Claude Code name and path argument.
 pub const SPEC: ToolSpec = ToolSpec::new("glob", "Find Files")
     .claude_code("Glob")
-    .path_fields(crate::path_fields!(GlobArgs: path));
+    .path_fields(crate::tools::spec::path_fields!(GlobArgs: path));
 
 /// The arguments of `glob`. The field docs are the descriptions the model
 /// reads.

@@ -114,7 +114,7 @@ pub enum OutputMode {
 /// The `grep` tool's identity: its name, label, Claude Code name and path argument.
 pub const SPEC: ToolSpec = ToolSpec::new("grep", "Search Content")
     .claude_code("Grep")
-    .path_fields(crate::path_fields!(GrepArgs: path));
+    .path_fields(crate::tools::spec::path_fields!(GrepArgs: path));
 
 /// The arguments of `grep`. The field docs are the descriptions the model
 /// reads; the names of the flags are ripgrep's.

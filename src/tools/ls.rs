@@ -1,6 +1,7 @@
 //! The `ls` tool: a directory as an indented tree, gitignore-aware,
 //! directories first then files, by name.
 
+use crate::limits::ls::MAX_ENTRIES;
 use crate::tools::spec::ToolSpec;
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -21,8 +22,6 @@ use crate::fs::blocking::run_blocking;
 use crate::fs::walk::{Entry, Filters, Flow, Kind, walk_breadth_first, walk_error};
 use crate::fs::workspace::Workspace;
 
-/// Entries shown at most (the root line not counted).
-pub const MAX_ENTRIES: usize = 1000;
 /// Entries collected at most before the walk stops; bounds memory on huge
 /// trees (the note then says "more than").
 const MAX_COLLECTED: usize = 100_000;
@@ -39,7 +38,7 @@ At most {MAX_ENTRIES} entries are shown. Prefer glob or grep when you know what 
 /// The `ls` tool's identity: its name, label, Claude Code name and path argument.
 pub const SPEC: ToolSpec = ToolSpec::new("ls", "List Directory")
     .claude_code("LS")
-    .path_fields(crate::path_fields!(LsArgs: path));
+    .path_fields(crate::tools::spec::path_fields!(LsArgs: path));
 
 /// The arguments of `ls`. The field docs are the descriptions the model
 /// reads.

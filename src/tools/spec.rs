@@ -99,3 +99,7 @@ macro_rules! path_fields {
         &[$(::core::stringify!($field)),*]
     }};
 }
+
+// Within the crate it is named by its module, so the layer check sees
+// where it comes from.
+pub(crate) use path_fields;

@@ -36,7 +36,7 @@ or complete rewrites.";
 /// The `write` tool's identity: its name, label, Claude Code name and path argument.
 pub const SPEC: ToolSpec = ToolSpec::new("write", "Write File")
     .claude_code("Write")
-    .path_fields(crate::path_fields!(WriteArgs: file_path));
+    .path_fields(crate::tools::spec::path_fields!(WriteArgs: file_path));
 
 /// The arguments of a `write` call. The field docs are the descriptions
 /// the model reads in the schema.

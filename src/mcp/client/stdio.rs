@@ -20,7 +20,8 @@ use serde_json::json;
 use tokio::io::{AsyncWriteExt, BufReader};
 use tokio::process::{Child, ChildStderr, ChildStdin, ChildStdout};
 
-use crate::message::jsonl::{Line, LineReader, MAX_LINE_BYTES, MAX_LINE_MIB};
+use crate::limits::input::{MAX_LINE_BYTES, MAX_LINE_MIB};
+use crate::message::jsonl::{Line, LineReader};
 use crate::message::jsonrpc::IdScan;
 use crate::message::line::to_line_vec;
 

@@ -1,6 +1,7 @@
 //! The `bash_output` tool: what a background job printed since the last
 //! look, and whether it still runs.
 
+use crate::limits::bash::MAX_WAIT_MS;
 use crate::tools::spec::ToolSpec;
 use std::sync::{Arc, LazyLock};
 use std::time::Duration;
@@ -14,9 +15,6 @@ use super::Jobs;
 use crate::access::{Access, Permissions};
 use crate::tools::schema::builtin_args;
 use crate::tools::text;
-
-/// The longest `wait_ms` a model may ask for.
-pub const MAX_WAIT_MS: u64 = 60_000;
 
 /// The most a `filter` pattern may compile to, in bytes.
 const FILTER_SIZE_LIMIT: usize = 1 << 20;
@@ -35,7 +33,7 @@ whichever comes first; without it the call returns at once.
 others are read all the same).
 - New output longer than {} characters keeps its beginning and its end; the full \
 output is in the file whose path is given.",
-        text::thousands(super::MAX_OUTPUT_CHARS),
+        text::thousands(crate::limits::bash::MAX_OUTPUT_CHARS),
     )
 });
 

@@ -9,6 +9,7 @@
 //! it started is left. A dropped job (its runtime shut down) is killed by
 //! the drop of its processes, as a dropped call is.
 
+use crate::limits::bash::{DEFAULT_JOB_LIFETIME, DEFAULT_MAX_JOBS};
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::path::PathBuf;
@@ -23,12 +24,6 @@ use super::output::{Collector, Shown};
 use super::run::{self, Ending, Sinks};
 use super::spawn::Spawned;
 use super::spool::Spool;
-
-/// Jobs alive at once, by default.
-pub const DEFAULT_MAX_JOBS: usize = 8;
-
-/// How long a job may run, by default: one hour.
-pub const DEFAULT_JOB_LIFETIME: Duration = Duration::from_secs(60 * 60);
 
 /// Finished jobs kept for a last `bash_output`; the oldest go first.
 const KEPT_FINISHED: usize = 32;

@@ -45,9 +45,5 @@ mod spawn;
 mod spool;
 mod tool;
 
-/// Characters of output a result shows at most (head and tail).
-pub const MAX_OUTPUT_CHARS: usize = output::MAX_CHARS;
-pub use jobs::{DEFAULT_JOB_LIFETIME, DEFAULT_MAX_JOBS, JobExit, JobLimits, JobStatus, Jobs};
-pub use tool::{
-    BashArgs, BashTool, DEFAULT_TIMEOUT_MS, MAX_TIMEOUT_MS, SPEC, permissions, permissions_in,
-};
+pub use jobs::{JobExit, JobLimits, JobStatus, Jobs};
+pub use tool::{BashArgs, BashTool, SPEC, permissions, permissions_in};

@@ -1,10 +1,8 @@
 //! The command's output in bounded memory: the first and the last bytes,
 //! and counts of everything in between.
 
+use crate::limits::bash::MAX_OUTPUT_CHARS as MAX_CHARS;
 use std::collections::VecDeque;
-
-/// Characters of output a result shows at most.
-pub(crate) const MAX_CHARS: usize = 30_000;
 
 /// Characters each of head and tail show when the output is cut.
 const HALF_CHARS: usize = MAX_CHARS / 2;

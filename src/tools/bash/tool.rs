@@ -1,6 +1,7 @@
 //! [`BashTool`]: its arguments ([`BashArgs`]), its metadata, what a call
 //! touches ([`permissions`]), and the call itself.
 
+use crate::limits::bash::{DEFAULT_TIMEOUT_MS, MAX_TIMEOUT_MS};
 use crate::tools::spec::ToolSpec;
 use std::collections::BTreeSet;
 use std::ffi::OsString;
@@ -14,26 +15,21 @@ use schemars::{JsonSchema, Schema};
 use serde::Deserialize;
 use serde_json::Value;
 
-use super::jobs::{self, DEFAULT_JOB_LIFETIME, DEFAULT_MAX_JOBS, Jobs};
-use super::output::{Collector, MAX_CHARS, Shown};
+use super::jobs::{self, Jobs};
+use super::output::{Collector, Shown};
 use super::progress::Progress;
 use super::prompt;
 use super::run::{self, Ending, Sinks};
 use super::spawn as process;
 use super::spool::Spool;
 use crate::access::{Access, Permissions};
+use crate::limits::bash::{DEFAULT_JOB_LIFETIME, DEFAULT_MAX_JOBS, MAX_OUTPUT_CHARS};
 use crate::process::child::default_shell;
 use crate::process::env::EnvPolicy;
 use crate::process::{OutputDir, OutputFile};
 use crate::sandbox::{Sandbox, SandboxError, SandboxMode};
 use crate::shell::read_only;
 use crate::tools::text;
-
-/// The timeout when the model gives none, in milliseconds.
-pub const DEFAULT_TIMEOUT_MS: u64 = 120_000;
-
-/// The longest timeout a model may ask for, in milliseconds.
-pub const MAX_TIMEOUT_MS: u64 = 600_000;
 
 /// Characters of a command shown in [`TypedTool::activity`].
 const ACTIVITY_CHARS: usize = 80;
@@ -68,7 +64,7 @@ parts.
 - Prefer the dedicated tools for reading, searching and editing files.",
         DEFAULT_TIMEOUT_MS / MS_PER_MINUTE,
         MAX_TIMEOUT_MS / MS_PER_MINUTE,
-        text::thousands(MAX_CHARS),
+        text::thousands(MAX_OUTPUT_CHARS),
         max_jobs = DEFAULT_MAX_JOBS,
         job_minutes = DEFAULT_JOB_LIFETIME.as_secs() / 60,
     )

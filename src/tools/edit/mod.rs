@@ -81,7 +81,7 @@ kept.";
 /// The `edit` tool's identity: its name, label, Claude Code name and path argument.
 pub const SPEC: ToolSpec = ToolSpec::new("edit", "Edit File")
     .claude_code("Edit")
-    .path_fields(crate::path_fields!(EditArgs: file_path));
+    .path_fields(crate::tools::spec::path_fields!(EditArgs: file_path));
 
 /// The arguments of an `edit` call. The field docs are the descriptions
 /// the model reads in the schema.

@@ -9,6 +9,7 @@
 //! the tool ([`MultiEditTool`], its [`MultiEditArgs`] and
 //! [`permissions`]), on the same validate, preview and locked-write steps as `edit` and `write`.
 
+use crate::limits::multi_edit::MAX_EDITS;
 use crate::tools::spec::ToolSpec;
 use std::borrow::Cow;
 use std::fmt::Write as _;
@@ -34,9 +35,6 @@ use crate::fs::workspace::Workspace;
 use crate::tools::diff::unified_diff;
 use crate::tools::text;
 
-/// The most edits one call may make.
-pub const MAX_EDITS: usize = 100;
-
 const DESCRIPTION: &str = "Makes several string replacements in one file in a single call. Read \
 the file first with the read tool. Each edit works like the edit tool (same `old_string` matching, \
 same refusals) and applies to the result of the edits before it, in order, so an edit must quote \
@@ -47,7 +45,7 @@ the same file. To create a file, give the first edit an empty `old_string`.";
 /// The `multi_edit` tool's identity: its name, label, Claude Code name and path argument.
 pub const SPEC: ToolSpec = ToolSpec::new("multi_edit", "Multi-Edit File")
     .claude_code("MultiEdit")
-    .path_fields(crate::path_fields!(MultiEditArgs: file_path));
+    .path_fields(crate::tools::spec::path_fields!(MultiEditArgs: file_path));
 
 /// The arguments of a `multi_edit` call. The field docs are the
 /// descriptions the model reads in the schema.

@@ -7,6 +7,10 @@
 //! ones are kept. Memory is bounded by the output, not by the file, however
 //! deep the offset.
 
+use crate::limits::read::{
+    DEFAULT_LIMIT, MAX_DIR_ENTRIES, MAX_IMAGE_BYTES, MAX_LINE_CHARS, MAX_OUTPUT_BYTES,
+    default_limit,
+};
 use crate::tools::spec::ToolSpec;
 use std::fs::File;
 use std::io::{self, Read};
@@ -37,23 +41,6 @@ use lines::{LineCollector, shown_lines};
 mod decode;
 mod lines;
 
-/// The default `limit` as a literal, for the texts that name it.
-macro_rules! default_limit {
-    () => {
-        2000
-    };
-}
-
-/// Lines shown when the model gives no `limit`.
-pub const DEFAULT_LIMIT: u64 = default_limit!();
-/// Characters of one line shown before it is cut.
-pub const MAX_LINE_CHARS: usize = 2000;
-/// The largest output `read` returns; more is refused.
-pub const MAX_OUTPUT_BYTES: usize = 256 * KIB;
-/// The largest image `read` returns, in file bytes.
-pub const MAX_IMAGE_BYTES: u64 = 5 * MIB as u64;
-/// Entries of a directory listed at most.
-pub const MAX_DIR_ENTRIES: usize = 1000;
 /// A file with a NUL byte in this many first bytes is binary.
 const SNIFF_BYTES: usize = 8 * KIB;
 const CHUNK_BYTES: usize = 64 * KIB;
@@ -76,7 +63,7 @@ or relative to the workspace root. Read a file before editing or overwriting it.
 /// The `read` tool's identity: its name, label, Claude Code name and path argument.
 pub const SPEC: ToolSpec = ToolSpec::new("read", "Read File")
     .claude_code("Read")
-    .path_fields(crate::path_fields!(ReadArgs: file_path));
+    .path_fields(crate::tools::spec::path_fields!(ReadArgs: file_path));
 
 /// The arguments of `read`. The field docs are the descriptions the model
 /// reads.
