@@ -26,13 +26,14 @@
 //! assert_eq!(final_target(&root.join("notes.txt")).unwrap(), root.join(".git/commondir"));
 //! ```
 
-use crate::limits::paths::MAX_SYMLINK_HOPS;
 use std::ffi::OsString;
 use std::fs;
 use std::io;
 use std::os::unix::fs::MetadataExt;
 use std::path::{Component, Path, PathBuf};
 use std::sync::Arc;
+
+use crate::limits::paths::MAX_SYMLINK_HOPS;
 
 /// The device and inode of a file: what stays the same while its names
 /// change, and differs when a name is pointed at another file.

@@ -23,7 +23,6 @@
 //! assert_eq!(err.to_string(), r#"path "../../../../etc/passwd" is outside the workspace"#);
 //! ```
 
-use crate::limits::paths::MAX_PATH_BYTES;
 use std::ffi::OsString;
 use std::fs::{self, File, Metadata};
 use std::io;
@@ -34,6 +33,7 @@ use std::sync::Arc;
 
 use super::beneath::{self, Access, CreatedDirs, FileError};
 use crate::fs::judged::{FileId, JudgedPaths, ResolveError, final_target};
+use crate::limits::paths::MAX_PATH_BYTES;
 
 /// Why a canonical path that lies in no root is refused, where that can
 /// only be a bug or a race (paths are resolved into a root first).

@@ -19,7 +19,6 @@
 //! unconfined = false          # agentcore's: true runs it outside the sandbox
 //! ```
 
-use crate::limits::hooks::DEFAULT_HOOK_TIMEOUT;
 use std::collections::BTreeMap;
 use std::fmt;
 use std::io;
@@ -30,6 +29,8 @@ use regex::Regex;
 use serde::de::{self, MapAccess, Visitor};
 use serde::ser::SerializeMap;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+use crate::limits::hooks::DEFAULT_HOOK_TIMEOUT;
 
 /// The events agentcore runs hooks for.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]

@@ -7,7 +7,6 @@
 //! cancellation) every process it started is killed, and so is whatever it
 //! leaves running when it exits.
 
-use crate::limits::hooks::MAX_HOOK_OUTPUT;
 use std::io;
 use std::path::Path;
 use std::process::{ExitStatus, Stdio};
@@ -21,6 +20,7 @@ use tokio::time::{Instant, sleep, timeout};
 
 use super::HookConfinement;
 use super::config::CommandHook;
+use crate::limits::hooks::MAX_HOOK_OUTPUT;
 use crate::process::child::{KILL_GRACE, default_shell, prepare_child};
 use crate::process::env::{CALL_MARKER, EnvPolicy};
 use crate::process::tracking::{CallProcesses, new_token, shell_awaited, spawn_registered};

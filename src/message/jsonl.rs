@@ -8,8 +8,9 @@
 //! up to its newline (its bytes can be shown to an observer as they pass,
 //! never kept), and reported as [`Line::TooLong`].
 
-use crate::limits::input::{MAX_DEPTH, MAX_VALUES};
 use tokio::io::{AsyncBufRead, AsyncBufReadExt};
+
+use crate::limits::input::{MAX_DEPTH, MAX_VALUES};
 
 /// The capacity kept between lines after a long one.
 const KEEP_CAPACITY: usize = 64 * 1024;

@@ -8,6 +8,7 @@ use agentcore_stages::{Tool, ToolRegistry};
 use crate::fs::read_state::FileReadState;
 use crate::fs::workspace::Workspace;
 use crate::process::OutputDir;
+use crate::sandbox::{Sandbox, SandboxError, SandboxPolicy};
 use crate::tools::apply_patch::ApplyPatchTool;
 use crate::tools::bash::bash_output::BashOutputTool;
 use crate::tools::bash::kill_shell::KillShellTool;
@@ -25,28 +26,36 @@ use crate::tools::write::WriteTool;
 /// approval [`Permissions`](crate::access::Permissions) (declared in the
 /// tool's own file), with a table of background jobs of their own (killed
 /// when the last tool holding it is dropped).
+///
+/// **What it confines.** The file tools are confined to `workspace`
+/// (handle-based resolution, in every mode). `bash` runs its commands in
+/// the default sandbox ([`SandboxPolicy::default`]: `auto`, no network,
+/// writes only under the workspace root, the home directory's secrets
+/// hidden), as a [`Session`](super::Session) without a policy does; if
+/// that sandbox cannot be set up, `bash` refuses every command and says
+/// why. No approval gate comes with a registry: a pipeline built without
+/// one allows every call, so pair it with an
+/// [`ApprovalEngine`](crate::approval::ApprovalEngine). To run commands
+/// unconfined, say so: [`builtin_registry_unconfined`].
 pub fn builtin_registry(
     workspace: &Workspace,
     read_state: &FileReadState,
     output_dir: &Arc<OutputDir>,
 ) -> ToolRegistry {
     let jobs = Arc::new(Jobs::default());
-    builtin_registry_with_jobs(workspace, read_state, output_dir, &jobs)
+    builtin_registry_of(
+        &ToolSet::default(),
+        workspace,
+        read_state,
+        output_dir,
+        &jobs,
+    )
 }
 
-/// [`builtin_registry`] whose `bash`, `bash_output` and `kill_shell` share
-/// `jobs`.
-pub fn builtin_registry_with_jobs(
-    workspace: &Workspace,
-    read_state: &FileReadState,
-    output_dir: &Arc<OutputDir>,
-    jobs: &Arc<Jobs>,
-) -> ToolRegistry {
-    builtin_registry_of(&ToolSet::default(), workspace, read_state, output_dir, jobs)
-}
-
-/// The built-in tools of `tools` only, as [`builtin_registry_with_jobs`]
-/// builds them: what a session with [`SessionConfig::tools`](super::SessionConfig::tools) registers.
+/// The built-in tools of `tools` only, whose `bash`, `bash_output` and
+/// `kill_shell` share `jobs`: what a session with
+/// [`SessionConfig::tools`](super::SessionConfig::tools) registers.
+/// Confined as [`builtin_registry`] is: commands in the default sandbox.
 pub fn builtin_registry_of(
     tools: &ToolSet,
     workspace: &Workspace,
@@ -54,8 +63,54 @@ pub fn builtin_registry_of(
     output_dir: &Arc<OutputDir>,
     jobs: &Arc<Jobs>,
 ) -> ToolRegistry {
-    let bash = BashTool::new(workspace.root().to_path_buf(), output_dir.clone()).jobs(jobs.clone());
+    let bash = match default_sandbox(workspace) {
+        Ok(sandbox) => bash_tool(workspace, output_dir).sandbox(sandbox),
+        Err(error) => bash_tool(workspace, output_dir).sandbox_unavailable(&error),
+    };
+    builtin_tools_of(tools, workspace, read_state, jobs, bash.jobs(jobs.clone()))
+}
+
+/// [`builtin_registry_of`] whose commands run in `sandbox` (one a harness
+/// built with [`Sandbox::builder`] or a [`SandboxPolicy`]).
+pub fn builtin_registry_in(
+    sandbox: &Sandbox,
+    tools: &ToolSet,
+    workspace: &Workspace,
+    read_state: &FileReadState,
+    output_dir: &Arc<OutputDir>,
+    jobs: &Arc<Jobs>,
+) -> ToolRegistry {
+    let bash = bash_tool(workspace, output_dir)
+        .sandbox(sandbox.clone())
+        .jobs(jobs.clone());
     builtin_tools_of(tools, workspace, read_state, jobs, bash)
+}
+
+/// [`builtin_registry_of`] whose `bash` runs commands **unconfined**: with
+/// this process's rights, able to write anywhere it can and to reach the
+/// network. Only the file tools stay confined to `workspace`. For a
+/// harness that confines commands itself (a container, a VM).
+pub fn builtin_registry_unconfined(
+    tools: &ToolSet,
+    workspace: &Workspace,
+    read_state: &FileReadState,
+    output_dir: &Arc<OutputDir>,
+    jobs: &Arc<Jobs>,
+) -> ToolRegistry {
+    let bash = bash_tool(workspace, output_dir).jobs(jobs.clone());
+    builtin_tools_of(tools, workspace, read_state, jobs, bash)
+}
+
+/// `bash` over `workspace`, spooling to `output_dir`, not yet confined.
+fn bash_tool(workspace: &Workspace, output_dir: &Arc<OutputDir>) -> BashTool {
+    BashTool::new(workspace.root().to_path_buf(), output_dir.clone())
+}
+
+/// The sandbox a session without a policy confines commands in: the
+/// default policy, the workspace root writable.
+fn default_sandbox(workspace: &Workspace) -> Result<Sandbox, SandboxError> {
+    let root = workspace.root();
+    SandboxPolicy::default().build(root, [root.to_path_buf()], [], [])
 }
 
 /// The built-in tools of `tools`, with this `bash`.

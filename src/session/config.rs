@@ -1,12 +1,15 @@
 //! What a session is started from: [`SessionConfig`], and why it may not start.
 
-use crate::limits::session::DEFAULT_ASK_TIMEOUT;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::Duration;
+
+use agentcore_stages::{RegistryError, Tool};
 
 use crate::approval::Mode;
 use crate::config::{Policy, PolicyError};
 use crate::hooks::{HookConfig, HookConfigError};
+use crate::limits::session::DEFAULT_ASK_TIMEOUT;
 #[cfg(feature = "mcp-client")]
 use crate::mcp::client::McpServerConfig;
 use crate::sandbox::SandboxPolicy;
@@ -57,6 +60,25 @@ pub struct SessionConfig {
     /// asks only once an approver is bound, as the MCP server does for a
     /// client that declares elicitation.
     pub ask_timeout: Duration,
+    /// Tools of the harness's own, registered beside the built-in ones
+    /// ([`with_tool`](Self::with_tool)); a name taken twice stops the
+    /// session from starting. They are judged by the same approval engine
+    /// (by the [`Permissions`](crate::access::Permissions) they carry; one
+    /// without is an unknown access, which asks), and run through the same
+    /// pipeline, hooks and scheduler.
+    pub extra_tools: ExtraTools,
+}
+
+/// The tools a harness adds to a session: [`SessionConfig::extra_tools`].
+#[derive(Clone, Default)]
+pub struct ExtraTools(pub Vec<Arc<dyn Tool>>);
+
+impl std::fmt::Debug for ExtraTools {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_list()
+            .entries(self.0.iter().map(|t| t.name()))
+            .finish()
+    }
 }
 
 impl SessionConfig {
@@ -80,7 +102,65 @@ impl SessionConfig {
             mcp_servers: Vec::new(),
             tools: ToolSet::default(),
             ask_timeout: DEFAULT_ASK_TIMEOUT,
+            extra_tools: ExtraTools::default(),
         }
+    }
+
+    /// The same configuration with `tool` registered beside the built-in
+    /// tools (see [`extra_tools`](Self::extra_tools)).
+    ///
+    /// ```
+    /// use agentcore::session::{Session, SessionConfig};
+    /// use agentcore::{CallContext, ToolError, ToolOutput, TypedTool};
+    ///
+    /// #[derive(serde::Deserialize, schemars::JsonSchema)]
+    /// struct Args { name: String }
+    /// struct Greet;
+    /// impl TypedTool for Greet {
+    ///     type Args = Args;
+    ///     fn name(&self) -> &str { "greet" }
+    ///     fn description(&self) -> &str { "Greets `name`." }
+    ///     async fn execute(&self, args: Args, _cx: &CallContext) -> Result<ToolOutput, ToolError> {
+    ///         Ok(ToolOutput::text(format!("hello, {}", args.name)))
+    ///     }
+    /// }
+    ///
+    /// # tokio::runtime::Runtime::new().unwrap().block_on(async {
+    /// let dir = tempfile::tempdir().unwrap();
+    /// let session = Session::start(SessionConfig::new(dir.path()).with_tool(Greet.into_dyn())).unwrap();
+    /// assert!(session.registry().get("greet").is_some());
+    /// assert!(session.registry().get("bash").is_some());
+    /// # });
+    /// ```
+    pub fn with_tool(mut self, tool: Arc<dyn Tool>) -> Self {
+        self.extra_tools.0.push(tool);
+        self
+    }
+
+    /// The same configuration with these built-in tools only.
+    pub fn with_tools(mut self, tools: ToolSet) -> Self {
+        self.tools = tools;
+        self
+    }
+
+    /// The same configuration in approval mode `mode`.
+    pub fn with_mode(mut self, mode: Mode) -> Self {
+        self.mode = Some(mode);
+        self
+    }
+
+    /// The same configuration with `policy`'s rules, roots, sandbox,
+    /// hooks and servers.
+    pub fn with_policy(mut self, policy: Policy) -> Self {
+        self.policy = Some(policy);
+        self
+    }
+
+    /// The same configuration with commands confined as `sandbox` says
+    /// (over the policy's `[sandbox]`).
+    pub fn with_sandbox(mut self, sandbox: SandboxPolicy) -> Self {
+        self.sandbox = Some(sandbox);
+        self
     }
 
     /// Every MCP server to mount: [`mcp_servers`](Self::mcp_servers), then
@@ -188,4 +268,8 @@ pub enum SessionError {
         "this configuration mounts MCP servers; start the session with Session::connect, which connects to them"
     )]
     McpNeedsConnect,
+    /// A tool of [`SessionConfig::extra_tools`] cannot be registered (its
+    /// name is taken, or its schema does not compile).
+    #[error("cannot add the tool: {0}")]
+    Tool(#[from] RegistryError),
 }

@@ -27,8 +27,10 @@ mod builtin;
 mod config;
 
 pub(crate) use builtin::builtin_tools_of;
-pub use builtin::{builtin_registry, builtin_registry_of, builtin_registry_with_jobs};
-pub use config::{SessionConfig, SessionError};
+pub use builtin::{
+    builtin_registry, builtin_registry_in, builtin_registry_of, builtin_registry_unconfined,
+};
+pub use config::{ExtraTools, SessionConfig, SessionError};
 
 /// How a session's commands are confined.
 #[derive(Debug)]
@@ -228,7 +230,6 @@ impl Session {
             SessionSandbox::On(sandbox) => bash = bash.sandbox(sandbox.clone()),
             SessionSandbox::Unavailable(error) => bash = bash.sandbox_unavailable(error),
         }
-        #[cfg_attr(not(feature = "mcp-client"), allow(unused_mut))]
         let mut registry = builtin_tools_of(
             &config.tools,
             &workspace,
@@ -236,6 +237,9 @@ impl Session {
             &jobs,
             bash.jobs(jobs.clone()),
         );
+        for tool in &config.extra_tools.0 {
+            registry.register(tool.clone())?;
+        }
         #[cfg(feature = "mcp-client")]
         mcp.register_into(&mut registry);
         let registry = Arc::new(registry);

@@ -1,8 +1,6 @@
 //! The `glob` tool: files whose path matches a gitignore-style glob, most
 //! recently modified first.
 
-use crate::limits::glob::MAX_RESULTS;
-use crate::tools::spec::ToolSpec;
 use std::path::PathBuf;
 use std::sync::{LazyLock, Mutex};
 use std::time::SystemTime;
@@ -23,6 +21,8 @@ use crate::fs::walk::{
     Entry, Filters, Flow, Kind, SEARCH_CANCELLED, default_threads, mtime_of, walk, walk_error,
 };
 use crate::fs::workspace::Workspace;
+use crate::limits::glob::MAX_RESULTS;
+use crate::tools::spec::ToolSpec;
 
 const TRUNCATED: &str = "(Results are truncated. Consider using a more specific path or pattern.)";
 

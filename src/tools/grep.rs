@@ -14,7 +14,6 @@
 //! searched again, through handles beneath the root, and only if it is
 //! still the same file (device and inode).
 
-use crate::tools::spec::ToolSpec;
 use std::borrow::Cow;
 use std::collections::HashMap;
 use std::io;
@@ -45,6 +44,7 @@ use crate::fs::walk::{
     Entry, Filters, Flow, Kind, SEARCH_CANCELLED, default_threads, walk, walk_error,
 };
 use crate::fs::workspace::Workspace;
+use crate::tools::spec::ToolSpec;
 
 /// The default `head_limit` as a literal, for the texts that name it.
 macro_rules! default_head_limit {

@@ -1,8 +1,6 @@
 //! The `ls` tool: a directory as an indented tree, gitignore-aware,
 //! directories first then files, by name.
 
-use crate::limits::ls::MAX_ENTRIES;
-use crate::tools::spec::ToolSpec;
 use std::collections::BTreeMap;
 use std::path::Path;
 use std::sync::LazyLock;
@@ -21,6 +19,8 @@ use crate::access::{Access, Permissions};
 use crate::fs::blocking::run_blocking;
 use crate::fs::walk::{Entry, Filters, Flow, Kind, walk_breadth_first, walk_error};
 use crate::fs::workspace::Workspace;
+use crate::limits::ls::MAX_ENTRIES;
+use crate::tools::spec::ToolSpec;
 
 /// Entries collected at most before the walk stops; bounds memory on huge
 /// trees (the note then says "more than").

@@ -5,7 +5,6 @@
 //! it never saw). The write is atomic, keeps mode and owner, and writes
 //! hard-linked files in place.
 
-use crate::tools::spec::ToolSpec;
 use std::path::PathBuf;
 
 use agentcore_stages::TypedTool;
@@ -26,6 +25,7 @@ use crate::fs::file_write::{
 };
 use crate::fs::read_state::{FileReadState, Freshness, StaleRead};
 use crate::fs::workspace::Workspace;
+use crate::tools::spec::ToolSpec;
 
 const DESCRIPTION: &str = "Writes a file, replacing it if it exists; missing parent directories \
 are created. The content is written exactly as given. To overwrite an existing file, read all of \

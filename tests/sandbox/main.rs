@@ -11,3 +11,4 @@ mod support;
 mod sandbox_confines_commands;
 mod sandboxed_commands_through_bash;
 mod sessions_die_with_agentcore_and_hide_from_each_other;
+mod the_library_confines_bash_by_default;

@@ -8,6 +8,7 @@
 #[path = "../support/mod.rs"]
 mod support;
 
+mod a_session_takes_tools_of_its_own;
 mod arguments_are_coerced_once;
 mod glob_ls_tools;
 mod grep_content_streams_the_same_output;

@@ -2,7 +2,6 @@
 //! written, previews it as one unified diff, and writes it file by file,
 //! putting back the files already written if a later write fails.
 
-use crate::tools::spec::ToolSpec;
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::io;
@@ -32,6 +31,7 @@ use crate::fs::file_write::{
 use crate::fs::read_state::{FileReadState, Freshness, StaleRead, hash_bytes};
 use crate::fs::workspace::{OpenFile, Workspace};
 use crate::tools::diff::unified_diff;
+use crate::tools::spec::ToolSpec;
 use crate::tools::text;
 
 const DESCRIPTION: &str = "Applies a patch that adds, deletes, updates and renames files, all or \

@@ -1,8 +1,6 @@
 //! The `bash_output` tool: what a background job printed since the last
 //! look, and whether it still runs.
 
-use crate::limits::bash::MAX_WAIT_MS;
-use crate::tools::spec::ToolSpec;
 use std::sync::{Arc, LazyLock};
 use std::time::Duration;
 
@@ -13,7 +11,9 @@ use serde::Deserialize;
 
 use super::Jobs;
 use crate::access::{Access, Permissions};
+use crate::limits::bash::MAX_WAIT_MS;
 use crate::tools::schema::builtin_args;
+use crate::tools::spec::ToolSpec;
 use crate::tools::text;
 
 /// The most a `filter` pattern may compile to, in bytes.

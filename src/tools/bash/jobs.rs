@@ -9,7 +9,6 @@
 //! it started is left. A dropped job (its runtime shut down) is killed by
 //! the drop of its processes, as a dropped call is.
 
-use crate::limits::bash::{DEFAULT_JOB_LIFETIME, DEFAULT_MAX_JOBS};
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::path::PathBuf;
@@ -24,6 +23,7 @@ use super::output::{Collector, Shown};
 use super::run::{self, Ending, Sinks};
 use super::spawn::Spawned;
 use super::spool::Spool;
+use crate::limits::bash::{DEFAULT_JOB_LIFETIME, DEFAULT_MAX_JOBS};
 
 /// Finished jobs kept for a last `bash_output`; the oldest go first.
 const KEPT_FINISHED: usize = 32;

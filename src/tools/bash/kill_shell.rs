@@ -1,7 +1,6 @@
 //! The `kill_shell` tool: stops a background job and everything it
 //! started.
 
-use crate::tools::spec::ToolSpec;
 use std::sync::{Arc, LazyLock};
 
 use agentcore_stages::TypedTool;
@@ -12,6 +11,7 @@ use serde::Deserialize;
 use super::Jobs;
 use crate::access::{Access, Permissions};
 use crate::tools::schema::builtin_args;
+use crate::tools::spec::ToolSpec;
 
 static DESCRIPTION: LazyLock<String> = LazyLock::new(|| {
     "\

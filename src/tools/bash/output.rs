@@ -1,8 +1,9 @@
 //! The command's output in bounded memory: the first and the last bytes,
 //! and counts of everything in between.
 
-use crate::limits::bash::MAX_OUTPUT_CHARS as MAX_CHARS;
 use std::collections::VecDeque;
+
+use crate::limits::bash::MAX_OUTPUT_CHARS as MAX_CHARS;
 
 /// Characters each of head and tail show when the output is cut.
 const HALF_CHARS: usize = MAX_CHARS / 2;

@@ -1,8 +1,6 @@
 //! [`BashTool`]: its arguments ([`BashArgs`]), its metadata, what a call
 //! touches ([`permissions`]), and the call itself.
 
-use crate::limits::bash::{DEFAULT_TIMEOUT_MS, MAX_TIMEOUT_MS};
-use crate::tools::spec::ToolSpec;
 use std::collections::BTreeSet;
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
@@ -24,11 +22,13 @@ use super::spawn as process;
 use super::spool::Spool;
 use crate::access::{Access, Permissions};
 use crate::limits::bash::{DEFAULT_JOB_LIFETIME, DEFAULT_MAX_JOBS, MAX_OUTPUT_CHARS};
+use crate::limits::bash::{DEFAULT_TIMEOUT_MS, MAX_TIMEOUT_MS};
 use crate::process::child::default_shell;
 use crate::process::env::EnvPolicy;
 use crate::process::{OutputDir, OutputFile};
 use crate::sandbox::{Sandbox, SandboxError, SandboxMode};
 use crate::shell::read_only;
+use crate::tools::spec::ToolSpec;
 use crate::tools::text;
 
 /// Characters of a command shown in [`TypedTool::activity`].

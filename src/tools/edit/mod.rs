@@ -29,7 +29,6 @@ mod sequence;
 mod snippet;
 mod tiers;
 
-use crate::tools::spec::ToolSpec;
 use std::borrow::Cow;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -65,6 +64,7 @@ use crate::fs::file_write::{
 use crate::fs::read_state::{FileReadState, Freshness, StaleRead, hash_bytes};
 use crate::fs::workspace::OpenFile;
 use crate::fs::workspace::Workspace;
+use crate::tools::spec::ToolSpec;
 
 const DESCRIPTION: &str = "Performs a string replacement in a file. Read the file first with \
 the read tool: editing a file you have not read, or that changed since you read it, is refused. \

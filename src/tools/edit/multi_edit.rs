@@ -9,8 +9,6 @@
 //! the tool ([`MultiEditTool`], its [`MultiEditArgs`] and
 //! [`permissions`]), on the same validate, preview and locked-write steps as `edit` and `write`.
 
-use crate::limits::multi_edit::MAX_EDITS;
-use crate::tools::spec::ToolSpec;
 use std::borrow::Cow;
 use std::fmt::Write as _;
 use std::path::PathBuf;
@@ -32,7 +30,9 @@ use crate::fs::file_write::{
 };
 use crate::fs::read_state::{FileReadState, Freshness, StaleRead, hash_bytes};
 use crate::fs::workspace::Workspace;
+use crate::limits::multi_edit::MAX_EDITS;
 use crate::tools::diff::unified_diff;
+use crate::tools::spec::ToolSpec;
 use crate::tools::text;
 
 const DESCRIPTION: &str = "Makes several string replacements in one file in a single call. Read \

@@ -7,11 +7,6 @@
 //! ones are kept. Memory is bounded by the output, not by the file, however
 //! deep the offset.
 
-use crate::limits::read::{
-    DEFAULT_LIMIT, MAX_DIR_ENTRIES, MAX_IMAGE_BYTES, MAX_LINE_CHARS, MAX_OUTPUT_BYTES,
-    default_limit,
-};
-use crate::tools::spec::ToolSpec;
 use std::fs::File;
 use std::io::{self, Read};
 use std::os::fd::OwnedFd;
@@ -35,6 +30,11 @@ use crate::fs::blocking::run_blocking;
 use crate::fs::file_write::{cannot_read, read_denied_text};
 use crate::fs::read_state::{FileReadState, ReadStamp, StreamHasher, hash_bytes};
 use crate::fs::workspace::{Opened, Workspace};
+use crate::limits::read::{
+    DEFAULT_LIMIT, MAX_DIR_ENTRIES, MAX_IMAGE_BYTES, MAX_LINE_CHARS, MAX_OUTPUT_BYTES,
+    default_limit,
+};
+use crate::tools::spec::ToolSpec;
 use decode::TextDecoder;
 use lines::{LineCollector, shown_lines};
 
