@@ -238,13 +238,16 @@ where
         .route("/mcp", any(mcp_route))
         .with_state(face.clone());
 
-    // Sessions whose client initialized and never came back end.
+    // Sessions whose client initialized and never came back end, and the
+    // stateless requests' session once idle.
     let sweeper = {
         let sessions = face.sessions.clone();
         let after = face.options.unused_timeout;
+        let idle = face.options.idle_timeout;
         let stopping = stopping.clone();
         tokio::spawn(async move {
-            let every = (after / 4).clamp(Duration::from_millis(100), Duration::from_secs(5));
+            let every =
+                (after.min(idle) / 4).clamp(Duration::from_millis(100), Duration::from_secs(5));
             loop {
                 tokio::select! {
                     () = stopping.cancelled() => return,
@@ -253,6 +256,7 @@ where
                 for id in sessions.live().unused(after) {
                     let _ = sessions.close_session(&id).await;
                 }
+                sessions.live().end_stateless_if_idle(idle).await;
             }
         })
     };

@@ -51,6 +51,33 @@ pub(super) struct Live {
     /// What each MCP session open now has been doing, for eviction and
     /// expiry.
     activity: Mutex<HashMap<SessionId, Activity>>,
+    /// The agentcore session of the requests that come without an MCP
+    /// session (the 2026-07-28 revision has none), started by the first
+    /// and ended once idle; see [`Live::stateless`].
+    stateless: tokio::sync::Mutex<Option<Stateless>>,
+}
+
+/// The stateless requests' agentcore session, and its traffic.
+struct Stateless {
+    server: McpServer,
+    /// The end of its last request (or its start, while one is answered).
+    last: Arc<Mutex<Instant>>,
+    /// Its requests being answered now.
+    open: Arc<AtomicUsize>,
+}
+
+/// One stateless request being answered: the stateless session is idle
+/// again from when it drops.
+pub(super) struct StatelessTouch {
+    last: Arc<Mutex<Instant>>,
+    open: Arc<AtomicUsize>,
+}
+
+impl Drop for StatelessTouch {
+    fn drop(&mut self) {
+        *self.last.lock().unwrap_or_else(PoisonError::into_inner) = Instant::now();
+        self.open.fetch_sub(1, Ordering::AcqRel);
+    }
 }
 
 /// One MCP session's traffic.
@@ -89,7 +116,82 @@ impl Live {
             ending: AtomicUsize::new(0),
             ended: Notify::new(),
             activity: Mutex::default(),
+            stateless: tokio::sync::Mutex::new(None),
         })
+    }
+
+    /// The agentcore session that answers requests sent without an MCP
+    /// session (protocol 2026-07-28, which has no `initialize` and no
+    /// session id: Claude Code sends `server/discover` and then
+    /// `tools/list` so). Every such request of this server's clients goes
+    /// to one agentcore session, started by the first and ended once it has
+    /// been idle (no request answered, no call running) for the server's
+    /// idle timeout: they are one principal (the one bearer token, or
+    /// loopback without one), so the read-before-write ledger, the session
+    /// grants and the background jobs hold from one request to the next,
+    /// as they would in one MCP session. With the request, a guard that
+    /// keeps the session from counting as idle until it drops.
+    pub(super) async fn stateless(&self) -> Result<(McpServer, StatelessTouch), ErrorData> {
+        let mut slot = self.stateless.lock().await;
+        if self.closing.load(Ordering::Acquire) {
+            return Err(ErrorData::internal_error(
+                "the server is shutting down; send the request to the next one",
+                None,
+            ));
+        }
+        if slot.is_none() {
+            let session = (self.factory)().await.map_err(|message| {
+                ErrorData::internal_error(
+                    format!("the agentcore session could not start: {message}"),
+                    None,
+                )
+            })?;
+            *slot = Some(Stateless {
+                server: McpServer::new(session),
+                last: Arc::new(Mutex::new(Instant::now())),
+                open: Arc::new(AtomicUsize::new(0)),
+            });
+        }
+        let Some(stateless) = slot.as_ref() else {
+            unreachable!("the stateless session was just started");
+        };
+        stateless.open.fetch_add(1, Ordering::AcqRel);
+        *stateless
+            .last
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner) = Instant::now();
+        let touch = StatelessTouch {
+            last: stateless.last.clone(),
+            open: stateless.open.clone(),
+        };
+        Ok((stateless.server.clone(), touch))
+    }
+
+    /// Ends the stateless requests' session if it has been idle `after`
+    /// (nothing being answered, no call running); the next such request
+    /// starts a new one.
+    pub(super) async fn end_stateless_if_idle(&self, after: Duration) {
+        let server = {
+            let mut slot = self.stateless.lock().await;
+            let idle = slot.as_ref().is_some_and(|s| {
+                s.open.load(Ordering::Acquire) == 0
+                    && s.server.calls_in_flight() == 0
+                    && s.last
+                        .lock()
+                        .unwrap_or_else(PoisonError::into_inner)
+                        .elapsed()
+                        >= after
+            });
+            if !idle {
+                return;
+            }
+            match slot.take() {
+                Some(stateless) => stateless.server,
+                None => return,
+            }
+        };
+        self.ending.fetch_add(1, Ordering::AcqRel);
+        self.end_server(server).await;
     }
 
     fn activity(&self) -> std::sync::MutexGuard<'_, HashMap<SessionId, Activity>> {
@@ -199,10 +301,19 @@ impl Live {
     /// Refuses new sessions, ends every live one and waits until every
     /// session being ended has ended.
     pub(super) async fn end_all(&self) {
+        let stateless = {
+            let mut slot = self.stateless.lock().await;
+            self.closing.store(true, Ordering::Release);
+            slot.take().map(|s| s.server)
+        };
         let servers: Vec<McpServer> = {
             let mut servers = self.servers();
             self.closing.store(true, Ordering::Release);
-            servers.drain().map(|(_, server)| server).collect()
+            servers
+                .drain()
+                .map(|(_, server)| server)
+                .chain(stateless)
+                .collect()
         };
         self.ending.fetch_add(servers.len(), Ordering::AcqRel);
         futures::future::join_all(servers.into_iter().map(|server| self.end_server(server))).await;
@@ -335,15 +446,16 @@ impl HttpSession {
         }
     }
 
-    fn server(&self) -> Result<&McpServer, ErrorData> {
-        self.server.get().ok_or_else(|| {
-            ErrorData::invalid_request(
-                "Invalid Request: this server keeps one agentcore session per MCP session. \
-                 Send initialize first (without Mcp-Session-Id) and use the Mcp-Session-Id it \
-                 answers with.",
-                None,
-            )
-        })
+    /// The server that answers this request: the MCP session's, once the
+    /// client initialized; otherwise (a request of the 2026-07-28
+    /// revision, which has no session) the stateless requests' one
+    /// ([`Live::stateless`]), with its guard.
+    async fn server(&self) -> Result<(McpServer, Option<StatelessTouch>), ErrorData> {
+        if let Some(server) = self.server.get() {
+            return Ok((server.clone(), None));
+        }
+        let (server, touch) = self.live.stateless().await?;
+        Ok((server, Some(touch)))
     }
 }
 
@@ -407,7 +519,8 @@ impl ServerHandler for HttpSession {
         request: rmcp::model::SetLevelRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<(), ErrorData> {
-        self.server()?.set_level(request, context).await
+        let (server, _touch) = self.server().await?;
+        server.set_level(request, context).await
     }
 
     async fn list_tools(
@@ -415,7 +528,8 @@ impl ServerHandler for HttpSession {
         request: Option<PaginatedRequestParams>,
         context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
-        self.server()?.list_tools(request, context).await
+        let (server, _touch) = self.server().await?;
+        server.list_tools(request, context).await
     }
 
     async fn call_tool(
@@ -423,6 +537,7 @@ impl ServerHandler for HttpSession {
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
-        self.server()?.call_tool(request, context).await
+        let (server, _touch) = self.server().await?;
+        server.call_tool(request, context).await
     }
 }
