@@ -4,10 +4,14 @@
 //! [`CommandAnalysis::judge`] looks at a command's words after its leading
 //! assignments. A command word that is not literal text is unknown. A
 //! wrapper (`env`, `timeout`, `xargs`, `find -exec`, …) adds the command it
-//! runs as one more part, judged the same way. Builtins that evaluate their
-//! arguments or variables as code, and shells and interpreters given inline
-//! code, are opaque hazards; shell code given inline is parsed for more
-//! parts as well, so a deny rule catches `bash -c 'rm x'` outright.
+//! runs as one more part, judged the same way; which commands are
+//! wrappers, and where the command each runs begins, is the table in
+//! [`table`]. Builtins that evaluate their arguments or variables as code,
+//! and shells and interpreters given inline code, are opaque hazards; shell
+//! code given inline is parsed for more parts as well, so a deny rule
+//! catches `bash -c 'rm x'` outright.
+
+mod table;
 
 use super::{ARITHMETIC, CommandAnalysis, CommandPart, Hazard, MAX_NESTING, SUBSCRIPT, Word};
 
@@ -180,7 +184,20 @@ impl CommandAnalysis {
         let name = program(&first.text);
         let args = &words[1..];
         let whole = texts(&words).join(" ");
-        let inner: Result<&[Word], &Word> = match name {
+        if let Some(row) = table::wrapper(name) {
+            let whole = whole.as_str();
+            self.wrapper(
+                row,
+                &table::Call {
+                    name,
+                    args,
+                    whole,
+                    depth,
+                },
+            );
+            return;
+        }
+        match name {
             "eval" => {
                 self.opaque(
                     "eval",
@@ -190,36 +207,30 @@ impl CommandAnalysis {
                     let code = texts(args).join(" ");
                     self.program(&code, depth + 1);
                 }
-                return;
             }
             "source" | "." => {
                 self.opaque(
                     name,
                     "it runs the commands in a file, which the analysis cannot see",
                 );
-                return;
             }
             "trap" => {
                 self.opaque(name, "trap stores shell code that runs later");
                 if let Ok([code, ..]) = after_options(args, "", &[]) {
                     self.inline_shell(code, depth);
                 }
-                return;
             }
             "alias" if args.iter().any(|w| w.text.contains('=') || !w.literal) => {
                 self.opaque(
                     whole,
                     "an alias makes a name run other commands, which the analysis cannot follow",
                 );
-                return;
             }
             "let" => {
                 self.opaque(whole, format!("let is arithmetic: {ARITHMETIC}"));
-                return;
             }
             "declare" | "typeset" | "local" | "export" | "readonly" => {
                 self.declaration(&words, args);
-                return;
             }
             "printf" => {
                 if args
@@ -232,7 +243,6 @@ impl CommandAnalysis {
                         "printf -v assigns to a variable name that may be an array element, whose subscript is evaluated as arithmetic and can run any command",
                     );
                 }
-                return;
             }
             "read" => {
                 let mut i = 0;
@@ -251,14 +261,12 @@ impl CommandAnalysis {
                 if args.iter().any(|w| w.text.contains('[') || !w.literal) {
                     self.opaque(whole, SUBSCRIPT);
                 }
-                return;
             }
             "mapfile" | "readarray" => {
                 self.opaque(
                     name,
                     "it fills an array and can run a callback (-C) as shell code, which the analysis cannot see",
                 );
-                return;
             }
             "test" | "[" | "[[" => {
                 if args.iter().any(|w| w.text == "-v" || w.text == "-R") {
@@ -270,293 +278,33 @@ impl CommandAnalysis {
                 if name == "[[" {
                     self.opaque(whole, ARITHMETIC);
                 }
-                return;
             }
             "unset" | "getopts" | "wait" => {
                 if args.iter().any(|w| w.text.contains('[') || !w.literal) {
                     self.opaque(whole, SUBSCRIPT);
                 }
-                return;
             }
             "enable" => {
                 self.opaque(name, "enable can load a builtin from a shared library or re-enable a builtin that shadows a program");
-                return;
             }
             "hash" if args.iter().any(|w| w.text.starts_with("-p") || !w.literal) => {
                 self.opaque(whole, "hash -p makes a command name run another program");
-                return;
             }
             "complete" | "compgen" | "bind" | "fc" => {
                 self.opaque(name, "it can run shell code given as an argument or from the history, which the analysis cannot see");
-                return;
             }
-            "exec" => {
-                self.opaque(
-                    "exec",
-                    "exec replaces the shell, and with redirections alone it changes where every later command reads and writes",
-                );
-                after_options(args, "a", &[])
-            }
-            "command" => {
-                let rest = after_options(args, "", &[]);
-                let queries = args
-                    .iter()
-                    .take_while(|w| w.text.starts_with('-') && w.text != "--")
-                    .any(|w| w.text.contains(['v', 'V']));
-                if queries {
-                    return;
-                }
-                rest
-            }
-            "builtin" | "nohup" | "setsid" | "busybox" => after_options(args, "", &[]),
-            "env" => self.env(args, &whole, depth),
-            "nice" => after_options(args, "n", &["adjustment"]),
-            "timeout" => after_options_with(
-                args,
-                "sk",
-                &["signal", "kill-after"],
-                &["preserve-status", "foreground", "verbose"],
-            )
-            .map(|rest| rest.get(1..).unwrap_or_default()),
-            "time" => after_options_with(
-                args,
-                "fo",
-                &["format", "output"],
-                &["append", "verbose", "portability", "quiet"],
-            ),
-            "sudo" => {
-                let shell = args
-                    .iter()
-                    .take_while(|w| w.text.starts_with('-') && w.text != "--")
-                    .any(|w| cluster(&w.text).is_some_and(|c| c.contains(['s', 'i'])));
-                let rest = after_options(
-                    args,
-                    "ugCDprtTUR",
-                    &[
-                        "user",
-                        "group",
-                        "close-from",
-                        "chdir",
-                        "prompt",
-                        "role",
-                        "type",
-                        "command-timeout",
-                        "other-user",
-                        "chroot",
-                        "host",
-                    ],
-                );
-                if shell {
-                    self.opaque(whole, "sudo -s and -i run the command through a shell");
-                    if let Ok(rest) = rest
-                        && rest.iter().all(|w| w.literal)
-                    {
-                        self.program(&texts(rest).join(" "), depth + 1);
-                    }
-                    return;
-                }
-                rest
-            }
-            "doas" => after_options(args, "uC", &[]),
-            "stdbuf" => after_options(args, "ioe", &["input", "output", "error"]),
-            "ionice" => after_options(args, "cnpPu", &["class", "classdata", "pid", "pgid", "uid"]),
-            "chroot" => after_options(args, "", &["userspec", "groups"])
-                .map(|rest| rest.get(1..).unwrap_or_default()),
-            "flock" => match after_options(args, "wE", &["timeout", "conflict-exit-code"]) {
-                Ok([_lock, flag, code, ..]) if flag.text == "-c" || flag.text == "--command" => {
-                    self.opaque(whole, "flock -c runs shell code");
-                    self.inline_shell(code, depth);
-                    return;
-                }
-                Ok(rest) => Ok(rest.get(1..).unwrap_or_default()),
-                Err(w) => Err(w),
-            },
-            "watch" => {
-                self.opaque(name, "watch runs its arguments as shell code");
-                if let Ok(rest) = after_options(args, "nd", &["interval", "differences"])
-                    && rest.iter().all(|w| w.literal)
-                {
-                    self.program(&texts(rest).join(" "), depth + 1);
-                }
-                return;
-            }
-            "strace" => after_options_with(
-                args,
-                "abeEIoOpPsSuUX",
-                &[
-                    "output",
-                    "attach",
-                    "user",
-                    "trace",
-                    "signal",
-                    "status",
-                    "expr",
-                    "string-limit",
-                    "columns",
-                    "env",
-                    "summary-sort-by",
-                    "trace-path",
-                    "quiet",
-                    "silence",
-                    "decode-fds",
-                    "inject",
-                    "fault",
-                    "kvm",
-                ],
-                &[
-                    "follow-forks",
-                    "output-separately",
-                    "summary-only",
-                    "summary",
-                    "no-abbrev",
-                    "verbose",
-                    "raw",
-                    "timestamps",
-                    "relative-timestamps",
-                    "syscall-times",
-                    "instruction-pointer",
-                    "stack-traces",
-                    "daemonize",
-                    "seccomp-bpf",
-                ],
-            ),
-            "setpriv" => after_options_with(
-                args,
-                "",
-                &[
-                    "ruid",
-                    "euid",
-                    "rgid",
-                    "egid",
-                    "reuid",
-                    "regid",
-                    "groups",
-                    "inh-caps",
-                    "ambient-caps",
-                    "bounding-set",
-                    "securebits",
-                    "pdeathsig",
-                    "selinux-label",
-                    "apparmor-profile",
-                    "landlock-access",
-                    "landlock-rule",
-                ],
-                &[
-                    "clear-groups",
-                    "keep-groups",
-                    "init-groups",
-                    "nnp",
-                    "no-new-privs",
-                    "reset-env",
-                    "dump",
-                ],
-            ),
-            "unshare" => after_options_with(
-                args,
-                "S",
-                &[
-                    "propagation",
-                    "setuid",
-                    "setgid",
-                    "wd",
-                    "root",
-                    "map-user",
-                    "map-group",
-                    "map-users",
-                    "map-groups",
-                    "setgroups",
-                    "keep-caps",
-                ],
-                &[
-                    "mount",
-                    "uts",
-                    "ipc",
-                    "net",
-                    "pid",
-                    "user",
-                    "cgroup",
-                    "time",
-                    "fork",
-                    "mount-proc",
-                    "map-root-user",
-                    "map-current-user",
-                    "map-auto",
-                    "kill-child",
-                ],
-            ),
-            "ltrace" => after_options(args, "aAeEnopsuwxXlL", &[]),
-            "valgrind" | "unbuffer" | "fakeroot" | "firejail" | "chronic" | "catchsegv"
-            | "xvfb-run" | "torsocks" | "proxychains" | "proxychains4" | "systemd-run"
-            | "dbus-run-session" => after_options(args, "", &[]),
-            "nsenter" => after_options(args, "tSGw", &[]),
-            "prlimit" => after_options(args, "p", &[]),
-            "taskset" | "chrt" => {
-                after_options(args, "p", &[]).map(|rest| rest.get(1..).unwrap_or_default())
-            }
-            "script" | "su" | "runuser" | "sg" => {
-                let code = args
-                    .iter()
-                    .position(|w| {
-                        w.text == "--command" || cluster(&w.text).is_some_and(|c| c.ends_with('c'))
-                    })
-                    .and_then(|i| args.get(i + 1))
-                    .or_else(|| {
-                        // sg GROUP COMMAND
-                        (name == "sg").then(|| args.get(1)).flatten()
-                    });
-                if let Some(code) = code {
-                    self.opaque(whole, format!("{name} runs its command through a shell"));
-                    self.inline_shell(code, depth);
-                }
-                return;
-            }
-            "parallel" => {
-                self.opaque(
-                    name,
-                    "parallel builds commands from its arguments and input, which the analysis cannot see",
-                );
-                if let Ok(rest) = after_options(args, "jSa", &[]) {
-                    let command: Vec<Word> = rest
-                        .iter()
-                        .take_while(|w| !w.text.starts_with(":::"))
-                        .cloned()
-                        .collect();
-                    self.derived(command, depth);
-                }
-                return;
-            }
-            "xargs" => after_options(
-                args,
-                "adEILnPs",
-                &[
-                    "arg-file",
-                    "delimiter",
-                    "max-args",
-                    "max-procs",
-                    "max-chars",
-                    "process-slot-var",
-                ],
-            ),
             "find" => {
                 self.find(args, depth);
-                return;
             }
             "git" => {
                 self.git(args, depth);
-                return;
             }
             n if SHELLS.contains(&n) => {
                 self.shell(n, args, depth);
-                return;
             }
             n => {
                 self.interpreter(n, args);
-                return;
             }
-        };
-        match inner {
-            Ok(rest) => self.derived(rest.to_vec(), depth),
-            Err(w) => self.hazards.push(Hazard::UnknownCommand(w.source.clone())),
         }
     }
 
@@ -592,79 +340,6 @@ impl CommandAnalysis {
                 return;
             }
         }
-    }
-
-    fn env(
-        &mut self,
-        args: &[Word],
-        whole: &str,
-        depth: usize,
-    ) -> Result<&'static [Word], &'static Word> {
-        // Options, then NAME=VALUE words, then the command.
-        let mut i = 0;
-        while let Some(w) = args.get(i) {
-            if !w.literal {
-                self.hazards.push(Hazard::UnknownCommand(w.source.clone()));
-                return Ok(&[]);
-            }
-            let t = w.text.as_str();
-            if t == "-S"
-                || t.starts_with("--split-string")
-                || cluster(t).is_some_and(|c| c.starts_with('S') || c.contains("S"))
-            {
-                self.opaque(whole.to_owned(), "env -S splits a string into a command line, which the analysis does not vouch for");
-                let code = match t
-                    .strip_prefix("--split-string=")
-                    .or_else(|| t.strip_prefix("-S").filter(|s| !s.is_empty()))
-                {
-                    Some(inline) => std::iter::once(inline.to_owned())
-                        .chain(args[i + 1..].iter().map(|w| w.text.clone()))
-                        .collect::<Vec<_>>(),
-                    None => texts(args.get(i + 1..).unwrap_or_default()),
-                };
-                self.program(&code.join(" "), depth + 1);
-                return Ok(&[]);
-            }
-            if t == "--" {
-                i += 1;
-                break;
-            }
-            if t == "-" {
-                // `env -` is `env -i`: an empty environment.
-                i += 1;
-                continue;
-            }
-            if let Some(long) = t.strip_prefix("--") {
-                i += if !long.contains('=') && ["unset", "chdir"].contains(&long) {
-                    2
-                } else {
-                    1
-                };
-                continue;
-            }
-            if let Some(c) = cluster(t) {
-                i += if c.len() == 1 && (c == "u" || c == "C") {
-                    2
-                } else {
-                    1
-                };
-                continue;
-            }
-            break;
-        }
-        while let Some(w) = args.get(i) {
-            if !w.text.contains('=') || w.text.starts_with('=') {
-                break;
-            }
-            let name = w.text.split('=').next().unwrap_or_default();
-            if let Some(why) = code_variable(name) {
-                self.opaque(w.text.clone(), why);
-            }
-            i += 1;
-        }
-        let rest = args.get(i..).unwrap_or_default().to_vec();
-        self.derived(rest, depth);
-        Ok(&[])
     }
 
     /// `find`: `-exec`, `-execdir`, `-ok` and `-okdir` run commands;
