@@ -130,3 +130,60 @@ fn a_stateless_request_without_the_token_is_refused() {
     );
     assert_eq!(reply.status, 401, "{reply:?}");
 }
+
+/// The real Claude Code: `claude mcp add --transport http` with the token,
+/// then `claude mcp list`, which connects and fetches the tools without a
+/// model. `.ci/run` installs it (`@anthropic-ai/claude-code` from npm);
+/// elsewhere the test is skipped when `claude` is not on PATH, and fails
+/// under CI.
+#[test]
+fn claude_code_connects_over_http_and_fetches_the_tools() {
+    let Some(claude) = which("claude") else {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "under CI the claude binary must be installed (.ci/run does)"
+        );
+        println!("claude_code_connects: NOT RUN: no claude on PATH");
+        return;
+    };
+    let server = with_token(&[]);
+    let home = tempfile::tempdir().unwrap();
+    let url = format!("http://{}/mcp", server.connect);
+    let run = |args: &[&str]| {
+        std::process::Command::new(&claude)
+            .args(args)
+            .current_dir(server.root.path())
+            .env("HOME", home.path())
+            .env_remove("ANTHROPIC_API_KEY")
+            .stdin(std::process::Stdio::null())
+            .output()
+            .expect("run claude")
+    };
+    let added = run(&[
+        "mcp",
+        "add",
+        "--transport",
+        "http",
+        "agentcore",
+        &url,
+        "-H",
+        "Authorization: Bearer 0123456789abcdef0123456789abcdef",
+    ]);
+    assert!(added.status.success(), "{added:?}");
+    let listed = run(&["mcp", "list"]);
+    let text = String::from_utf8_lossy(&listed.stdout);
+    let line = text
+        .lines()
+        .find(|l| l.starts_with("agentcore:"))
+        .unwrap_or_else(|| panic!("{listed:?}"));
+    assert!(line.ends_with("Connected"), "{line}");
+    assert!(!line.contains("failed"), "{line}");
+}
+
+fn which(program: &str) -> Option<std::path::PathBuf> {
+    std::env::var_os("PATH")?
+        .to_str()?
+        .split(':')
+        .map(|dir| std::path::Path::new(dir).join(program))
+        .find(|p| p.is_file())
+}
