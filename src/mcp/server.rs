@@ -18,6 +18,7 @@ use rmcp::model::{
 };
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData, Peer, RoleServer, ServerHandler};
+use serde::Deserialize as _;
 use serde_json::{Map, Value};
 use tokio::sync::mpsc;
 use tower::{Service, ServiceExt};
@@ -29,6 +30,7 @@ use super::stdio::ClientRequestId;
 use crate::message::{self, ToolAnswer};
 use crate::scheduler::{ResponseFuture, Scheduler, SchedulerError};
 use crate::session::Session;
+use crate::tools::bash::BashProgress;
 
 /// The MCP server of one connection: the built-in tools of one [`Session`]
 /// (so one read ledger), called through its scheduler and pipeline.
@@ -391,9 +393,13 @@ impl Progress<'_> {
     }
 }
 
-/// A progress payload as a message: a string as is, an object's `text` or
+/// A progress payload as a message: bash's update ([`BashProgress`]) as its
+/// output; another tool's payload: a string as is, an object's `text` or
 /// `output` field, anything else as JSON text.
 pub(crate) fn progress_message(payload: Value) -> String {
+    if let Ok(update) = BashProgress::deserialize(&payload) {
+        return update.output;
+    }
     match payload {
         Value::String(text) => text,
         Value::Object(mut fields) => {

@@ -48,6 +48,7 @@ mod tool;
 /// Characters of output a result shows at most (head and tail).
 pub const MAX_OUTPUT_CHARS: usize = output::MAX_CHARS;
 pub use jobs::{DEFAULT_JOB_LIFETIME, DEFAULT_MAX_JOBS, JobExit, JobLimits, JobStatus, Jobs};
+pub use progress::BashProgress;
 pub use tool::{
     BashArgs, BashTool, DEFAULT_TIMEOUT_MS, MAX_TIMEOUT_MS, permissions, permissions_in,
 };
