@@ -561,6 +561,19 @@ mod tests {
     }
 
     #[test]
+    fn progress_text_reads_bash_updates_typed() {
+        let update = serde_json::json!({
+            "output": "step 1\nstep 2\n",
+            "omitted_bytes": 0,
+            "total_bytes": 14,
+            "total_lines": 2,
+        });
+        assert_eq!(progress_text(&update).as_str(), "step 2");
+        let other = serde_json::json!({"text": "a", "output": "b", "total_lines": 1});
+        assert_eq!(progress_text(&other).as_str(), "a");
+    }
+
+    #[test]
     fn progress_text_is_escaped_after_it_is_cut() {
         let payload = serde_json::json!({"output": "step 1\nstep 2\u{1b}]0;x\u{7}"});
         assert_eq!(progress_text(&payload).as_str(), "step 2\\e]0;x\\u{7}");

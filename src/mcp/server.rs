@@ -445,3 +445,26 @@ fn call_id(id: &RequestId) -> String {
         NumberOrString::String(s) => s.to_string(),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    /// Bash's typed update is its output; another payload is read the
+    /// generic way, `text` before `output`.
+    #[test]
+    fn progress_messages_read_bash_updates_typed() {
+        let update =
+            json!({"output": "step 2", "omitted_bytes": 0, "total_bytes": 6, "total_lines": 1});
+        assert_eq!(progress_message(update), "step 2");
+        let both = json!({"text": "a", "output": "b", "omitted_bytes": 0, "total_bytes": 1, "total_lines": 1});
+        assert_eq!(progress_message(both), "a");
+        assert_eq!(progress_message(json!({"output": "b"})), "b");
+        assert_eq!(progress_message(json!("plain")), "plain");
+        assert_eq!(
+            progress_message(json!({"progress": 2})),
+            r#"{"progress":2}"#
+        );
+    }
+}
