@@ -23,10 +23,12 @@ use agentcore::stages::coerce::parse_and_coerce;
 use agentcore::{Content, Event, Outcome, RawArgs, ToolRegistry, UpdateKind};
 use console::{Style, style};
 use indicatif::{MultiProgress, ProgressBar, ProgressStyle};
+use serde::Deserialize as _;
 use serde_json::Value;
 
 use agentcore::hooks::HookReport;
 use agentcore::session::Session;
+use agentcore::tools::bash::BashProgress;
 
 /// Text fit for the terminal: outside text escaped, or this program's own.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -415,15 +417,20 @@ fn content_text(content: &[Content]) -> String {
 }
 
 fn progress_text(payload: &Value) -> Shown {
-    let text = match payload {
-        Value::String(s) => s.clone(),
-        Value::Object(map) => map
-            .get("text")
-            .or_else(|| map.get("output"))
-            .and_then(Value::as_str)
-            .map(str::to_owned)
-            .unwrap_or_else(|| payload.to_string()),
-        other => other.to_string(),
+    // Bash's typed update; another tool's payload: a string as is, an
+    // object's `text` or `output` field, anything else as JSON.
+    let text = match BashProgress::deserialize(payload) {
+        Ok(update) => update.output,
+        Err(_) => match payload {
+            Value::String(s) => s.clone(),
+            Value::Object(map) => map
+                .get("text")
+                .or_else(|| map.get("output"))
+                .and_then(Value::as_str)
+                .map(str::to_owned)
+                .unwrap_or_else(|| payload.to_string()),
+            other => other.to_string(),
+        },
     };
     let last = text
         .lines()
@@ -551,6 +558,19 @@ mod tests {
                 assert!(escaped.chars().all(|e| !e.is_control()), "{c:?}");
             }
         }
+    }
+
+    #[test]
+    fn progress_text_reads_bash_updates_typed() {
+        let update = serde_json::json!({
+            "output": "step 1\nstep 2\n",
+            "omitted_bytes": 0,
+            "total_bytes": 14,
+            "total_lines": 2,
+        });
+        assert_eq!(progress_text(&update).as_str(), "step 2");
+        let other = serde_json::json!({"text": "a", "output": "b", "total_lines": 1});
+        assert_eq!(progress_text(&other).as_str(), "a");
     }
 
     #[test]

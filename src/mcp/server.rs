@@ -18,6 +18,7 @@ use rmcp::model::{
 };
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData, Peer, RoleServer, ServerHandler};
+use serde::Deserialize as _;
 use serde_json::{Map, Value};
 use tokio::sync::mpsc;
 use tower::{Service, ServiceExt};
@@ -29,6 +30,7 @@ use super::stdio::ClientRequestId;
 use crate::message::{self, ToolAnswer};
 use crate::scheduler::{ResponseFuture, Scheduler, SchedulerError};
 use crate::session::Session;
+use crate::tools::bash::BashProgress;
 
 /// The MCP server of one connection: the built-in tools of one [`Session`]
 /// (so one read ledger), called through its scheduler and pipeline.
@@ -391,9 +393,13 @@ impl Progress<'_> {
     }
 }
 
-/// A progress payload as a message: a string as is, an object's `text` or
+/// A progress payload as a message: bash's update ([`BashProgress`]) as its
+/// output; another tool's payload: a string as is, an object's `text` or
 /// `output` field, anything else as JSON text.
 pub(crate) fn progress_message(payload: Value) -> String {
+    if let Ok(update) = BashProgress::deserialize(&payload) {
+        return update.output;
+    }
     match payload {
         Value::String(text) => text,
         Value::Object(mut fields) => {
@@ -437,5 +443,28 @@ fn call_id(id: &RequestId) -> String {
     match id {
         NumberOrString::Number(n) => n.to_string(),
         NumberOrString::String(s) => s.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    /// Bash's typed update is its output; another payload is read the
+    /// generic way, `text` before `output`.
+    #[test]
+    fn progress_messages_read_bash_updates_typed() {
+        let update =
+            json!({"output": "step 2", "omitted_bytes": 0, "total_bytes": 6, "total_lines": 1});
+        assert_eq!(progress_message(update), "step 2");
+        let both = json!({"text": "a", "output": "b", "omitted_bytes": 0, "total_bytes": 1, "total_lines": 1});
+        assert_eq!(progress_message(both), "a");
+        assert_eq!(progress_message(json!({"output": "b"})), "b");
+        assert_eq!(progress_message(json!("plain")), "plain");
+        assert_eq!(
+            progress_message(json!({"progress": 2})),
+            r#"{"progress":2}"#
+        );
     }
 }

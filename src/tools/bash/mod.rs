@@ -46,4 +46,5 @@ mod spool;
 mod tool;
 
 pub use jobs::{JobExit, JobLimits, JobStatus, Jobs};
+pub use progress::BashProgress;
 pub use tool::{BashArgs, BashTool, SPEC, permissions, permissions_in};

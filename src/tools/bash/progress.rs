@@ -4,7 +4,8 @@ use std::collections::VecDeque;
 use std::time::Duration;
 
 use agentcore_stages::ProgressReporter;
-use serde_json::json;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
 use tokio::time::Instant;
 
 /// The least time between two updates.
@@ -13,12 +14,31 @@ pub(crate) const INTERVAL: Duration = Duration::from_millis(100);
 /// Bytes of new output one update carries at most (the latest ones).
 const MAX_BYTES: usize = 4096;
 
-/// Collects output between updates and reports it, throttled.
+/// One update of a running command's output, as the payload of its
+/// `ToolExecUpdate { kind: progress }` event: read it back with
+/// `BashProgress::deserialize(&payload)`. On the wire it is `{"output":
+/// TEXT, "omitted_bytes": N, "total_bytes": T, "total_lines": L}`.
 ///
-/// Each update is `{"output": TEXT, "omitted_bytes": N, "total_bytes": T,
-/// "total_lines": L}`: `TEXT` is the output since the previous update (its
-/// last 4 KiB, `N` bytes before them left out), `T` and `L` count all
-/// output so far.
+/// A payload with any other field is not one: readers that take progress
+/// from every tool show such a payload their generic way (its `text`
+/// first).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+#[non_exhaustive]
+pub struct BashProgress {
+    /// The output since the previous update: its last 4 KiB, cut back to a
+    /// character boundary.
+    pub output: String,
+    /// Bytes of that output left out before `output`.
+    pub omitted_bytes: u64,
+    /// Bytes of output so far.
+    pub total_bytes: u64,
+    /// Lines of output so far.
+    pub total_lines: u64,
+}
+
+/// Collects output between updates and reports it, throttled, as
+/// [`BashProgress`].
 #[derive(Debug)]
 pub(crate) struct Progress {
     reporter: ProgressReporter,
@@ -85,15 +105,17 @@ impl Progress {
         bytes.extend(self.pending.drain(..));
         let cut = incomplete_suffix_len(&bytes);
         self.carry = bytes.split_off(bytes.len() - cut);
-        let payload = json!({
-            "output": String::from_utf8_lossy(&bytes),
-            "omitted_bytes": self.skipped,
-            "total_bytes": total_bytes,
-            "total_lines": total_lines,
-        });
+        let payload = BashProgress {
+            output: String::from_utf8_lossy(&bytes).into_owned(),
+            omitted_bytes: self.skipped,
+            total_bytes,
+            total_lines,
+        };
         self.skipped = 0;
         self.last = Some(Instant::now());
-        self.live = self.reporter.report(payload);
+        self.live = self
+            .reporter
+            .report(serde_json::to_value(payload).unwrap_or(Value::Null));
     }
 }
 
@@ -145,10 +167,40 @@ mod tests {
         let mut outputs = Vec::new();
         while let Ok(event) = rx.try_recv() {
             if let Event::ToolExecUpdate { payload, .. } = event {
-                outputs.push(payload["output"].as_str().unwrap().to_owned());
+                outputs.push(BashProgress::deserialize(&payload).unwrap().output);
             }
         }
         assert_eq!(outputs, ["hello ", "é"]);
+    }
+
+    /// The payload keeps the wire format the untyped map had, byte for
+    /// byte, and reads back.
+    #[test]
+    fn the_update_is_the_same_json_as_before() {
+        let update = BashProgress {
+            output: "step 1\n\"é\"".into(),
+            omitted_bytes: 3,
+            total_bytes: 4100,
+            total_lines: 12,
+        };
+        let value = serde_json::to_value(&update).unwrap();
+        let before = serde_json::json!({
+            "output": "step 1\n\"é\"",
+            "omitted_bytes": 3,
+            "total_bytes": 4100,
+            "total_lines": 12,
+        });
+        assert_eq!(value, before);
+        assert_eq!(value.to_string(), before.to_string());
+        assert_eq!(
+            value.to_string(),
+            r#"{"omitted_bytes":3,"output":"step 1\n\"é\"","total_bytes":4100,"total_lines":12}"#
+        );
+        assert_eq!(BashProgress::deserialize(&value).unwrap(), update);
+        // Another shape is not an update.
+        let mut other = before;
+        other["text"] = "x".into();
+        assert!(BashProgress::deserialize(&other).is_err());
     }
 
     #[test]

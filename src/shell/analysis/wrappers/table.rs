@@ -569,6 +569,7 @@ fn env(a: &mut CommandAnalysis, row: &Wrapper, call: &Call<'_>) {
 mod tests {
     use super::super::{SHELLS, program};
     use super::*;
+    use proptest::prelude::*;
 
     /// Commands, the parts they run, and whether they have a hazard; every
     /// wrapper name in [`WRAPPERS`] starts at least one.
@@ -665,6 +666,49 @@ mod tests {
                     "{name} is in two rows"
                 );
                 assert!(!SHELLS.contains(name), "{name} is a shell");
+            }
+        }
+    }
+
+    /// Words a call of the row at `row` may have: its own options, with
+    /// and without values, operands, assignments and a command.
+    fn vocabulary(row: &Wrapper) -> Vec<String> {
+        let mut words: Vec<String> = ["--", "-", "5", "x", "rm", "-rf", "X=1", ":::", "-c", "$X"]
+            .map(str::to_owned)
+            .to_vec();
+        for c in row.short_value.chars().chain(row.queries.iter().copied()) {
+            words.extend([format!("-{c}"), format!("-{c}5"), format!("-x{c}")]);
+        }
+        for long in row.long_value.iter().chain(row.long_flag) {
+            words.extend([format!("--{long}"), format!("--{long}=v")]);
+        }
+        words
+    }
+
+    fn call() -> impl Strategy<Value = (usize, Vec<String>)> {
+        (0..WRAPPERS.len()).prop_flat_map(|row| {
+            let words = proptest::sample::select(vocabulary(&WRAPPERS[row]));
+            (Just(row), proptest::collection::vec(words, 0..7))
+        })
+    }
+
+    proptest! {
+        /// Whatever the options, a call the analysis understands fully
+        /// runs at most one command, and that command is the tail of its
+        /// words: nothing before it is skipped into it or out of it.
+        #[test]
+        fn an_understood_command_is_the_tail_of_the_words((row, words) in call()) {
+            let row = &WRAPPERS[row];
+            for name in row.names {
+                let command = format!("{name} {}", words.join(" "));
+                let a = CommandAnalysis::parse(&command);
+                if !a.hazards.is_empty() || matches!(row.inner, Inner::Template(_)) {
+                    continue;
+                }
+                prop_assert!(a.parts.len() <= 2, "{command}: {:?}", a.parts);
+                if let [whole, inner] = &a.parts[..] {
+                    prop_assert!(whole.words.ends_with(&inner.words), "{command}: {:?}", a.parts);
+                }
             }
         }
     }
