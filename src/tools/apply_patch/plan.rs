@@ -13,7 +13,7 @@ use super::apply::apply_hunks;
 use super::parse::{FileOp, Hunk, Patch};
 use crate::error_code::ErrorCode;
 use crate::fs::beneath::FileError;
-use crate::fs::file_write::{FileTool, cannot_read, read_all, refuse_read_denied};
+use crate::fs::file_tool::{FileTool, cannot_read, read_all, refuse_read_denied};
 use crate::fs::read_state::{Freshness, StaleRead, hash_bytes};
 use crate::fs::workspace::{OpenFile, Workspace};
 use crate::tools::text;

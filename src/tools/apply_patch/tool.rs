@@ -16,7 +16,7 @@ use super::transaction::commit_all;
 use crate::access::{Access, Permissions};
 use crate::error_code::ErrorCode;
 use crate::fs::blocking::{self, run_blocking};
-use crate::fs::file_write::{FileTool, lock_all};
+use crate::fs::file_tool::{FileTool, lock_all};
 use crate::fs::read_state::FileReadState;
 use crate::fs::workspace::Workspace;
 use crate::tools::diff::unified_diff;

@@ -16,10 +16,10 @@ use rustix::fs::{AtFlags, unlinkat};
 use tokio_util::sync::CancellationToken;
 
 use super::plan::{Action, Planned};
-use crate::fs::atomic::{CommitError, Written};
 use crate::fs::beneath;
-use crate::fs::file_write::{FileTool, stamp_written, write_through};
+use crate::fs::file_tool::{FileTool, stamp_written, write_through};
 use crate::fs::read_state::{StaleRead, hash_bytes};
+use crate::fs::replace::{CommitError, Written};
 use crate::fs::workspace::{OpenFile, Workspace};
 
 /// What was done to a file, to be undone if a later step fails.
