@@ -1,19 +1,20 @@
 //! The files a call may touch, and how they are touched: the
 //! [`Workspace`](workspace::Workspace) (roots, path checks, handle-based
 //! resolution below a root in `beneath`), the walks of glob, grep and ls,
-//! atomic replacement, the read-before-write ledger
-//! ([`FileReadState`](read_state::FileReadState)), and the paths the gate
-//! judged ([`judged`]).
+//! a file's content replaced whole and crash-safe (`replace`), the steps
+//! the file-changing tools share (`file_tool`), the read-before-write
+//! ledger ([`FileReadState`](read_state::FileReadState)), and the paths
+//! the gate judged ([`judged`]).
 //!
 //! Layer: above [`access`](crate::access); imports nothing else of this
 //! crate.
 
-pub(crate) mod atomic;
 pub(crate) mod beneath;
 pub(crate) mod blocking;
-pub(crate) mod file_write;
+pub(crate) mod file_tool;
 pub mod judged;
 pub mod read_state;
+pub(crate) mod replace;
 pub(crate) mod walk;
 pub mod workspace;
 

@@ -19,7 +19,7 @@ use super::diff::unified_diff;
 use super::text;
 use crate::access::{Access, Permissions};
 use crate::fs::beneath::FileError;
-use crate::fs::file_write::{
+use crate::fs::file_tool::{
     FileTool, cancelled, cannot_read, commit_failure, path_failure, read_existing,
     refuse_read_denied, stamp_written, write_through,
 };

@@ -12,10 +12,18 @@
 //! 10, a hunk not found code 4 (with the closest lines), a hunk that
 //! matches several places code 5. The approval engine sees a write of
 //! every path the patch names ([`permissions`]).
+//!
+//! One concept per file: the patch format in `parse`; placing hunks in
+//! `apply`; the tool (description, permissions, its steps, the preview)
+//! in `tool`; the plan (every operation checked and every file's new
+//! bytes made, nothing written) in `plan`; and the all-or-nothing write
+//! of the plan, with its rollback, in `transaction`.
 
 mod apply;
 mod parse;
+mod plan;
 mod tool;
+mod transaction;
 
 pub use apply::{HunkError, Patched, apply_hunks};
 pub use parse::{FileOp, Hunk, Line, ParseError, Patch, parse};

@@ -55,13 +55,13 @@ use self::apply::{edit_decoded, find_tiered, locate_decoded, spans_of};
 use super::diff::{unified_diff, unified_diff_spliced};
 use super::text;
 use crate::access::{Access, Permissions};
-use crate::fs::atomic::Written;
 use crate::fs::beneath::FileError;
-use crate::fs::file_write::{
+use crate::fs::file_tool::{
     FileTool, cancelled, cannot_read, commit_failure, current_bytes, path_failure, read_all,
     refuse_read_denied, stamp_written, write_through,
 };
 use crate::fs::read_state::{FileReadState, Freshness, StaleRead, hash_bytes};
+use crate::fs::replace::Written;
 use crate::fs::workspace::OpenFile;
 use crate::fs::workspace::Workspace;
 use crate::tools::spec::ToolSpec;

@@ -24,7 +24,7 @@ use tokio_util::sync::CancellationToken;
 use super::{EditsError, Step, edit_sequence_decoded, snippet};
 use crate::access::{Access, Permissions};
 use crate::fs::beneath::FileError;
-use crate::fs::file_write::{
+use crate::fs::file_tool::{
     FileTool, cancelled, cannot_read, commit_failure, current_bytes, path_failure, read_all,
     refuse_read_denied, stamp_written, write_through,
 };

@@ -77,6 +77,39 @@ pub struct GrepArgs {
     pub offset: Option<usize>,
 }
 
+impl GrepArgs {
+    /// The lines of context before and after each match: in content mode
+    /// only, `-B` and `-A` over `-C`.
+    pub(crate) fn context_lines(&self) -> (usize, usize) {
+        match self.output_mode {
+            OutputMode::Content => (
+                self.before.or(self.context).unwrap_or(0),
+                self.after.or(self.context).unwrap_or(0),
+            ),
+            _ => (0, 0),
+        }
+    }
+
+    /// What the walk from `start` leaves out: the files the glob does not
+    /// match, and those not of the file type.
+    pub(crate) fn filters(&self, start: &Path) -> Result<Filters, ToolError> {
+        let overrides = match &self.glob {
+            Some(glob) => Some(
+                OverrideBuilder::new(start)
+                    .add(glob)
+                    .and_then(|b| b.build())
+                    .map_err(|e| ToolError::new(format!("Invalid glob \"{glob}\": {e}")))?,
+            ),
+            None => None,
+        };
+        let types = match &self.file_type {
+            Some(name) => Some(file_types(name)?),
+            None => None,
+        };
+        Ok(Filters { overrides, types })
+    }
+}
+
 /// The ripgrep file type `name` (any of its names: `py` or `python`,
 /// `md` or `markdown`), or, for a name ripgrep does not know, the one
 /// type whose globs include `*.NAME` (`rs` is `rust`, `yml` is `yaml`).
@@ -111,37 +144,4 @@ fn file_types(name: &str) -> Result<ignore::types::Types, ToolError> {
         .select(&chosen)
         .build()
         .map_err(|e| refused(e.to_string()))
-}
-
-impl GrepArgs {
-    /// The lines of context before and after each match: in content mode
-    /// only, `-B` and `-A` over `-C`.
-    pub(crate) fn context_lines(&self) -> (usize, usize) {
-        match self.output_mode {
-            OutputMode::Content => (
-                self.before.or(self.context).unwrap_or(0),
-                self.after.or(self.context).unwrap_or(0),
-            ),
-            _ => (0, 0),
-        }
-    }
-
-    /// What the walk from `start` leaves out: the files the glob does not
-    /// match, and those not of the file type.
-    pub(crate) fn filters(&self, start: &Path) -> Result<Filters, ToolError> {
-        let overrides = match &self.glob {
-            Some(glob) => Some(
-                OverrideBuilder::new(start)
-                    .add(glob)
-                    .and_then(|b| b.build())
-                    .map_err(|e| ToolError::new(format!("Invalid glob \"{glob}\": {e}")))?,
-            ),
-            None => None,
-        };
-        let types = match &self.file_type {
-            Some(name) => Some(file_types(name)?),
-            None => None,
-        };
-        Ok(Filters { overrides, types })
-    }
 }

@@ -82,14 +82,7 @@ pub(crate) fn content_layout(
         }
         let path = workspace.display(&hit.path);
         let show = |line: &Line, index: usize, out: &mut Capped| {
-            let text = match (line, numbers) {
-                (Line::Match(n, text), true) => format!("{path}:{n}:{text}"),
-                (Line::Match(_, text), false) => format!("{path}:{text}"),
-                (Line::Context(n, text), true) => format!("{path}-{n}-{text}"),
-                (Line::Context(_, text), false) => format!("{path}-{text}"),
-                (Line::Break, _) => return push(out, first + index, None),
-            };
-            push(out, first + index, Some(text));
+            push(out, first + index, content_line(&path, line, numbers));
         };
         let kept = hit.lines.len().min(to);
         for index in from..kept {
@@ -117,6 +110,19 @@ pub(crate) fn content_layout(
         return out.finish(note, more);
     }
     out.finish(note, 0)
+}
+
+/// One content line as shown, `path:line:text` for a match and
+/// `path-line-text` for context (without the line number when `numbers`
+/// is off); `None` for a break between groups of lines.
+fn content_line(path: &str, line: &Line, numbers: bool) -> Option<String> {
+    Some(match (line, numbers) {
+        (Line::Match(n, text), true) => format!("{path}:{n}:{text}"),
+        (Line::Match(_, text), false) => format!("{path}:{text}"),
+        (Line::Context(n, text), true) => format!("{path}-{n}-{text}"),
+        (Line::Context(_, text), false) => format!("{path}-{text}"),
+        (Line::Break, _) => return None,
+    })
 }
 
 /// Whether output line `pos` of the whole sequence is a separator (`--`).

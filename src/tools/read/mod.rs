@@ -27,7 +27,7 @@ use super::text::Encoding;
 use crate::access::{Access, Permissions};
 use crate::fs::beneath::list_dir;
 use crate::fs::blocking::run_blocking;
-use crate::fs::file_write::{cannot_read, read_denied_text};
+use crate::fs::file_tool::{cannot_read, read_denied_text};
 use crate::fs::read_state::{FileReadState, ReadStamp, StreamHasher, hash_bytes};
 use crate::fs::workspace::{Opened, Workspace};
 use crate::limits::read::{

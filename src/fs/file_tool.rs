@@ -1,7 +1,8 @@
-//! What `edit` and `write` share: the three steps of a change to one file
-//! ([`FileTool`]), the read-deny refusal before
-//! anything is looked at, reading the file whole, the path lock, committing
-//! the new bytes, and stamping the tool's own write in the ledger.
+//! What the file-changing tools (`edit`, `write`, `apply_patch`) share:
+//! the three steps of a change to one file ([`FileTool`]), the read-deny
+//! refusal before anything is looked at, reading the file whole, the path
+//! lock, committing the new bytes, and stamping the tool's own write in
+//! the ledger.
 
 use std::fs::File;
 use std::io::{self, Read};
@@ -11,10 +12,10 @@ use std::time::SystemTime;
 use agentcore_stages::{CallContext, Content, ToolError, ToolOutput, ValidationFailure};
 use tokio_util::sync::CancellationToken;
 
-use super::atomic::{Base, CommitError, Written, commit};
 use super::beneath::{CreatedDirs, FileError};
 use super::blocking::{self, run_blocking};
 use super::read_state::{FileReadState, ReadStamp, StaleRead, hash_bytes};
+use super::replace::{Base, CommitError, Written, commit};
 use super::workspace::{OpenFile, Workspace};
 use crate::error_code::ErrorCode;
 

@@ -1,0 +1,250 @@
+//! Path patterns: gitignore-style globs relative to the workspace root
+//! (`read(./secrets/**)`, `write(src/**)`), absolute (`//etc/**`) or from
+//! the home directory (`~/…`); the path a rule names literally; and the
+//! session grant of one exact path.
+
+use std::path::{Path, PathBuf};
+
+use ignore::gitignore::{Gitignore, GitignoreBuilder};
+
+use super::{Rule, RuleTarget, Specifier};
+use crate::fs::home_dir;
+
+impl Rule {
+    /// The path a path rule names literally, absolute (`read(//srv/x/**)`,
+    /// `read(~/private)`) or anchored at `root` (`read(./secrets/**)`,
+    /// `read(config/keys)`): its specifier without glob characters, once a
+    /// trailing `/**` is taken off. A bare name (`read(.env)`) matches at
+    /// any depth and names no one path.
+    pub(crate) fn literal_path(&self, root: &Path) -> Option<PathBuf> {
+        if let Some(path) = self.literal_absolute_path() {
+            return Some(path);
+        }
+        let spec = self
+            .text
+            .strip_prefix(self.tool.as_str())?
+            .strip_prefix('(')?
+            .strip_suffix(')')?;
+        let spec = spec.strip_suffix("/**").unwrap_or(spec);
+        if spec.contains(['*', '?', '[', ']', '{', '}', '\\', '!']) || spec.starts_with("//") {
+            return None;
+        }
+        let relative = match spec.strip_prefix("./") {
+            Some(rest) => rest,
+            None if spec.trim_end_matches('/').contains('/') => spec.trim_start_matches('/'),
+            None => return None,
+        };
+        (!relative.is_empty() && !relative.split('/').any(|part| part == ".."))
+            .then(|| root.join(relative))
+    }
+
+    /// The absolute path a path rule names literally (`read(//srv/x/**)`,
+    /// `read(~/private)`): its specifier without glob characters, once a
+    /// trailing `/**` is taken off.
+    pub(crate) fn literal_absolute_path(&self) -> Option<PathBuf> {
+        let spec = self
+            .text
+            .strip_prefix(self.tool.as_str())?
+            .strip_prefix('(')?
+            .strip_suffix(')')?;
+        let spec = spec.strip_suffix("/**").unwrap_or(spec);
+        if spec.contains(['*', '?', '[', ']', '{', '}', '\\', '!']) {
+            return None;
+        }
+        if let Some(abs) = spec.strip_prefix("//") {
+            return Some(PathBuf::from(format!("/{abs}")));
+        }
+        let rest = spec.strip_prefix("~/")?;
+        Some(home_dir()?.join(rest))
+    }
+
+    /// A rule matching exactly one path (root-relative, `/`-separated, or
+    /// absolute), for session grants.
+    pub(crate) fn exact_path(tool: &str, key: &str, absolute: bool) -> Self {
+        let escaped = escape_glob(key);
+        let text = if absolute {
+            format!("{tool}(//{escaped})")
+        } else {
+            format!("{tool}(/{escaped})")
+        };
+        let pattern = if absolute {
+            PathPattern::build(&format!("//{escaped}"))
+        } else {
+            PathPattern::build(&format!("/{escaped}"))
+        };
+        match pattern {
+            Ok(p) => Self {
+                text,
+                tool: tool.to_owned(),
+                target: RuleTarget::of(tool),
+                specifier: Some(Specifier::Path(p)),
+                outside_sandbox: false,
+            },
+            // An escaped literal always compiles; if not, grant nothing
+            // broader than the tool name with an impossible path.
+            Err(_) => Self {
+                text,
+                tool: tool.to_owned(),
+                target: RuleTarget::of(tool),
+                specifier: Some(Specifier::ExactCommand(String::new())),
+                outside_sandbox: false,
+            },
+        }
+    }
+
+    /// Whether the rule's path pattern matches one of the path keys.
+    pub(crate) fn matches_path(&self, keys: &PathKeys) -> Option<bool> {
+        match &self.specifier {
+            None => Some(true),
+            Some(Specifier::Path(p)) | Some(Specifier::Either(_, Some(p))) => Some(p.matches(keys)),
+            _ => None,
+        }
+    }
+}
+
+/// One path as the matchers see it.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct PathKeys {
+    /// Root-relative forms (`src/a.rs`), lexical and through symlinks,
+    /// for paths inside the workspace root.
+    pub relative: Vec<PathBuf>,
+    /// Absolute forms without the leading `/` (`etc/passwd`).
+    pub absolute: Vec<PathBuf>,
+    /// Whether the path is an existing directory.
+    pub is_dir: bool,
+}
+
+/// A gitignore-style path glob.
+#[derive(Clone, Debug)]
+pub(crate) struct PathPattern {
+    matcher: Gitignore,
+    absolute: bool,
+}
+
+/// A file name no real pattern targets: if it matches inside a directory,
+/// the pattern covers every name in that directory.
+const PROBE: &str = "\u{1}agentcore-probe";
+
+impl PathPattern {
+    pub(crate) fn build(spec: &str) -> Result<Self, String> {
+        if spec.starts_with('!') {
+            return Err(
+                "negated patterns (`!…`) are not supported; write an allow rule for what you want to let through instead"
+                    .to_owned(),
+            );
+        }
+        let (line, absolute) = if let Some(abs) = spec.strip_prefix("//") {
+            (format!("/{abs}"), true)
+        } else if let Some(home) = spec.strip_prefix("~/") {
+            let Some(dir) = home_dir() else {
+                return Err(
+                    "`~/` was used but the home directory is unknown (HOME is not set); write the absolute path as `//path/**`"
+                        .to_owned(),
+                );
+            };
+            let dir = dir.to_string_lossy();
+            (format!("{}/{home}", dir.trim_end_matches('/')), true)
+        } else if let Some(rel) = spec.strip_prefix("./") {
+            (format!("/{rel}"), false)
+        } else {
+            (spec.to_owned(), false)
+        };
+        if line.contains('\0') {
+            return Err("a path pattern cannot contain a NUL byte".to_owned());
+        }
+        let mut builder = GitignoreBuilder::new(".");
+        builder
+            .add_line(None, &line)
+            .map_err(|e| format!("the path pattern is not a valid glob ({e}); write a gitignore-style glob such as `src/**` or `./secrets/**`"))?;
+        let matcher = builder
+            .build()
+            .map_err(|e| format!("the path pattern is not a valid glob ({e}); write a gitignore-style glob such as `src/**`"))?;
+        Ok(Self { matcher, absolute })
+    }
+
+    /// Whether any form of the path, or a directory containing it, matches.
+    pub(crate) fn matches(&self, keys: &PathKeys) -> bool {
+        let forms = if self.absolute {
+            &keys.absolute
+        } else {
+            &keys.relative
+        };
+        forms.iter().any(|key| self.matches_key(key, keys.is_dir))
+    }
+
+    fn matches_key(&self, key: &Path, is_dir: bool) -> bool {
+        if key.as_os_str().is_empty() || key.has_root() {
+            // The root itself: only a pattern covering every name in it.
+            return !key.has_root() && self.matches_key(Path::new(PROBE), false);
+        }
+        if self
+            .matcher
+            .matched_path_or_any_parents(key, is_dir)
+            .is_ignore()
+        {
+            return true;
+        }
+        is_dir
+            && self
+                .matcher
+                .matched_path_or_any_parents(key.join(PROBE), false)
+                .is_ignore()
+    }
+}
+
+fn escape_glob(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        if matches!(c, '*' | '?' | '[' | ']' | '\\' | '!' | '#' | '{' | '}') {
+            out.push('\\');
+        }
+        out.push(c);
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn keys(rel: &str, is_dir: bool) -> PathKeys {
+        PathKeys {
+            relative: vec![PathBuf::from(rel)],
+            absolute: vec![PathBuf::from("ws").join(rel)],
+            is_dir,
+        }
+    }
+
+    #[test]
+    fn literal_paths_of_rules() {
+        let root = Path::new("/w");
+        let lit = |r: &str| r.parse::<Rule>().unwrap().literal_path(root);
+        assert_eq!(lit("read(./secrets/**)"), Some(PathBuf::from("/w/secrets")));
+        assert_eq!(
+            lit("read(config/keys)"),
+            Some(PathBuf::from("/w/config/keys"))
+        );
+        assert_eq!(lit("read(//srv/x/**)"), Some(PathBuf::from("/srv/x")));
+        assert_eq!(lit("read(.env)"), None, "any depth");
+        assert_eq!(lit("read(**/*.pem)"), None);
+        assert_eq!(lit("read(./a/*/b)"), None);
+        assert_eq!(lit("read(./../up)"), None);
+    }
+
+    #[test]
+    fn path_patterns() {
+        let p = PathPattern::build("./secrets/**").unwrap();
+        assert!(p.matches(&keys("secrets/a.txt", false)));
+        assert!(p.matches(&keys("secrets", true)));
+        assert!(p.matches(&keys("secrets/deep", true)));
+        assert!(!p.matches(&keys("src/secrets", true)));
+        assert!(!p.matches(&keys("", true)));
+        let any = PathPattern::build("*.key").unwrap();
+        assert!(any.matches(&keys("a/b/c.key", false)));
+        assert!(!any.matches(&keys("a", true)));
+        let dir = PathPattern::build("target").unwrap();
+        assert!(dir.matches(&keys("target/debug/x", false)));
+        let abs = PathPattern::build("//ws/secrets/**").unwrap();
+        assert!(abs.matches(&keys("secrets/x", false)));
+    }
+}
