@@ -127,10 +127,12 @@ impl Live {
     /// to one agentcore session, started by the first and ended once it has
     /// been idle (no request answered, no call running) for the server's
     /// idle timeout: they are one principal (the one bearer token, or
-    /// loopback without one), so the read-before-write ledger, the session
-    /// grants and the background jobs hold from one request to the next,
-    /// as they would in one MCP session. With the request, a guard that
-    /// keeps the session from counting as idle until it drops.
+    /// loopback without one), so the read-before-write ledger and the
+    /// background jobs hold from one request to the next, as they would in
+    /// one MCP session. (Nothing is asked there: asking needs a client that
+    /// declared elicitation in `initialize`, so an ask is a deny and no
+    /// session grant is made.) With the request, a guard that keeps the
+    /// session from counting as idle until it drops.
     pub(super) async fn stateless(&self) -> Result<(McpServer, StatelessTouch), ErrorData> {
         let mut slot = self.stateless.lock().await;
         if self.closing.load(Ordering::Acquire) {
