@@ -138,6 +138,13 @@ impl Session {
     /// Starts a session; must run inside a tokio runtime (the scheduler's
     /// worker is spawned). A configuration that mounts MCP servers needs
     /// [`Session::connect`] instead.
+    ///
+    /// What it confines: the file tools to the workspace (and the policy's
+    /// roots); commands in the sandbox of [`SessionConfig::sandbox_policy`]
+    /// (by default `auto`: what the kernel offers, no network, writes only
+    /// under the read-write roots; `off` runs them unconfined, `required`
+    /// refuses them on a machine that cannot); every call through the
+    /// approval engine of its mode and policy.
     pub fn start(config: SessionConfig) -> Result<Self, SessionError> {
         #[cfg(feature = "mcp-client")]
         if !config.all_mcp_servers().is_empty() {

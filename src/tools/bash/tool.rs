@@ -240,6 +240,11 @@ impl BashTool {
     /// The first call in a process makes the process non-dumpable
     /// (`PR_SET_DUMPABLE` 0, Linux): no debugger attaches to it and no core
     /// dump is written, unless by a process with `CAP_SYS_PTRACE`.
+    ///
+    /// **Unconfined** until [`sandbox`](Self::sandbox) is given: commands
+    /// run with this process's rights (`root` is only their working
+    /// directory). [`session::builtin_registry`](crate::session::builtin_registry)
+    /// and a [`Session`](crate::session::Session) confine it for you.
     pub fn new(root: PathBuf, output_dir: Arc<OutputDir>) -> Self {
         #[cfg(target_os = "linux")]
         crate::process::tracking::make_undumpable_once();
