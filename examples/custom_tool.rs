@@ -103,8 +103,8 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     println!("schema of {:?}:\n{:#}\n", tool.name(), tool.schema());
 
     let registry = Arc::new(ToolRegistry::new().with(tool)?);
-    let pipeline = Pipeline::builder().registry(registry.clone()).build();
-    let scheduler = Scheduler::new(pipeline.service(), registry, SchedulerConfig::default());
+    let pipeline = Pipeline::builder().registry(registry).build();
+    let scheduler = Scheduler::from_pipeline(&pipeline, SchedulerConfig::default());
 
     let (turn, mut events) = Turn::with_channel(&scheduler);
     let printer = tokio::spawn(async move {
