@@ -16,8 +16,9 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::json;
 
-/// The arguments of `convert`. Doc comments become the schema's
-/// descriptions, which the model reads.
+/// The arguments of `convert`. The fields' doc comments become the
+/// schema's descriptions, which the model reads; this one, on the type, is
+/// for Rust readers (the tool's description speaks for the tool).
 #[derive(Debug, Deserialize, JsonSchema)]
 struct ConvertArgs {
     /// The amount to convert.
