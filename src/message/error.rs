@@ -70,6 +70,15 @@ pub enum MessageError {
         /// How many choices the completion holds.
         count: usize,
     },
+    /// The value is of the other OpenAI API's shape: a Responses API
+    /// response given to the Chat Completions parser, or the reverse.
+    #[error("this is {found}; read its calls with {use_instead}")]
+    OtherApi {
+        /// What the value looks like, e.g. `a Responses API response (it has "output")`.
+        found: &'static str,
+        /// The function that reads it.
+        use_instead: &'static str,
+    },
     /// A call's arguments are JSON text that does not parse, so they cannot
     /// be written as an Anthropic `input` object.
     #[error("the arguments of call {call_id:?} are not valid JSON: {reason}")]

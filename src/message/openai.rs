@@ -196,10 +196,17 @@ fn tool_message_numbered<R: ToolAnswer + ?Sized>(result: &R, images: &mut Vec<Im
 /// When the message is not an assistant message, a field is missing or
 /// of the wrong type, an id or name is empty, a call is not of type
 /// `function`, or two calls share an id; for a completion, also
-/// [`MessageError::NoChoices`] and [`MessageError::SeveralChoices`].
+/// [`MessageError::NoChoices`] and [`MessageError::SeveralChoices`]; and
+/// [`MessageError::OtherApi`] for a Responses API response.
 pub fn parse_tool_calls(message: &Value) -> Result<Vec<ToolCall>, MessageError> {
     let obj = object(message, "message")?;
     match obj.get("choices") {
+        None if !obj.contains_key("role") && obj.contains_key("output") => {
+            Err(MessageError::OtherApi {
+                found: "a Responses API response (it has \"output\")",
+                use_instead: "openai::responses::parse_function_calls",
+            })
+        }
         None => message_calls(obj, ""),
         Some(choices) => {
             let message = only_choice(choices)?;

@@ -822,6 +822,29 @@ fn openai_completion_errors_name_the_place_inside_the_choice() {
     }
 }
 
+#[test]
+fn each_openai_parser_points_to_the_other_for_the_other_apis_shape() {
+    let err = openai::parse_tool_calls(&responses_weather_response()).unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "this is a Responses API response (it has \"output\"); read its calls with openai::responses::parse_function_calls"
+    );
+    let completion = openai_weather_response();
+    for chat in [&completion, &completion["choices"][0]["message"]] {
+        let err = responses::parse_function_calls(chat).unwrap_err();
+        assert!(
+            matches!(
+                err,
+                MessageError::OtherApi {
+                    use_instead: "openai::parse_tool_calls",
+                    ..
+                }
+            ),
+            "{err}"
+        );
+    }
+}
+
 // ---- OpenAI Responses API ----
 
 /// A Responses API response with parallel function calls, shaped as in

@@ -99,10 +99,17 @@ pub fn tool_definitions(registry: &ToolRegistry) -> Vec<Value> {
 /// When the value is neither an array nor an object with an `output`
 /// array, an item is not an object or has no string `type`, a
 /// `function_call` lacks a non-empty `call_id` or `name` or a string
-/// `arguments`, or two calls share a `call_id`.
+/// `arguments`, or two calls share a `call_id`; [`MessageError::OtherApi`]
+/// for a Chat Completions completion or message.
 pub fn parse_function_calls(response: &Value) -> Result<Vec<ToolCall>, MessageError> {
     let items = match response {
         Value::Array(items) => items,
+        Value::Object(obj) if !obj.contains_key("output") && is_chat(obj) => {
+            return Err(MessageError::OtherApi {
+                found: "a Chat Completions completion or message (it has \"choices\" or \"role\")",
+                use_instead: "openai::parse_tool_calls",
+            });
+        }
         Value::Object(obj) => match required(obj, "output", "output")? {
             Value::Array(items) => items,
             other => return Err(wrong_type("output", "an array of output items", other)),
@@ -130,6 +137,10 @@ pub fn parse_function_calls(response: &Value) -> Result<Vec<ToolCall>, MessageEr
         calls.push(call);
     }
     Ok(calls)
+}
+
+fn is_chat(obj: &Map<String, Value>) -> bool {
+    obj.contains_key("choices") || obj.contains_key("role")
 }
 
 fn function_call_item(obj: &Map<String, Value>, path: &str) -> Result<ToolCall, MessageError> {
