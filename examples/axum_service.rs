@@ -187,8 +187,8 @@ fn router() -> Result<Router, Box<dyn std::error::Error>> {
             .with(Add.into_dyn())?
             .with(Count.into_dyn())?,
     );
-    let pipeline = Pipeline::builder().registry(registry.clone()).build();
-    let scheduler = Scheduler::new(pipeline.service(), registry, SchedulerConfig::default());
+    let pipeline = Pipeline::builder().registry(registry).build();
+    let scheduler = Scheduler::from_pipeline(&pipeline, SchedulerConfig::default());
     Ok(Router::new()
         .route("/turn", post(post_turn))
         .with_state(App { scheduler }))

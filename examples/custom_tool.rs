@@ -16,8 +16,9 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::json;
 
-/// The arguments of `convert`. Doc comments become the schema's
-/// descriptions, which the model reads.
+/// The arguments of `convert`. The fields' doc comments become the
+/// schema's descriptions, which the model reads; this one, on the type, is
+/// for Rust readers (the tool's description speaks for the tool).
 #[derive(Debug, Deserialize, JsonSchema)]
 struct ConvertArgs {
     /// The amount to convert.
@@ -103,8 +104,8 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     println!("schema of {:?}:\n{:#}\n", tool.name(), tool.schema());
 
     let registry = Arc::new(ToolRegistry::new().with(tool)?);
-    let pipeline = Pipeline::builder().registry(registry.clone()).build();
-    let scheduler = Scheduler::new(pipeline.service(), registry, SchedulerConfig::default());
+    let pipeline = Pipeline::builder().registry(registry).build();
+    let scheduler = Scheduler::from_pipeline(&pipeline, SchedulerConfig::default());
 
     let (turn, mut events) = Turn::with_channel(&scheduler);
     let printer = tokio::spawn(async move {

@@ -24,8 +24,8 @@ use agentcore::fs::workspace::Workspace;
 use agentcore::hooks::{HookConfig, HookRunner, PostToolUseLayer, PreToolUseGate};
 use agentcore::process::OutputDir;
 use agentcore::session::builtin_registry;
-use agentcore::stages::{Executed, Gated};
 use agentcore::{BoxFuture, Call, Content, Outcome, Pipeline, ToolResult};
+use agentcore::{Executed, Gated};
 use serde_json::{Value, json};
 use tower::{Layer, Service, ServiceBuilder, ServiceExt};
 

@@ -17,15 +17,12 @@ use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
 
-use agentcore::GateDecision;
-use agentcore::TypedTool;
 use agentcore::message::ToolCall;
 use agentcore::scheduler::{Scheduler, SchedulerConfig};
-use agentcore::stages::gate::gate_fn;
-use agentcore::stages::{Executed, Gated};
 use agentcore::turn::Turn;
 use agentcore::{
-    BoxFuture, Call, CallContext, Outcome, Pipeline, ToolError, ToolOutput, ToolRegistry,
+    BoxFuture, Call, CallContext, Executed, GateDecision, Gated, Outcome, Pipeline, ToolError,
+    ToolOutput, ToolRegistry, TypedTool, gate_fn,
 };
 use schemars::JsonSchema;
 use serde::Deserialize;
@@ -158,7 +155,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         }
     });
     let pipeline = Pipeline::builder()
-        .registry(registry.clone())
+        .registry(registry)
         .gate(Arc::new(gate))
         .build();
 
@@ -174,7 +171,14 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
             .rate_limit(2, Duration::from_millis(200))
             .timeout(Duration::from_millis(300)),
     );
-    let scheduler = Scheduler::new(service, registry, SchedulerConfig::default());
+    // A wrapped service, so `Scheduler::new`, not `from_pipeline`: the
+    // scheduler cannot read the registry out of the service, and judges
+    // each call by its tool before it runs.
+    let scheduler = Scheduler::new(
+        service,
+        pipeline.registry().clone(),
+        SchedulerConfig::default(),
+    );
 
     let (turn, mut events) = Turn::with_channel(&scheduler);
     let printer = tokio::spawn(async move {

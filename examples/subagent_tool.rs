@@ -100,11 +100,7 @@ impl TypedTool for Research {
         // The inner session: its own pipeline and scheduler, so its breaker
         // and queue are separate from the outer one's.
         let pipeline = Pipeline::builder().registry(self.registry.clone()).build();
-        let scheduler = Scheduler::new(
-            pipeline.service(),
-            self.registry.clone(),
-            SchedulerConfig::default(),
-        );
+        let scheduler = Scheduler::from_pipeline(&pipeline, SchedulerConfig::default());
         let (turn, mut events) = Turn::with_channel(&scheduler);
         let control = turn.control();
         let calls: Vec<ToolCall> = args
@@ -159,8 +155,8 @@ impl TypedTool for Research {
 #[tokio::main]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let registry = Arc::new(ToolRegistry::new().with(Research::new()?.into_dyn())?);
-    let pipeline = Pipeline::builder().registry(registry.clone()).build();
-    let scheduler = Scheduler::new(pipeline.service(), registry, SchedulerConfig::default());
+    let pipeline = Pipeline::builder().registry(registry).build();
+    let scheduler = Scheduler::from_pipeline(&pipeline, SchedulerConfig::default());
 
     let (turn, mut events) = Turn::with_channel(&scheduler);
     let printer = tokio::spawn(async move {

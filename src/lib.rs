@@ -47,53 +47,56 @@
 //!
 //! # Example
 //!
-//! A typed tool run as one turn through a pipeline and a scheduler:
+//! A tool from a closure, listed for the model, then one assistant message's
+//! calls run as a turn through a pipeline and a scheduler, and answered:
 //!
 //! ```
 //! use std::sync::Arc;
-//! use agentcore::message::ToolCall;
+//! use agentcore::message::anthropic;
 //! use agentcore::scheduler::{Scheduler, SchedulerConfig};
+//! use agentcore::schemars::JsonSchema;
+//! use agentcore::tools::fn_tool;
 //! use agentcore::turn::Turn;
-//! use agentcore::{
-//!     CallContext, Event, Outcome, Pipeline, ToolError, ToolOutput, ToolRegistry, TypedTool,
-//! };
-//! use schemars::JsonSchema;
+//! use agentcore::{Event, Outcome, Pipeline, ToolOutput, ToolRegistry};
 //! use serde::Deserialize;
 //! use serde_json::json;
 //!
 //! #[derive(Deserialize, JsonSchema)]
+//! #[schemars(crate = "agentcore::schemars")] // the schemars agentcore re-exports
 //! struct ShoutArgs {
 //!     /// What to shout.
 //!     text: String,
 //! }
 //!
-//! struct Shout;
-//!
-//! impl TypedTool for Shout {
-//!     type Args = ShoutArgs;
-//!     fn name(&self) -> &str { "shout" }
-//!     fn description(&self) -> &str { "Upper-cases `text`." }
-//!     async fn execute(&self, args: ShoutArgs, _cx: &CallContext) -> Result<ToolOutput, ToolError> {
-//!         Ok(ToolOutput::text(args.text.to_uppercase()))
-//!     }
-//!     fn read_only(&self, _args: &ShoutArgs) -> bool { true }
-//! }
-//!
 //! # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
-//! let registry = Arc::new(ToolRegistry::new().with(Shout.into_dyn()).unwrap());
-//! let pipeline = Pipeline::builder().registry(registry.clone()).build();
-//! let scheduler = Scheduler::new(pipeline.service(), registry, SchedulerConfig::default());
+//! let shout = fn_tool("shout", "Upper-cases `text`.", |args: ShoutArgs, _cx| async move {
+//!     Ok(ToolOutput::text(args.text.to_uppercase()))
+//! })
+//! .read_only(); // no side effects: may run beside other read-only calls
+//!
+//! let registry = Arc::new(ToolRegistry::new().with(shout.into_dyn())?);
+//! // No gate: every call is allowed. To decide per call, add
+//! // `.gate(Arc::new(gate_fn(..)))` or the approval engine (`approval`).
+//! let pipeline = Pipeline::builder().registry(registry).build();
+//! let scheduler = Scheduler::from_pipeline(&pipeline, SchedulerConfig::default());
+//!
+//! // The request's `tools`; the model answers with calls.
+//! let tools = anthropic::tool_definitions(pipeline.registry());
+//! assert_eq!(tools[0]["name"], "shout");
+//! let reply = json!({"role": "assistant", "content": [
+//!     {"type": "tool_use", "id": "toolu_1", "name": "shout", "input": {"text": "hi"}},
+//!     {"type": "tool_use", "id": "toolu_2", "name": "whisper", "input": {}}
+//! ]});
+//! let calls = anthropic::parse_tool_calls(&reply)?;
 //!
 //! let (turn, mut events) = Turn::with_channel(&scheduler);
-//! let result = turn
-//!     .run([
-//!         ToolCall::new("c1", "shout", json!({"text": "hi"})),
-//!         ToolCall::new("c2", "whisper", "{}"),
-//!     ])
-//!     .await
-//!     .unwrap();
+//! let result = turn.run(calls).await?;
 //! assert_eq!(result.results[0].text(), "HI");
 //! assert_eq!(result.results[1].outcome, Outcome::Failed); // unknown tool
+//! // The next request's user message carries every result.
+//! let answer = anthropic::user_message(&result.results);
+//! assert_eq!(answer["content"][1]["is_error"], true);
+//!
 //! // Every call's Start is paired with one End; the turn ends with the
 //! // model response.
 //! let mut last = None;
@@ -101,8 +104,17 @@
 //!     last = Some(event);
 //! }
 //! assert!(matches!(last, Some(Event::ModelResponse { .. })));
-//! # });
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! # }).unwrap();
 //! ```
+//!
+//! A tool with more to say (a validation of its own, a preview for the
+//! gate, arguments-dependent read-only) implements [`TypedTool`];
+//! `examples/custom_tool.rs` shows one. With layers of your own before
+//! Execute, build the service with [`Pipeline::service_with`] and give it
+//! to [`Scheduler::new`](scheduler::Scheduler::new) with the pipeline's
+//! registry. The OpenAI shapes, Chat Completions and the Responses API,
+//! are in [`message::openai`].
 //!
 //! More in `examples/`: `custom_tool`, `middleware` (audit, timeout and a
 //! rate limit at the insertion point), `axum_service` (events as
@@ -153,9 +165,32 @@ pub use agentcore_stages::{
     ToolRegistry, ToolResult,
 };
 // Watching and gating them.
+pub use agentcore_stages::gate::gate_fn;
 pub use agentcore_stages::{
     Event, EventSink, Gate, GateDecision, GateRequest, ToolResultMessage, UpdateKind,
 };
+// Writing middleware: the states before and after Execute, where
+// `Pipeline::service_with` puts your layers (`Service<Call<Gated>,
+// Response = Call<Executed>>`).
+pub use agentcore_stages::{Executed, Gated};
+/// The schemars version this crate derives schemas with, so a tool's
+/// `Args` can derive [`JsonSchema`](schemars::JsonSchema) without a
+/// dependency of its own (and without a second, mismatched schemars).
+/// Without `schemars` in your own `Cargo.toml`, tell the derive where the
+/// crate is:
+///
+/// ```
+/// use agentcore::schemars::JsonSchema;
+///
+/// #[derive(serde::Deserialize, JsonSchema)]
+/// #[schemars(crate = "agentcore::schemars")]
+/// struct Args {
+///     /// The file to read.
+///     path: String,
+/// }
+/// # let _ = agentcore::stages::schema_for::<Args>(true);
+/// ```
+pub use schemars;
 // The fixed texts a model reads (cancelled, skipped, denied, …).
 pub use agentcore_stages::texts;
 

@@ -4,7 +4,7 @@
 
 use std::collections::HashSet;
 
-use agentcore_stages::{Content, RawArgs, Tool};
+use agentcore_stages::{Content, RawArgs, Tool, ToolRegistry};
 use serde_json::{Map, Value, json};
 
 use super::parse::{
@@ -20,6 +20,31 @@ pub fn tool_definition(tool: &dyn Tool) -> Value {
         "description": tool.description(),
         "input_schema": tool.schema(),
     })
+}
+
+/// The entries of a request's `tools` for every tool in `registry`, in
+/// the registry's order (by name, as [`ToolRegistry::iter`] gives them):
+/// the tools the model sees, each as [`tool_definition`] writes it (the
+/// same list as `agentcore tools --format anthropic`).
+///
+/// ```
+/// use agentcore::message::anthropic;
+/// use agentcore::session::{Session, SessionConfig};
+///
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() {
+/// let dir = tempfile::tempdir().unwrap();
+/// let session = Session::start(SessionConfig::new(dir.path())).unwrap();
+/// let tools = anthropic::tool_definitions(session.registry());
+/// let read = tools.iter().find(|t| t["name"] == "read").unwrap();
+/// assert!(read["input_schema"]["properties"]["file_path"].is_object());
+/// # }
+/// ```
+pub fn tool_definitions(registry: &ToolRegistry) -> Vec<Value> {
+    registry
+        .iter()
+        .map(|registered| tool_definition(registered.tool().as_ref()))
+        .collect()
 }
 
 /// The `tool_result` content block answering one call:
@@ -72,7 +97,7 @@ fn content_block(content: &Content) -> Option<Value> {
 /// of the wrong type, an id or name is empty, or two calls share an id.
 pub fn parse_tool_calls(message: &Value) -> Result<Vec<ToolCall>, MessageError> {
     let message = object(message, "message")?;
-    check_role(message)?;
+    check_role(message, "")?;
     let blocks = match required(message, "content", "content")? {
         Value::String(_) => return Ok(Vec::new()),
         Value::Array(blocks) => blocks,

@@ -55,6 +55,30 @@ pub enum MessageError {
         /// The repeated id (shortened if long).
         call_id: String,
     },
+    /// A Chat Completions `chat.completion` object with an empty `choices`
+    /// list: there is no assistant message to read calls from.
+    #[error(
+        "choices is empty: this completion holds no assistant message; pass a completion with one choice, or the message itself"
+    )]
+    NoChoices,
+    /// A `chat.completion` object with several choices (a request with
+    /// `n` > 1): which one the conversation keeps is the harness's choice.
+    #[error(
+        "the completion has {count} choices; pass the message of the one you keep, `choices[i].message`"
+    )]
+    SeveralChoices {
+        /// How many choices the completion holds.
+        count: usize,
+    },
+    /// The value is of the other OpenAI API's shape: a Responses API
+    /// response given to the Chat Completions parser, or the reverse.
+    #[error("this is {found}; read its calls with {use_instead}")]
+    OtherApi {
+        /// What the value looks like, e.g. `a Responses API response (it has "output")`.
+        found: &'static str,
+        /// The function that reads it.
+        use_instead: &'static str,
+    },
     /// A call's arguments are JSON text that does not parse, so they cannot
     /// be written as an Anthropic `input` object.
     #[error("the arguments of call {call_id:?} are not valid JSON: {reason}")]

@@ -1,17 +1,23 @@
 //! Tool-result messages and the provider shapes: Anthropic Messages,
-//! OpenAI Chat Completions and MCP.
+//! OpenAI Chat Completions, the OpenAI Responses API and MCP.
 //!
 //! A turn ends with one result per call (a [`ToolResult`], or the
 //! [`ToolResultMessage`] built from it). The modules here, one file per
 //! provider shape, turn those into what each API expects next, parse an
-//! assistant message's tool calls into [`ToolCall`]s, and write a tool's
-//! definition for a request's `tools`:
+//! assistant message's tool calls into [`ToolCall`]s, and write the
+//! registry's tools for a request's `tools` (`tool_definitions`, the
+//! tools the model sees, in the registry's order):
 //!
 //! - [`anthropic`]: `tool_result` content blocks, wrapped in one `user`
-//!   message; `tool_use` blocks parsed from an assistant message.
+//!   message; `tool_use` blocks parsed from an assistant message or a
+//!   whole Messages response.
 //! - [`openai`]: `role: "tool"` messages (images as a text note, the images
 //!   themselves in a following `user` message); `tool_calls` parsed from an
-//!   assistant message, arguments kept as JSON text.
+//!   assistant message or a whole `chat.completion`, arguments kept as
+//!   JSON text.
+//! - [`openai::responses`]: `function_call` items parsed from a response's
+//!   `output`, `function_call_output` items answering them, flat tool
+//!   definitions.
 //! - [`mcp`]: a `CallToolResult` with `isError` (the MCP server's tool
 //!   definitions are [`crate::mcp::tool_definitions`]).
 //!
@@ -20,7 +26,14 @@
 //!
 //! ```
 //! use agentcore::message::{anthropic, openai};
+//! use agentcore::ToolRegistry;
 //! use serde_json::json;
+//!
+//! // The request's `tools`, from the registry the pipeline runs.
+//! let registry = ToolRegistry::new();
+//! let tools = anthropic::tool_definitions(&registry);
+//! # assert!(tools.is_empty());
+//! # let _ = openai::tool_definitions(&registry);
 //!
 //! let reply = json!({
 //!     "role": "assistant",

@@ -1,15 +1,21 @@
 //! Conversions for the OpenAI Chat Completions API: tool definitions;
 //! `role: "tool"` messages (images as a text note, the images themselves in
 //! a following `user` message); `tool_calls` parsed from an assistant
-//! message, arguments kept as JSON text.
+//! message or a whole `chat.completion`, arguments kept as JSON text.
+//!
+//! The Responses API (`POST /v1/responses`: `function_call` items in,
+//! `function_call_output` items back, flat tool definitions) is in
+//! [`responses`].
+
+pub mod responses;
 
 use std::collections::HashSet;
 
-use agentcore_stages::{Content, RawArgs, Tool};
-use serde_json::{Value, json};
+use agentcore_stages::{Content, RawArgs, Tool, ToolRegistry};
+use serde_json::{Map, Value, json};
 
 use super::parse::{
-    check_role, duplicate, non_empty, object, required, shorten, string, wrong_type,
+    check_role, duplicate, join, non_empty, object, required, shorten, string, wrong_type,
 };
 use super::{MessageError, ToolAnswer, ToolCall};
 
@@ -24,6 +30,33 @@ pub fn tool_definition(tool: &dyn Tool) -> Value {
             "parameters": tool.schema(),
         },
     })
+}
+
+/// The entries of a request's `tools` for every tool in `registry`, in
+/// the registry's order (by name, as [`ToolRegistry::iter`] gives them):
+/// the tools the model sees, each as [`tool_definition`] writes it (the
+/// same list as `agentcore tools --format openai`). For the Responses
+/// API's flat shape, see [`responses::tool_definitions`].
+///
+/// ```
+/// use agentcore::message::openai;
+/// use agentcore::session::{Session, SessionConfig};
+///
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() {
+/// let dir = tempfile::tempdir().unwrap();
+/// let session = Session::start(SessionConfig::new(dir.path())).unwrap();
+/// let tools = openai::tool_definitions(session.registry());
+/// let read = tools.iter().find(|t| t["function"]["name"] == "read").unwrap();
+/// assert_eq!(read["type"], "function");
+/// assert!(read["function"]["parameters"]["properties"]["file_path"].is_object());
+/// # }
+/// ```
+pub fn tool_definitions(registry: &ToolRegistry) -> Vec<Value> {
+    registry
+        .iter()
+        .map(|registered| tool_definition(registered.tool().as_ref()))
+        .collect()
 }
 
 /// An image taken out of a tool result, to be sent in a user message
@@ -126,28 +159,96 @@ fn tool_message_numbered<R: ToolAnswer + ?Sized>(result: &R, images: &mut Vec<Im
 /// The tool calls of an assistant message, in order:
 /// `{"role":"assistant","content":null,"tool_calls":[{"id":..,"type":"function","function":{"name":..,"arguments":"<JSON text>"}}]}`.
 ///
+/// A whole `chat.completion` object works too (anything with `choices`):
+/// the calls are read from `choices[0].message`, and error paths start
+/// there (`choices[0].message.tool_calls[1].id`). A completion with no
+/// choices, or with several (a request with `n` > 1), is an error: pass
+/// the message of the choice the conversation keeps.
+///
 /// Arguments stay JSON text ([`RawArgs::Text`]); the pipeline parses
 /// them, so malformed arguments become an error the model can read. A
 /// message without `tool_calls` (or with `null`) holds no calls. A
 /// missing `type` is taken as `function`.
 ///
+/// ```
+/// use agentcore::message::openai;
+/// use serde_json::json;
+///
+/// let completion = json!({
+///     "id": "chatcmpl-abc123",
+///     "object": "chat.completion",
+///     "choices": [{
+///         "index": 0,
+///         "message": {"role": "assistant", "content": null, "tool_calls": [
+///             {"id": "call_abc123", "type": "function",
+///              "function": {"name": "get_weather", "arguments": "{\"location\":\"Paris\"}"}}
+///         ]},
+///         "finish_reason": "tool_calls"
+///     }]
+/// });
+/// let calls = openai::parse_tool_calls(&completion)?;
+/// assert_eq!(calls[0].name, "get_weather");
+/// # Ok::<(), agentcore::message::MessageError>(())
+/// ```
+///
 /// # Errors
 ///
 /// When the message is not an assistant message, a field is missing or
 /// of the wrong type, an id or name is empty, a call is not of type
-/// `function`, or two calls share an id.
+/// `function`, or two calls share an id; for a completion, also
+/// [`MessageError::NoChoices`] and [`MessageError::SeveralChoices`]; and
+/// [`MessageError::OtherApi`] for a Responses API response.
 pub fn parse_tool_calls(message: &Value) -> Result<Vec<ToolCall>, MessageError> {
-    let message = object(message, "message")?;
-    check_role(message)?;
+    let obj = object(message, "message")?;
+    match obj.get("choices") {
+        None if !obj.contains_key("role") && obj.contains_key("output") => {
+            Err(MessageError::OtherApi {
+                found: "a Responses API response (it has \"output\")",
+                use_instead: "openai::responses::parse_function_calls",
+            })
+        }
+        None => message_calls(obj, ""),
+        Some(choices) => {
+            let message = only_choice(choices)?;
+            let at = "choices[0].message";
+            message_calls(object(message, at)?, at)
+        }
+    }
+}
+
+/// The message of a completion's single choice.
+fn only_choice(choices: &Value) -> Result<&Value, MessageError> {
+    let choices = match choices {
+        Value::Array(choices) => choices,
+        other => return Err(wrong_type("choices", "an array", other)),
+    };
+    match &choices[..] {
+        [] => Err(MessageError::NoChoices),
+        [choice] => required(
+            object(choice, "choices[0]")?,
+            "message",
+            "choices[0].message",
+        ),
+        several => Err(MessageError::SeveralChoices {
+            count: several.len(),
+        }),
+    }
+}
+
+/// The calls of one assistant message; `at` is the message's path, which
+/// starts every error path (`""`, or `"choices[0].message"`).
+fn message_calls(message: &Map<String, Value>, at: &str) -> Result<Vec<ToolCall>, MessageError> {
+    check_role(message, at)?;
+    let list_path = join(at, "tool_calls");
     let list = match message.get("tool_calls") {
         None | Some(Value::Null) => return Ok(Vec::new()),
         Some(Value::Array(list)) => list,
-        Some(other) => return Err(wrong_type("tool_calls", "an array", other)),
+        Some(other) => return Err(wrong_type(&list_path, "an array", other)),
     };
     let mut calls = Vec::with_capacity(list.len());
     let mut ids = HashSet::new();
     for (i, entry) in list.iter().enumerate() {
-        let path = format!("tool_calls[{i}]");
+        let path = format!("{list_path}[{i}]");
         let call = tool_call_entry(entry, &path)?;
         if !ids.insert(call.call_id.clone()) {
             return Err(duplicate(&path, &call.call_id));

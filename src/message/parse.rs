@@ -89,7 +89,7 @@ pub(super) fn non_empty<'a>(
 }
 
 /// The path of `key` inside the object at `parent` (`""` for the message).
-fn join(parent: &str, key: &str) -> String {
+pub(super) fn join(parent: &str, key: &str) -> String {
     if parent.is_empty() {
         key.to_owned()
     } else {
@@ -97,8 +97,10 @@ fn join(parent: &str, key: &str) -> String {
     }
 }
 
-pub(super) fn check_role(message: &Map<String, Value>) -> Result<(), MessageError> {
-    match string(message, "role", "")? {
+/// Checks that the message at `parent` (`""` for the value given) is an
+/// assistant message.
+pub(super) fn check_role(message: &Map<String, Value>, parent: &str) -> Result<(), MessageError> {
+    match string(message, "role", parent)? {
         "assistant" => Ok(()),
         other => Err(MessageError::WrongRole {
             found: shorten(other),

@@ -6,7 +6,8 @@ use std::sync::Arc;
 use std::task::{Context, Poll, ready};
 
 use agentcore_stages::{
-    Call, CancelReason, Cancellation, PipelineService, ToolRegistry, ToolResult, Unvalidated,
+    Call, CancelReason, Cancellation, Pipeline, PipelineService, ToolRegistry, ToolResult,
+    Unvalidated,
 };
 use tokio::sync::{OwnedSemaphorePermit, Semaphore, oneshot};
 use tokio_util::sync::PollSemaphore;
@@ -92,8 +93,46 @@ impl std::fmt::Debug for Scheduler {
 }
 
 impl Scheduler {
+    /// A scheduler running `pipeline`'s standard stack
+    /// ([`Pipeline::service`]) for the pipeline's own tools, with its worker
+    /// spawned on the current tokio runtime: the registry is given once,
+    /// to the pipeline.
+    ///
+    /// ```
+    /// # use std::sync::Arc;
+    /// use agentcore::scheduler::{Scheduler, SchedulerConfig};
+    /// use agentcore::{Pipeline, ToolRegistry};
+    ///
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() {
+    /// let pipeline = Pipeline::builder()
+    ///     .registry(Arc::new(ToolRegistry::new()))
+    ///     .build();
+    /// let scheduler = Scheduler::from_pipeline(&pipeline, SchedulerConfig::default());
+    /// assert!(Arc::ptr_eq(scheduler.registry(), pipeline.registry()));
+    /// # }
+    /// ```
+    ///
+    /// With layers of your own ([`Pipeline::service_with`]) or a service
+    /// wrapped otherwise, use [`Scheduler::new`].
+    ///
+    /// # Panics
+    ///
+    /// Outside a tokio runtime, like `tokio::spawn`.
+    pub fn from_pipeline(pipeline: &Pipeline, config: SchedulerConfig) -> Self {
+        Self::new(pipeline.service(), pipeline.registry().clone(), config)
+    }
+
     /// A scheduler running `pipeline` for the tools of `registry`, with its
     /// worker spawned on the current tokio runtime.
+    ///
+    /// For a service other than a pipeline's standard stack, such as
+    /// `pipeline.service_with(your_layers)`: the scheduler cannot read the
+    /// registry out of a service, and needs it to judge each call before
+    /// it runs (safe calls side by side, unsafe calls alone), so it is
+    /// given beside it; pass the pipeline's, `pipeline.registry().clone()`.
+    /// Without layers of your own, [`Scheduler::from_pipeline`] says the
+    /// same in one argument.
     ///
     /// # Panics
     ///

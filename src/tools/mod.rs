@@ -6,6 +6,9 @@
 //! [`FileReadState`](crate::fs::read_state::FileReadState), both in
 //! [`fs`](crate::fs).
 //!
+//! A tool of your own for the simple case, a closure over typed
+//! arguments, is [`fn_tool`].
+//!
 //! Layer: above [`access`](crate::access), [`fs`](crate::fs),
 //! [`process`](crate::process), [`sandbox`](crate::sandbox) and
 //! [`shell`](crate::shell); nothing here imports the approval engine, the
@@ -15,6 +18,7 @@ pub mod apply_patch;
 pub mod bash;
 mod diff;
 pub mod edit;
+mod fn_tool;
 pub mod glob;
 pub mod grep;
 pub mod ls;
@@ -24,3 +28,5 @@ pub mod set;
 pub mod spec;
 mod text;
 pub mod write;
+
+pub use fn_tool::{FnTool, fn_tool};

@@ -13,8 +13,11 @@
 //! - Integer `format`s (`uint64`, `uint`) name the Rust type, not anything
 //!   the model should send; the `minimum` that comes with an unsigned type
 //!   stays.
-//! - The `Args` type's own doc comment is for Rust readers: the tool's
-//!   description is what the model reads about the tool as a whole.
+//!
+//! The `Args` type's own doc comment is for Rust readers and never becomes
+//! the root `description`: [`schema_for`](agentcore_stages::schema_for)
+//! leaves it out of every typed tool's schema, built-in or not, since the
+//! tool's description is what the model reads about the tool as a whole.
 
 use schemars::Schema;
 use serde_json::Value;
@@ -22,7 +25,6 @@ use serde_json::Value;
 /// The transform described in the [module docs](self), for the root
 /// schema of a built-in tool's `Args` type.
 pub(crate) fn builtin_args(schema: &mut Schema) {
-    schema.remove("description");
     let Some(Value::Object(properties)) = schema.get_mut("properties") else {
         return;
     };

@@ -42,9 +42,12 @@ pub const DESERIALIZE_FAILURE_CODE: i64 = -32602;
 /// [`SchemaSettings::draft2020_12`] and `inline_subschemas = true`: there is
 /// no `$ref` and no `$defs` (only a recursive type keeps a local `$ref`),
 /// because several model APIs reject or mishandle references. Doc comments
-/// on the args type and its fields become `description`s the model reads.
-/// The root carries no `$schema` and no `title` naming the Rust type: the
-/// schema is the tool's parameters as the model sees them.
+/// on the fields (and on the types of nested fields) become `description`s
+/// the model reads. The root carries no `$schema`, no `title` naming the
+/// Rust type and no `description`: the args type's own doc comment is for
+/// Rust readers, and what the model reads about the tool as a whole is
+/// [`TypedTool::description`]. The schema is the tool's parameters as the
+/// model sees them.
 ///
 /// Unknown properties are refused by default: every object schema that
 /// lists `properties` and says nothing about further members gets
@@ -109,8 +112,9 @@ pub const DESERIALIZE_FAILURE_CODE: i64 = -32602;
 /// # });
 /// ```
 pub trait TypedTool: Send + Sync + 'static {
-    /// The arguments. Doc comments on it and its fields become the schema's
-    /// descriptions.
+    /// The arguments. Doc comments on its fields become the schema's
+    /// descriptions; its own doc comment is left out of the schema (the
+    /// tool's [`description`](TypedTool::description) says what it does).
     type Args: DeserializeOwned + JsonSchema + Send + 'static;
 
     /// Whether the derived schema refuses properties the type does not
@@ -214,8 +218,9 @@ pub trait TypedTool: Send + Sync + 'static {
 }
 
 /// The JSON Schema a typed tool gets for `A`: draft 2020-12 (without a
-/// `$schema` member, and without the root `title` schemars gives it, the
-/// Rust type's name), subschemas inlined, and with `deny_unknown_fields`
+/// `$schema` member, without the root `title` schemars gives it, the
+/// Rust type's name, and without the root `description`, `A`'s doc
+/// comment), subschemas inlined, and with `deny_unknown_fields`
 /// every plain object schema closed with `additionalProperties: false`
 /// (see [`TypedTool`]).
 pub fn schema_for<A: JsonSchema>(deny_unknown_fields: bool) -> Value {
@@ -232,6 +237,10 @@ pub fn schema_for<A: JsonSchema>(deny_unknown_fields: bool) -> Value {
     {
         schema.remove("title");
     }
+    // The root `description` is the args type's doc comment, written for
+    // Rust readers; the model reads the tool's own description beside the
+    // schema, so keeping both says the same thing twice (or two things).
+    schema.remove("description");
     if deny_unknown_fields {
         CloseObjects.transform(&mut schema);
     }
@@ -549,6 +558,29 @@ mod tests {
             "string"
         );
         assert!(crate::validate::compile_schema(&schema).is_ok());
+    }
+
+    /// Written for Rust readers: not in the schema.
+    #[derive(Deserialize, JsonSchema)]
+    #[allow(dead_code)]
+    struct Documented {
+        /// Where to look.
+        place: Range,
+        /// The file.
+        path: String,
+    }
+
+    #[test]
+    fn the_args_doc_comment_is_not_the_root_description() {
+        let schema = schema_for::<Documented>(true);
+        assert!(schema.get("description").is_none(), "{schema:#}");
+        // Field descriptions stay, and so does a nested type's.
+        assert_eq!(schema["properties"]["path"]["description"], "The file.");
+        assert!(schema["properties"]["place"]["description"].is_string());
+        assert_eq!(
+            schema["properties"]["place"]["properties"]["start"]["description"],
+            "First line."
+        );
     }
 
     #[test]

@@ -10,6 +10,7 @@ mod support;
 
 mod a_session_takes_tools_of_its_own;
 mod arguments_are_coerced_once;
+mod fn_tool_runs_through_a_pipeline;
 mod glob_ls_tools;
 mod grep_content_streams_the_same_output;
 mod grep_matches_ripgrep;

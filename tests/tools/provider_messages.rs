@@ -1,11 +1,20 @@
 //! Tool-result messages and assistant tool calls in the provider shapes,
-//! checked against the example payloads of the Anthropic Messages API and
-//! OpenAI Chat Completions documentation.
+//! checked against the example payloads of the Anthropic Messages API,
+//! OpenAI Chat Completions and OpenAI Responses API documentation; and
+//! the registry's tools written as each provider's `tools`.
 
 use std::time::Duration;
 
+use std::sync::Arc;
+
+use agentcore::message::openai::responses;
 use agentcore::message::{MessageError, ToolCall, anthropic, mcp, openai};
-use agentcore::{Content, Outcome, RawArgs, ToolResult, ToolResultMessage};
+use agentcore::schemars::JsonSchema;
+use agentcore::tools::fn_tool;
+use agentcore::{
+    Content, Outcome, RawArgs, ToolOutput, ToolRegistry, ToolResult, ToolResultMessage,
+};
+use serde::Deserialize;
 use serde_json::{Value, json};
 
 fn result(id: &str, tool: &str, outcome: Outcome, content: Vec<Content>) -> ToolResult {
@@ -739,4 +748,376 @@ fn huge_and_deep_inputs_do_not_panic() {
         let _ = anthropic::parse_tool_calls(message);
         let _ = openai::parse_tool_calls(message);
     }
+}
+
+// ---- OpenAI Chat Completions: a whole completion ----
+
+#[test]
+fn openai_whole_completion_parses_like_its_message() {
+    let completion = openai_weather_response();
+    let from_completion = openai::parse_tool_calls(&completion).unwrap();
+    let from_message = openai::parse_tool_calls(&completion["choices"][0]["message"]).unwrap();
+    assert_eq!(from_completion, from_message);
+    assert_eq!(from_completion[0].call_id, "call_abc123");
+    assert_eq!(from_completion[0].name, "get_current_weather");
+}
+
+#[test]
+fn openai_completion_without_one_choice_says_what_to_pass() {
+    let mut empty = openai_weather_response();
+    empty["choices"] = json!([]);
+    let err = openai::parse_tool_calls(&empty).unwrap_err();
+    assert_eq!(err, MessageError::NoChoices);
+    assert!(
+        err.to_string()
+            .contains("pass a completion with one choice, or the message itself")
+    );
+
+    let mut several = openai_weather_response();
+    let choice = several["choices"][0].clone();
+    several["choices"] = json!([choice.clone(), choice]);
+    let err = openai::parse_tool_calls(&several).unwrap_err();
+    assert_eq!(err, MessageError::SeveralChoices { count: 2 });
+    assert!(err.to_string().contains("`choices[i].message`"), "{err}");
+}
+
+#[test]
+fn openai_completion_errors_name_the_place_inside_the_choice() {
+    let mut bad = openai_weather_response();
+    bad["choices"][0]["message"]["tool_calls"][0]["id"] = json!(7);
+    assert_eq!(
+        openai::parse_tool_calls(&bad).unwrap_err().to_string(),
+        "choices[0].message.tool_calls[0].id must be a string, found a number"
+    );
+    for (completion, message) in [
+        (
+            json!({"choices": {}}),
+            "choices must be an array, found an object",
+        ),
+        (
+            json!({"choices": [3]}),
+            "choices[0] must be an object, found a number",
+        ),
+        (json!({"choices": [{}]}), "choices[0].message is missing"),
+        (
+            json!({"choices": [{"message": null}]}),
+            "choices[0].message must be an object, found null",
+        ),
+        (
+            json!({"choices": [{"message": {}}]}),
+            "choices[0].message.role is missing",
+        ),
+        (
+            json!({"choices": [{"message": {"role": "user"}}]}),
+            "role is \"user\"; tool calls are read from an \"assistant\" message",
+        ),
+    ] {
+        assert_eq!(
+            openai::parse_tool_calls(&completion)
+                .unwrap_err()
+                .to_string(),
+            message,
+            "{completion}"
+        );
+    }
+}
+
+#[test]
+fn each_openai_parser_points_to_the_other_for_the_other_apis_shape() {
+    let err = openai::parse_tool_calls(&responses_weather_response()).unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "this is a Responses API response (it has \"output\"); read its calls with openai::responses::parse_function_calls"
+    );
+    let completion = openai_weather_response();
+    for chat in [&completion, &completion["choices"][0]["message"]] {
+        let err = responses::parse_function_calls(chat).unwrap_err();
+        assert!(
+            matches!(
+                err,
+                MessageError::OtherApi {
+                    use_instead: "openai::parse_tool_calls",
+                    ..
+                }
+            ),
+            "{err}"
+        );
+    }
+}
+
+// ---- OpenAI Responses API ----
+
+/// A Responses API response with parallel function calls, shaped as in
+/// OpenAI's function-calling guide: a reasoning item, two `function_call`
+/// items, a message.
+fn responses_weather_response() -> Value {
+    json!({
+        "id": "resp_67ccd2bed1ec8190b14f964abc0542670bb6a6b452d3795b",
+        "object": "response",
+        "created_at": 1741476542,
+        "status": "completed",
+        "model": "gpt-4.1-2025-04-14",
+        "output": [
+            {"type": "reasoning", "id": "rs_6806bfca0b2481918a5748308061a260", "summary": []},
+            {
+                "type": "function_call",
+                "id": "fc_12345xyz",
+                "call_id": "call_12345xyz",
+                "name": "get_weather",
+                "arguments": "{\"location\":\"Paris, France\"}",
+                "status": "completed"
+            },
+            {
+                "type": "function_call",
+                "id": "fc_67890abc",
+                "call_id": "call_67890abc",
+                "name": "get_weather",
+                "arguments": "{\"location\":\"Bogotá, Colombia\"}",
+                "status": "completed"
+            },
+            {
+                "type": "message",
+                "id": "msg_67ccd2bf17f0819081ff3bb2cf6508e6",
+                "status": "completed",
+                "role": "assistant",
+                "content": [{"type": "output_text", "text": "Checking both.", "annotations": []}]
+            }
+        ],
+        "parallel_tool_calls": true,
+        "usage": {"input_tokens": 291, "output_tokens": 23, "total_tokens": 314}
+    })
+}
+
+#[test]
+fn responses_function_calls_parse_from_the_response_or_its_output() {
+    let response = responses_weather_response();
+    let calls = responses::parse_function_calls(&response).unwrap();
+    assert_eq!(
+        calls,
+        [
+            ToolCall::new(
+                "call_12345xyz",
+                "get_weather",
+                RawArgs::Text(r#"{"location":"Paris, France"}"#.into())
+            ),
+            ToolCall::new(
+                "call_67890abc",
+                "get_weather",
+                RawArgs::Text(r#"{"location":"Bogotá, Colombia"}"#.into())
+            ),
+        ]
+    );
+    assert_eq!(
+        responses::parse_function_calls(&response["output"]).unwrap(),
+        calls
+    );
+}
+
+#[test]
+fn responses_without_function_calls_have_no_calls() {
+    let mut response = responses_weather_response();
+    response["output"] = json!([response["output"][3].clone()]);
+    assert!(
+        responses::parse_function_calls(&response)
+            .unwrap()
+            .is_empty()
+    );
+}
+
+#[test]
+fn responses_hostile_shapes_are_typed_errors() {
+    let call = |fields: Value| {
+        let mut item =
+            json!({"type": "function_call", "call_id": "c", "name": "f", "arguments": "{}"});
+        for (k, v) in fields.as_object().unwrap() {
+            item[k] = v.clone();
+        }
+        json!({"output": [{"type": "reasoning", "id": "rs_1"}, item]})
+    };
+    for (response, message) in [
+        (
+            json!(3),
+            "response must be a response object or its output array, found a number",
+        ),
+        (json!({"id": "resp_1"}), "output is missing"),
+        (
+            json!({"output": "x"}),
+            "output must be an array of output items, found a string",
+        ),
+        (json!([null]), "output[0] must be an object, found null"),
+        (json!([{}]), "output[0].type is missing"),
+        (
+            call(json!({"call_id": ""})),
+            "output[1].call_id must not be empty",
+        ),
+        (
+            call(json!({"call_id": 1})),
+            "output[1].call_id must be a string, found a number",
+        ),
+        (
+            call(json!({"name": null})),
+            "output[1].name must be a string, found null",
+        ),
+        (
+            call(json!({"arguments": {"location": "Paris"}})),
+            "output[1].arguments must be a string, found an object",
+        ),
+    ] {
+        assert_eq!(
+            responses::parse_function_calls(&response)
+                .unwrap_err()
+                .to_string(),
+            message,
+            "{response}"
+        );
+    }
+}
+
+#[test]
+fn responses_function_call_outputs_match_the_documented_shape() {
+    let results = [
+        result(
+            "call_12345xyz",
+            "get_weather",
+            Outcome::Success,
+            vec![Content::text("15°C")],
+        ),
+        result(
+            "call_67890abc",
+            "get_weather",
+            Outcome::Failed,
+            vec![
+                Content::text("weather service unavailable"),
+                Content::json(json!({"retry": true})),
+            ],
+        ),
+    ];
+    assert_eq!(
+        responses::function_call_outputs(&results),
+        [
+            json!({"type": "function_call_output", "call_id": "call_12345xyz", "output": "15°C"}),
+            json!({
+                "type": "function_call_output",
+                "call_id": "call_67890abc",
+                "output": "weather service unavailable\n{\"retry\":true}"
+            }),
+        ]
+    );
+}
+
+#[test]
+fn responses_image_results_become_input_parts() {
+    let r = result(
+        "call_1",
+        "screenshot",
+        Outcome::Success,
+        vec![
+            Content::text("the page:"),
+            Content::image("image/png", "iVBORw0KGgo="),
+        ],
+    );
+    assert_eq!(
+        responses::function_call_output(&r),
+        json!({
+            "type": "function_call_output",
+            "call_id": "call_1",
+            "output": [
+                {"type": "input_text", "text": "the page:"},
+                {"type": "input_image", "image_url": "data:image/png;base64,iVBORw0KGgo="}
+            ]
+        })
+    );
+}
+
+#[test]
+fn responses_calls_round_trip_through_function_call_items() {
+    let calls = responses::parse_function_calls(&responses_weather_response()).unwrap();
+    let replayed: Vec<Value> = calls.iter().map(responses::function_call).collect();
+    assert_eq!(
+        replayed[0],
+        json!({
+            "type": "function_call",
+            "call_id": "call_12345xyz",
+            "name": "get_weather",
+            "arguments": "{\"location\":\"Paris, France\"}"
+        })
+    );
+    assert_eq!(
+        responses::parse_function_calls(&json!(replayed)).unwrap(),
+        calls
+    );
+}
+
+// ---- the registry's tools, in each provider's shape ----
+
+/// Arguments of a test tool: this doc comment is not in the schema.
+#[derive(Deserialize, JsonSchema)]
+#[schemars(crate = "agentcore::schemars")]
+#[allow(dead_code)]
+struct LocationArgs {
+    /// The city.
+    location: String,
+}
+
+fn weather_registry() -> Arc<ToolRegistry> {
+    let tool = |name: &'static str| {
+        fn_tool(
+            name,
+            "Looks the weather up.",
+            |_: LocationArgs, _cx| async { Ok(ToolOutput::text("sunny")) },
+        )
+        .into_dyn()
+    };
+    Arc::new(
+        ToolRegistry::new()
+            .with(tool("get_weather"))
+            .unwrap()
+            .with(tool("alerts"))
+            .unwrap(),
+    )
+}
+
+#[test]
+fn each_provider_lists_the_registry_tools_in_registry_order() {
+    let registry = weather_registry();
+    let order: Vec<String> = registry
+        .iter()
+        .map(|t| t.tool().name().to_owned())
+        .collect();
+    assert_eq!(order, ["alerts", "get_weather"]);
+
+    let anthropic = anthropic::tool_definitions(&registry);
+    let openai = openai::tool_definitions(&registry);
+    let responses = responses::tool_definitions(&registry);
+    for (i, registered) in registry.iter().enumerate() {
+        let tool = registered.tool().as_ref();
+        assert_eq!(anthropic[i], anthropic::tool_definition(tool));
+        assert_eq!(openai[i], openai::tool_definition(tool));
+        assert_eq!(responses[i], responses::tool_definition(tool));
+    }
+    assert_eq!(anthropic.len(), 2);
+    assert_eq!(openai.len(), 2);
+    assert_eq!(responses.len(), 2);
+}
+
+#[test]
+fn responses_tool_definitions_are_flat_and_not_strict() {
+    let registry = weather_registry();
+    let definitions = responses::tool_definitions(&registry);
+    let schema = registry.get("get_weather").unwrap().tool().schema().clone();
+    assert_eq!(
+        definitions[1],
+        json!({
+            "type": "function",
+            "name": "get_weather",
+            "description": "Looks the weather up.",
+            "parameters": schema,
+            "strict": false
+        })
+    );
+    assert!(definitions[1].get("function").is_none());
+    assert_eq!(
+        openai::tool_definitions(&registry)[1]["function"]["parameters"],
+        definitions[1]["parameters"]
+    );
 }
