@@ -5,45 +5,21 @@
 //!
 //! Run: `cargo run --example library_quickstart`
 
-use agentcore::access::{Access, Permissions};
 use agentcore::approval::Mode;
 use agentcore::message::anthropic;
+use agentcore::schemars::JsonSchema;
 use agentcore::session::{Session, SessionConfig};
-use agentcore::{CallContext, EventSink, Extensions, ToolError, ToolOutput, TypedTool};
-use schemars::JsonSchema;
+use agentcore::tools::fn_tool;
+use agentcore::{EventSink, ToolOutput};
 use serde::Deserialize;
 use serde_json::json;
 
 /// Doc comments on the fields become the descriptions the model reads.
 #[derive(Deserialize, JsonSchema)]
+#[schemars(crate = "agentcore::schemars")]
 struct WordCountArgs {
     /// The text whose words to count.
     text: String,
-}
-
-struct WordCount;
-
-impl TypedTool for WordCount {
-    type Args = WordCountArgs;
-    fn name(&self) -> &str {
-        "word_count"
-    }
-    fn description(&self) -> &str {
-        "Counts the words of `text`."
-    }
-    // What a call touches, so the approval engine can judge it: nothing
-    // (a pure computation, judged as a read). A tool that declares nothing
-    // is taken to run something unknown and is asked about every time.
-    fn extensions(&self) -> Extensions {
-        Permissions::new(|_| Access::nothing()).into_extensions()
-    }
-    // Runs beside other read-only calls.
-    fn read_only(&self, _args: &WordCountArgs) -> bool {
-        true
-    }
-    async fn execute(&self, args: WordCountArgs, _cx: &CallContext) -> Result<ToolOutput, ToolError> {
-        Ok(ToolOutput::text(args.text.split_whitespace().count().to_string()))
-    }
 }
 
 #[tokio::main]
@@ -51,12 +27,27 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let root = tempfile::tempdir()?;
     std::fs::write(root.path().join("notes.txt"), "one two three\n")?;
 
+    // A tool of our own. Without `.read_only()` it would run alone and the
+    // approval engine, knowing nothing of what it touches, would ask.
+    let word_count = fn_tool(
+        "word_count",
+        "Counts the words of `text`.",
+        |args: WordCountArgs, _cx| async move {
+            Ok(ToolOutput::text(args.text.split_whitespace().count().to_string()))
+        },
+    )
+    .read_only();
+
     // The built-in tools plus ours, one ledger, the approval engine in
     // accept-edits mode, bash in the default sandbox.
     let config = SessionConfig::new(root.path())
         .with_mode(Mode::AcceptEdits)
-        .with_tool(WordCount.into_dyn());
+        .with_tool(word_count.into_dyn());
     let session = Session::start(config)?;
+
+    // What the model is offered, in the Messages API's `tools` shape.
+    let tools = anthropic::tool_definitions(session.registry());
+    assert!(tools.iter().any(|t| t["name"] == "word_count"));
 
     // What the model sent (a Messages API response or its message).
     let assistant = json!({"role": "assistant", "content": [
