@@ -18,7 +18,6 @@ use serde_json::json;
 use tower::ServiceExt;
 
 use crate::support::procs::{copy_executable, is_root, path_and_home};
-use crate::support::sandbox::setpriv;
 use crate::support::test_name;
 
 /// Set in the environment of the run as `nobody`, so it does not recurse.
@@ -214,10 +213,7 @@ fn the_same_holds_for_an_unprivileged_user() {
         println!("this run is already unprivileged: the test above is the proof");
         return;
     }
-    let Some(setpriv) = setpriv() else {
-        println!("skipped: no setpriv to run as nobody");
-        return;
-    };
+    let setpriv = crate::support::require::require_root_and_setpriv();
     // A copy of this test binary that `nobody` may run, in a folder of its
     // own under /tmp.
     let dir = tempfile::Builder::new()

@@ -33,7 +33,6 @@ use serde_json::{Value, json};
 use tower::ServiceExt;
 
 use crate::support::procs::is_root;
-use crate::support::sandbox::setpriv;
 use crate::support::test_name;
 
 /// Where the root part tells the unprivileged child its scene is.
@@ -114,11 +113,9 @@ fn not_writable(r: &ToolResult, name: &str, mode: &str, uid: u32) {
 }
 
 #[tokio::test]
+#[ignore = "needs root (to give a file to another user and set set-id bits)"]
 async fn as_root_the_owner_is_kept_and_set_id_bits_are_not_restored() {
-    if !is_root() {
-        println!("skipped: giving a file to another user and set-id bits need root");
-        return;
-    }
+    crate::support::require::require_root();
     let dir = tempfile::tempdir().unwrap();
     let ws = Ws::at(dir.path());
     for name in ["edited.sh", "written.sh"] {
@@ -210,10 +207,7 @@ async fn an_unprivileged_process_neither_writes_what_it_may_not_nor_gives_files_
 /// The root side: prepares root-owned files in a directory anyone may
 /// write, runs the unprivileged test as `nobody`, then checks owners.
 async fn run_as_nobody() {
-    let Some(setpriv) = setpriv() else {
-        println!("skipped the unprivileged part: setpriv is not installed");
-        return;
-    };
+    let setpriv = crate::support::require::require_root_and_setpriv();
     let dir = tempfile::Builder::new()
         .prefix("agentcore-permissions")
         .tempdir_in("/tmp")
