@@ -7,8 +7,14 @@
 use std::process::Command;
 
 fn definitions(format: &str) -> String {
+    definitions_with(format, &[])
+}
+
+/// `agentcore tools --format FORMAT` with `extra` arguments.
+fn definitions_with(format: &str, extra: &[&std::ffi::OsStr]) -> String {
     let output = Command::new(env!("CARGO_BIN_EXE_agentcore"))
         .args(["tools", "--format", format])
+        .args(extra)
         .output()
         .expect("run agentcore tools");
     assert!(
@@ -74,4 +80,31 @@ fn openai_definitions_are_unchanged() {
 #[test]
 fn mcp_definitions_are_unchanged() {
     assert_pinned("mcp", include_str!("../snapshots/tools_mcp.json"));
+}
+
+/// The unconfined variant, on every machine: with `[sandbox] mode = "off"`
+/// bash's description is the pinned one without its bullet on the sandbox.
+#[test]
+fn unconfined_definitions_are_the_pinned_ones_without_the_sandbox_bullet() {
+    let dir = tempfile::tempdir().unwrap();
+    let policy = dir.path().join("policy.toml");
+    std::fs::write(&policy, "[sandbox]\nmode = \"off\"\n").unwrap();
+    for (format, pinned) in [
+        (
+            "anthropic",
+            include_str!("../snapshots/tools_anthropic.json"),
+        ),
+        ("openai", include_str!("../snapshots/tools_openai.json")),
+        ("mcp", include_str!("../snapshots/tools_mcp.json")),
+    ] {
+        let now = definitions_with(format, &["--policy".as_ref(), policy.as_os_str()]);
+        let pinned = without_sandbox_bullet(pinned);
+        if now != pinned {
+            let diff = similar::TextDiff::from_lines(pinned.as_str(), now.as_str())
+                .unified_diff()
+                .header("pinned, without the sandbox bullet", "now, sandbox off")
+                .to_string();
+            panic!("the unconfined {format} tool definitions differ:\n{diff}");
+        }
+    }
 }
