@@ -72,7 +72,11 @@ pub fn require_root() {
 /// `setpriv`, to run a command as `nobody`; fails unless the tests run as
 /// root and `setpriv` is installed.
 pub fn require_root_and_setpriv() -> &'static str {
-    require_root();
+    assert!(
+        nix::unistd::geteuid().is_root(),
+        "this test runs a part as nobody: it needs root and setpriv (it runs as uid {})",
+        nix::unistd::geteuid()
+    );
     ["/usr/bin/setpriv", "/bin/setpriv"]
         .into_iter()
         .find(|p| Path::new(p).exists())
