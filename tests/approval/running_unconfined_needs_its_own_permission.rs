@@ -27,6 +27,7 @@ use agentcore::session::{Session, SessionConfig};
 use agentcore::{EventSink, Outcome, ToolResult};
 use serde_json::{Value, json};
 
+use crate::support::require::*;
 use crate::support::sandbox::*;
 
 /// The issue's commands: each would run `touch MARKER` outside the sandbox
@@ -198,10 +199,9 @@ fn a_session_grant_of_the_confined_command_does_not_cover_it_unconfined() {
 // ---------------------------------------------------------------------
 
 #[test]
+#[ignore = "needs the command sandbox (Landlock, seccomp, and user, mount, PID and network namespaces)"]
 fn agentcore_run_does_not_run_the_cargo_attacks_unconfined() {
-    if !can_confine("cargo_attacks") {
-        return;
-    }
+    require_sandbox();
     let s = scene(&format!(
         "allow = [\"bash(cargo test *)\", \"bash(touch *)\"]\n{CONFINED}"
     ));
@@ -230,10 +230,9 @@ fn agentcore_run_does_not_run_the_cargo_attacks_unconfined() {
 }
 
 #[test]
+#[ignore = "needs the command sandbox (Landlock, seccomp, and user, mount, PID and network namespaces)"]
 fn agentcore_run_runs_unconfined_what_allow_unsandboxed_names() {
-    if !can_confine("allow_unsandboxed") {
-        return;
-    }
+    require_sandbox();
     let s = scene(&format!(
         "allow_unsandboxed = [\"bash(touch *)\"]\n{CONFINED}"
     ));
@@ -284,10 +283,9 @@ async fn call(session: &Session, id: &str, args: Value) -> ToolResult {
 type Asked = (DecisionSource, Vec<String>);
 
 #[tokio::test]
+#[ignore = "needs the command sandbox (Landlock, seccomp, and user, mount, PID and network namespaces)"]
 async fn allow_for_the_session_of_a_confined_call_does_not_allow_it_unconfined() {
-    if !can_confine("session_grant") {
-        return;
-    }
+    require_sandbox();
     let (s, session) = start(
         &format!("{CONFINED}auto_allow = false\n"),
         HookConfig::default(),
@@ -347,10 +345,9 @@ async fn allow_for_the_session_of_a_confined_call_does_not_allow_it_unconfined()
 }
 
 #[tokio::test]
+#[ignore = "needs the command sandbox (Landlock, seccomp, and user, mount, PID and network namespaces)"]
 async fn a_hook_allow_does_not_skip_the_person_for_an_unconfined_run() {
-    if !can_confine("hook_allow") {
-        return;
-    }
+    require_sandbox();
     let allow = r#"cat > /dev/null; echo '{"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": "allow", "permissionDecisionReason": "the hook allows"}}'"#;
     let hooks = HookConfig::from_settings_json(
         &json!({"hooks": {"PreToolUse": [{"matcher": "Bash", "hooks": [

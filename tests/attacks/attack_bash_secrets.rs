@@ -7,7 +7,6 @@
 //! are wider, and the allow-by-name escape still works.
 #![cfg(target_os = "linux")]
 
-use std::path::Path;
 use std::sync::Arc;
 
 use agentcore::TypedTool;
@@ -18,7 +17,6 @@ use serde_json::json;
 use tower::ServiceExt;
 
 use crate::support::procs::{copy_executable, is_root, path_and_home};
-use crate::support::sandbox::setpriv;
 use crate::support::test_name;
 
 /// Set in the environment of the run as `nobody`, so it does not recurse.
@@ -172,13 +170,10 @@ fn the_binary_shows_its_commands_no_environment() {
                    x=READ; head -c 64 /proc/$PPID/mem >/dev/null && echo mem-was-$x; echo \"path=$PATH\"";
     let mut runs = vec![("this user", run_binary(None, command))];
     if is_root() {
-        match ["/usr/bin/setpriv", "/bin/setpriv"]
-            .into_iter()
-            .find(|p| Path::new(p).exists())
-        {
-            Some(setpriv) => runs.push(("nobody", run_binary(Some(setpriv), command))),
-            None => println!("skipped the run as nobody: no setpriv"),
-        }
+        // As root the run as nobody is part of the proof: without setpriv
+        // this fails rather than skipping it.
+        let setpriv = crate::support::require::require_root_and_setpriv();
+        runs.push(("nobody", run_binary(Some(setpriv), command)));
     }
     for (who, out) in runs {
         assert!(
@@ -214,10 +209,7 @@ fn the_same_holds_for_an_unprivileged_user() {
         println!("this run is already unprivileged: the test above is the proof");
         return;
     }
-    let Some(setpriv) = setpriv() else {
-        println!("skipped: no setpriv to run as nobody");
-        return;
-    };
+    let setpriv = crate::support::require::require_root_and_setpriv();
     // A copy of this test binary that `nobody` may run, in a folder of its
     // own under /tmp.
     let dir = tempfile::Builder::new()

@@ -12,10 +12,10 @@
 //! - As root, the owner is kept by `fchown`, and set-user-ID and
 //!   set-group-ID bits are not restored after a content change.
 //!
-//! Run as root (as CI does), the unprivileged part re-runs this test
-//! binary as `nobody` through `setpriv`, in a scene root prepared; run as
-//! a user, it runs directly (and the parts needing root-owned files are
-//! skipped with a printed reason).
+//! The unprivileged part needs root and `setpriv` (it is ignored by a plain
+//! `cargo test`): root prepares a scene with root-owned files and re-runs
+//! the test binary as `nobody` through `setpriv`, which proves every case
+//! in it. Run as a user, the test fails saying it needs root.
 
 use std::fs;
 use std::os::unix::fs::{MetadataExt, PermissionsExt};
@@ -32,8 +32,6 @@ use agentcore::{Call, Outcome, Pipeline, ToolRegistry, ToolResult};
 use serde_json::{Value, json};
 use tower::ServiceExt;
 
-use crate::support::procs::is_root;
-use crate::support::sandbox::setpriv;
 use crate::support::test_name;
 
 /// Where the root part tells the unprivileged child its scene is.
@@ -114,11 +112,9 @@ fn not_writable(r: &ToolResult, name: &str, mode: &str, uid: u32) {
 }
 
 #[tokio::test]
+#[ignore = "needs root (to give a file to another user and set set-id bits)"]
 async fn as_root_the_owner_is_kept_and_set_id_bits_are_not_restored() {
-    if !is_root() {
-        println!("skipped: giving a file to another user and set-id bits need root");
-        return;
-    }
+    crate::support::require::require_root();
     let dir = tempfile::tempdir().unwrap();
     let ws = Ws::at(dir.path());
     for name in ["edited.sh", "written.sh"] {
@@ -149,14 +145,13 @@ async fn as_root_the_owner_is_kept_and_set_id_bits_are_not_restored() {
 }
 
 #[tokio::test]
+#[ignore = "needs root and setpriv (root prepares root-owned files, then runs this test as nobody)"]
 async fn an_unprivileged_process_neither_writes_what_it_may_not_nor_gives_files_away() {
-    if is_root() {
+    // Without the scene this is the root side; with it, the run as nobody.
+    let Some(root) = std::env::var_os(SCENE).map(PathBuf::from) else {
         run_as_nobody().await;
         return;
-    }
-    let own = tempfile::tempdir().unwrap();
-    let scene = std::env::var_os(SCENE).map(PathBuf::from);
-    let root = scene.clone().unwrap_or_else(|| own.path().to_path_buf());
+    };
     let ws = Ws::at(&root);
     let me = nix::unistd::geteuid().as_raw();
 
@@ -175,12 +170,6 @@ async fn an_unprivileged_process_neither_writes_what_it_may_not_nor_gives_files_
         "read only\n"
     );
 
-    if scene.is_none() {
-        println!(
-            "skipped the root-owned files: run as root, this test prepares them and re-runs as nobody"
-        );
-        return;
-    }
     // Root's 0644 file in a directory this user may write: a rename would
     // replace it with a file of ours.
     ws.read("root644.txt").await;
@@ -210,10 +199,7 @@ async fn an_unprivileged_process_neither_writes_what_it_may_not_nor_gives_files_
 /// The root side: prepares root-owned files in a directory anyone may
 /// write, runs the unprivileged test as `nobody`, then checks owners.
 async fn run_as_nobody() {
-    let Some(setpriv) = setpriv() else {
-        println!("skipped the unprivileged part: setpriv is not installed");
-        return;
-    };
+    let setpriv = crate::support::require::require_root_and_setpriv();
     let dir = tempfile::Builder::new()
         .prefix("agentcore-permissions")
         .tempdir_in("/tmp")
@@ -228,6 +214,7 @@ async fn run_as_nobody() {
         .args([
             "--exact",
             &test_name(module_path!(), UNPRIVILEGED_TEST),
+            "--include-ignored",
             "--nocapture",
             "--test-threads=1",
         ])

@@ -3,14 +3,14 @@
 //! sandbox: a confined command can change none of them, with or without
 //! `--hooks`, as root and as `nobody`.
 
+use crate::support::require::*;
 use crate::support::sandbox::*;
 
 #[test]
+#[ignore = "needs the command sandbox (Landlock, seccomp, and user, mount, PID and network namespaces), root and setpriv (it runs as root and as nobody)"]
 fn claude_codes_settings_and_hooks_are_read_only_to_a_confined_command() {
-    if !can_confine("claude_settings") {
-        return;
-    }
-    for user in users("claude_settings") {
+    require_sandbox();
+    for user in current_and_nobody() {
         let s = scene(CONFINED);
         put(&s.root.join(".claude/settings.json"), "{}\n");
         put(&s.root.join(".claude/hooks/guard.sh"), "exit 0\n");

@@ -1,13 +1,15 @@
 //! Attacks on the command sandbox by a hostile model that chooses every
 //! bash command and argument (and by a process racing beside it), through
 //! `agentcore run` as a user meets it. Each test asserts the SAFE outcome.
-//! A test marked `#[ignore = "HOLE: …"]` is an attack that succeeds today:
-//! it stays here, to pass once the hole is closed (run it with
-//! `cargo test --test attacks attack_sandbox_escapes -- --ignored`).
+//! A test marked `#[ignore = "HOLE: …"]` (named `hole_…`) is an attack that
+//! succeeds today: it stays here, to pass once the hole is closed (run it
+//! with `cargo test --test attacks ::hole_ -- --ignored`; the README's test
+//! command skips it with `--skip ::hole_`).
 //!
 //! Where the user matters, a test runs as the current user and, when that
-//! is root and `setpriv` exists, once more as `nobody`. On a machine
-//! without Landlock or user namespaces a test prints `NOT RUN` and why.
+//! is root, once more as `nobody` (with `setpriv`). A test that needs the
+//! sandbox, root or a program is ignored by a plain `cargo test`, saying
+//! what it needs, and fails naming what is missing when run without.
 
 use std::io::{ErrorKind, Write};
 use std::os::fd::AsFd;
@@ -19,6 +21,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
+use crate::support::require::*;
 use crate::support::sandbox::*;
 
 // ---------------------------------------------------------------------
@@ -26,11 +29,10 @@ use crate::support::sandbox::*;
 // ---------------------------------------------------------------------
 
 #[test]
+#[ignore = "needs the command sandbox (Landlock, seccomp, and user, mount, PID and network namespaces), root and setpriv (it runs as root and as nobody)"]
 fn symlinks_and_proc_paths_inside_the_workspace_do_not_lead_out() {
-    if !can_confine("symlinks") {
-        return;
-    }
-    for user in users("symlinks") {
+    require_sandbox();
+    for user in current_and_nobody() {
         let s = scene(CONFINED);
         put(&s.outside.join("o.txt"), "OUTSIDE\n");
         open_to_all(&s.outside.join("o.txt"));
@@ -65,11 +67,10 @@ fn symlinks_and_proc_paths_inside_the_workspace_do_not_lead_out() {
 }
 
 #[test]
+#[ignore = "needs the command sandbox (Landlock, seccomp, and user, mount, PID and network namespaces), root and setpriv (it runs as root and as nobody)"]
 fn a_hard_link_to_an_outside_file_cannot_be_made_or_written() {
-    if !can_confine("hard_link") {
-        return;
-    }
-    for user in users("hard_link") {
+    require_sandbox();
+    for user in current_and_nobody() {
         let s = scene(CONFINED);
         put(&s.outside.join("o.txt"), "OUTSIDE\n");
         std::fs::set_permissions(
@@ -100,11 +101,10 @@ fn a_hard_link_to_an_outside_file_cannot_be_made_or_written() {
 }
 
 #[test]
+#[ignore = "needs the command sandbox (Landlock, seccomp, and user, mount, PID and network namespaces), root and setpriv (it runs as root and as nobody)"]
 fn the_session_shm_dir_swapped_for_a_symlink_opens_nothing_to_the_next_command() {
-    if !can_confine("shm_swap") {
-        return;
-    }
-    for user in users("shm_swap") {
+    require_sandbox();
+    for user in current_and_nobody() {
         let s = scene(CONFINED);
         let out = s.outside.display();
         let events = run_as(
@@ -177,10 +177,9 @@ fn the_session_shm_dir_swapped_for_a_symlink_opens_nothing_to_the_next_command()
 }
 
 #[test]
+#[ignore = "needs the command sandbox (Landlock, seccomp, and user, mount, PID and network namespaces)"]
 fn a_writable_root_swapped_for_a_symlink_opens_nothing_to_the_next_command() {
-    if !can_confine("root_swap") {
-        return;
-    }
+    require_sandbox();
     let s = scene(&format!("{CONFINED}writable = [\"build\"]\n"));
     std::fs::create_dir(s.root.join("build")).unwrap();
     let out = s.outside.display();
@@ -203,10 +202,9 @@ fn a_writable_root_swapped_for_a_symlink_opens_nothing_to_the_next_command() {
 }
 
 #[test]
+#[ignore = "needs the command sandbox (Landlock, seccomp, and user, mount, PID and network namespaces)"]
 fn dev_shm_is_the_sessions_own_and_goes_with_it() {
-    if !can_confine("dev_shm") {
-        return;
-    }
+    require_sandbox();
     let s = scene(CONFINED);
     let name = format!("agentcore-attack-{}", std::process::id());
     let events = run(
@@ -239,11 +237,10 @@ fn dev_shm_is_the_sessions_own_and_goes_with_it() {
 // ---------------------------------------------------------------------
 
 #[test]
+#[ignore = "needs the command sandbox (Landlock, seccomp, and user, mount, PID and network namespaces), root and setpriv (it runs as root and as nobody)"]
 fn git_and_env_cannot_be_renamed_replaced_removed_or_linked() {
-    if !can_confine("git_env") {
-        return;
-    }
-    for user in users("git_env") {
+    require_sandbox();
+    for user in current_and_nobody() {
         let s = scene(CONFINED);
         put(&s.root.join(".git/config"), "[core]\n");
         std::fs::create_dir(s.root.join(".git/hooks")).unwrap();
@@ -292,10 +289,8 @@ fn git_and_env_cannot_be_renamed_replaced_removed_or_linked() {
 
 #[test]
 #[ignore = "HOLE: a workspace without .git: a command creates .git (config with core.fsmonitor, hooks) that the user's next git command outside runs"]
-fn a_git_dir_cannot_be_created_where_the_workspace_has_none() {
-    if !can_confine("new_git") {
-        return;
-    }
+fn hole_a_git_dir_cannot_be_created_where_the_workspace_has_none() {
+    require_sandbox();
     let s = scene(CONFINED);
     run(
         &s,
@@ -312,10 +307,9 @@ fn a_git_dir_cannot_be_created_where_the_workspace_has_none() {
 }
 
 #[test]
+#[ignore = "needs the command sandbox (Landlock, seccomp, and user, mount, PID and network namespaces)"]
 fn env_files_below_the_root_cannot_be_changed() {
-    if !can_confine("sub_env") {
-        return;
-    }
+    require_sandbox();
     let s = scene(CONFINED);
     put(&s.root.join("app/.env"), "APP=1\n");
     let events = run(&s, "bypass", &[bash("e", "echo EVIL=1 >> app/.env; true")]);
@@ -327,10 +321,9 @@ fn env_files_below_the_root_cannot_be_changed() {
 }
 
 #[test]
+#[ignore = "needs the command sandbox (Landlock, seccomp, and user, mount, PID and network namespaces)"]
 fn an_env_file_behind_a_symlink_cannot_be_changed() {
-    if !can_confine("env_symlink") {
-        return;
-    }
+    require_sandbox();
     let s = scene(CONFINED);
     put(&s.root.join("envs/prod"), "PROD=1\n");
     std::os::unix::fs::symlink("envs/prod", s.root.join(".env")).unwrap();
@@ -343,10 +336,9 @@ fn an_env_file_behind_a_symlink_cannot_be_changed() {
 }
 
 #[test]
+#[ignore = "needs the command sandbox (Landlock, seccomp, and user, mount, PID and network namespaces)"]
 fn the_policy_file_inside_the_workspace_cannot_be_rewritten() {
-    if !can_confine("policy_file") {
-        return;
-    }
+    require_sandbox();
     let mut s = scene(CONFINED);
     s.policy = s.root.join("agentcore-policy.toml");
     std::fs::write(&s.policy, CONFINED).unwrap();
@@ -366,10 +358,9 @@ fn the_policy_file_inside_the_workspace_cannot_be_rewritten() {
 }
 
 #[test]
+#[ignore = "needs the command sandbox (Landlock, seccomp, and user, mount, PID and network namespaces)"]
 fn the_git_dir_of_a_nested_repository_cannot_be_changed() {
-    if !can_confine("nested_git") {
-        return;
-    }
+    require_sandbox();
     let s = scene(CONFINED);
     put(&s.root.join("lib/.git/config"), "[core]\n");
     let events = run(
@@ -393,11 +384,10 @@ fn the_git_dir_of_a_nested_repository_cannot_be_changed() {
 // ---------------------------------------------------------------------
 
 #[test]
+#[ignore = "needs the command sandbox (Landlock, seccomp, and user, mount, PID and network namespaces), root and setpriv (it runs as root and as nobody)"]
 fn hidden_paths_stay_hidden_under_every_spelling_and_take_no_writes() {
-    if !can_confine("spellings") {
-        return;
-    }
-    for user in users("spellings") {
+    require_sandbox();
+    for user in current_and_nobody() {
         let s = scene(&format!("deny = [\"read(./secrets/**)\"]\n{CONFINED}"));
         put(&s.home.join(".ssh/id_ed25519"), "SSH-KEY-SECRET\n");
         put(&s.root.join("secrets/token.txt"), "TOKEN-SECRET\n");
@@ -437,10 +427,9 @@ fn hidden_paths_stay_hidden_under_every_spelling_and_take_no_writes() {
 }
 
 #[test]
+#[ignore = "needs the command sandbox (Landlock, seccomp, and user, mount, PID and network namespaces)"]
 fn a_read_denied_dir_stays_hidden_after_its_parent_is_renamed() {
-    if !can_confine("hidden_rename") {
-        return;
-    }
+    require_sandbox();
     let s = scene(&format!(
         "deny = [\"read(./config/secrets/**)\"]\n{CONFINED}"
     ));
@@ -468,11 +457,10 @@ fn a_read_denied_dir_stays_hidden_after_its_parent_is_renamed() {
 }
 
 #[test]
+#[ignore = "needs the command sandbox (Landlock, seccomp, and user, mount, PID and network namespaces)"]
 fn a_read_denied_path_that_appears_mid_session_is_hidden_from_the_next_command() {
     use std::io::{BufRead, BufReader};
-    if !can_confine("hidden_late") {
-        return;
-    }
+    require_sandbox();
     let s = scene(&format!("deny = [\"read(./secrets/**)\"]\n{CONFINED}"));
     let mut child = agentcore(&s, User::Current, "bypass", &[]).spawn().unwrap();
     let mut stdin = child.stdin.take().unwrap();
@@ -534,11 +522,11 @@ else:
 "#;
 
 #[test]
+#[ignore = "needs the command sandbox (Landlock, seccomp, and user, mount, PID and network namespaces), python3, root and setpriv (it runs as root and as nobody)"]
 fn a_file_handle_of_a_hidden_file_does_not_open_it() {
-    if !can_confine_with("file_handle", "python3") {
-        return;
-    }
-    for user in users("file_handle") {
+    require_sandbox();
+    require_program("python3");
+    for user in current_and_nobody() {
         let s = scene(CONFINED);
         put(&s.home.join(".ssh/id_ed25519"), "SSH-KEY-SECRET\n");
         open_to_all(&s.home.join(".ssh"));
@@ -549,13 +537,11 @@ fn a_file_handle_of_a_hidden_file_does_not_open_it() {
             .arg(s.home.join(".ssh/id_ed25519"))
             .output()
             .unwrap();
-        if !made.status.success() {
-            println!(
-                "file_handle: NOT RUN: this filesystem gives no file handles ({})",
-                String::from_utf8_lossy(&made.stderr)
-            );
-            return;
-        }
+        assert!(
+            made.status.success(),
+            "this test needs a filesystem under /tmp that gives file handles ({})",
+            String::from_utf8_lossy(&made.stderr)
+        );
         let handle = String::from_utf8_lossy(&made.stdout).trim().to_owned();
         let events = run_as(
             &s,
@@ -575,11 +561,10 @@ fn a_file_handle_of_a_hidden_file_does_not_open_it() {
 // ---------------------------------------------------------------------
 
 #[test]
+#[ignore = "needs the command sandbox (Landlock, seccomp, and user, mount, PID and network namespaces), root and setpriv (it runs as root and as nobody)"]
 fn nested_namespaces_cannot_unmount_remount_or_mount() {
-    if !can_confine("namespaces") {
-        return;
-    }
-    for user in users("namespaces") {
+    require_sandbox();
+    for user in current_and_nobody() {
         let s = scene(CONFINED);
         put(&s.home.join(".ssh/id_ed25519"), "SSH-KEY-SECRET\n");
         open_to_all(&s.home.join(".ssh"));
@@ -632,12 +617,11 @@ except OSError as e: print("git:", e)
 }
 
 #[test]
+#[ignore = "needs the command sandbox (Landlock, seccomp, and user, mount, PID and network namespaces), root and setpriv (it runs as root and as nobody)"]
 fn agentcore_and_the_commands_init_cannot_be_read_traced_or_signalled() {
-    if !can_confine("proc") {
-        return;
-    }
+    require_sandbox();
     const KEY: &str = "sk-ant-attack-0123456789-secret";
-    for user in users("proc") {
+    for user in current_and_nobody() {
         let s = scene(CONFINED);
         let mut attempts = 0;
         let out = loop {
@@ -689,10 +673,9 @@ fn agentcore_and_the_commands_init_cannot_be_read_traced_or_signalled() {
 }
 
 #[test]
+#[ignore = "needs the command sandbox (Landlock, seccomp, and user, mount, PID and network namespaces)"]
 fn agentcore_run_inside_with_the_sandbox_off_is_still_confined() {
-    if !can_confine("nested_agentcore") {
-        return;
-    }
+    require_sandbox();
     let s = scene(CONFINED);
     put(&s.dir.join("off.toml"), "[sandbox]\nmode = \"off\"\n");
     let inner = json!({"turn": [{"id": "i", "name": "bash", "args": {
@@ -720,11 +703,11 @@ fn agentcore_run_inside_with_the_sandbox_off_is_still_confined() {
 // ---------------------------------------------------------------------
 
 #[test]
+#[ignore = "needs the command sandbox (Landlock, seccomp, and user, mount, PID and network namespaces), python3, root and setpriv (it runs as root and as nobody)"]
 fn pathname_unix_sockets_of_host_services_are_unreachable() {
-    if !can_confine_with("unix_socket", "python3") {
-        return;
-    }
-    for user in users("unix_socket") {
+    require_sandbox();
+    require_program("python3");
+    for user in current_and_nobody() {
         let s = scene(CONFINED);
         let path = s.outside.join("host.sock");
         let listener = UnixListener::bind(&path).unwrap();
@@ -753,16 +736,16 @@ fn pathname_unix_sockets_of_host_services_are_unreachable() {
 }
 
 #[test]
+#[ignore = "needs the command sandbox (Landlock, seccomp, and user, mount, PID and network namespaces), python3, root and setpriv (it runs as root and as nobody)"]
 fn abstract_unix_sockets_of_the_host_are_unreachable() {
-    if !can_confine_with("abstract", "python3") {
-        return;
-    }
+    require_sandbox();
+    require_program("python3");
     use std::os::linux::net::SocketAddrExt;
     let name = format!("agentcore-attack-{}", std::process::id());
     let addr = std::os::unix::net::SocketAddr::from_abstract_name(name.as_bytes()).unwrap();
     let listener = UnixListener::bind_addr(&addr).unwrap();
     listener.set_nonblocking(true).unwrap();
-    for user in users("abstract") {
+    for user in current_and_nobody() {
         let s = scene(CONFINED);
         let events = run_as(
             &s,
@@ -821,11 +804,11 @@ print("done")
 "#;
 
 #[test]
+#[ignore = "needs the command sandbox (Landlock, seccomp, and user, mount, PID and network namespaces), python3, root and setpriv (it runs as root and as nobody)"]
 fn odd_socket_families_raw_icmp_udp_and_io_uring_are_refused() {
-    if !can_confine_with("sockets", "python3") {
-        return;
-    }
-    for user in users("sockets") {
+    require_sandbox();
+    require_program("python3");
+    for user in current_and_nobody() {
         let s = scene(CONFINED);
         put(&s.root.join("socks.py"), SOCKETS_PY);
         let events = run_as(&s, user, "bypass", &[bash("s", "python3 socks.py")]);
@@ -852,14 +835,13 @@ int main(void) {
 "#;
 
 #[test]
+#[ignore = "needs the command sandbox (Landlock, seccomp, and user, mount, PID and network namespaces), x86_64, cc, root and setpriv (it runs as root and as nobody)"]
 fn i386_compat_syscalls_do_not_slip_past_the_filter() {
-    if !can_confine("i386") {
-        return;
+    require_sandbox();
+    if !cfg!(target_arch = "x86_64") {
+        panic!("this test needs x86_64 (it builds an i386 program with int 0x80)");
     }
-    if !cfg!(target_arch = "x86_64") || !have("cc") {
-        println!("i386: NOT RUN: needs x86_64 and cc");
-        return;
-    }
+    require_program("cc");
     let s = scene(CONFINED);
     put(&s.root.join("i386.c"), I386_C);
     let built = Command::new("cc")
@@ -868,19 +850,17 @@ fn i386_compat_syscalls_do_not_slip_past_the_filter() {
         .arg(s.root.join("i386.c"))
         .output()
         .unwrap();
-    if !built.status.success() {
-        println!(
-            "i386: NOT RUN: cc failed: {}",
-            String::from_utf8_lossy(&built.stderr)
-        );
-        return;
-    }
+    assert!(
+        built.status.success(),
+        "this test needs a cc that builds an i386 program: {}",
+        String::from_utf8_lossy(&built.stderr)
+    );
     let outside = Command::new(s.root.join("i386")).output().unwrap();
     println!(
         "i386 unconfined: {}",
         String::from_utf8_lossy(&outside.stdout)
     );
-    for user in users("i386") {
+    for user in current_and_nobody() {
         let events = run_as(&s, user, "bypass", &[bash("i", "./i386; echo code=$?")]);
         let text = text_of(&events, "i");
         assert!(text.contains("code="), "{user:?}: {text}");
@@ -889,10 +869,9 @@ fn i386_compat_syscalls_do_not_slip_past_the_filter() {
 }
 
 #[test]
+#[ignore = "needs the command sandbox (Landlock, seccomp, and user, mount, PID and network namespaces)"]
 fn inherited_file_descriptors_carry_no_authority_into_the_sandbox() {
-    if !can_confine("inherited_fd") {
-        return;
-    }
+    require_sandbox();
     use nix::fcntl::{FcntlArg, FdFlag, fcntl};
     use std::os::fd::AsRawFd;
     let s = scene(CONFINED);
@@ -942,12 +921,9 @@ except BlockingIOError: print("SLAVE nothing")
 
 /// Runs `command` (with `{pty}` replaced by the terminal's path) confined,
 /// and returns what the terminal's holder saw.
-fn at_a_terminal(user: User, command: &str) -> Option<(String, String)> {
+fn at_a_terminal(user: User, command: &str) -> (String, String) {
     use std::io::{BufRead, BufReader};
-    if !have("python3") {
-        println!("terminal: NOT RUN: no python3");
-        return None;
-    }
+    require_program("python3");
     let s = scene(CONFINED);
     put(&s.dir.join("terminal_holder.py"), PTY_PY);
     let mut holder = Command::new("python3")
@@ -967,38 +943,32 @@ fn at_a_terminal(user: User, command: &str) -> Option<(String, String)> {
     holder.stdin.take().unwrap().write_all(b"go\n").unwrap();
     let seen: Vec<String> = lines.map_while(Result::ok).collect();
     holder.wait().unwrap();
-    Some((text_of(&events, "t"), seen.join("\n")))
+    (text_of(&events, "t"), seen.join("\n"))
 }
 
 #[test]
+#[ignore = "needs the command sandbox (Landlock, seccomp, and user, mount, PID and network namespaces), python3, root and setpriv (it runs as root and as nobody)"]
 fn the_users_terminals_cannot_be_written() {
-    if !can_confine("pts") {
-        return;
-    }
-    for user in users("pts") {
-        let Some((text, seen)) = at_a_terminal(
+    require_sandbox();
+    for user in current_and_nobody() {
+        let (text, seen) = at_a_terminal(
             user,
             "printf 'INJECTED-BY-SANDBOX\\033]52;c;ZXZpbA==\\a' > {pty}; true",
-        ) else {
-            return;
-        };
+        );
         assert!(seen.contains("MASTER nothing"), "{user:?}: {seen} / {text}");
     }
 }
 
 #[test]
+#[ignore = "needs the command sandbox (Landlock, seccomp, and user, mount, PID and network namespaces), python3, root and setpriv (it runs as root and as nobody)"]
 fn tiocsti_cannot_push_input_into_a_terminal() {
-    if !can_confine("tiocsti") {
-        return;
-    }
-    for user in users("tiocsti") {
-        let Some((text, seen)) = at_a_terminal(
+    require_sandbox();
+    for user in current_and_nobody() {
+        let (text, seen) = at_a_terminal(
             user,
             "python3 -c \"import fcntl, termios, os; fd = os.open('{pty}', os.O_RDWR | os.O_NOCTTY); [fcntl.ioctl(fd, termios.TIOCSTI, bytes([c])) for c in b'id\\n']; print('PUSHED')\"; \
              python3 -c \"import fcntl, termios, os; fd = os.open('{pty}', os.O_RDWR); fcntl.ioctl(fd, termios.TIOCSCTTY, 1); [fcntl.ioctl(fd, termios.TIOCSTI, bytes([c])) for c in b'id\\n']; print('PUSHED')\"; true",
-        ) else {
-            return;
-        };
+        );
         assert!(!text.contains("PUSHED"), "{user:?}: {text}");
         assert!(seen.contains("SLAVE nothing"), "{user:?}: {seen} / {text}");
     }
@@ -1031,10 +1001,10 @@ for ring in (-3, -4, -5):
 "#;
 
 #[test]
+#[ignore = "needs the command sandbox (Landlock, seccomp, and user, mount, PID and network namespaces) and python3"]
 fn the_session_keyring_is_not_readable_inside() {
-    if !can_confine_with("keyring", "python3") {
-        return;
-    }
+    require_sandbox();
+    require_program("python3");
     let s = scene(CONFINED);
     put(&s.dir.join("keys.py"), KEYS_PY);
     let keys = s.dir.join("keys.py").display().to_string();
@@ -1048,15 +1018,11 @@ fn the_session_keyring_is_not_readable_inside() {
 }
 
 #[test]
+#[ignore = "needs the command sandbox (Landlock, seccomp, and user, mount, PID and network namespaces) and root (only a command run by root can make a setuid-root file)"]
 fn root_inside_cannot_leave_a_setuid_executable_behind() {
     use std::os::unix::fs::MetadataExt;
-    if !can_confine("setuid") {
-        return;
-    }
-    if !nix::unistd::Uid::effective().is_root() {
-        println!("setuid: NOT RUN: only a command run by root can make a setuid-root file");
-        return;
-    }
+    require_sandbox();
+    require_root();
     let s = scene(CONFINED);
     let events = run(
         &s,
@@ -1080,10 +1046,9 @@ fn root_inside_cannot_leave_a_setuid_executable_behind() {
 }
 
 #[test]
+#[ignore = "needs the command sandbox (Landlock, seccomp, and user, mount, PID and network namespaces)"]
 fn kernel_settings_and_the_hostname_cannot_be_changed_even_as_root() {
-    if !can_confine("kernel_knobs") {
-        return;
-    }
+    require_sandbox();
     let s = scene(CONFINED);
     // Each write puts back the value it read: harmless should it land.
     let events = run(
@@ -1109,10 +1074,9 @@ fn kernel_settings_and_the_hostname_cannot_be_changed_even_as_root() {
 // ---------------------------------------------------------------------
 
 #[test]
+#[ignore = "needs the command sandbox (Landlock, seccomp, and user, mount, PID and network namespaces)"]
 fn dangerously_disable_sandbox_cannot_be_smuggled_past_approval() {
-    if !can_confine("smuggle") {
-        return;
-    }
+    require_sandbox();
     let s = scene(CONFINED);
     let marker = s.outside.join("free.txt");
     let command = format!("touch {} && echo RAN-OUTSIDE", marker.display());
@@ -1179,10 +1143,9 @@ fn a_command_that_cannot_be_fully_confined_is_not_auto_allowed() {
 }
 
 #[test]
+#[ignore = "needs the command sandbox (Landlock, seccomp, and user, mount, PID and network namespaces)"]
 fn opaque_commands_under_a_deny_rule_are_not_auto_allowed() {
-    if !can_confine("opaque") {
-        return;
-    }
+    require_sandbox();
     let s = scene(&format!("deny = [\"bash(rm *)\"]\n{CONFINED}"));
     put(&s.root.join("x.sh"), "rm a.txt\n");
     let attempts = [
@@ -1231,10 +1194,8 @@ fn opaque_commands_under_a_deny_rule_are_not_auto_allowed() {
 
 #[test]
 #[ignore = "HOLE (low): under `deny = [\"bash(rm *)\"]`, a script the model wrote (`bash x.sh`, `./x.sh`) runs the denied command; auto_allow lets it through where default mode used to ask"]
-fn a_script_written_earlier_does_not_launder_a_denied_command() {
-    if !can_confine("laundering") {
-        return;
-    }
+fn hole_a_script_written_earlier_does_not_launder_a_denied_command() {
+    require_sandbox();
     let s = scene(&format!("deny = [\"bash(rm *)\"]\n{CONFINED}"));
     for attempt in ["bash x.sh", "./x.sh"] {
         let events = run(
@@ -1257,10 +1218,9 @@ fn a_script_written_earlier_does_not_launder_a_denied_command() {
 // ---------------------------------------------------------------------
 
 #[test]
+#[ignore = "needs the command sandbox (Landlock, seccomp, and user, mount, PID and network namespaces)"]
 fn a_background_job_that_double_forks_dies_with_the_session() {
-    if !can_confine("job_end") {
-        return;
-    }
+    require_sandbox();
     let s = scene(CONFINED);
     let n = sleeper_seconds();
     let job = json!({"turn": [{"id": "bg", "name": "bash", "args": {

@@ -8,6 +8,7 @@
 use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::path::Path;
 
+use crate::support::require::*;
 use crate::support::sandbox::*;
 
 /// The seven attempts, each printed as `name:ok` or `name:ERRNO`.
@@ -73,17 +74,12 @@ fn victim(path: &Path, user: User) {
     }
 }
 
-fn have_python() -> bool {
-    Path::new("/usr/bin/python3").exists()
-}
-
 #[test]
+#[ignore = "needs the command sandbox (Landlock, seccomp, and user, mount, PID and network namespaces), /usr/bin/python3, root and setpriv (it runs as root and as nobody)"]
 fn metadata_outside_the_writable_roots_cannot_be_changed() {
-    if !can_confine("metadata_outside") || !have_python() {
-        println!("metadata_outside: NOT RUN without /usr/bin/python3");
-        return;
-    }
-    for user in users("metadata_outside") {
+    require_sandbox();
+    require_file("/usr/bin/python3");
+    for user in current_and_nobody() {
         let s = scene(CONFINED);
         let target = s.outside.join("victim.txt");
         victim(&target, user);
@@ -106,12 +102,11 @@ fn metadata_outside_the_writable_roots_cannot_be_changed() {
 }
 
 #[test]
+#[ignore = "needs the command sandbox (Landlock, seccomp, and user, mount, PID and network namespaces), /usr/bin/python3, root and setpriv (it runs as root and as nobody)"]
 fn metadata_inside_a_writable_root_still_changes() {
-    if !can_confine("metadata_inside") || !have_python() {
-        println!("metadata_inside: NOT RUN without /usr/bin/python3");
-        return;
-    }
-    for user in users("metadata_inside") {
+    require_sandbox();
+    require_file("/usr/bin/python3");
+    for user in current_and_nobody() {
         let s = scene(CONFINED);
         let target = s.root.join("mine.txt");
         // Created by the command itself, so owned by its user.
@@ -137,10 +132,10 @@ fn metadata_inside_a_writable_root_still_changes() {
 }
 
 #[test]
+#[ignore = "needs the command sandbox (Landlock, seccomp, and user, mount, PID and network namespaces) and chmod"]
 fn metadata_of_system_files_and_devices_cannot_be_changed_by_root_inside() {
-    if !can_confine_with("system_metadata", "chmod") {
-        return;
-    }
+    require_sandbox();
+    require_program("chmod");
     // Each attempt would change nothing if it succeeded (same mode, owner,
     // times), so that a regression cannot damage the machine it runs on.
     let s = scene(CONFINED);
@@ -178,12 +173,11 @@ fn xattr_absent(path: &Path) -> bool {
 }
 
 #[test]
+#[ignore = "needs the command sandbox (Landlock, seccomp, and user, mount, PID and network namespaces), /usr/bin/python3, root and setpriv (it runs as root and as nobody)"]
 fn a_set_id_file_cannot_be_created_and_ownership_cannot_be_given_away_inside() {
-    if !can_confine("set_id") || !have_python() {
-        println!("set_id: NOT RUN without /usr/bin/python3");
-        return;
-    }
-    for user in users("set_id") {
+    require_sandbox();
+    require_file("/usr/bin/python3");
+    for user in current_and_nobody() {
         let s = scene(CONFINED);
         let events = run_as(
             &s,

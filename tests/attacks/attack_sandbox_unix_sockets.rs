@@ -11,6 +11,7 @@ use std::time::Duration;
 
 use serde_json::Value;
 
+use crate::support::require::*;
 use crate::support::sandbox::*;
 
 /// An `agentcore run` fed one line at a time: `step` writes a line and
@@ -69,11 +70,11 @@ fn refused(listener: &UnixListener) -> bool {
 }
 
 #[test]
+#[ignore = "needs the command sandbox (Landlock, seccomp, and user, mount, PID and network namespaces), /usr/bin/python3, root and setpriv (it runs as root and as nobody)"]
 fn a_unix_socket_made_after_the_session_started_is_unreachable() {
-    if !can_confine("socket_after_start") || !Path::new("/usr/bin/python3").exists() {
-        return;
-    }
-    for user in users("socket_after_start") {
+    require_sandbox();
+    require_file("/usr/bin/python3");
+    for user in current_and_nobody() {
         let s = scene(CONFINED);
         let mut session = Session::start(&s, user);
         assert!(
@@ -109,10 +110,10 @@ fn a_unix_socket_made_after_the_session_started_is_unreachable() {
 }
 
 #[test]
+#[ignore = "needs the command sandbox (Landlock, seccomp, and user, mount, PID and network namespaces) and /usr/bin/python3"]
 fn a_commands_own_unix_sockets_in_its_tmpdir_still_work_through_socketpair() {
-    if !can_confine("socketpair") || !Path::new("/usr/bin/python3").exists() {
-        return;
-    }
+    require_sandbox();
+    require_file("/usr/bin/python3");
     let s = scene(CONFINED);
     let events = run(
         &s,
@@ -174,10 +175,10 @@ fn stop_cache(home: &Path) {
 }
 
 #[test]
+#[ignore = "needs the command sandbox (Landlock, seccomp, and user, mount, PID and network namespaces) and git"]
 fn git_credential_cache_gives_a_confined_command_no_password() {
-    if !can_confine_with("credential_cache", "git") {
-        return;
-    }
+    require_sandbox();
+    require_program("git");
     // Started before the session.
     let s = scene(CONFINED);
     cache(&s.home);
@@ -216,10 +217,9 @@ fn git_credential_cache_gives_a_confined_command_no_password() {
 }
 
 #[test]
+#[ignore = "needs the command sandbox (Landlock, seccomp, and user, mount, PID and network namespaces)"]
 fn credential_files_and_agent_sockets_of_the_home_are_hidden_by_default() {
-    if !can_confine("hidden_home") {
-        return;
-    }
+    require_sandbox();
     let s = scene(CONFINED);
     for (rel, text) in [
         (

@@ -20,6 +20,7 @@ use std::path::Path;
 
 use serde_json::{Value, json};
 
+use crate::support::require::*;
 use crate::support::sandbox::*;
 
 /// Shell code the model would plant: a marker outside the workspace, one
@@ -135,10 +136,9 @@ fn no_env(_: &Scene) -> Vec<(&'static str, String)> {
 }
 
 #[test]
+#[ignore = "needs the command sandbox (Landlock, seccomp, and user, mount, PID and network namespaces)"]
 fn a_script_named_without_a_slash_runs_confined() {
-    if !can_confine("no_slash") {
-        return;
-    }
+    require_sandbox();
     vector(
         "bash guard.sh",
         |s| script(&s.root.join("guard.sh"), &payload(s)),
@@ -148,10 +148,9 @@ fn a_script_named_without_a_slash_runs_confined() {
 }
 
 #[test]
+#[ignore = "needs the command sandbox (Landlock, seccomp, and user, mount, PID and network namespaces)"]
 fn a_protected_script_sourcing_an_unprotected_one_runs_confined() {
-    if !can_confine("sourced") {
-        return;
-    }
+    require_sandbox();
     vector(
         "sourced lib.sh",
         |s| {
@@ -167,10 +166,11 @@ fn a_protected_script_sourcing_an_unprotected_one_runs_confined() {
 }
 
 #[test]
+#[ignore = "needs the command sandbox (Landlock, seccomp, and user, mount, PID and network namespaces), npx and jq"]
 fn the_documented_prettier_hook_runs_a_planted_prettier_confined() {
-    if !can_confine_with("prettier", "npx") || !have("jq") {
-        return;
-    }
+    require_sandbox();
+    require_program("npx");
+    require_program("jq");
     vector(
         "npx prettier",
         |s| {
@@ -190,10 +190,10 @@ fn the_documented_prettier_hook_runs_a_planted_prettier_confined() {
 }
 
 #[test]
+#[ignore = "needs the command sandbox (Landlock, seccomp, and user, mount, PID and network namespaces) and /usr/bin/python3"]
 fn python_m_black_imports_a_planted_black_py_confined() {
-    if !can_confine("black") || !Path::new("/usr/bin/python3").exists() {
-        return;
-    }
+    require_sandbox();
+    require_file("/usr/bin/python3");
     vector(
         "python3 -m black",
         |s| {
@@ -208,10 +208,10 @@ fn python_m_black_imports_a_planted_black_py_confined() {
 }
 
 #[test]
+#[ignore = "needs the command sandbox (Landlock, seccomp, and user, mount, PID and network namespaces) and make"]
 fn make_fmt_runs_a_planted_makefile_confined() {
-    if !can_confine_with("make", "make") {
-        return;
-    }
+    require_sandbox();
+    require_program("make");
     vector(
         "make fmt",
         |s| {
@@ -226,10 +226,10 @@ fn make_fmt_runs_a_planted_makefile_confined() {
 }
 
 #[test]
+#[ignore = "needs the command sandbox (Landlock, seccomp, and user, mount, PID and network namespaces) and npm"]
 fn npm_run_lint_runs_a_planted_script_confined() {
-    if !can_confine_with("npm", "npm") {
-        return;
-    }
+    require_sandbox();
+    require_program("npm");
     vector(
         "npm run lint",
         |s| {
@@ -245,10 +245,10 @@ fn npm_run_lint_runs_a_planted_script_confined() {
 }
 
 #[test]
+#[ignore = "needs the command sandbox (Landlock, seccomp, and user, mount, PID and network namespaces) and rustup"]
 fn a_rust_toolchain_file_with_a_path_runs_a_planted_cargo_confined() {
-    if !can_confine_with("toolchain", "rustup") {
-        return;
-    }
+    require_sandbox();
+    require_program("rustup");
     // rustup's own home, which the scene's home does not have.
     let rustup_home = std::env::var("RUSTUP_HOME")
         .unwrap_or_else(|_| format!("{}/.rustup", std::env::var("HOME").unwrap_or_default()));
@@ -269,10 +269,9 @@ fn a_rust_toolchain_file_with_a_path_runs_a_planted_cargo_confined() {
 }
 
 #[test]
+#[ignore = "needs the command sandbox (Landlock, seccomp, and user, mount, PID and network namespaces)"]
 fn a_workspace_folder_on_path_runs_a_planted_program_confined() {
-    if !can_confine("path") {
-        return;
-    }
+    require_sandbox();
     vector(
         "PATH",
         |s| script(&s.root.join("bin/fmt-tool"), &payload(s)),
@@ -289,10 +288,9 @@ fn a_workspace_folder_on_path_runs_a_planted_program_confined() {
 }
 
 #[test]
+#[ignore = "needs the command sandbox (Landlock, seccomp, and user, mount, PID and network namespaces)"]
 fn a_confined_hook_sees_no_secrets_in_its_environment() {
-    if !can_confine("hook_env") {
-        return;
-    }
+    require_sandbox();
     let s = vector_scene();
     let events = {
         let settings = s.dir.join("hooks.json");
@@ -324,10 +322,9 @@ fn a_confined_hook_sees_no_secrets_in_its_environment() {
 }
 
 #[test]
+#[ignore = "needs the command sandbox (Landlock, seccomp, and user, mount, PID and network namespaces)"]
 fn a_hook_marked_unconfined_still_runs_outside_the_sandbox() {
-    if !can_confine("unconfined_hook") {
-        return;
-    }
+    require_sandbox();
     let s = vector_scene();
     script(&s.root.join("guard.sh"), &payload(&s));
     let events = fire(&s, "bash guard.sh", json!({"unconfined": true}), &[]);

@@ -1,7 +1,8 @@
 //! The command sandbox, through `Sandbox` directly: each test runs
 //! `bash -c` confined and checks what the kernel refused (or allowed), so
-//! each fails if the sandbox were off. A test that cannot run on this
-//! machine says why on stderr.
+//! each fails if the sandbox were off. A test that needs a kernel feature
+//! is ignored by a plain `cargo test`, saying which, and fails naming it
+//! when run on a machine without it.
 #![cfg(target_os = "linux")]
 
 use std::io::{ErrorKind, Read};
@@ -11,6 +12,8 @@ use std::process::Stdio;
 use std::time::{Duration, Instant};
 
 use agentcore::sandbox::{Feature, Sandbox, SandboxError, SandboxMode};
+
+use crate::support::require::{require_features, require_file, require_landlock_abi, require_root};
 
 /// A workspace (writable) and a home with credentials (hidden), both fresh.
 struct Fixture {
@@ -47,23 +50,6 @@ impl Fixture {
             self.builder().per_command_loopback().build().unwrap(),
         ]
     }
-}
-
-/// Whether `sandbox` has every feature in `needed` here; if not, says why
-/// on stderr, and the test stops there.
-fn lacks(sandbox: &Sandbox, needed: &[Feature], test: &str) -> bool {
-    for feature in needed {
-        if let Some(reason) = sandbox.status().reason_missing(*feature) {
-            let verb = if matches!(feature, Feature::Landlock | Feature::Seccomp) {
-                "is"
-            } else {
-                "are"
-            };
-            eprintln!("{test}: NOT RUN on this machine: {feature} {verb} not available ({reason})");
-            return true;
-        }
-    }
-    false
 }
 
 /// What a write outside the roots says: the read-only tree's `EROFS` with
@@ -107,12 +93,11 @@ fn command(
 }
 
 #[tokio::test]
+#[ignore = "needs Landlock"]
 async fn a_write_outside_the_roots_fails_and_leaves_nothing() {
     let fx = Fixture::new();
     let sandbox = fx.sandbox(false);
-    if lacks(&sandbox, &[Feature::Landlock], "write_outside") {
-        return;
-    }
+    require_features(sandbox.status(), &[Feature::Landlock]);
     let outside = tempfile::tempdir().unwrap();
     let target = outside.path().join("escaped.txt");
     let script = format!("echo x > {0}; touch {0}2; mkdir {0}.d", target.display());
@@ -129,16 +114,14 @@ async fn a_write_outside_the_roots_fails_and_leaves_nothing() {
 }
 
 #[tokio::test]
+#[ignore = "needs Landlock and mount namespaces"]
 async fn writes_inside_the_roots_and_tmpdir_succeed_and_the_exit_code_passes_through() {
     let fx = Fixture::new();
     let sandbox = fx.sandbox(false);
-    if lacks(
-        &sandbox,
+    require_features(
+        sandbox.status(),
         &[Feature::Landlock, Feature::MountNamespace],
-        "writes_inside",
-    ) {
-        return;
-    }
+    );
     let script = "echo hi > a.txt && mkdir -p d/e && echo t > d/e/t && mv a.txt d/ \
                   && echo tmp > \"$TMPDIR/t\" && cat \"$TMPDIR/t\" && echo ok > /dev/null \
                   && echo shm > /dev/shm/agentcore-sandbox-test && exit 3";
@@ -164,6 +147,7 @@ async fn writes_inside_the_roots_and_tmpdir_succeed_and_the_exit_code_passes_thr
 }
 
 #[tokio::test]
+#[ignore = "needs mount namespaces"]
 async fn git_config_and_env_files_cannot_be_changed() {
     let fx = Fixture::new();
     let ws = fx.ws();
@@ -171,9 +155,7 @@ async fn git_config_and_env_files_cannot_be_changed() {
     std::fs::write(ws.join(".git/config"), "[core]\n").unwrap();
     std::fs::write(ws.join(".env"), "SECRET=1\n").unwrap();
     let sandbox = fx.sandbox(false);
-    if lacks(&sandbox, &[Feature::MountNamespace], "git_config") {
-        return;
-    }
+    require_features(sandbox.status(), &[Feature::MountNamespace]);
     let script = "echo x >> .git/config; echo y > .git/hooks/pre-commit; echo z >> .env; \
                   echo fine > other.txt";
     let (_, out) = run(&sandbox, &ws, script, &[]).await;
@@ -194,6 +176,7 @@ async fn git_config_and_env_files_cannot_be_changed() {
 }
 
 #[tokio::test]
+#[ignore = "needs mount namespaces"]
 async fn hidden_credential_files_read_empty() {
     let fx = Fixture::new();
     let home = fx.home.path();
@@ -201,9 +184,7 @@ async fn hidden_credential_files_read_empty() {
     std::fs::write(home.join(".ssh/id_ed25519"), "PRIVATE-KEY-MATERIAL").unwrap();
     std::fs::write(home.join(".netrc"), "machine x password NETRC-SECRET").unwrap();
     let sandbox = fx.sandbox(false);
-    if lacks(&sandbox, &[Feature::MountNamespace], "hidden_credentials") {
-        return;
-    }
+    require_features(sandbox.status(), &[Feature::MountNamespace]);
     let script = format!(
         "ls -A {h}/.ssh; cat {h}/.ssh/id_ed25519; cat {h}/.netrc; wc -c < {h}/.netrc",
         h = home.display()
@@ -263,12 +244,11 @@ impl Listeners {
 }
 
 #[tokio::test]
+#[ignore = "needs network namespaces"]
 async fn tcp_and_udp_to_a_listener_outside_fail_without_network() {
     let fx = Fixture::new();
     for sandbox in fx.both_loopbacks() {
-        if lacks(&sandbox, &[Feature::NetworkNamespace], "no_network") {
-            return;
-        }
+        require_features(sandbox.status(), &[Feature::NetworkNamespace]);
         let listeners = Listeners::new();
         let (_, out) = run(&sandbox, &fx.ws(), &listeners.script(), &[]).await;
         assert!(out.contains("Connection refused"), "{out}");
@@ -277,12 +257,11 @@ async fn tcp_and_udp_to_a_listener_outside_fail_without_network() {
 }
 
 #[tokio::test]
+#[ignore = "needs user namespaces"]
 async fn tcp_and_udp_to_a_listener_outside_work_with_network() {
     let fx = Fixture::new();
     let sandbox = fx.sandbox(true);
-    if lacks(&sandbox, &[Feature::UserNamespace], "with_network") {
-        return;
-    }
+    require_features(sandbox.status(), &[Feature::UserNamespace]);
     let listeners = Listeners::new();
     let (code, out) = run(&sandbox, &fx.ws(), &listeners.script(), &[]).await;
     assert_eq!(code, 0, "{out}");
@@ -294,22 +273,18 @@ async fn tcp_and_udp_to_a_listener_outside_work_with_network() {
 }
 
 #[tokio::test]
+#[ignore = "needs network namespaces and /usr/bin/python3"]
 async fn a_server_and_a_client_in_one_command_talk_over_its_own_loopback() {
     let fx = Fixture::new();
     for sandbox in fx.both_loopbacks() {
-        if lacks(&sandbox, &[Feature::NetworkNamespace], "loopback") {
-            return;
-        }
+        require_features(sandbox.status(), &[Feature::NetworkNamespace]);
         loopback_in_one_command(&fx, &sandbox).await;
     }
 }
 
 async fn loopback_in_one_command(fx: &Fixture, sandbox: &Sandbox) {
     let python = "/usr/bin/python3";
-    if !Path::new(python).exists() {
-        eprintln!("loopback: NOT RUN on this machine: no {python} for the server");
-        return;
-    }
+    require_file(python);
     let script = format!(
         r#"readlink /proc/self/ns/net; rm -f port.tmp
 {python} -c 'import socket
@@ -328,12 +303,11 @@ exec 3<>/dev/tcp/127.0.0.1/$(cat port.tmp); cat <&3; wait"#
 }
 
 #[tokio::test]
+#[ignore = "needs network namespaces and /usr/bin/python3"]
 async fn a_server_started_by_one_command_answers_the_next_over_the_shared_loopback() {
     let fx = Fixture::new();
     let sandbox = fx.sandbox(false);
-    if lacks(&sandbox, &[Feature::NetworkNamespace], "shared_loopback") {
-        return;
-    }
+    require_features(sandbox.status(), &[Feature::NetworkNamespace]);
     assert!(
         sandbox
             .status()
@@ -343,10 +317,7 @@ async fn a_server_started_by_one_command_answers_the_next_over_the_shared_loopba
         sandbox.status()
     );
     let python = "/usr/bin/python3";
-    if !Path::new(python).exists() {
-        eprintln!("shared_loopback: NOT RUN on this machine: no {python} for the server");
-        return;
-    }
+    require_file(python);
     let server = format!(
         r#"exec {python} -c 'import socket
 s = socket.socket(); s.settimeout(20); s.bind(("127.0.0.1", 0)); s.listen()
@@ -422,12 +393,11 @@ fn new_marker() -> String {
 }
 
 #[tokio::test]
+#[ignore = "needs PID namespaces"]
 async fn a_setsid_double_forked_sleeper_is_gone_when_the_command_exits() {
     let fx = Fixture::new();
     let sandbox = fx.sandbox(false);
-    if lacks(&sandbox, &[Feature::PidNamespace], "sleeper_exit") {
-        return;
-    }
+    require_features(sandbox.status(), &[Feature::PidNamespace]);
     let marker = new_marker();
     let (key, value) = marker.split_once('=').unwrap();
     let mut cmd = command(
@@ -451,12 +421,11 @@ async fn a_setsid_double_forked_sleeper_is_gone_when_the_command_exits() {
 }
 
 #[tokio::test]
+#[ignore = "needs PID namespaces"]
 async fn a_setsid_double_forked_sleeper_is_gone_when_m_is_killed() {
     let fx = Fixture::new();
     let sandbox = fx.sandbox(false);
-    if lacks(&sandbox, &[Feature::PidNamespace], "sleeper_kill") {
-        return;
-    }
+    require_features(sandbox.status(), &[Feature::PidNamespace]);
     let marker = new_marker();
     let (key, value) = marker.split_once('=').unwrap();
     let mut cmd = command(
@@ -524,6 +493,7 @@ fn required_with_a_missing_feature_fails_naming_it() {
 }
 
 #[tokio::test]
+#[ignore = "needs Landlock ABI ≥ 4 and seccomp"]
 async fn auto_without_user_namespaces_still_refuses_writes_and_tcp_by_landlock() {
     let fx = Fixture::new();
     let sandbox = Sandbox::builder()
@@ -532,17 +502,8 @@ async fn auto_without_user_namespaces_still_refuses_writes_and_tcp_by_landlock()
         .assume_missing(Feature::UserNamespace)
         .build()
         .unwrap();
-    if lacks(
-        &sandbox,
-        &[Feature::Landlock, Feature::Seccomp],
-        "auto_degraded",
-    ) {
-        return;
-    }
-    if sandbox.status().landlock_abi() < Some(4) {
-        eprintln!("auto_degraded: NOT RUN on this machine: Landlock ABI below 4 has no TCP rules");
-        return;
-    }
+    require_features(sandbox.status(), &[Feature::Landlock, Feature::Seccomp]);
+    require_landlock_abi(sandbox.status(), 4);
     let outside = tempfile::tempdir().unwrap();
     let listeners = Listeners::new();
     let script = format!(
@@ -564,17 +525,13 @@ async fn auto_without_user_namespaces_still_refuses_writes_and_tcp_by_landlock()
 }
 
 #[tokio::test]
+#[ignore = "needs seccomp and /usr/bin/python3"]
 async fn odd_socket_families_are_refused_and_no_capability_is_left() {
     let fx = Fixture::new();
     let sandbox = fx.sandbox(false);
-    if lacks(&sandbox, &[Feature::Seccomp], "seccomp") {
-        return;
-    }
+    require_features(sandbox.status(), &[Feature::Seccomp]);
     let python = "/usr/bin/python3";
-    if !Path::new(python).exists() {
-        eprintln!("seccomp: NOT RUN on this machine: no {python} to open a packet socket");
-        return;
-    }
+    require_file(python);
     let script = format!(
         "grep -E '^Cap(Eff|Prm|Bnd)' /proc/self/status; \
          {python} -c 'import socket; socket.socket(socket.AF_PACKET, socket.SOCK_RAW)' 2>&1 \
@@ -599,16 +556,12 @@ async fn odd_socket_families_are_refused_and_no_capability_is_left() {
 }
 
 #[tokio::test]
+#[ignore = "needs root and user namespaces"]
 async fn root_keeps_access_to_files_of_other_users() {
-    if !nix::unistd::geteuid().is_root() {
-        eprintln!("root_identity_map: NOT RUN: only root maps every id (running as a user)");
-        return;
-    }
+    require_root();
     let fx = Fixture::new();
     let sandbox = fx.sandbox(false);
-    if lacks(&sandbox, &[Feature::UserNamespace], "root_identity_map") {
-        return;
-    }
+    require_features(sandbox.status(), &[Feature::UserNamespace]);
     let file = fx.ws().join("theirs.txt");
     std::fs::write(&file, "owned by 1000\n").unwrap();
     std::os::unix::fs::chown(&file, Some(1000), Some(1000)).unwrap();
@@ -624,16 +577,14 @@ async fn root_keeps_access_to_files_of_other_users() {
 }
 
 #[tokio::test]
+#[ignore = "needs Landlock and PID namespaces"]
 async fn confine_works_after_the_bash_tools_own_pre_exec_step() {
     let fx = Fixture::new();
     let sandbox = fx.sandbox(false);
-    if lacks(
-        &sandbox,
+    require_features(
+        sandbox.status(),
         &[Feature::Landlock, Feature::PidNamespace],
-        "after_pre_exec",
-    ) {
-        return;
-    }
+    );
     let outside = tempfile::tempdir().unwrap();
     let mut cmd = tokio::process::Command::new("/bin/bash");
     cmd.arg("-c")
@@ -666,14 +617,13 @@ fn the_status_of_this_machine_is_printed() {
 }
 
 #[tokio::test]
+#[ignore = "needs mount namespaces"]
 async fn a_failed_setup_step_is_named_in_the_spawn_error() {
     let fx = Fixture::new();
     let secret = fx.ws().join("secret");
     std::fs::create_dir_all(secret.join("sub")).unwrap();
     let sandbox = fx.builder().hidden([&secret]).build().unwrap();
-    if lacks(&sandbox, &[Feature::MountNamespace], "failed_step") {
-        return;
-    }
+    require_features(sandbox.status(), &[Feature::MountNamespace]);
     // The working directory is inside a hidden directory: it is gone once
     // the tmpfs covers it.
     let cwd = secret.join("sub");

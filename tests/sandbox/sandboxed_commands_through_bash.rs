@@ -1,8 +1,9 @@
 //! The command sandbox as a user meets it: `agentcore run` with a policy's
 //! `[sandbox]` table, bash calls confined by the kernel. Each test fails if
 //! the sandbox were off (a write lands, a secret is read, a connection is
-//! made, a sleeper survives, a confined command asks). On a machine without
-//! Landlock or user namespaces a test prints `NOT RUN` and why.
+//! made, a sleeper survives, a confined command asks). A test that needs the
+//! sandbox (or root, or a program) is ignored by a plain `cargo test`,
+//! saying what it needs, and fails naming what is missing when run without.
 
 use std::io::Read;
 use std::net::{TcpListener, UdpSocket};
@@ -14,13 +15,13 @@ use agentcore::sandbox::Feature;
 use serde_json::{Value, json};
 
 use crate::support::cli;
+use crate::support::require::*;
 use crate::support::sandbox::*;
 
 #[test]
+#[ignore = "needs the command sandbox (Landlock, seccomp, and user, mount, PID and network namespaces)"]
 fn a_write_outside_the_roots_fails_leaves_nothing_and_says_it_was_the_sandbox() {
-    if !can_confine("write_outside") {
-        return;
-    }
+    require_sandbox();
     let s = scene(CONFINED);
     let outside = s.outside.join("escaped.txt");
     let events = run(
@@ -67,10 +68,9 @@ fn a_write_outside_the_roots_fails_leaves_nothing_and_says_it_was_the_sandbox() 
 }
 
 #[test]
+#[ignore = "needs the command sandbox (Landlock, seccomp, and user, mount, PID and network namespaces)"]
 fn git_config_and_env_files_cannot_be_changed() {
-    if !can_confine("git_config") {
-        return;
-    }
+    require_sandbox();
     let s = scene(CONFINED);
     std::fs::create_dir_all(s.root.join(".git")).unwrap();
     std::fs::write(s.root.join(".git/config"), "[core]\n").unwrap();
@@ -96,10 +96,9 @@ fn git_config_and_env_files_cannot_be_changed() {
 }
 
 #[test]
+#[ignore = "needs the command sandbox (Landlock, seccomp, and user, mount, PID and network namespaces)"]
 fn hidden_credentials_and_read_denied_files_cannot_be_read() {
-    if !can_confine("hidden") {
-        return;
-    }
+    require_sandbox();
     let s = scene(&format!("deny = [\"read(./secrets/**)\"]\n{CONFINED}"));
     std::fs::create_dir(s.home.join(".ssh")).unwrap();
     std::fs::write(s.home.join(".ssh/id_ed25519"), "SSH-KEY-SECRET\n").unwrap();
@@ -149,10 +148,9 @@ fn network_events(network: bool) -> (String, Option<Vec<u8>>, Option<Vec<u8>>) {
 }
 
 #[test]
+#[ignore = "needs the command sandbox (Landlock, seccomp, and user, mount, PID and network namespaces)"]
 fn tcp_and_udp_to_a_listener_outside_fail_without_network_and_work_with_it() {
-    if !can_confine("network") {
-        return;
-    }
+    require_sandbox();
     let (text, tcp, udp) = network_events(false);
     assert!(tcp.is_none(), "a TCP connection left the sandbox: {text}");
     assert!(udp.is_none(), "a UDP datagram left the sandbox: {text}");
@@ -163,10 +161,9 @@ fn tcp_and_udp_to_a_listener_outside_fail_without_network_and_work_with_it() {
 }
 
 #[test]
+#[ignore = "needs the command sandbox (Landlock, seccomp, and user, mount, PID and network namespaces)"]
 fn a_server_and_a_client_talk_over_the_loopback_and_the_next_command_reaches_the_server() {
-    if !can_confine("loopback") {
-        return;
-    }
+    require_sandbox();
     let s = scene(CONFINED);
     let server = "import socket,sys\n\
 s=socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)\n\
@@ -251,10 +248,9 @@ fn escape(seconds: u32) -> String {
 }
 
 #[test]
+#[ignore = "needs the command sandbox (Landlock, seccomp, and user, mount, PID and network namespaces)"]
 fn a_setsid_double_forked_sleeper_is_gone_on_exit_timeout_and_cancel() {
-    if !can_confine("sleeper") {
-        return;
-    }
+    require_sandbox();
     let s = scene(CONFINED);
     // Exit: the shell exits while the sleeper runs.
     let n = sleeper_seconds();
@@ -297,10 +293,9 @@ fn a_setsid_double_forked_sleeper_is_gone_on_exit_timeout_and_cancel() {
 }
 
 #[test]
+#[ignore = "needs the command sandbox (Landlock, seccomp, and user, mount, PID and network namespaces)"]
 fn a_background_job_is_confined_and_kill_shell_leaves_nothing() {
-    if !can_confine("job") {
-        return;
-    }
+    require_sandbox();
     let s = scene(CONFINED);
     let n = sleeper_seconds();
     let outside = s.outside.join("job.txt");
@@ -354,10 +349,9 @@ fn required_on_a_machine_without_a_feature_refuses_commands_naming_it() {
 }
 
 #[test]
+#[ignore = "needs the command sandbox (Landlock, seccomp, and user, mount, PID and network namespaces)"]
 fn auto_allow_runs_a_confined_command_in_default_mode_and_deny_rules_still_win() {
-    if !can_confine("auto_allow") {
-        return;
-    }
+    require_sandbox();
     let s = scene(&format!("deny = [\"bash(rm *)\"]\n{CONFINED}"));
     let events = run(
         &s,
@@ -384,10 +378,9 @@ fn auto_allow_runs_a_confined_command_in_default_mode_and_deny_rules_still_win()
 }
 
 #[test]
+#[ignore = "needs the command sandbox (Landlock, seccomp, and user, mount, PID and network namespaces)"]
 fn disabling_the_sandbox_always_asks_unless_allow_unsandboxed_names_the_command() {
-    if !can_confine("disable") {
-        return;
-    }
+    require_sandbox();
     let s = scene(CONFINED);
     let outside = s.outside.join("free.txt");
     let args = json!({
@@ -440,11 +433,10 @@ fn the_sandbox_status_is_checked_and_shown() {
 }
 
 #[test]
+#[ignore = "needs the command sandbox (Landlock, seccomp, and user, mount, PID and network namespaces), root and setpriv (it runs as root and as nobody)"]
 fn an_unprivileged_user_is_confined_too() {
-    if !can_confine("nobody") {
-        return;
-    }
-    if !users("nobody").contains(&User::Nobody) {
+    require_sandbox();
+    if !current_and_nobody().contains(&User::Nobody) {
         return;
     }
     let s = scene(CONFINED);
@@ -475,22 +467,17 @@ const CARGO_WRITABLE: &str =
     "writable = [\"~/.cargo/registry\", \"~/.cargo/git\", \"~/.cargo/.package-cache\"]\n";
 
 #[test]
+#[ignore = "needs the command sandbox (Landlock, seccomp, and user, mount, PID and network namespaces) and a cargo registry in ~/.cargo holding cfg-if"]
 fn an_offline_cargo_build_runs_confined_with_the_writable_list_of_the_readme() {
-    if !can_confine("cargo") {
-        return;
-    }
-    let Some(real_home) = std::env::var_os("HOME") else {
-        println!("cargo: NOT RUN: no HOME, so no cargo registry to build from");
-        return;
-    };
+    require_sandbox();
+    let real_home = std::env::var_os("HOME")
+        .expect("this test needs HOME, for the cargo registry to build from");
     let registry = Path::new(&real_home).join(".cargo/registry/index");
-    if !registry.exists() {
-        println!(
-            "cargo: NOT RUN: no cargo registry in {}",
-            registry.display()
-        );
-        return;
-    }
+    assert!(
+        registry.exists(),
+        "this test needs a cargo registry in {}, and there is none",
+        registry.display()
+    );
     let s = scene(&format!("{CONFINED}{CARGO_WRITABLE}"));
     std::fs::create_dir(s.root.join("src")).unwrap();
     // cfg-if is in the registry of every machine that built agentcore.
@@ -527,10 +514,9 @@ fn an_offline_cargo_build_runs_confined_with_the_writable_list_of_the_readme() {
 }
 
 #[test]
+#[ignore = "needs the command sandbox (Landlock, seccomp, and user, mount, PID and network namespaces)"]
 fn hook_scripts_and_the_policy_file_cannot_be_changed_by_a_command() {
-    if !can_confine("hook_files") {
-        return;
-    }
+    require_sandbox();
     // Hooks run unconfined: a command that rewrote one would escape.
     let policy = format!(
         "{CONFINED}[[hooks.PreToolUse]]\nmatcher = \"Bash\"\n[[hooks.PreToolUse.hooks]]\ntype = \"command\"\ncommand = \"bash .claude/hooks/guard.sh\"\n"
@@ -560,10 +546,9 @@ fn hook_scripts_and_the_policy_file_cannot_be_changed_by_a_command() {
 }
 
 #[test]
+#[ignore = "needs the command sandbox (Landlock, seccomp, and user, mount, PID and network namespaces)"]
 fn a_command_has_terminals_of_its_own() {
-    if !can_confine("pty") {
-        return;
-    }
+    require_sandbox();
     let s = scene(CONFINED);
     let (_, text) = one_call(
         &s,

@@ -11,6 +11,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
+use crate::support::require::*;
 use crate::support::sandbox::*;
 
 /// `agentcore run` with `TMPDIR` of the scene's own, fed line by line.
@@ -81,10 +82,9 @@ fn a_shared_tmp(s: &Scene) -> PathBuf {
 }
 
 #[test]
+#[ignore = "needs the command sandbox (Landlock, seccomp, and user, mount, PID and network namespaces), root and setpriv (it runs as root and as nobody)"]
 fn a_sessions_folders_are_closed_to_other_users_and_hidden_from_other_sessions() {
-    if !can_confine("session_folders") {
-        return;
-    }
+    require_sandbox();
     let s = scene(CONFINED);
     let tmp = a_shared_tmp(&s);
     let mut a = start(&s, User::Current, &tmp);
@@ -126,7 +126,7 @@ fn a_sessions_folders_are_closed_to_other_users_and_hidden_from_other_sessions()
     assert!(!saved.is_empty(), "no saved output: {folders:?}");
     let saved = saved[0].display().to_string();
     // Session B of the same user, and of nobody.
-    for user in users("session_folders") {
+    for user in current_and_nobody() {
         let mut b = start(&s, user, &tmp);
         let text = b.step(
             &bash(
@@ -197,10 +197,9 @@ fn pids_with(needle: &str) -> Vec<i32> {
 }
 
 #[test]
+#[ignore = "needs the command sandbox (Landlock, seccomp, and user, mount, PID and network namespaces)"]
 fn jobs_and_folders_of_a_killed_agentcore_do_not_outlive_it_unnoticed() {
-    if !can_confine("killed") {
-        return;
-    }
+    require_sandbox();
     let s = scene(CONFINED);
     let tmp = a_shared_tmp(&s);
     let confined = format!("{}.5", 7000 + std::process::id() % 1000);

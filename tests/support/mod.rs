@@ -11,6 +11,8 @@
 //! - [`procs`]: processes found by a unique number in their argv, pids,
 //!   and the environment the bash tool's commands start with;
 //! - [`python`]: the Python with the official MCP SDK;
+//! - [`require`]: what a test needs beyond a Rust toolchain, checked: an
+//!   `#[ignore = "needs …"]` test run without it fails naming it;
 //! - [`sandbox`]: the scene of a sandbox test through `agentcore run`;
 //! - [`scheduler`]: the probe tool and scheduler of the scheduler and turn
 //!   tests.
@@ -21,6 +23,7 @@ pub mod files;
 pub mod http;
 pub mod procs;
 pub mod python;
+pub mod require;
 pub mod sandbox;
 pub mod scheduler;
 

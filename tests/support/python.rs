@@ -1,13 +1,14 @@
 //! The Python with the official MCP SDK, for the tests that drive
-//! `agentcore mcp` through it or mount servers written with it.
+//! `agentcore mcp` through it or mount servers written with it. Those
+//! tests are `#[ignore = "needs the Python MCP SDK (AGENTCORE_MCP_SDK_PYTHON)"]`.
 
 use std::process::Command;
 
 /// The Python that can `import MODULES` of the official MCP SDK (2.x):
-/// `AGENTCORE_MCP_SDK_PYTHON` (set by .ci/run, which installs the SDK; then
-/// it must work, or the test fails saying it cannot import `what`), or
-/// `python3` when it can. `None` when neither can.
-pub fn sdk_python(modules: &str, what: &str) -> Option<String> {
+/// `AGENTCORE_MCP_SDK_PYTHON` (set by .ci/run, which installs the SDK), or
+/// `python3` when it can. Fails the test, saying it cannot import `what`,
+/// when neither can.
+pub fn require_sdk_python(modules: &str, what: &str) -> String {
     let has_sdk = |python: &str| {
         Command::new(python)
             .args(["-c", &format!("import {modules}")])
@@ -17,20 +18,15 @@ pub fn sdk_python(modules: &str, what: &str) -> Option<String> {
     if let Ok(python) = std::env::var("AGENTCORE_MCP_SDK_PYTHON") {
         assert!(
             has_sdk(&python),
-            "AGENTCORE_MCP_SDK_PYTHON={python} cannot import {what}"
+            "this test needs the Python MCP SDK: AGENTCORE_MCP_SDK_PYTHON={python} cannot import {what}"
         );
-        return Some(python);
+        return python;
     }
-    has_sdk("python3").then(|| "python3".to_owned())
-}
-
-/// [`sdk_python`]; when there is none, says `NOT RUN` and `why` (the test
-/// then passes), except under CI (`CI` set), where that fails.
-pub fn sdk_python_or_not_run(modules: &str, what: &str, why: &str) -> Option<String> {
-    let python = sdk_python(modules, what);
-    if python.is_none() {
-        assert!(std::env::var_os("CI").is_none(), "NOT RUN under CI: {why}");
-        eprintln!("NOT RUN: {why}");
-    }
-    python
+    assert!(
+        has_sdk("python3"),
+        "this test needs the Python MCP SDK: AGENTCORE_MCP_SDK_PYTHON is not set and python3 cannot \
+         import {what} (install it with `python3 -m venv .venv && .venv/bin/pip install \"mcp==2.3.0\"`, \
+         then set AGENTCORE_MCP_SDK_PYTHON=$PWD/.venv/bin/python)"
+    );
+    "python3".to_owned()
 }

@@ -9,19 +9,7 @@ use std::process::{Command, Output, Stdio};
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::Duration;
 
-use agentcore::sandbox;
 use serde_json::{Value, json};
-
-/// Whether this machine can confine fully; prints why not.
-pub fn can_confine(test: &str) -> bool {
-    match sandbox::check().first_missing() {
-        None => true,
-        Some((feature, reason)) => {
-            println!("{test}: NOT RUN: {feature} missing on this machine ({reason})");
-            false
-        }
-    }
-}
 
 pub const CONFINED: &str = "[sandbox]\nmode = \"required\"\n";
 
@@ -34,21 +22,18 @@ pub enum User {
     Nobody,
 }
 
+/// `setpriv`, when installed.
 pub fn setpriv() -> Option<&'static str> {
     ["/usr/bin/setpriv", "/bin/setpriv"]
         .into_iter()
         .find(|p| Path::new(p).exists())
 }
 
-/// The current user, and `nobody` when the tests run as root with
-/// `setpriv` (else says why not).
-pub fn users(test: &str) -> Vec<User> {
-    if super::procs::is_root() && setpriv().is_some() {
-        vec![User::Current, User::Nobody]
-    } else {
-        println!("{test}: the run as nobody NOT RUN: needs root and setpriv");
-        vec![User::Current]
-    }
+/// The current user, then `nobody`: a test that runs as both needs root
+/// and `setpriv`, and fails without them.
+pub fn current_and_nobody() -> [User; 2] {
+    super::require::require_root_and_setpriv();
+    [User::Current, User::Nobody]
 }
 
 /// A fresh directory for one attack: the workspace (`ws`, with `a.txt`),
@@ -241,14 +226,6 @@ pub fn names(dir: &Path) -> Vec<String> {
     names
 }
 
-pub fn have(program: &str) -> bool {
-    Command::new("sh")
-        .arg("-c")
-        .arg(format!("command -v {program}"))
-        .output()
-        .is_ok_and(|o| o.status.success())
-}
-
 /// One turn of bash calls: `(id, args)`.
 pub fn turn(calls: &[(&str, Value)]) -> Value {
     let calls: Vec<Value> = calls
@@ -262,18 +239,6 @@ pub fn turn(calls: &[(&str, Value)]) -> Value {
 /// text).
 pub fn one_call(scene: &Scene, mode: &str, args: Value) -> (String, String) {
     end(&run(scene, mode, &[bash_args("c", args)]), "c")
-}
-
-/// [`can_confine`], and `program` is on `PATH`; prints why not.
-pub fn can_confine_with(test: &str, program: &str) -> bool {
-    if !can_confine(test) {
-        return false;
-    }
-    if !have(program) {
-        println!("{test}: NOT RUN: no {program}");
-        return false;
-    }
-    true
 }
 
 static SLEEPERS: AtomicU32 = AtomicU32::new(0);

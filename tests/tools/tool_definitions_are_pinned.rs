@@ -7,8 +7,14 @@
 use std::process::Command;
 
 fn definitions(format: &str) -> String {
+    definitions_with(format, &[])
+}
+
+/// `agentcore tools --format FORMAT` with `extra` arguments.
+fn definitions_with(format: &str, extra: &[&std::ffi::OsStr]) -> String {
     let output = Command::new(env!("CARGO_BIN_EXE_agentcore"))
         .args(["tools", "--format", format])
+        .args(extra)
         .output()
         .expect("run agentcore tools");
     assert!(
@@ -19,15 +25,33 @@ fn definitions(format: &str) -> String {
     String::from_utf8(output.stdout).expect("UTF-8 definitions")
 }
 
+/// bash's bullet on the sandbox, as the snapshots hold it (a JSON string).
+const SANDBOX_BULLET_START: &str = "\\n- Commands run in a sandbox: ";
+const SANDBOX_BULLET_END: &str = "the user is asked.";
+
+/// `pinned` without bash's bullet on the sandbox: the definitions of a
+/// machine that cannot confine at all.
+fn without_sandbox_bullet(pinned: &str) -> String {
+    let start = pinned
+        .find(SANDBOX_BULLET_START)
+        .expect("the snapshot holds bash's bullet on the sandbox");
+    let end = start
+        + pinned[start..]
+            .find(SANDBOX_BULLET_END)
+            .expect("bash's bullet on the sandbox ends")
+        + SANDBOX_BULLET_END.len();
+    format!("{}{}", &pinned[..start], &pinned[end..])
+}
+
 fn assert_pinned(format: &str, pinned: &str) {
     // The snapshots hold bash's bullet on the sandbox, which a machine
-    // that cannot confine at all leaves out.
-    if agentcore::sandbox::check().enforced() == "unconfined" {
-        println!(
-            "{format}: NOT RUN: no command sandbox on this machine, so bash's description differs"
-        );
-        return;
-    }
+    // that cannot confine at all leaves out: both variants are pinned.
+    let pinned = if agentcore::sandbox::check().enforced() == "unconfined" {
+        without_sandbox_bullet(pinned)
+    } else {
+        pinned.to_owned()
+    };
+    let pinned = pinned.as_str();
     let now = definitions(format);
     if now != pinned {
         let diff = similar::TextDiff::from_lines(pinned, now.as_str())
@@ -56,4 +80,31 @@ fn openai_definitions_are_unchanged() {
 #[test]
 fn mcp_definitions_are_unchanged() {
     assert_pinned("mcp", include_str!("../snapshots/tools_mcp.json"));
+}
+
+/// The unconfined variant, on every machine: with `[sandbox] mode = "off"`
+/// bash's description is the pinned one without its bullet on the sandbox.
+#[test]
+fn unconfined_definitions_are_the_pinned_ones_without_the_sandbox_bullet() {
+    let dir = tempfile::tempdir().unwrap();
+    let policy = dir.path().join("policy.toml");
+    std::fs::write(&policy, "[sandbox]\nmode = \"off\"\n").unwrap();
+    for (format, pinned) in [
+        (
+            "anthropic",
+            include_str!("../snapshots/tools_anthropic.json"),
+        ),
+        ("openai", include_str!("../snapshots/tools_openai.json")),
+        ("mcp", include_str!("../snapshots/tools_mcp.json")),
+    ] {
+        let now = definitions_with(format, &["--policy".as_ref(), policy.as_os_str()]);
+        let pinned = without_sandbox_bullet(pinned);
+        if now != pinned {
+            let diff = similar::TextDiff::from_lines(pinned.as_str(), now.as_str())
+                .unified_diff()
+                .header("pinned, without the sandbox bullet", "now, sandbox off")
+                .to_string();
+            panic!("the unconfined {format} tool definitions differ:\n{diff}");
+        }
+    }
 }
