@@ -1,7 +1,8 @@
 //! The grep tool finds what `rg --hidden` finds, with the same flags, over a
 //! generated tree (gitignore, hidden files, binaries, nesting) and over this
-//! repository. Needs the `rg` binary; without it each test says so and
-//! passes (CI installs ripgrep).
+//! repository. Needs the `rg` binary: the tests are ignored by a plain
+//! `cargo test`, and run without `rg` they fail saying so (.ci/run installs
+//! ripgrep and runs them).
 
 use std::collections::BTreeSet;
 use std::fs;
@@ -15,16 +16,6 @@ use agentcore::tools::grep::GrepTool;
 use agentcore::{Call, Outcome, Pipeline, ToolRegistry};
 use serde_json::{Value, json};
 use tower::ServiceExt;
-
-fn rg_available() -> bool {
-    let found = Command::new("rg").arg("--version").output().is_ok();
-    if !found {
-        eprintln!(
-            "SKIPPED: `rg` (ripgrep) is not installed; install it to run the equivalence tests"
-        );
-    }
-    found
-}
 
 /// Runs `rg` in `root` with the walk rules the tool uses.
 fn rg(root: &Path, flags: &[&str]) -> String {
@@ -208,10 +199,9 @@ fn generated_tree() -> tempfile::TempDir {
 }
 
 #[tokio::test]
+#[ignore = "needs rg (ripgrep) on PATH"]
 async fn generated_tree_matches_rg_for_every_flag_combination() {
-    if !rg_available() {
-        return;
-    }
+    crate::support::require::require_program("rg");
     let dir = generated_tree();
     for pattern in ["needle", r"fn \w+\(", "Alpha.*needle \\d"] {
         for (args, flags) in table(pattern) {
@@ -221,10 +211,9 @@ async fn generated_tree_matches_rg_for_every_flag_combination() {
 }
 
 #[tokio::test]
+#[ignore = "needs rg (ripgrep) on PATH"]
 async fn multiline_matches_rg_with_multiline_dotall() {
-    if !rg_available() {
-        return;
-    }
+    crate::support::require::require_program("rg");
     let dir = generated_tree();
     for pattern in [
         "start.*?middle",
@@ -250,10 +239,9 @@ async fn multiline_matches_rg_with_multiline_dotall() {
 }
 
 #[tokio::test]
+#[ignore = "needs rg (ripgrep) on PATH"]
 async fn this_repository_matches_rg() {
-    if !rg_available() {
-        return;
-    }
+    crate::support::require::require_program("rg");
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     // Patterns whose output (with context, in every mode) stays under the
     // tool's 30,000-character bound as the repository grows: `FileReadState`
