@@ -1,15 +1,20 @@
 //! The `agentcore` command line (see `docs/cli.md`): `run` reads tool calls as
 //! JSON Lines and writes events, `demo` shows the kernel at work, `tools`
-//! prints the tool definitions, `mcp` serves the tools over MCP on stdio or streamable HTTP.
+//! prints the tool definitions, `mcp` serves the tools over MCP on stdio or
+//! streamable HTTP, `sandbox` checks the command sandbox and runs a command
+//! in it, `completions` and `man` describe the command line.
 
 mod args;
+mod completions;
 mod demo;
 mod mcp;
+pub(crate) mod out;
 mod pretty;
 mod protocol;
 mod run;
 mod sandbox;
 mod stdin;
+mod term;
 mod tools;
 
 use std::process::ExitCode;
@@ -19,7 +24,7 @@ use clap::Parser;
 use args::{Cli, Command};
 
 /// Parses the command line and runs it; the exit status follows `docs/cli.md`
-/// (0 when input was read to the end, 2 for bad options or input files,
+/// and `args::EXIT_STATUS` (0 success, 1 runtime error, 2 usage error,
 /// 128 + the signal's number on SIGTERM, SIGINT or SIGHUP: 143, 130, 129).
 pub fn main() -> ExitCode {
     let cli = match Cli::try_parse() {
@@ -30,6 +35,8 @@ pub fn main() -> ExitCode {
             return ExitCode::from(code);
         }
     };
+    let screen = term::Screen::current();
+    term::apply(cli.color, &screen);
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -42,11 +49,14 @@ pub fn main() -> ExitCode {
     };
     let code = runtime.block_on(async move {
         match cli.command {
-            Command::Run(args) => run::run(args).await,
-            Command::Demo => demo::demo().await,
+            Command::Run(args) => run::run(args, &screen).await,
+            Command::Demo => demo::demo(&screen).await,
             Command::Tools(args) => tools::print(args).await,
             Command::Mcp(args) => mcp::serve(args).await,
             Command::Sandbox(args::SandboxCommand::Check(args)) => sandbox::check(args),
+            Command::Sandbox(args::SandboxCommand::Exec(args)) => sandbox::exec(args).await,
+            Command::Completions(args) => completions::completions(args.shell),
+            Command::Man => completions::man(),
         }
     });
     // The session has ended (jobs killed and awaited, folders removed). A
