@@ -278,8 +278,9 @@ mod tests {
     #[test]
     fn mode_accepts_every_name_mode_parses_and_lists_them() {
         for mode in Mode::ALL {
-            let cli = Cli::try_parse_from(["agentcore", "sandbox", "check", "--mode", mode.as_str()])
-                .expect("a mode's own name parses");
+            let cli =
+                Cli::try_parse_from(["agentcore", "sandbox", "check", "--mode", mode.as_str()])
+                    .expect("a mode's own name parses");
             let Command::Sandbox(SandboxCommand::Check(args)) = cli.command else {
                 panic!("sandbox check");
             };
@@ -290,7 +291,10 @@ mod tests {
             .find_subcommand_mut("run")
             .map(|run| run.render_help().to_string())
             .unwrap_or_default();
-        assert!(help.contains("default, accept-edits, plan, bypass"), "{help}");
+        assert!(
+            help.contains("default, accept-edits, plan, bypass"),
+            "{help}"
+        );
     }
 
     #[test]

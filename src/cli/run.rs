@@ -172,10 +172,7 @@ pub async fn run(args: RunArgs, screen: &Screen) -> ExitCode {
     let exits = matches!(format, Format::Jsonl).then(|| forward_job_exits(&session));
     let mut output = match format {
         Format::Jsonl => Output::Jsonl,
-        Format::Pretty => Output::Pretty(Box::new(Pretty::new(
-            session.registry().clone(),
-            screen,
-        ))),
+        Format::Pretty => Output::Pretty(Box::new(Pretty::new(session.registry().clone(), screen))),
     };
     let signals = match Signals::new() {
         Ok(signals) => signals,

@@ -40,17 +40,14 @@ fn command_session(program: &str, args: SessionArgs) -> Result<(Session, Sandbox
 pub fn check(args: SessionArgs) -> ExitCode {
     outln!("This machine:");
     outln!("{}", sandbox::check());
-    let config = match SessionConfig::from_options(
-        args.root.clone(),
-        args.mode,
-        args.policy.as_deref(),
-    ) {
-        Ok(config) => config,
-        Err(err) => {
-            eprintln!("agentcore sandbox check: {err}");
-            return ExitCode::from(2);
-        }
-    };
+    let config =
+        match SessionConfig::from_options(args.root.clone(), args.mode, args.policy.as_deref()) {
+            Ok(config) => config,
+            Err(err) => {
+                eprintln!("agentcore sandbox check: {err}");
+                return ExitCode::from(2);
+            }
+        };
     let policy = config.sandbox_policy();
     let session = match command_session("agentcore sandbox check", args) {
         Ok((session, _)) => session,
@@ -75,9 +72,7 @@ pub fn check(args: SessionArgs) -> ExitCode {
         .chain([format!("$TMPDIR ({})", sandbox.tmpdir().display())])
         .collect();
     outln!("writable:    {}", writable.join(", "));
-    outln!(
-        "protected:   .git, .claude and existing .env* files in each writable root (read-only)"
-    );
+    outln!("protected:   .git, .claude and existing .env* files in each writable root (read-only)");
     let hidden: Vec<String> = sandbox
         .hidden()
         .iter()

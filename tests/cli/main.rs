@@ -12,3 +12,11 @@ mod cli_run;
 mod output_lines_escape_line_separators;
 mod pretty_activity_reads_coerced_arguments;
 mod signals_end_a_session_waiting_for_input;
+mod terminal;
+
+mod a_closed_stdout_ends_quietly;
+mod completions_and_man_page;
+mod exit_statuses;
+mod pretty_output_fits_the_terminal;
+mod run_hints_when_reading_a_terminal;
+mod sandbox_exec_confines_one_command;
