@@ -7,7 +7,7 @@ use std::process::ExitCode;
 use clap::CommandFactory;
 
 use super::args::Cli;
-use super::out;
+use super::out::{self, errln};
 
 /// Prints the completion script for `shell` (bash, zsh, fish, elvish,
 /// powershell).
@@ -22,7 +22,7 @@ pub fn completions(shell: clap_complete::Shell) -> ExitCode {
 pub fn man() -> ExitCode {
     let mut page = Vec::new();
     if let Err(err) = clap_mangen::Man::new(Cli::command()).render(&mut page) {
-        eprintln!("agentcore man: cannot render the page: {err}");
+        errln!("agentcore man: cannot render the page: {err}");
         return ExitCode::from(1);
     }
     write(&page)

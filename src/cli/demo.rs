@@ -3,7 +3,7 @@
 
 use std::process::ExitCode;
 
-use super::out;
+use super::out::{self, errln};
 use super::pretty::Pretty;
 use super::protocol::{Input, parse_line};
 use super::run::{Output, run_turn};
@@ -96,7 +96,7 @@ pub async fn demo(screen: &Screen) -> ExitCode {
     match run_demo(screen).await {
         Ok(()) => ExitCode::SUCCESS,
         Err(message) => {
-            eprintln!("agentcore demo: {message}");
+            errln!("agentcore demo: {message}");
             ExitCode::from(1)
         }
     }

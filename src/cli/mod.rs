@@ -22,6 +22,7 @@ use std::process::ExitCode;
 use clap::Parser;
 
 use args::{Cli, Command};
+use out::errln;
 
 /// Parses the command line and runs it; the exit status follows `docs/cli.md`
 /// and `args::EXIT_STATUS` (0 success, 1 runtime error, 2 usage error,
@@ -43,7 +44,7 @@ pub fn main() -> ExitCode {
     {
         Ok(rt) => rt,
         Err(err) => {
-            eprintln!("agentcore: cannot start the async runtime: {err}");
+            errln!("agentcore: cannot start the async runtime: {err}");
             return ExitCode::from(1);
         }
     };

@@ -16,6 +16,16 @@ use std::fmt;
 use std::io::{self, Write};
 use std::sync::atomic::{AtomicBool, Ordering};
 
+/// `eprintln!` that never panics: a message to a closed stderr (`2>&1 |
+/// head -1`) is lost, not a panic.
+macro_rules! errln {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        let _ = writeln!(std::io::stderr(), $($arg)*);
+    }};
+}
+pub(crate) use errln;
+
 /// Set once a write to stdout failed with a broken pipe.
 static CLOSED: AtomicBool = AtomicBool::new(false);
 
@@ -44,7 +54,7 @@ pub(crate) fn write_with(write: impl FnOnce(&mut dyn Write) -> io::Result<()>) -
         Ok(()) => true,
         Err(err) => {
             if err.kind() != io::ErrorKind::BrokenPipe && !CLOSED.load(Ordering::Relaxed) {
-                eprintln!("agentcore: cannot write to stdout: {err}");
+                errln!("agentcore: cannot write to stdout: {err}");
             }
             CLOSED.store(true, Ordering::Relaxed);
             false

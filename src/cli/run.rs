@@ -13,7 +13,7 @@ use serde_json::json;
 use tokio::io::{AsyncRead, BufReader};
 
 use super::args::{Format, RunArgs, SessionArgs};
-use super::out;
+use super::out::{self, errln};
 use super::pretty::Pretty;
 use super::protocol::{Input, PROTOCOL, TurnInput, parse_line};
 use super::stdin::ThreadStdin;
@@ -99,7 +99,7 @@ pub(crate) async fn start_session(
 ) -> Result<Session, SessionError> {
     let config = session_config(args, tune)?;
     if let Some(notice) = config.all_hooks().notice() {
-        eprintln!("agentcore: {notice}");
+        errln!("agentcore: {notice}");
     }
     connect(program, config).await
 }
@@ -125,7 +125,7 @@ pub(crate) fn session_config(
 pub(crate) async fn connect(program: &str, config: SessionConfig) -> Result<Session, SessionError> {
     let session = Session::connect(config).await?;
     for failure in session.mcp_failures() {
-        eprintln!("{program}: {failure}");
+        errln!("{program}: {failure}");
     }
     Ok(session)
 }
@@ -146,7 +146,7 @@ pub async fn run(args: RunArgs, screen: &Screen) -> ExitCode {
         Some(path) => match tokio::fs::File::open(path).await {
             Ok(file) => Box::new(file),
             Err(err) => {
-                eprintln!("agentcore run: cannot read {}: {err}", path.display());
+                errln!("agentcore run: cannot read {}: {err}", path.display());
                 return ExitCode::from(2);
             }
         },
@@ -160,7 +160,7 @@ pub async fn run(args: RunArgs, screen: &Screen) -> ExitCode {
     {
         Ok(session) => session,
         Err(message) => {
-            eprintln!("agentcore run: {message}");
+            errln!("agentcore run: {message}");
             return ExitCode::from(2);
         }
     };
@@ -177,7 +177,7 @@ pub async fn run(args: RunArgs, screen: &Screen) -> ExitCode {
     let signals = match Signals::new() {
         Ok(signals) => signals,
         Err(err) => {
-            eprintln!("agentcore run: cannot watch for SIGTERM, SIGINT and SIGHUP: {err}");
+            errln!("agentcore run: cannot watch for SIGTERM, SIGINT and SIGHUP: {err}");
             return ExitCode::from(1);
         }
     };
@@ -190,7 +190,7 @@ pub async fn run(args: RunArgs, screen: &Screen) -> ExitCode {
             Ok(errors) if errors && args.fail_on_error && !out::closed() => ExitCode::from(1),
             Ok(_) => ExitCode::SUCCESS,
             Err(err) => {
-                eprintln!("agentcore run: cannot read the input: {err}");
+                errln!("agentcore run: cannot read the input: {err}");
                 ExitCode::from(2)
             }
         },
@@ -210,12 +210,12 @@ pub async fn run(args: RunArgs, screen: &Screen) -> ExitCode {
 /// on stderr first ([`TERMINAL_HINT`]).
 fn stdin() -> Result<Box<dyn AsyncRead + Unpin + Send>, ExitCode> {
     if std::io::stdin().is_terminal() {
-        eprintln!("{TERMINAL_HINT}");
+        errln!("{TERMINAL_HINT}");
     }
     match ThreadStdin::new() {
         Ok(stdin) => Ok(Box::new(stdin)),
         Err(err) => {
-            eprintln!("agentcore run: cannot start reading the input: {err}");
+            errln!("agentcore run: cannot start reading the input: {err}");
             Err(ExitCode::from(1))
         }
     }
@@ -335,7 +335,7 @@ pub(crate) async fn run_lines(
                 // A mounted MCP server's tool list changed: its tools are
                 // mounted again between turns.
                 for failure in session.refresh_mcp_tools().await {
-                    eprintln!("agentcore run: {failure}");
+                    errln!("agentcore run: {failure}");
                 }
                 errors |= run_turn(session, turn, output).await;
             }
@@ -405,7 +405,7 @@ pub(crate) async fn run_turn(session: &Session, input: TurnInput, output: &mut O
     }
     if let Err(err) = finished {
         // The scheduler is gone: nothing more can run in this session.
-        eprintln!("agentcore run: the turn could not finish: {err}");
+        errln!("agentcore run: the turn could not finish: {err}");
     }
     errors
 }

@@ -11,7 +11,7 @@ use agentcore::sandbox::{self, Sandbox, SandboxMode};
 use agentcore::session::{Session, SessionConfig};
 
 use super::args::{SandboxExecArgs, SessionArgs};
-use super::out::outln;
+use super::out::{errln, outln};
 use super::run::Signals;
 
 /// The session a sandbox subcommand looks at: its options' workspace,
@@ -20,7 +20,7 @@ use super::run::Signals;
 fn command_session(program: &str, args: SessionArgs) -> Result<(Session, SandboxMode), ExitCode> {
     let mut config = SessionConfig::from_options(args.root, args.mode, args.policy.as_deref())
         .map_err(|err| {
-            eprintln!("{program}: {err}");
+            errln!("{program}: {err}");
             ExitCode::from(2)
         })?;
     let mode = config.sandbox_policy().mode;
@@ -29,7 +29,7 @@ fn command_session(program: &str, args: SessionArgs) -> Result<(Session, Sandbox
         policy.mcp_servers.clear();
     }
     let session = Session::start(config).map_err(|err| {
-        eprintln!("{program}: {err}");
+        errln!("{program}: {err}");
         ExitCode::from(2)
     })?;
     Ok((session, mode))
@@ -44,7 +44,7 @@ pub fn check(args: SessionArgs) -> ExitCode {
         match SessionConfig::from_options(args.root.clone(), args.mode, args.policy.as_deref()) {
             Ok(config) => config,
             Err(err) => {
-                eprintln!("agentcore sandbox check: {err}");
+                errln!("agentcore sandbox check: {err}");
                 return ExitCode::from(2);
             }
         };
@@ -125,7 +125,7 @@ pub async fn exec(args: SandboxExecArgs) -> ExitCode {
         .sandbox()
         .filter(|sandbox| sandbox.mode() != SandboxMode::Off)
     else {
-        eprintln!(
+        errln!(
             "{PROGRAM}: the command was not run: this session would run commands unconfined \
              (sandbox {}), and `sandbox exec` never does. `agentcore sandbox check` shows why.",
             session.sandbox_summary()
@@ -133,7 +133,7 @@ pub async fn exec(args: SandboxExecArgs) -> ExitCode {
         return ExitCode::from(1);
     };
     let Some((program, rest)) = args.command.split_first() else {
-        eprintln!("{PROGRAM}: name the command after `--`");
+        errln!("{PROGRAM}: name the command after `--`");
         return ExitCode::from(2);
     };
     let code = run_confined(PROGRAM, sandbox, &session, program, rest).await;
@@ -159,12 +159,12 @@ async fn run_confined(
     let confinement = match sandbox.confine(&mut cmd) {
         Ok(confinement) => confinement,
         Err(err) => {
-            eprintln!("{name}: the command was not run: the sandbox could not be set up: {err}");
+            errln!("{name}: the command was not run: the sandbox could not be set up: {err}");
             return ExitCode::from(1);
         }
     };
     if confinement.enforced() == "unconfined" {
-        eprintln!(
+        errln!(
             "{name}: the command was not run: the sandbox enforces nothing on this machine \
              (sandbox {}), and `sandbox exec` never runs unconfined. `agentcore sandbox check` \
              shows why.",
@@ -173,7 +173,7 @@ async fn run_confined(
         return ExitCode::from(1);
     }
     if !confinement.is_full() {
-        eprintln!(
+        errln!(
             "{name}: not fully confined here, as a session's commands would not be: sandbox {}",
             session.sandbox_summary()
         );
@@ -181,7 +181,7 @@ async fn run_confined(
     let signals = match Signals::new() {
         Ok(signals) => signals,
         Err(err) => {
-            eprintln!("{name}: cannot watch for SIGTERM, SIGINT and SIGHUP: {err}");
+            errln!("{name}: cannot watch for SIGTERM, SIGINT and SIGHUP: {err}");
             return ExitCode::from(1);
         }
     };
@@ -189,7 +189,7 @@ async fn run_confined(
         Ok(child) => child,
         Err(err) => {
             let err = confinement.explain(err);
-            eprintln!("{name}: cannot run {}: {err}", program.to_string_lossy());
+            errln!("{name}: cannot run {}: {err}", program.to_string_lossy());
             return ExitCode::from(if err.kind() == std::io::ErrorKind::NotFound {
                 127
             } else {
@@ -202,7 +202,7 @@ async fn run_confined(
         status = child.wait() => match status {
             Ok(status) => exit_code(status),
             Err(err) => {
-                eprintln!("{name}: cannot wait for the command: {err}");
+                errln!("{name}: cannot wait for the command: {err}");
                 ExitCode::from(1)
             }
         },

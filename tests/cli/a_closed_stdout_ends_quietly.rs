@@ -1,8 +1,8 @@
 //! A reader of stdout that goes away (`agentcore demo | head -1`) ends
 //! every printing subcommand quietly: exit status 0, no panic on stderr.
 
-use std::io::{BufRead, BufReader};
-use std::process::{Command, Output};
+use std::io::{BufRead, BufReader, Write};
+use std::process::{Command, Output, Stdio};
 
 fn agentcore(args: &[&str]) -> Command {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_agentcore"));
@@ -15,8 +15,18 @@ fn agentcore(args: &[&str]) -> Command {
 fn into_a_closed_pipe(cmd: &mut Command, input: &str) -> Output {
     let (reader, writer) = std::io::pipe().expect("a pipe");
     drop(reader);
-    cmd.stdout(writer);
-    let child = crate::support::cli::spawn_with_input(cmd, input);
+    let mut child = cmd
+        .stdin(Stdio::piped())
+        .stdout(writer)
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn");
+    // The command may end before it reads its input.
+    let _ = child
+        .stdin
+        .take()
+        .expect("stdin")
+        .write_all(input.as_bytes());
     child.wait_with_output().expect("agentcore ends")
 }
 
