@@ -17,7 +17,7 @@ use super::term::ColorChoice;
 #[command(name = "agentcore", version, about, long_about = None, after_help = EXIT_STATUS)]
 pub struct Cli {
     /// Colour the output for people: auto (a terminal that can show it,
-    /// unless NO_COLOR is set), always or never.
+    /// unless NO_COLOR is set to a non-empty value), always or never.
     #[arg(long, global = true, value_enum, value_name = "WHEN", default_value_t = ColorChoice::Auto)]
     pub color: ColorChoice,
     /// What to do.
@@ -50,7 +50,7 @@ pub enum Command {
     /// The command sandbox: `agentcore sandbox check`, `agentcore sandbox exec -- CMD`.
     #[command(subcommand)]
     Sandbox(SandboxCommand),
-    /// Print a shell completion script: `agentcore completions bash > /etc/bash_completion.d/agentcore`.
+    /// Print a shell completion script (bash, zsh, fish, elvish, powershell).
     Completions(CompletionsArgs),
     /// Print the manual page (roff): `agentcore man | man -l -`.
     Man,
