@@ -11,7 +11,10 @@ use agentcore::process::TOKEN_ENV;
 use agentcore::sandbox::SandboxMode;
 use agentcore::session::{SessionConfig, SessionError};
 
+use tokio_util::sync::CancellationToken;
+
 use super::args::McpArgs;
+use super::client_gone::ClientGone;
 use super::out::errln;
 use super::run::{Signals, connect, session_config};
 use super::stdin::ThreadStdin;
@@ -77,11 +80,26 @@ pub async fn serve_stdio(args: McpArgs) -> ExitCode {
             return ExitCode::from(1);
         }
     };
+    // A client that stops reading (its end of stdout closed) has gone away
+    // even if stdin stays open: the session ends then too, quietly.
+    let gone = CancellationToken::new();
+    let writer = ClientGone::new(writer, gone.clone());
+    let stop = {
+        let gone = gone.clone();
+        async move {
+            tokio::select! {
+                () = stop => {}
+                () = gone.cancelled() => {}
+            }
+        }
+    };
     match agentcore::mcp::serve_until(session, reader, writer, stop).await {
         Ok(()) => match signalled.load(Ordering::SeqCst) {
             0 => ExitCode::SUCCESS,
             signal => ExitCode::from(128 + signal),
         },
+        // The handshake's answer found no reader: the same quiet end.
+        Err(_) if gone.is_cancelled() => ExitCode::SUCCESS,
         Err(err) => {
             errln!("agentcore mcp: {err}");
             ExitCode::from(1)

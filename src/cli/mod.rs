@@ -5,6 +5,7 @@
 //! in it, `completions` and `man` describe the command line.
 
 mod args;
+mod client_gone;
 mod completions;
 mod demo;
 mod mcp;

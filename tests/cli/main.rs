@@ -17,6 +17,7 @@ mod terminal;
 mod a_closed_stdout_ends_quietly;
 mod completions_and_man_page;
 mod exit_statuses;
+mod mcp_ends_when_its_client_stops_reading;
 mod pretty_output_fits_the_terminal;
 mod run_hints_when_reading_a_terminal;
 mod sandbox_exec_confines_one_command;
