@@ -24,10 +24,10 @@ impl<W> ClientGone<W> {
     }
 
     fn watch<T>(&self, result: Poll<io::Result<T>>) -> Poll<io::Result<T>> {
-        if let Poll::Ready(Err(err)) = &result {
-            if err.kind() == io::ErrorKind::BrokenPipe {
-                self.gone.cancel();
-            }
+        if let Poll::Ready(Err(err)) = &result
+            && err.kind() == io::ErrorKind::BrokenPipe
+        {
+            self.gone.cancel();
         }
         result
     }
