@@ -1,5 +1,7 @@
-//! `agentcore run`: its protocol and formats, escaped line separators, and
-//! the signals that end a session.
+//! The `agentcore` binary's command line: `run`'s protocol and formats,
+//! escaped line separators, the signals that end a session, a closed stdout,
+//! terminals and colour, exit statuses, completions and the man page,
+//! `sandbox exec`, and `mcp` whose client stops reading.
 //!
 //! One test binary; each module is a former `tests/NAME.rs` (run one with
 //! `cargo test --test cli NAME`). What the binaries share is in
