@@ -20,7 +20,7 @@ mod tools;
 
 use std::process::ExitCode;
 
-use clap::Parser;
+use clap::{CommandFactory, FromArgMatches};
 
 use args::{Cli, Command};
 use out::errln;
@@ -29,7 +29,7 @@ use out::errln;
 /// and `args::EXIT_STATUS` (0 success, 1 runtime error, 2 usage error,
 /// 128 + the signal's number on SIGTERM, SIGINT or SIGHUP: 143, 130, 129).
 pub fn main() -> ExitCode {
-    let cli = match Cli::try_parse() {
+    let cli = match parse(std::env::args_os().collect()) {
         Ok(cli) => cli,
         Err(err) => {
             let code = if err.use_stderr() { 2 } else { 0 };
@@ -66,6 +66,18 @@ pub fn main() -> ExitCode {
     // write to a reader that went away must not hold the exit.
     runtime.shutdown_timeout(SHUTDOWN_GRACE);
     code
+}
+
+/// Parses `args`, with clap's own help and errors coloured as `--color`
+/// says (clap reads `NO_COLOR` and the terminal itself under `auto`).
+fn parse(args: Vec<std::ffi::OsString>) -> Result<Cli, clap::Error> {
+    let color = match term::color_in_args(&args) {
+        term::ColorChoice::Auto => clap::ColorChoice::Auto,
+        term::ColorChoice::Always => clap::ColorChoice::Always,
+        term::ColorChoice::Never => clap::ColorChoice::Never,
+    };
+    let matches = Cli::command().color(color).try_get_matches_from(args)?;
+    Cli::from_arg_matches(&matches)
 }
 
 /// How long the exit waits for the runtime's blocking threads once the

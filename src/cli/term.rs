@@ -2,6 +2,7 @@
 //! spinner redrawn in place) and whether it is coloured (`--color`,
 //! `NO_COLOR`).
 
+use std::ffi::OsString;
 use std::io::IsTerminal;
 
 use clap::ValueEnum;
@@ -17,6 +18,26 @@ pub enum ColorChoice {
     Always,
     /// Never coloured.
     Never,
+}
+
+/// The last `--color WHEN` or `--color=WHEN` in `args` (the program name
+/// first) before a `--`, read ahead of clap so that clap's own help and
+/// errors follow it too; `auto` when there is none or it is not a value.
+pub fn color_in_args(args: &[OsString]) -> ColorChoice {
+    let mut choice = ColorChoice::Auto;
+    let mut args = args.iter().skip(1).map(|arg| arg.to_str());
+    while let Some(arg) = args.next() {
+        let value = match arg {
+            Some("--") => break,
+            Some("--color") => args.next().flatten(),
+            Some(arg) => arg.strip_prefix("--color="),
+            None => None,
+        };
+        if let Some(value) = value.and_then(|v| ColorChoice::from_str(v, false).ok()) {
+            choice = value;
+        }
+    }
+    choice
 }
 
 /// What the environment says about stdout, read once at start.
@@ -98,6 +119,32 @@ mod tests {
         assert!(!screen(true, Some("xterm"), Some("1")).colors(Auto));
         assert!(!screen(true, Some("dumb"), None).colors(Auto));
         assert!(!screen(false, Some("xterm"), None).colors(Auto));
+    }
+
+    #[test]
+    fn color_is_read_ahead_from_either_spelling_before_a_double_dash() {
+        let read = |args: &[&str]| {
+            let args: Vec<OsString> = args.iter().map(OsString::from).collect();
+            color_in_args(&args)
+        };
+        assert_eq!(read(&["agentcore", "--help"]), ColorChoice::Auto);
+        assert_eq!(
+            read(&["agentcore", "--color", "never", "run"]),
+            ColorChoice::Never
+        );
+        assert_eq!(
+            read(&["agentcore", "demo", "--color=always"]),
+            ColorChoice::Always
+        );
+        assert_eq!(
+            read(&["agentcore", "--color", "sometimes"]),
+            ColorChoice::Auto
+        );
+        assert_eq!(read(&["agentcore", "--color"]), ColorChoice::Auto);
+        assert_eq!(
+            read(&["agentcore", "sandbox", "exec", "--", "ls", "--color=always"]),
+            ColorChoice::Auto
+        );
     }
 
     #[test]

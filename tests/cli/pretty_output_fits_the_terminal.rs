@@ -105,3 +105,37 @@ fn color_always_colours_a_pipe_and_never_or_auto_do_not() {
         assert!(!out.stdout.contains(&0x1b), "{args:?}");
     }
 }
+
+#[test]
+fn help_and_usage_errors_follow_color_too() {
+    let help = |args: &[&str]| {
+        Command::new(env!("CARGO_BIN_EXE_agentcore"))
+            .args(args)
+            .env_remove("NO_COLOR")
+            .output()
+            .expect("agentcore --help")
+    };
+    let always = help(&["--color", "always", "--help"]);
+    assert!(always.status.success());
+    assert!(colour_escapes(&always.stdout) > 0);
+    let error = help(&["--color=always", "run", "--bogus"]);
+    assert_eq!(error.status.code(), Some(2));
+    assert!(colour_escapes(&error.stderr) > 0);
+    let Some(script) = script("help_and_usage_errors_follow_color_too") else {
+        return;
+    };
+    let never = on_terminal(
+        script,
+        "xterm-256color",
+        &[],
+        &["--color", "never", "--help"],
+        "",
+    );
+    assert!(never.status.success());
+    assert_eq!(colour_escapes(&never.stdout), 0);
+    let auto = on_terminal(script, "xterm-256color", &[], &["--help"], "");
+    assert!(
+        colour_escapes(&auto.stdout) > 0,
+        "auto colours a terminal's help"
+    );
+}
