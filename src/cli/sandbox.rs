@@ -174,7 +174,7 @@ async fn run_confined(
     }
     if !confinement.is_full() {
         errln!(
-            "{name}: not fully confined here, as a session's commands would not be: sandbox {}",
+            "{name}: running partly confined, as a session's commands are here: sandbox {}",
             session.sandbox_summary()
         );
     }

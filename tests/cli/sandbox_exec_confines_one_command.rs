@@ -129,3 +129,53 @@ fn a_required_sandbox_missing_a_feature_refuses_to_run_the_command() {
         "the command ran without the sandbox it requires"
     );
 }
+
+#[test]
+fn an_auto_sandbox_that_enforces_nothing_refuses_to_run_the_command() {
+    let root = tempfile::tempdir().unwrap();
+    let marker = root.path().join("ran");
+    let policy = root.path().join("policy.toml");
+    std::fs::write(
+        &policy,
+        "[sandbox]\nmode = \"auto\"\nassume_missing = [\"landlock\", \"user-namespace\", \
+         \"mount-namespace\", \"pid-namespace\", \"network-namespace\", \"seccomp\"]\n",
+    )
+    .unwrap();
+    let script = format!("touch '{}'", marker.display());
+    let policy = policy.to_str().unwrap();
+    let out = exec(root.path(), &["--policy", policy], &["sh", "-c", &script]);
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(!marker.exists(), "the command ran unconfined");
+}
+
+#[test]
+fn an_auto_sandbox_missing_one_feature_runs_the_command_and_says_so() {
+    if !confinable("an_auto_sandbox_missing_one_feature_runs_the_command_and_says_so") {
+        return;
+    }
+    let root = tempfile::tempdir().unwrap();
+    let policy = root.path().join("policy.toml");
+    std::fs::write(
+        &policy,
+        "[sandbox]\nmode = \"auto\"\nassume_missing = [\"seccomp\"]\n",
+    )
+    .unwrap();
+    let policy = policy.to_str().unwrap();
+    let out = exec(
+        root.path(),
+        &["--policy", policy],
+        &["sh", "-c", "echo ran"],
+    );
+    assert_eq!(out.status.code(), Some(0));
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "ran\n");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("partly confined") && stderr.contains("seccomp"),
+        "{stderr}"
+    );
+}
