@@ -29,8 +29,9 @@ pub struct Cli {
 pub const EXIT_STATUS: &str = "\
 Exit status:
   0        success (also when stdout's reader went away: `agentcore demo | head -1`)
-  1        runtime error (the runtime, the sandbox or a signal watch could not start;
-           `run --fail-on-error` when a tool call ended in an error)
+  1        runtime error (the runtime, the sandbox or a signal watch could not start,
+           stdout could not be written; `run --fail-on-error` when a tool call ended
+           in an error)
   2        usage error: bad options, an unreadable input or policy file, a session
            that cannot start
   128+N    ended by signal N (SIGTERM 143, SIGINT 130, SIGHUP 129);

@@ -65,6 +65,11 @@ pub fn main() -> ExitCode {
     // runtime waits for its blocking threads when dropped; one stuck in a
     // write to a reader that went away must not hold the exit.
     runtime.shutdown_timeout(SHUTDOWN_GRACE);
+    // Output lost otherwise than to a reader that went away (a full disk)
+    // is a runtime error.
+    if out::failed() && code == ExitCode::SUCCESS {
+        return ExitCode::from(1);
+    }
     code
 }
 

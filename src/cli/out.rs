@@ -26,13 +26,23 @@ macro_rules! errln {
 }
 pub(crate) use errln;
 
-/// Set once a write to stdout failed with a broken pipe.
+/// Set once a write to stdout failed (the output has ended).
 static CLOSED: AtomicBool = AtomicBool::new(false);
+
+/// Set once a write to stdout failed otherwise than by a broken pipe (a
+/// full disk, `> /dev/full`): the command's output is incomplete.
+static FAILED: AtomicBool = AtomicBool::new(false);
 
 /// Whether stdout's reader went away: nothing more can be shown, so the
 /// command should wind down.
 pub(crate) fn closed() -> bool {
     CLOSED.load(Ordering::Relaxed)
+}
+
+/// Whether a write to stdout failed for another reason than a reader that
+/// went away: the exit status is then 1, not 0.
+pub(crate) fn failed() -> bool {
+    FAILED.load(Ordering::Relaxed)
 }
 
 /// Writes `text` and a newline to stdout and flushes. Returns `false` when
@@ -55,6 +65,7 @@ pub(crate) fn write_with(write: impl FnOnce(&mut dyn Write) -> io::Result<()>) -
         Err(err) => {
             if err.kind() != io::ErrorKind::BrokenPipe && !CLOSED.load(Ordering::Relaxed) {
                 errln!("agentcore: cannot write to stdout: {err}");
+                FAILED.store(true, Ordering::Relaxed);
             }
             CLOSED.store(true, Ordering::Relaxed);
             false

@@ -99,3 +99,21 @@ fn run_into_a_closed_pipe_stops_reading_and_exits_0() {
         assert_quiet(&format!("run --format {format} | head -1"), &out);
     }
 }
+
+#[test]
+fn output_lost_to_a_full_disk_is_exit_status_1_with_a_message() {
+    let Ok(full) = std::fs::OpenOptions::new().write(true).open("/dev/full") else {
+        println!(
+            "output_lost_to_a_full_disk_is_exit_status_1_with_a_message: NOT RUN: no /dev/full"
+        );
+        return;
+    };
+    let out = agentcore(&["tools"])
+        .stdout(full)
+        .output()
+        .expect("agentcore runs");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("cannot write to stdout"), "{stderr}");
+    assert!(!stderr.contains("panicked"), "{stderr}");
+}
