@@ -1,4 +1,5 @@
-//! The `agentcore` binary: run (JSON Lines), demo, tools, mcp.
+//! The `agentcore` binary: run (JSON Lines), demo, tools, mcp, sandbox,
+//! completions, man (docs/cli.md).
 
 // `unsafe` only where allowed (one `set_var`, below), each block with its
 // `// SAFETY:` comment.
@@ -31,7 +32,8 @@ fn main() -> ExitCode {
 /// Process-wide protections, before any thread or command starts: commands
 /// cannot read this process's environment or memory (non-dumpable), and
 /// processes they leave behind are re-parented here, where the bash tool
-/// kills and reaps them (this binary starts no other child processes).
+/// kills and reaps them (the other processes this binary starts, hooks,
+/// mounted MCP servers and the command of `sandbox exec`, it waits for).
 #[cfg(target_os = "linux")]
 fn harden() -> Result<(), String> {
     use agentcore::process::{OrphanScope, adopt_orphans, make_undumpable};

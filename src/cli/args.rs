@@ -1,21 +1,41 @@
 //! Options, as `docs/cli.md` lists them.
 
+use std::ffi::OsString;
 use std::path::PathBuf;
 
+use clap::builder::{PossibleValuesParser, TypedValueParser};
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
 use agentcore::approval::Mode;
 use agentcore::scheduler::SteeringPolicy;
-use agentcore::tools::set::ToolSet;
+use agentcore::tools::set::{Builtin, ToolSet};
+
+use super::term::ColorChoice;
 
 /// agentcore: the tool-execution kernel of an AI coding agent.
 #[derive(Debug, Parser)]
-#[command(name = "agentcore", version, about, long_about = None)]
+#[command(name = "agentcore", version, about, long_about = None, after_help = EXIT_STATUS)]
 pub struct Cli {
+    /// Colour the output for people: auto (a terminal that can show it,
+    /// unless NO_COLOR is set to a non-empty value), always or never.
+    #[arg(long, global = true, value_enum, value_name = "WHEN", default_value_t = ColorChoice::Auto)]
+    pub color: ColorChoice,
     /// What to do.
     #[command(subcommand)]
     pub command: Command,
 }
+
+/// The exit statuses, as `--help` ends with them (and docs/cli.md lists).
+pub const EXIT_STATUS: &str = "\
+Exit status:
+  0        success (also when stdout's reader went away: `agentcore demo | head -1`)
+  1        runtime error (the runtime, the sandbox or a signal watch could not start,
+           stdout could not be written; `run --fail-on-error` when a tool call ended
+           in an error)
+  2        usage error: bad options, an unreadable input or policy file, a session
+           that cannot start
+  128+N    ended by signal N (SIGTERM 143, SIGINT 130, SIGHUP 129);
+           `sandbox exec`: the command's own status, 128+N when a signal killed it";
 
 /// The subcommands.
 #[derive(Debug, Subcommand)]
@@ -28,9 +48,21 @@ pub enum Command {
     Tools(ToolsArgs),
     /// Serve the built-in tools over MCP on stdio, or streamable HTTP with `--http`.
     Mcp(McpArgs),
-    /// The command sandbox: `agentcore sandbox check`.
+    /// The command sandbox: `agentcore sandbox check`, `agentcore sandbox exec -- CMD`.
     #[command(subcommand)]
     Sandbox(SandboxCommand),
+    /// Print a shell completion script (bash, zsh, fish, elvish, powershell).
+    Completions(CompletionsArgs),
+    /// Print the manual page (roff): `agentcore man | man -l -`.
+    Man,
+}
+
+/// `agentcore completions` options.
+#[derive(Clone, Debug, Args)]
+pub struct CompletionsArgs {
+    /// The shell to complete in.
+    #[arg(value_enum)]
+    pub shell: clap_complete::Shell,
 }
 
 /// `agentcore sandbox` subcommands.
@@ -39,6 +71,21 @@ pub enum SandboxCommand {
     /// Print what this machine's kernel offers the sandbox and what a
     /// session with these options will enforce.
     Check(SessionArgs),
+    /// Run one command by hand in the sandbox a session with these options
+    /// would confine bash in; exits with the command's status. Refuses
+    /// (exit 1) when the sandbox cannot confine here: never runs unconfined.
+    Exec(SandboxExecArgs),
+}
+
+/// `agentcore sandbox exec` options.
+#[derive(Clone, Debug, Args)]
+pub struct SandboxExecArgs {
+    /// Workspace, mode and policy (the policy's `[sandbox]` table).
+    #[command(flatten)]
+    pub session: SessionArgs,
+    /// The command and its arguments, after `--`; run directly, not by a shell.
+    #[arg(last = true, required = true, value_name = "CMD")]
+    pub command: Vec<OsString>,
 }
 
 /// Options shared by `run` and `mcp`.
@@ -47,8 +94,8 @@ pub struct SessionArgs {
     /// Workspace root (default: the current directory).
     #[arg(long, value_name = "DIR")]
     pub root: Option<PathBuf>,
-    /// Approval mode: default, accept-edits, plan or bypass.
-    #[arg(long, value_parser = parse_mode)]
+    /// Approval mode (default: the policy's, else default).
+    #[arg(long, value_parser = mode_parser())]
     pub mode: Option<Mode>,
     /// Approval policy file (TOML: mode, allow, ask, deny, roots).
     #[arg(long, value_name = "FILE")]
@@ -57,18 +104,31 @@ pub struct SessionArgs {
     #[arg(long = "hooks", value_name = "FILE")]
     pub hooks: Vec<PathBuf>,
     /// The built-in tools the model sees, comma-separated.
-    #[arg(long, value_name = "NAMES", value_parser = parse_tools, long_help = TOOLS_HELP)]
+    #[arg(long, value_name = "NAMES", value_parser = parse_tools, long_help = tools_help())]
     pub tools: Option<ToolSet>,
 }
 
-/// The long help of `--tools`.
-const TOOLS_HELP: &str = "The built-in tools the model sees, comma-separated, e.g. \
-read,grep,glob,ls,edit,multi_edit,write,bash or read,grep,glob,ls,apply_patch,bash. Default: \
-read, glob, grep, ls, edit, multi_edit, write, bash, bash_output, kill_shell (apply_patch only \
-when named). bash_output and kill_shell need bash.";
+/// The long help of `--tools`, read from the library's list of built-in
+/// tools so that it stays true when one is added.
+fn tools_help() -> String {
+    let names = |tools: &mut dyn Iterator<Item = Builtin>| {
+        tools.map(Builtin::name).collect::<Vec<_>>().join(", ")
+    };
+    let default = ToolSet::default();
+    let all = names(&mut Builtin::ALL.into_iter());
+    let by_default = names(&mut default.iter());
+    let on_request = names(&mut Builtin::ALL.into_iter().filter(|b| !default.contains(*b)));
+    format!(
+        "The built-in tools the model sees, comma-separated, e.g. \
+read,grep,glob,ls,edit,multi_edit,write,bash or read,grep,glob,ls,apply_patch,bash. \
+The built-in tools: {all}. Default: {by_default} ({on_request} only when named). \
+bash_output and kill_shell need bash."
+    )
+}
 
-fn parse_mode(s: &str) -> Result<Mode, String> {
-    s.parse::<Mode>().map_err(|e| e.to_string())
+/// `--mode`: the names `Mode`'s `FromStr` accepts, listed in `--help`.
+fn mode_parser() -> impl TypedValueParser<Value = Mode> {
+    PossibleValuesParser::new(Mode::ALL.map(Mode::as_str)).try_map(|s| s.parse::<Mode>())
 }
 
 fn parse_tools(s: &str) -> Result<ToolSet, String> {
@@ -95,6 +155,10 @@ pub struct RunArgs {
     /// Output format (default: pretty on a terminal, jsonl otherwise).
     #[arg(long, value_enum)]
     pub format: Option<Format>,
+    /// Exit with status 1 when any tool call of the run ended in an error
+    /// result (any outcome but success), for CI; the run still goes to the end.
+    #[arg(long)]
+    pub fail_on_error: bool,
 }
 
 /// `--steering`.
@@ -134,7 +198,7 @@ pub struct ToolsArgs {
     #[arg(long, value_name = "FILE")]
     pub policy: Option<PathBuf>,
     /// The built-in tools to print, comma-separated (as `run --tools`).
-    #[arg(long, value_name = "NAMES", value_parser = parse_tools, long_help = TOOLS_HELP)]
+    #[arg(long, value_name = "NAMES", value_parser = parse_tools, long_help = tools_help())]
     pub tools: Option<ToolSet>,
 }
 
@@ -203,8 +267,44 @@ fn parse_duration(s: &str) -> Result<std::time::Duration, String> {
 
 #[cfg(test)]
 mod tests {
-    use super::parse_duration;
+    use super::*;
+    use clap::CommandFactory;
     use std::time::Duration;
+
+    #[test]
+    fn the_command_line_is_well_formed() {
+        Cli::command().debug_assert();
+    }
+
+    #[test]
+    fn mode_accepts_every_name_mode_parses_and_lists_them() {
+        for mode in Mode::ALL {
+            let cli =
+                Cli::try_parse_from(["agentcore", "sandbox", "check", "--mode", mode.as_str()])
+                    .expect("a mode's own name parses");
+            let Command::Sandbox(SandboxCommand::Check(args)) = cli.command else {
+                panic!("sandbox check");
+            };
+            assert_eq!(args.mode, Some(mode));
+        }
+        assert!(Cli::try_parse_from(["agentcore", "run", "--mode", "yolo"]).is_err());
+        let help = Cli::command()
+            .find_subcommand_mut("run")
+            .map(|run| run.render_help().to_string())
+            .unwrap_or_default();
+        assert!(
+            help.contains("default, accept-edits, plan, bypass"),
+            "{help}"
+        );
+    }
+
+    #[test]
+    fn tools_help_names_every_built_in_tool() {
+        let help = tools_help();
+        for tool in Builtin::ALL {
+            assert!(help.contains(tool.name()), "{tool} missing from {help}");
+        }
+    }
 
     #[test]
     fn durations_read_seconds_minutes_and_hours() {

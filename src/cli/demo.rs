@@ -3,9 +3,11 @@
 
 use std::process::ExitCode;
 
+use super::out::{self, errln};
 use super::pretty::Pretty;
 use super::protocol::{Input, parse_line};
 use super::run::{Output, run_turn};
+use super::term::Screen;
 use agentcore::config::Policy;
 use agentcore::session::{Session, SessionConfig};
 
@@ -88,18 +90,19 @@ const SCENES: &[(&str, &str)] = &[
     ),
 ];
 
-/// Runs the demo.
-pub async fn demo() -> ExitCode {
-    match run_demo().await {
+/// Runs the demo; a reader of stdout that goes away ends it quietly
+/// (exit 0), the scratch workspace removed.
+pub async fn demo(screen: &Screen) -> ExitCode {
+    match run_demo(screen).await {
         Ok(()) => ExitCode::SUCCESS,
         Err(message) => {
-            eprintln!("agentcore demo: {message}");
+            errln!("agentcore demo: {message}");
             ExitCode::from(1)
         }
     }
 }
 
-async fn run_demo() -> Result<(), String> {
+async fn run_demo(screen: &Screen) -> Result<(), String> {
     let scratch = tempfile::Builder::new()
         .prefix("agentcore-demo-")
         .tempdir()
@@ -114,9 +117,12 @@ async fn run_demo() -> Result<(), String> {
     let mut config = SessionConfig::new(scratch.path());
     config.policy = Some(Policy::from_toml(POLICY).map_err(|e| e.to_string())?);
     let session = Session::start(config).map_err(|e| e.to_string())?;
-    let mut output = Output::Pretty(Box::new(Pretty::new(session.registry().clone())));
+    let mut output = Output::Pretty(Box::new(Pretty::new(session.registry().clone(), screen)));
     output.hello(&session);
     for (note, line) in SCENES {
+        if out::closed() {
+            return Ok(());
+        }
         output.note(note);
         // The bundled lines are written over several lines for reading.
         let line = line.replace('\n', " ");
@@ -125,7 +131,9 @@ async fn run_demo() -> Result<(), String> {
                 session.new_prompt();
                 output.user(&text);
             }
-            Ok(Some(Input::Turn(turn))) => run_turn(&session, turn, &mut output).await,
+            Ok(Some(Input::Turn(turn))) => {
+                run_turn(&session, turn, &mut output).await;
+            }
             Ok(None) => {}
             Err(message) => return Err(format!("bundled scene is invalid: {message}")),
         }

@@ -11,7 +11,11 @@ use agentcore::process::TOKEN_ENV;
 use agentcore::sandbox::SandboxMode;
 use agentcore::session::{SessionConfig, SessionError};
 
+use tokio_util::sync::CancellationToken;
+
 use super::args::McpArgs;
+use super::client_gone::ClientGone;
+use super::out::errln;
 use super::run::{Signals, connect, session_config};
 use super::stdin::ThreadStdin;
 
@@ -51,17 +55,17 @@ pub async fn serve_stdio(args: McpArgs) -> ExitCode {
     let config = match mcp_session_config(&args) {
         Ok(config) => config,
         Err(message) => {
-            eprintln!("agentcore mcp: {message}");
+            errln!("agentcore mcp: {message}");
             return ExitCode::from(2);
         }
     };
     if let Some(notice) = config.all_hooks().notice() {
-        eprintln!("agentcore: {notice}");
+        errln!("agentcore: {notice}");
     }
     let session = match connect("agentcore mcp", config).await {
         Ok(session) => session,
         Err(message) => {
-            eprintln!("agentcore mcp: {message}");
+            errln!("agentcore mcp: {message}");
             return ExitCode::from(2);
         }
     };
@@ -72,8 +76,21 @@ pub async fn serve_stdio(args: McpArgs) -> ExitCode {
     let (reader, writer) = match stdio() {
         Ok(pair) => pair,
         Err(err) => {
-            eprintln!("agentcore mcp: cannot start reading stdin: {err}");
+            errln!("agentcore mcp: cannot start reading stdin: {err}");
             return ExitCode::from(1);
+        }
+    };
+    // A client that stops reading (its end of stdout closed) has gone away
+    // even if stdin stays open: the session ends then too, quietly.
+    let gone = CancellationToken::new();
+    let writer = ClientGone::new(writer, gone.clone());
+    let stop = {
+        let gone = gone.clone();
+        async move {
+            tokio::select! {
+                () = stop => {}
+                () = gone.cancelled() => {}
+            }
         }
     };
     match agentcore::mcp::serve_until(session, reader, writer, stop).await {
@@ -81,8 +98,10 @@ pub async fn serve_stdio(args: McpArgs) -> ExitCode {
             0 => ExitCode::SUCCESS,
             signal => ExitCode::from(128 + signal),
         },
+        // The handshake's answer found no reader: the same quiet end.
+        Err(_) if gone.is_cancelled() => ExitCode::SUCCESS,
         Err(err) => {
-            eprintln!("agentcore mcp: {err}");
+            errln!("agentcore mcp: {err}");
             ExitCode::from(1)
         }
     }
@@ -124,7 +143,7 @@ fn stop_on_signals() -> Result<(impl Future<Output = ()> + Send + 'static, Arc<A
     let signals = match Signals::new() {
         Ok(signals) => signals,
         Err(err) => {
-            eprintln!("agentcore mcp: cannot watch for SIGTERM, SIGINT and SIGHUP: {err}");
+            errln!("agentcore mcp: cannot watch for SIGTERM, SIGINT and SIGHUP: {err}");
             return Err(ExitCode::from(1));
         }
     };
@@ -145,7 +164,7 @@ fn stop_on_signals() -> Result<(impl Future<Output = ()> + Send + 'static, Arc<A
 /// without a token), 1 when the address cannot be bound.
 async fn serve_http(address: String, args: McpArgs) -> ExitCode {
     let fail = |message: &dyn std::fmt::Display| {
-        eprintln!("agentcore mcp: {message}");
+        errln!("agentcore mcp: {message}");
         ExitCode::from(2)
     };
     let config = match mcp_session_config(&args) {
@@ -153,7 +172,7 @@ async fn serve_http(address: String, args: McpArgs) -> ExitCode {
         Err(message) => return fail(&message),
     };
     if let Some(notice) = config.all_hooks().notice() {
-        eprintln!("agentcore: {notice}");
+        errln!("agentcore: {notice}");
     }
     let token = match read_token(&args) {
         Ok(token) => token,
@@ -212,14 +231,14 @@ async fn serve_http(address: String, args: McpArgs) -> ExitCode {
     let listener = match tokio::net::TcpListener::bind(addresses.as_slice()).await {
         Ok(listener) => listener,
         Err(err) => {
-            eprintln!("agentcore mcp: cannot listen on {address}: {err}");
+            errln!("agentcore mcp: cannot listen on {address}: {err}");
             return ExitCode::from(1);
         }
     };
     let bound = match listener.local_addr() {
         Ok(bound) => bound,
         Err(err) => {
-            eprintln!("agentcore mcp: cannot listen on {address}: {err}");
+            errln!("agentcore mcp: cannot listen on {address}: {err}");
             return ExitCode::from(1);
         }
     };
@@ -238,14 +257,14 @@ async fn serve_http(address: String, args: McpArgs) -> ExitCode {
                 .map_err(|err| err.to_string())
         })
     });
-    eprintln!("agentcore mcp: listening on http://{bound}/mcp");
+    errln!("agentcore mcp: listening on http://{bound}/mcp");
     match agentcore::mcp::http::serve_http(listener, options, factory, stop).await {
         Ok(()) => {
-            eprintln!("agentcore mcp: stopped; every session ended");
+            errln!("agentcore mcp: stopped; every session ended");
             ExitCode::SUCCESS
         }
         Err(err) => {
-            eprintln!("agentcore mcp: {err}");
+            errln!("agentcore mcp: {err}");
             ExitCode::from(1)
         }
     }

@@ -15,20 +15,22 @@
 use std::borrow::Cow;
 use std::collections::HashMap;
 use std::fmt::Write as _;
-use std::io::IsTerminal;
 use std::sync::Arc;
 use std::time::Duration;
 
 use agentcore::stages::coerce::parse_and_coerce;
 use agentcore::{Content, Event, Outcome, RawArgs, ToolRegistry, UpdateKind};
 use console::{Style, style};
-use indicatif::{MultiProgress, ProgressBar, ProgressStyle};
+use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
 use serde::Deserialize as _;
 use serde_json::Value;
 
 use agentcore::hooks::HookReport;
 use agentcore::session::Session;
 use agentcore::tools::bash::BashProgress;
+
+use super::out;
+use super::term::Screen;
 
 /// Text fit for the terminal: outside text escaped, or this program's own.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -109,7 +111,8 @@ impl Shown {
 /// Renders a run for people.
 pub struct Pretty {
     registry: Arc<ToolRegistry>,
-    /// Spinners when stdout is a terminal; plain lines otherwise.
+    /// Spinners when stdout is a terminal that can draw them; plain lines
+    /// otherwise (a pipe, a file, `TERM=dumb`).
     multi: Option<MultiProgress>,
     running: HashMap<String, Running>,
 }
@@ -128,9 +131,13 @@ impl std::fmt::Debug for Pretty {
 }
 
 impl Pretty {
-    /// A renderer that looks labels and activities up in `registry`.
-    pub fn new(registry: Arc<ToolRegistry>) -> Self {
-        let multi = std::io::stdout().is_terminal().then(MultiProgress::new);
+    /// A renderer that looks labels and activities up in `registry`, with
+    /// spinners when `screen` can draw them ([`Screen::can_draw`]).
+    pub fn new(registry: Arc<ToolRegistry>, screen: &Screen) -> Self {
+        // Drawn on stdout, where every other line of this output goes.
+        let multi = screen
+            .can_draw()
+            .then(|| MultiProgress::with_draw_target(ProgressDrawTarget::stdout()));
         Self {
             registry,
             multi,
@@ -144,7 +151,9 @@ impl Pretty {
             Some(multi) => {
                 let _ = multi.println(line.as_str());
             }
-            None => println!("{line}"),
+            None => {
+                out::line(line);
+            }
         }
     }
 

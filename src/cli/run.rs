@@ -1,6 +1,6 @@
 //! `agentcore run`: JSON Lines in, events out, one session per run.
 
-use std::io::{IsTerminal, Write};
+use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
@@ -13,9 +13,16 @@ use serde_json::json;
 use tokio::io::{AsyncRead, BufReader};
 
 use super::args::{Format, RunArgs, SessionArgs};
+use super::out::{self, errln};
 use super::pretty::Pretty;
 use super::protocol::{Input, PROTOCOL, TurnInput, parse_line};
 use super::stdin::ThreadStdin;
+use super::term::Screen;
+
+/// What `run` says on stderr when it reads tool calls from a terminal
+/// (a person typing, who would otherwise see nothing happen).
+pub(crate) const TERMINAL_HINT: &str = "agentcore run: reading tool calls from the terminal, \
+one JSON object a line (docs/cli.md); Ctrl-D ends the input";
 
 /// Where a run's events go.
 pub(crate) enum Output {
@@ -72,13 +79,14 @@ impl Output {
 }
 
 fn write_json(value: &impl serde::Serialize) {
-    let mut out = std::io::stdout().lock();
-    // A closed stdout (the reader went away) is not worth a panic. U+2028
-    // and U+2029 are escaped: line splitters break lines at them.
-    if agentcore::message::line::to_line_writer(&mut out, value).is_ok() {
-        let _ = out.write_all(b"\n");
-        let _ = out.flush();
-    }
+    // A closed stdout (the reader went away) ends the output quietly
+    // (`out`). U+2028 and U+2029 are escaped: line splitters break lines
+    // at them.
+    out::write_with(|stdout| {
+        agentcore::message::line::to_line_writer(&mut *stdout, value)
+            .map_err(std::io::Error::from)?;
+        stdout.write_all(b"\n")
+    });
 }
 
 /// Builds the session `run` and `mcp` use from their options, mounting
@@ -91,7 +99,7 @@ pub(crate) async fn start_session(
 ) -> Result<Session, SessionError> {
     let config = session_config(args, tune)?;
     if let Some(notice) = config.all_hooks().notice() {
-        eprintln!("agentcore: {notice}");
+        errln!("agentcore: {notice}");
     }
     connect(program, config).await
 }
@@ -117,13 +125,15 @@ pub(crate) fn session_config(
 pub(crate) async fn connect(program: &str, config: SessionConfig) -> Result<Session, SessionError> {
     let session = Session::connect(config).await?;
     for failure in session.mcp_failures() {
-        eprintln!("{program}: {failure}");
+        errln!("{program}: {failure}");
     }
     Ok(session)
 }
 
-/// Runs `agentcore run`.
-pub async fn run(args: RunArgs) -> ExitCode {
+/// Runs `agentcore run`: exit status 0 at the end of the input (or when
+/// stdout's reader went away), 1 with `--fail-on-error` when a call ended
+/// in an error result.
+pub async fn run(args: RunArgs, screen: &Screen) -> ExitCode {
     let input: Box<dyn AsyncRead + Unpin + Send> = match &args.file {
         None => match stdin() {
             Ok(stdin) => stdin,
@@ -136,7 +146,7 @@ pub async fn run(args: RunArgs) -> ExitCode {
         Some(path) => match tokio::fs::File::open(path).await {
             Ok(file) => Box::new(file),
             Err(err) => {
-                eprintln!("agentcore run: cannot read {}: {err}", path.display());
+                errln!("agentcore run: cannot read {}: {err}", path.display());
                 return ExitCode::from(2);
             }
         },
@@ -150,11 +160,11 @@ pub async fn run(args: RunArgs) -> ExitCode {
     {
         Ok(session) => session,
         Err(message) => {
-            eprintln!("agentcore run: {message}");
+            errln!("agentcore run: {message}");
             return ExitCode::from(2);
         }
     };
-    let format = args.format.unwrap_or(if std::io::stdout().is_terminal() {
+    let format = args.format.unwrap_or(if screen.is_terminal {
         Format::Pretty
     } else {
         Format::Jsonl
@@ -162,12 +172,12 @@ pub async fn run(args: RunArgs) -> ExitCode {
     let exits = matches!(format, Format::Jsonl).then(|| forward_job_exits(&session));
     let mut output = match format {
         Format::Jsonl => Output::Jsonl,
-        Format::Pretty => Output::Pretty(Box::new(Pretty::new(session.registry().clone()))),
+        Format::Pretty => Output::Pretty(Box::new(Pretty::new(session.registry().clone(), screen))),
     };
     let signals = match Signals::new() {
         Ok(signals) => signals,
         Err(err) => {
-            eprintln!("agentcore run: cannot watch for SIGTERM, SIGINT and SIGHUP: {err}");
+            errln!("agentcore run: cannot watch for SIGTERM, SIGINT and SIGHUP: {err}");
             return ExitCode::from(1);
         }
     };
@@ -175,9 +185,12 @@ pub async fn run(args: RunArgs) -> ExitCode {
     // its background jobs are killed and awaited before the exit.
     let code = tokio::select! {
         read = run_lines(&mut session, input, &mut output) => match read {
-            Ok(()) => ExitCode::SUCCESS,
+            // A reader that went away is a quiet end (the turn it cut short
+            // does not count against the run).
+            Ok(errors) if errors && args.fail_on_error && !out::closed() => ExitCode::from(1),
+            Ok(_) => ExitCode::SUCCESS,
             Err(err) => {
-                eprintln!("agentcore run: cannot read the input: {err}");
+                errln!("agentcore run: cannot read the input: {err}");
                 ExitCode::from(2)
             }
         },
@@ -193,12 +206,16 @@ pub async fn run(args: RunArgs) -> ExitCode {
 }
 
 /// Standard input on a thread of its own ([`ThreadStdin`]): a signal ends
-/// the run while a read waits for the next line.
+/// the run while a read waits for the next line. A terminal gets a hint
+/// on stderr first ([`TERMINAL_HINT`]).
 fn stdin() -> Result<Box<dyn AsyncRead + Unpin + Send>, ExitCode> {
+    if std::io::stdin().is_terminal() {
+        errln!("{TERMINAL_HINT}");
+    }
     match ThreadStdin::new() {
         Ok(stdin) => Ok(Box::new(stdin)),
         Err(err) => {
-            eprintln!("agentcore run: cannot start reading the input: {err}");
+            errln!("agentcore run: cannot start reading the input: {err}");
             Err(ExitCode::from(1))
         }
     }
@@ -274,7 +291,9 @@ impl Signals {
     }
 }
 
-/// Reads every line of `input` and runs it; returns at the end of input.
+/// Reads every line of `input` and runs it; returns at the end of input,
+/// or once stdout's reader has gone away, whether any call ended in an
+/// error result.
 ///
 /// A line longer than [`MAX_LINE_BYTES`] (16 MiB, newline excluded) is read
 /// on to its newline without being kept and answered with an
@@ -283,13 +302,17 @@ pub(crate) async fn run_lines(
     session: &mut Session,
     input: impl AsyncRead + Unpin,
     output: &mut Output,
-) -> std::io::Result<()> {
+) -> std::io::Result<bool> {
     output.hello(session);
     let mut lines = LineReader::new(BufReader::new(input), MAX_LINE_BYTES);
     let mut line_no = 0u64;
+    let mut errors = false;
     loop {
+        if out::closed() {
+            return Ok(errors);
+        }
         let bytes = match lines.next(&mut |_| {}).await? {
-            Line::End => return Ok(()),
+            Line::End => return Ok(errors),
             Line::Text(bytes) => bytes,
             Line::TooLong { len } => {
                 line_no += 1;
@@ -312,9 +335,9 @@ pub(crate) async fn run_lines(
                 // A mounted MCP server's tool list changed: its tools are
                 // mounted again between turns.
                 for failure in session.refresh_mcp_tools().await {
-                    eprintln!("agentcore run: {failure}");
+                    errln!("agentcore run: {failure}");
                 }
-                run_turn(session, turn, output).await;
+                errors |= run_turn(session, turn, output).await;
             }
             Err(message) => output.input_error(line_no, &message),
         }
@@ -330,8 +353,10 @@ fn too_long(len: u64) -> String {
     )
 }
 
-/// Runs one turn, writing its events as they happen.
-pub(crate) async fn run_turn(session: &Session, input: TurnInput, output: &mut Output) {
+/// Runs one turn, writing its events as they happen; returns whether a
+/// call ended in an error result (any outcome but success). Once stdout's
+/// reader has gone away, the turn is aborted: no one sees it.
+pub(crate) async fn run_turn(session: &Session, input: TurnInput, output: &mut Output) -> bool {
     let (sink, mut events) = EventSink::channel();
     let turn = session.turn(sink);
     let control = turn.control();
@@ -351,10 +376,24 @@ pub(crate) async fn run_turn(session: &Session, input: TurnInput, output: &mut O
         }));
     }
     let mut run = std::pin::pin!(turn.run(input.calls));
+    let mut errors = false;
+    let mut show = |event: &Event, output: &mut Output| {
+        if let Event::ToolExecEnd { is_error, .. } = event {
+            errors |= *is_error;
+        }
+        output.event(event);
+    };
+    let mut aborted = false;
     let finished = loop {
         tokio::select! {
             biased;
-            Some(event) = events.recv() => output.event(&event),
+            Some(event) = events.recv() => {
+                show(&event, output);
+                if out::closed() && !aborted {
+                    aborted = true;
+                    control.abort();
+                }
+            }
             result = &mut run => break result,
         }
     };
@@ -362,10 +401,11 @@ pub(crate) async fn run_turn(session: &Session, input: TurnInput, output: &mut O
         timer.abort();
     }
     while let Ok(event) = events.try_recv() {
-        output.event(&event);
+        show(&event, output);
     }
     if let Err(err) = finished {
         // The scheduler is gone: nothing more can run in this session.
-        eprintln!("agentcore run: the turn could not finish: {err}");
+        errln!("agentcore run: the turn could not finish: {err}");
     }
+    errors
 }

@@ -9,6 +9,7 @@ use agentcore::{Tool, ToolRegistry};
 use serde_json::{Value, json};
 
 use super::args::{ToolsArgs, ToolsFormat};
+use super::out::{errln, outln};
 use agentcore::session::{Session, SessionConfig};
 
 /// The definitions of every tool in `registry`, in `format`.
@@ -36,7 +37,7 @@ pub async fn print(args: ToolsArgs) -> ExitCode {
         match agentcore::config::Policy::load(path) {
             Ok(policy) => config.policy = Some(policy),
             Err(err) => {
-                eprintln!("agentcore tools: {err}");
+                errln!("agentcore tools: {err}");
                 return ExitCode::from(2);
             }
         }
@@ -44,12 +45,12 @@ pub async fn print(args: ToolsArgs) -> ExitCode {
     let session = match Session::connect(config).await {
         Ok(session) => session,
         Err(err) => {
-            eprintln!("agentcore tools: {err}");
+            errln!("agentcore tools: {err}");
             return ExitCode::from(1);
         }
     };
     for failure in session.mcp_failures() {
-        eprintln!("agentcore tools: {failure}");
+        errln!("agentcore tools: {failure}");
     }
     let code = print_definitions(&session, args.format);
     session.end_mcp().await;
@@ -60,11 +61,11 @@ fn print_definitions(session: &Session, format: ToolsFormat) -> ExitCode {
     let value = definitions(session.registry(), format);
     match serde_json::to_string_pretty(&value) {
         Ok(text) => {
-            println!("{text}");
+            outln!("{text}");
             ExitCode::SUCCESS
         }
         Err(err) => {
-            eprintln!("agentcore tools: {err}");
+            errln!("agentcore tools: {err}");
             ExitCode::from(1)
         }
     }
