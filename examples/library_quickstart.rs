@@ -33,7 +33,9 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         "word_count",
         "Counts the words of `text`.",
         |args: WordCountArgs, _cx| async move {
-            Ok(ToolOutput::text(args.text.split_whitespace().count().to_string()))
+            Ok(ToolOutput::text(
+                args.text.split_whitespace().count().to_string(),
+            ))
         },
     )
     .read_only();

@@ -35,12 +35,12 @@ pub(crate) enum Output {
 impl Output {
     pub(crate) fn hello(&mut self, session: &Session) {
         match self {
-            Output::Jsonl => write_json(&json!({
-                "type": "hello",
-                "protocol": PROTOCOL,
-                "version": env!("CARGO_PKG_VERSION"),
-                "sandbox": session.sandbox_summary(),
-            })),
+            Output::Jsonl => write_json(&Hello {
+                kind: "hello",
+                protocol: PROTOCOL,
+                version: env!("CARGO_PKG_VERSION"),
+                sandbox: session.sandbox_summary(),
+            }),
             Output::Pretty(p) => p.hello(session),
         }
     }
@@ -76,6 +76,17 @@ impl Output {
             p.note(text);
         }
     }
+}
+
+/// The hello line, its fields in the order docs/cli.md gives them (a
+/// `json!` object would sort them).
+#[derive(serde::Serialize)]
+struct Hello {
+    #[serde(rename = "type")]
+    kind: &'static str,
+    protocol: u32,
+    version: &'static str,
+    sandbox: String,
 }
 
 fn write_json(value: &impl serde::Serialize) {

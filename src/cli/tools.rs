@@ -4,8 +4,8 @@
 
 use std::process::ExitCode;
 
+use agentcore::ToolRegistry;
 use agentcore::message::{anthropic, openai};
-use agentcore::{Tool, ToolRegistry};
 use serde_json::{Value, json};
 
 use super::args::{ToolsArgs, ToolsFormat};
@@ -14,14 +14,11 @@ use agentcore::session::{Session, SessionConfig};
 
 /// The definitions of every tool in `registry`, in `format`.
 pub fn definitions(registry: &ToolRegistry, format: ToolsFormat) -> Value {
-    let each = |shape: fn(&dyn Tool) -> Value| {
-        Value::Array(registry.iter().map(|e| shape(e.tool().as_ref())).collect())
-    };
     match format {
         // Exactly what the MCP server's tools/list answers.
         ToolsFormat::Mcp => json!({ "tools": agentcore::mcp::tool_definitions(registry) }),
-        ToolsFormat::Anthropic => each(anthropic::tool_definition),
-        ToolsFormat::Openai => each(openai::tool_definition),
+        ToolsFormat::Anthropic => Value::Array(anthropic::tool_definitions(registry)),
+        ToolsFormat::Openai => Value::Array(openai::tool_definitions(registry)),
     }
 }
 

@@ -7,8 +7,8 @@ use agentcore_stages::ToolRegistry;
 use rmcp::model::{Tool, ToolAnnotations};
 use serde_json::{Map, Value};
 
-/// The MCP tool definitions for every tool in `registry`, in registration
-/// order.
+/// The MCP tool definitions for every tool in `registry`, in the
+/// registry's order (by name).
 ///
 /// A tool that says every call of it is read-only
 /// ([`Tool::always_read_only`](agentcore_stages::Tool::always_read_only))

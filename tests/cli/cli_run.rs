@@ -35,6 +35,14 @@ fn hello_comes_first_and_a_user_line_starts_a_run() {
     );
     assert_eq!(events[1], json!({"type": "run_start"}));
     assert_eq!(events.len(), 2);
+    // The fields come in the order the documentation shows them.
+    let first = String::from_utf8_lossy(&output.stdout);
+    let first = first.lines().next().unwrap_or_default();
+    let expected = format!(
+        "{{\"type\":\"hello\",\"protocol\":1,\"version\":\"{}\",\"sandbox\":",
+        env!("CARGO_PKG_VERSION")
+    );
+    assert!(first.starts_with(&expected), "{first}");
 }
 
 #[test]

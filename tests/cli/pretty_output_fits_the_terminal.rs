@@ -11,9 +11,7 @@ const READ_TURN: &str =
 
 #[test]
 fn run_on_a_dumb_terminal_prints_plain_lines() {
-    let Some(script) = script("run_on_a_dumb_terminal_prints_plain_lines") else {
-        return;
-    };
+    let script = script();
     let dir = crate::support::cli::workspace();
     let root = dir.path().to_str().expect("a UTF-8 temp path");
     let out = on_terminal(script, "dumb", &[], &["run", "--root", root], READ_TURN);
@@ -32,9 +30,7 @@ fn run_on_a_dumb_terminal_prints_plain_lines() {
 
 #[test]
 fn demo_on_a_dumb_terminal_prints_plain_lines() {
-    let Some(script) = script("demo_on_a_dumb_terminal_prints_plain_lines") else {
-        return;
-    };
+    let script = script();
     let out = on_terminal(script, "dumb", &[], &["demo"], "");
     let shown = String::from_utf8_lossy(&out.stdout);
     assert!(out.status.success(), "{shown}");
@@ -51,11 +47,7 @@ fn demo_on_a_dumb_terminal_prints_plain_lines() {
 
 #[test]
 fn a_terminal_that_can_draw_is_coloured_unless_no_color_or_color_never() {
-    let Some(script) =
-        script("a_terminal_that_can_draw_is_coloured_unless_no_color_or_color_never")
-    else {
-        return;
-    };
+    let script = script();
     let coloured = on_terminal(script, "xterm-256color", &[], &["demo"], "");
     assert!(coloured.status.success());
     assert!(
@@ -121,9 +113,7 @@ fn help_and_usage_errors_follow_color_too() {
     let error = help(&["--color=always", "run", "--bogus"]);
     assert_eq!(error.status.code(), Some(2));
     assert!(colour_escapes(&error.stderr) > 0);
-    let Some(script) = script("help_and_usage_errors_follow_color_too") else {
-        return;
-    };
+    let script = script();
     let never = on_terminal(
         script,
         "xterm-256color",

@@ -8,9 +8,7 @@ const HINT: &str = "agentcore run: reading tool calls from the terminal";
 
 #[test]
 fn run_on_a_terminal_hints_how_to_type_and_end_the_input() {
-    let Some(script) = script("run_on_a_terminal_hints_how_to_type_and_end_the_input") else {
-        return;
-    };
+    let script = script();
     let dir = workspace();
     let root = dir.path().to_str().unwrap();
     let out = on_terminal(

@@ -4,18 +4,7 @@
 
 use std::process::{Command, Output, Stdio};
 
-use crate::support::sandbox::can_confine;
-
-/// Whether the test can run here; under CI (`CI` set) a machine that
-/// cannot confine fails the test instead of letting it pass unrun.
-fn confinable(test: &str) -> bool {
-    let can = can_confine(test);
-    assert!(
-        can || std::env::var_os("CI").is_none(),
-        "{test}: the sandbox must be available under CI"
-    );
-    can
-}
+use crate::support::require::require_sandbox;
 
 fn exec(root: &std::path::Path, extra: &[&str], command: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_agentcore"))
@@ -30,10 +19,9 @@ fn exec(root: &std::path::Path, extra: &[&str], command: &[&str]) -> Output {
 }
 
 #[test]
+#[ignore = "needs the command sandbox (Landlock, seccomp, and user, mount, PID and network namespaces)"]
 fn a_write_outside_the_workspace_fails() {
-    if !confinable("a_write_outside_the_workspace_fails") {
-        return;
-    }
+    require_sandbox();
     let root = tempfile::tempdir().unwrap();
     let outside = tempfile::tempdir().unwrap();
     let target = outside.path().join("outside-x");
@@ -51,10 +39,9 @@ fn a_write_outside_the_workspace_fails() {
 }
 
 #[test]
+#[ignore = "needs the command sandbox (Landlock, seccomp, and user, mount, PID and network namespaces)"]
 fn the_commands_exit_status_is_the_exit_status() {
-    if !confinable("the_commands_exit_status_is_the_exit_status") {
-        return;
-    }
+    require_sandbox();
     let root = tempfile::tempdir().unwrap();
     assert_eq!(exec(root.path(), &[], &["true"]).status.code(), Some(0));
     assert_eq!(
@@ -69,10 +56,9 @@ fn the_commands_exit_status_is_the_exit_status() {
 }
 
 #[test]
+#[ignore = "needs the command sandbox (Landlock, seccomp, and user, mount, PID and network namespaces)"]
 fn stdin_stdout_and_stderr_pass_through() {
-    if !confinable("stdin_stdout_and_stderr_pass_through") {
-        return;
-    }
+    require_sandbox();
     let root = tempfile::tempdir().unwrap();
     let mut child = Command::new(env!("CARGO_BIN_EXE_agentcore"))
         .args(["sandbox", "exec", "--root"])
@@ -154,10 +140,9 @@ fn an_auto_sandbox_that_enforces_nothing_refuses_to_run_the_command() {
 }
 
 #[test]
+#[ignore = "needs the command sandbox (Landlock, seccomp, and user, mount, PID and network namespaces)"]
 fn an_auto_sandbox_missing_one_feature_runs_the_command_and_says_so() {
-    if !confinable("an_auto_sandbox_missing_one_feature_runs_the_command_and_says_so") {
-        return;
-    }
+    require_sandbox();
     let root = tempfile::tempdir().unwrap();
     let policy = root.path().join("policy.toml");
     std::fs::write(
