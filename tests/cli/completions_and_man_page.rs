@@ -1,14 +1,7 @@
 //! `agentcore completions SHELL` prints a completion script for each
 //! shell, and `agentcore man` a roff manual page.
 
-use std::process::Command;
-
-fn agentcore(args: &[&str]) -> std::process::Output {
-    Command::new(env!("CARGO_BIN_EXE_agentcore"))
-        .args(args)
-        .output()
-        .expect("agentcore runs")
-}
+use crate::support::cli::agentcore_output as agentcore;
 
 #[test]
 fn bash_completion_completes_agentcore_and_its_subcommands() {

@@ -2,18 +2,9 @@
 //! `run --fail-on-error` when a call ended in an error), 2 usage error;
 //! `--help` lists them and `--mode`'s values.
 
-use std::process::Command;
-
 use serde_json::json;
 
-use crate::support::cli::{agentcore_run, turn, workspace};
-
-fn agentcore(args: &[&str]) -> std::process::Output {
-    Command::new(env!("CARGO_BIN_EXE_agentcore"))
-        .args(args)
-        .output()
-        .expect("agentcore runs")
-}
+use crate::support::cli::{agentcore_output as agentcore, agentcore_run, turn, workspace};
 
 #[test]
 fn fail_on_error_exits_1_when_a_tool_call_ends_in_an_error() {

@@ -76,67 +76,43 @@ fn stdin_stdout_and_stderr_pass_through() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("to-stderr"));
 }
 
-#[test]
-fn a_session_without_a_sandbox_refuses_to_run_the_command() {
+/// Runs `sandbox exec -- sh -c 'touch MARKER'` with `sandbox_table` as the
+/// policy's `[sandbox]` table, and checks that it exits 1 without running
+/// the command; gives back its stderr.
+fn refused_under(sandbox_table: &str) -> String {
     let root = tempfile::tempdir().unwrap();
     let marker = root.path().join("ran");
     let policy = root.path().join("policy.toml");
-    std::fs::write(&policy, "[sandbox]\nmode = \"off\"\n").unwrap();
+    std::fs::write(&policy, format!("[sandbox]\n{sandbox_table}")).unwrap();
     let script = format!("touch '{}'", marker.display());
     let policy = policy.to_str().unwrap();
     let out = exec(root.path(), &["--policy", policy], &["sh", "-c", &script]);
-    assert_eq!(out.status.code(), Some(1));
-    assert!(!marker.exists(), "the command ran unconfined");
-    let stderr = String::from_utf8_lossy(&out.stderr);
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(
+        !marker.exists(),
+        "the command ran without the sandbox: {stderr}"
+    );
+    stderr
+}
+
+#[test]
+fn a_session_without_a_sandbox_refuses_to_run_the_command() {
+    let stderr = refused_under("mode = \"off\"\n");
     assert!(stderr.contains("the command was not run"), "{stderr}");
 }
 
 #[test]
 fn a_required_sandbox_missing_a_feature_refuses_to_run_the_command() {
-    let root = tempfile::tempdir().unwrap();
-    let marker = root.path().join("ran");
-    let policy = root.path().join("policy.toml");
-    std::fs::write(
-        &policy,
-        "[sandbox]\nmode = \"required\"\nassume_missing = [\"landlock\"]\n",
-    )
-    .unwrap();
-    let script = format!("touch '{}'", marker.display());
-    let policy = policy.to_str().unwrap();
-    let out = exec(root.path(), &["--policy", policy], &["sh", "-c", &script]);
-    assert_eq!(
-        out.status.code(),
-        Some(1),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    assert!(
-        !marker.exists(),
-        "the command ran without the sandbox it requires"
-    );
+    refused_under("mode = \"required\"\nassume_missing = [\"landlock\"]\n");
 }
 
 #[test]
 fn an_auto_sandbox_that_enforces_nothing_refuses_to_run_the_command() {
-    let root = tempfile::tempdir().unwrap();
-    let marker = root.path().join("ran");
-    let policy = root.path().join("policy.toml");
-    std::fs::write(
-        &policy,
-        "[sandbox]\nmode = \"auto\"\nassume_missing = [\"landlock\", \"user-namespace\", \
+    refused_under(
+        "mode = \"auto\"\nassume_missing = [\"landlock\", \"user-namespace\", \
          \"mount-namespace\", \"pid-namespace\", \"network-namespace\", \"seccomp\"]\n",
-    )
-    .unwrap();
-    let script = format!("touch '{}'", marker.display());
-    let policy = policy.to_str().unwrap();
-    let out = exec(root.path(), &["--policy", policy], &["sh", "-c", &script]);
-    assert_eq!(
-        out.status.code(),
-        Some(1),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
     );
-    assert!(!marker.exists(), "the command ran unconfined");
 }
 
 #[test]

@@ -19,6 +19,15 @@ pub fn agentcore_run(root: &Path, format: &str, extra: &[&str], input: &str) -> 
         .expect("agentcore ends")
 }
 
+/// Runs `agentcore ARGS…` with no input and waits for it to end.
+pub fn agentcore_output(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_agentcore"))
+        .args(args)
+        .stdin(Stdio::null())
+        .output()
+        .expect("agentcore runs")
+}
+
 /// The JSON events `agentcore run --format jsonl` wrote.
 pub fn events(output: &Output) -> Vec<Value> {
     String::from_utf8_lossy(&output.stdout)
