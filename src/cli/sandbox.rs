@@ -153,6 +153,10 @@ async fn run_confined(
     let mut cmd = tokio::process::Command::new(program);
     cmd.args(args)
         .current_dir(session.workspace().root())
+        // The environment a session's bash command gets: secrets (the MCP
+        // token among them) scrubbed, non-interactive settings added.
+        .env_clear()
+        .envs(agentcore::process::command_environment())
         .env("TMPDIR", sandbox.tmpdir())
         .env_remove(TOKEN_ENV)
         .kill_on_drop(true);

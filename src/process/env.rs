@@ -105,6 +105,16 @@ impl EnvPolicy {
     }
 }
 
+/// The environment a `bash` command of a session starts with, built from
+/// this process's own: variables that look like secrets (and
+/// [`TOKEN_ENV`]) removed, the non-interactive settings (`CI=1`,
+/// `DEBIAN_FRONTEND=noninteractive`, …) and git's protected configuration
+/// added. For a command started by hand the way the bash tool would start
+/// it (`agentcore sandbox exec`).
+pub fn command_environment() -> Vec<(OsString, OsString)> {
+    EnvPolicy::default().build()
+}
+
 /// Makes git's ssh batch-mode: `GIT_SSH_COMMAND` is `ssh -o BatchMode=yes`,
 /// or gets that option appended when the base sets one. A base that names
 /// an ssh program through `GIT_SSH` alone keeps it (`GIT_SSH_COMMAND` would

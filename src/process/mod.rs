@@ -14,7 +14,7 @@ pub(crate) mod env;
 mod output_dir;
 pub(crate) mod tracking;
 
-pub use env::TOKEN_ENV;
+pub use env::{TOKEN_ENV, command_environment};
 pub(crate) use output_dir::OutputFile;
 pub use output_dir::{
     JOBS_PREFIX, OUTPUT_PREFIX, Orphan, OutputDir, SANDBOX_PREFIX, StaleSessions, owned_prefix,

@@ -140,3 +140,33 @@ fn an_auto_sandbox_missing_one_feature_runs_the_command_and_says_so() {
         "{stderr}"
     );
 }
+
+#[test]
+#[ignore = "needs the command sandbox (Landlock, seccomp, and user, mount, PID and network namespaces)"]
+fn the_command_gets_the_environment_a_bash_command_would() {
+    require_sandbox();
+    let root = tempfile::tempdir().unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_agentcore"))
+        .args(["sandbox", "exec", "--root"])
+        .arg(root.path())
+        .args([
+            "--",
+            "sh",
+            "-c",
+            "echo \"[$GITHUB_TOKEN][$AGENTCORE_MCP_TOKEN][$CI][$PLAIN]\"",
+        ])
+        .env("GITHUB_TOKEN", "ghp_secret_value")
+        .env("AGENTCORE_MCP_TOKEN", "0123456789abcdef0123")
+        .env("PLAIN", "kept")
+        .env_remove("CI")
+        .stdin(Stdio::null())
+        .output()
+        .expect("agentcore runs");
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "[][][1][kept]\n");
+}
