@@ -20,12 +20,7 @@ impl Rule {
         if let Some(path) = self.literal_absolute_path() {
             return Some(path);
         }
-        let spec = self
-            .text
-            .strip_prefix(self.tool.as_str())?
-            .strip_prefix('(')?
-            .strip_suffix(')')?;
-        let spec = spec.strip_suffix("/**").unwrap_or(spec);
+        let spec = self.path_specifier()?;
         if spec.contains(['*', '?', '[', ']', '{', '}', '\\', '!']) || spec.starts_with("//") {
             return None;
         }
@@ -38,16 +33,22 @@ impl Rule {
             .then(|| root.join(relative))
     }
 
-    /// The absolute path a path rule names literally (`read(//srv/x/**)`,
-    /// `read(~/private)`): its specifier without glob characters, once a
-    /// trailing `/**` is taken off.
-    pub(crate) fn literal_absolute_path(&self) -> Option<PathBuf> {
+    /// The specifier of a path rule (`write(src/**)` gives `src`): the text
+    /// between the parentheses, a trailing `/**` taken off.
+    fn path_specifier(&self) -> Option<&str> {
         let spec = self
             .text
             .strip_prefix(self.tool.as_str())?
             .strip_prefix('(')?
             .strip_suffix(')')?;
-        let spec = spec.strip_suffix("/**").unwrap_or(spec);
+        Some(spec.strip_suffix("/**").unwrap_or(spec))
+    }
+
+    /// The absolute path a path rule names literally (`read(//srv/x/**)`,
+    /// `read(~/private)`): its specifier without glob characters, once a
+    /// trailing `/**` is taken off.
+    pub(crate) fn literal_absolute_path(&self) -> Option<PathBuf> {
+        let spec = self.path_specifier()?;
         if spec.contains(['*', '?', '[', ']', '{', '}', '\\', '!']) {
             return None;
         }
