@@ -159,6 +159,23 @@ pub struct RunArgs {
     /// result (any outcome but success), for CI; the run still goes to the end.
     #[arg(long)]
     pub fail_on_error: bool,
+    /// After each turn, write the tool results as the next request needs
+    /// them: a `next_request` line holding Anthropic's user message, OpenAI
+    /// Chat's tool messages, or the Responses API's input items.
+    #[arg(long, value_enum, value_name = "PROVIDER")]
+    pub results: Option<Results>,
+}
+
+/// `--results` of `run`: the provider whose next request the results are
+/// shaped for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum Results {
+    /// `{"messages": [{"role": "user", "content": [tool_result, …]}]}`.
+    Anthropic,
+    /// `{"messages": [{"role": "tool", …}, …]}` (Chat Completions).
+    Openai,
+    /// `{"input": [{"type": "function_call_output", …}, …]}` (Responses API).
+    OpenaiResponses,
 }
 
 /// `--steering`.

@@ -132,7 +132,7 @@ async fn run_demo(screen: &Screen) -> Result<(), String> {
                 output.user(&text);
             }
             Ok(Some(Input::Turn(turn))) => {
-                run_turn(&session, turn, &mut output).await;
+                run_turn(&session, turn, &mut output, None).await;
             }
             Ok(None) => {}
             Err(message) => return Err(format!("bundled scene is invalid: {message}")),

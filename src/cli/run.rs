@@ -8,11 +8,11 @@ use std::time::Duration;
 use agentcore::limits::input::{MAX_LINE_BYTES, MAX_LINE_MIB};
 use agentcore::message::jsonl::{Line, LineReader};
 use agentcore::session::{Session, SessionConfig, SessionError};
-use agentcore::{Event, EventSink};
-use serde_json::json;
+use agentcore::{Event, EventSink, ToolResult};
+use serde_json::{Value, json};
 use tokio::io::{AsyncRead, BufReader};
 
-use super::args::{Format, RunArgs, SessionArgs};
+use super::args::{Format, Results, RunArgs, SessionArgs};
 use super::out::{self, errln};
 use super::pretty::Pretty;
 use super::protocol::{Input, PROTOCOL, TurnInput, parse_line};
@@ -67,6 +67,15 @@ impl Output {
                 "message": message,
             })),
             Output::Pretty(p) => p.input_error(line, message),
+        }
+    }
+
+    /// The `next_request` line of `--results`: what the next model request
+    /// carries for this turn's results.
+    pub(crate) fn next_request(&mut self, value: &Value) {
+        match self {
+            Output::Jsonl => write_json(value),
+            Output::Pretty(p) => p.note(&format!("next request: {value}")),
         }
     }
 
@@ -195,7 +204,7 @@ pub async fn run(args: RunArgs, screen: &Screen) -> ExitCode {
     // The session ends at the end of the input or on a signal; either way
     // its background jobs are killed and awaited before the exit.
     let code = tokio::select! {
-        read = run_lines(&mut session, input, &mut output) => match read {
+        read = run_lines(&mut session, input, &mut output, args.results) => match read {
             // A reader that went away is a quiet end (the turn it cut short
             // does not count against the run).
             Ok(errors) if errors && args.fail_on_error && !out::closed() => ExitCode::from(1),
@@ -313,6 +322,7 @@ pub(crate) async fn run_lines(
     session: &mut Session,
     input: impl AsyncRead + Unpin,
     output: &mut Output,
+    results: Option<Results>,
 ) -> std::io::Result<bool> {
     output.hello(session);
     let mut lines = LineReader::new(BufReader::new(input), MAX_LINE_BYTES);
@@ -348,7 +358,7 @@ pub(crate) async fn run_lines(
                 for failure in session.refresh_mcp_tools().await {
                     errln!("agentcore run: {failure}");
                 }
-                errors |= run_turn(session, turn, output).await;
+                errors |= run_turn(session, turn, output, results).await;
             }
             Err(message) => output.input_error(line_no, &message),
         }
@@ -367,7 +377,12 @@ fn too_long(len: u64) -> String {
 /// Runs one turn, writing its events as they happen; returns whether a
 /// call ended in an error result (any outcome but success). Once stdout's
 /// reader has gone away, the turn is aborted: no one sees it.
-pub(crate) async fn run_turn(session: &Session, input: TurnInput, output: &mut Output) -> bool {
+pub(crate) async fn run_turn(
+    session: &Session,
+    input: TurnInput,
+    output: &mut Output,
+    results: Option<Results>,
+) -> bool {
     let (sink, mut events) = EventSink::channel();
     let turn = session.turn(sink);
     let control = turn.control();
@@ -414,9 +429,37 @@ pub(crate) async fn run_turn(session: &Session, input: TurnInput, output: &mut O
     while let Ok(event) = events.try_recv() {
         show(&event, output);
     }
-    if let Err(err) = finished {
+    match finished {
+        Ok(turn) => {
+            if let Some(provider) = results {
+                output.next_request(&next_request(provider, &turn.results));
+            }
+        }
         // The scheduler is gone: nothing more can run in this session.
-        errln!("agentcore run: the turn could not finish: {err}");
+        Err(err) => errln!("agentcore run: the turn could not finish: {err}"),
     }
     errors
+}
+
+/// The `next_request` line of `--results`: the turn's results in the
+/// shape `provider`'s next request takes them, in the calls' order.
+fn next_request(provider: Results, results: &[ToolResult]) -> Value {
+    use agentcore::message::{anthropic, openai};
+    match provider {
+        Results::Anthropic => json!({
+            "type": "next_request",
+            "provider": "anthropic",
+            "messages": [anthropic::user_message(results)],
+        }),
+        Results::Openai => json!({
+            "type": "next_request",
+            "provider": "openai",
+            "messages": openai::messages(results),
+        }),
+        Results::OpenaiResponses => json!({
+            "type": "next_request",
+            "provider": "openai-responses",
+            "input": openai::responses::function_call_outputs(results),
+        }),
+    }
 }
