@@ -9,7 +9,9 @@
 //!   stores of the home by default), which appear empty;
 //! - **writes**: only under the writable roots, the sandbox's own
 //!   temporary directory ([`Sandbox::tmpdir`]) and `/dev/null` and the
-//!   like (Landlock), never under the protected paths inside them (`.git`,
+//!   like (Landlock), never under the protected paths inside them (what
+//!   makes git run code: `.git/config`, `hooks/`, … while commits work,
+//!   see `git_guard.rs`;
 //!   `.claude`, existing `.env*` files: read-only binds, `Read-only file
 //!   system`); every other mount is read-only in the command's mount
 //!   namespace, so metadata outside the roots (mode, owner, times,
@@ -71,6 +73,8 @@
 //! # Ok(()) }
 //! ```
 
+#[cfg_attr(not(all(target_os = "linux", feature = "sandbox")), allow(dead_code))]
+mod git_guard;
 #[cfg(all(target_os = "linux", feature = "sandbox"))]
 mod linux;
 mod paths;

@@ -15,6 +15,7 @@ use rustix::thread::UnshareFlags;
 use super::super::paths::{self, Cover};
 use super::super::{Inner, SandboxError};
 use super::{child, cstring, sys};
+use crate::sandbox::git_guard;
 
 /// The mount flags a read-only remount of `path` must keep (a user
 /// namespace may not clear them), from `statvfs`'s `ST_*` bits, which are
@@ -141,7 +142,18 @@ pub(super) fn namespaces(
         for root in &inner.protected_roots {
             protected.extend(paths::default_protected(root));
         }
+        // A repository's `.git` folder: only what makes git run code is
+        // read-only (git_guard.rs), so that commands can commit.
+        let mut guarded = Vec::new();
         for cover in paths::existing(&protected) {
+            match cover {
+                Cover::Dir(dir) if dir.file_name() == Some(std::ffi::OsStr::new(".git")) => {
+                    guarded.extend(git_guard::repository_guards(&dir));
+                }
+                Cover::Dir(path) | Cover::File(path) => guarded.push(path),
+            }
+        }
+        for cover in paths::existing(&guarded) {
             let (Cover::Dir(path) | Cover::File(path)) = cover;
             read_only.push((cstring(&path)?, locked_flags(&path)));
         }
