@@ -80,14 +80,73 @@ mod linux;
 mod paths;
 mod policy;
 mod status;
+mod toolchains;
 
 use std::io;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, OnceLock};
 
 pub use paths::{DEFAULT_HIDDEN_IN_HOME, default_hidden, default_protected};
-pub use policy::SandboxPolicy;
+pub use policy::{Addresses, SandboxPolicy};
 pub use status::{Feature, SandboxStatus};
+pub use toolchains::Toolchain;
+
+/// What network a confined command gets; in the policy's `[sandbox]`
+/// table `network = "none" | "allowlist" | "open"` (`false` and `true`
+/// mean `"none"` and `"open"`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum NetworkAccess {
+    /// None: a loopback of the session's own, nothing beyond it.
+    #[default]
+    None,
+    /// The names of the allow list only, through the HTTP and SOCKS5
+    /// proxies agentcore runs on the session's loopback (`HTTP_PROXY`,
+    /// `HTTPS_PROXY`, `ALL_PROXY` point there); nothing else leaves the
+    /// loopback.
+    Allowlist,
+    /// The host's network, as without a sandbox.
+    Open,
+}
+
+impl NetworkAccess {
+    /// Its name in the policy.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            NetworkAccess::None => "none",
+            NetworkAccess::Allowlist => "allowlist",
+            NetworkAccess::Open => "open",
+        }
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for NetworkAccess {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct Visitor;
+        impl serde::de::Visitor<'_> for Visitor {
+            type Value = NetworkAccess;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("\"none\", \"allowlist\", \"open\", false or true")
+            }
+            fn visit_bool<E: serde::de::Error>(self, open: bool) -> Result<NetworkAccess, E> {
+                Ok(if open {
+                    NetworkAccess::Open
+                } else {
+                    NetworkAccess::None
+                })
+            }
+            fn visit_str<E: serde::de::Error>(self, name: &str) -> Result<NetworkAccess, E> {
+                match name {
+                    "none" => Ok(NetworkAccess::None),
+                    "allowlist" => Ok(NetworkAccess::Allowlist),
+                    "open" => Ok(NetworkAccess::Open),
+                    other => Err(E::invalid_value(serde::de::Unexpected::Str(other), &self)),
+                }
+            }
+        }
+        deserializer.deserialize_any(Visitor)
+    }
+}
 
 /// How much confinement a [`Sandbox`] insists on; in the policy's
 /// `[sandbox]` table `mode = "auto" | "required" | "off"`.
@@ -148,6 +207,9 @@ pub struct SandboxBuilder {
     hidden: Vec<PathBuf>,
     protected: Vec<PathBuf>,
     network: bool,
+    network_access: NetworkAccess,
+    allow_domains: Vec<String>,
+    resolve: std::collections::BTreeMap<String, Vec<std::net::IpAddr>>,
     mode: SandboxMode,
     home: Option<PathBuf>,
     no_default_hidden: bool,
@@ -190,9 +252,42 @@ impl SandboxBuilder {
         self
     }
 
-    /// Whether the command may use the network (default `false`).
-    pub fn network(mut self, allowed: bool) -> Self {
-        self.network = allowed;
+    /// Whether the command may use the network (default `false`): the
+    /// same as [`network_access`](Self::network_access) with
+    /// [`NetworkAccess::Open`] or [`NetworkAccess::None`].
+    pub fn network(self, allowed: bool) -> Self {
+        self.network_access(if allowed {
+            NetworkAccess::Open
+        } else {
+            NetworkAccess::None
+        })
+    }
+
+    /// What network commands get (default [`NetworkAccess::None`]).
+    pub fn network_access(mut self, access: NetworkAccess) -> Self {
+        self.network = access == NetworkAccess::Open;
+        self.network_access = access;
+        self
+    }
+
+    /// Adds names (`crates.io`, `*.npmjs.org`) and IP addresses commands
+    /// may reach with [`NetworkAccess::Allowlist`].
+    pub fn allow_domains<I, S>(mut self, domains: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        self.allow_domains.extend(domains.into_iter().map(Into::into));
+        self
+    }
+
+    /// Names the proxies resolve to these addresses instead of asking DNS
+    /// (an offline mirror on loopback, a pinned host).
+    pub fn resolve<I>(mut self, entries: I) -> Self
+    where
+        I: IntoIterator<Item = (String, Vec<std::net::IpAddr>)>,
+    {
+        self.resolve.extend(entries);
         self
     }
 

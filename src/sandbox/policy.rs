@@ -1,18 +1,25 @@
 //! The `[sandbox]` table of the policy file, and the sandbox a session
 //! builds from it.
 
+use std::collections::BTreeMap;
+use std::net::IpAddr;
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use super::{Feature, Sandbox, SandboxBuilder, SandboxError, SandboxMode};
+use super::toolchains::Toolchain;
+use super::{Feature, NetworkAccess, Sandbox, SandboxBuilder, SandboxError, SandboxMode};
 
 /// The `[sandbox]` table of the policy file:
 ///
 /// ```toml
 /// [sandbox]
 /// mode = "auto"          # "auto" | "required" | "off" (default "auto")
-/// network = false        # commands get the network (default false)
+/// network = "allowlist"  # "none" | "allowlist" | "open" (default "none";
+///                        # false and true mean "none" and "open")
+/// allow_domains = ["crates.io", "*.crates.io"]  # with "allowlist"
+/// resolve = { "registry.test" = "127.0.0.1" }   # names the proxy maps itself
+/// toolchains = ["cargo", "npm"]  # their caches writable, registries allowed
 /// writable = ["~/.cargo/registry", "~/.cargo/git", "~/.cache"]
 /// hidden = ["~/work/other-client"]
 /// protected = ["Makefile", ".github"]   # read-only for commands
@@ -27,8 +34,25 @@ use super::{Feature, Sandbox, SandboxBuilder, SandboxError, SandboxMode};
 pub struct SandboxPolicy {
     /// How much confinement to insist on.
     pub mode: SandboxMode,
-    /// Whether commands get the network.
-    pub network: bool,
+    /// What network commands get: none (a loopback of the session's own),
+    /// the domains of [`allow_domains`](Self::allow_domains) through the
+    /// session's proxies, or the host's network.
+    pub network: NetworkAccess,
+    /// With `network = "allowlist"`: the names commands may reach, exact
+    /// (`crates.io`) or every name below one (`*.crates.io`, not
+    /// `crates.io` itself), and IP addresses reachable as such (an address
+    /// a name resolves to that is loopback or private is refused unless
+    /// listed here).
+    pub allow_domains: Vec<String>,
+    /// Names the proxies resolve to these addresses instead of asking DNS:
+    /// an offline mirror (`"registry.test" = "127.0.0.1"`) or a pinned
+    /// host; a string or a list of strings. Trusted as written, loopback
+    /// included.
+    pub resolve: BTreeMap<String, Addresses>,
+    /// Toolchains whose cache folders become writable and whose
+    /// registries are added to `allow_domains`
+    /// (`agentcore sandbox check --toolchains` lists them).
+    pub toolchains: Vec<Toolchain>,
     /// Paths commands may write under, besides the workspace's read-write
     /// roots and the session's temporary directory. Entries that do not
     /// exist when the session starts are skipped.
@@ -54,7 +78,10 @@ impl Default for SandboxPolicy {
     fn default() -> Self {
         Self {
             mode: SandboxMode::Auto,
-            network: false,
+            network: NetworkAccess::None,
+            allow_domains: Vec::new(),
+            resolve: BTreeMap::new(),
+            toolchains: Vec::new(),
             writable: Vec::new(),
             hidden: Vec::new(),
             protected: Vec::new(),
@@ -85,14 +112,34 @@ impl SandboxPolicy {
         hidden: impl IntoIterator<Item = PathBuf>,
         protected: impl IntoIterator<Item = PathBuf>,
     ) -> SandboxBuilder {
+        let home = std::env::var_os("HOME")
+            .filter(|h| !h.is_empty())
+            .map(PathBuf::from);
+        let mut toolchain_writable = Vec::new();
+        let mut domains = self.allow_domains.clone();
+        for toolchain in &self.toolchains {
+            if let Some(home) = &home {
+                toolchain_writable.extend(toolchain.prepared_caches(home));
+            }
+            if self.network == NetworkAccess::Allowlist {
+                domains.extend(toolchain.domains().iter().map(|d| (*d).to_owned()));
+            }
+        }
         let extra_writable = self
             .writable
             .iter()
             .map(|p| resolve(p, root))
+            .chain(toolchain_writable)
             .filter(|p| p.exists());
         let mut builder = Sandbox::builder()
             .mode(self.mode)
-            .network(self.network)
+            .network_access(self.network)
+            .allow_domains(domains)
+            .resolve(
+                self.resolve
+                    .iter()
+                    .map(|(name, to)| (name.clone(), to.0.clone())),
+            )
             .writable(writable_roots.into_iter().chain(extra_writable))
             .hidden(self.hidden.iter().map(|p| resolve(p, root)).chain(hidden))
             .protected(
@@ -125,6 +172,39 @@ impl SandboxPolicy {
     }
 }
 
+/// The addresses of a `resolve` entry: one (`"127.0.0.1"`) or a list.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(transparent)]
+pub struct Addresses(pub Vec<IpAddr>);
+
+impl<'de> Deserialize<'de> for Addresses {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        #[derive(Deserialize)]
+        #[serde(untagged)]
+        enum OneOrMany {
+            One(String),
+            Many(Vec<String>),
+        }
+        let list = match OneOrMany::deserialize(deserializer).map_err(|_| {
+            serde::de::Error::custom("expected an IP address or a list of IP addresses")
+        })? {
+            OneOrMany::One(one) => vec![one],
+            OneOrMany::Many(many) => many,
+        };
+        if list.is_empty() {
+            return Err(serde::de::Error::custom("an empty list of addresses"));
+        }
+        list.iter()
+            .map(|a| {
+                a.parse::<IpAddr>().map_err(|_| {
+                    serde::de::Error::custom(format!("`{a}` is not an IP address"))
+                })
+            })
+            .collect::<Result<Vec<_>, _>>()
+            .map(Addresses)
+    }
+}
+
 /// `~/…` from `$HOME`, relative from `root`, absolute as is.
 fn resolve(path: &Path, root: &Path) -> PathBuf {
     if let Ok(rest) = path.strip_prefix("~")
@@ -148,7 +228,10 @@ mod tests {
         let p: SandboxPolicy = toml::from_str(
             r#"
             mode = "required"
-            network = true
+            network = "allowlist"
+            allow_domains = ["crates.io", "*.npmjs.org"]
+            resolve = { "registry.test" = "127.0.0.1", "pair.test" = ["::1", "10.0.0.1"] }
+            toolchains = ["cargo", "pip"]
             writable = ["~/.cache", "build"]
             hidden = ["/srv/secrets"]
             protected = ["Makefile"]
@@ -158,7 +241,14 @@ mod tests {
         )
         .unwrap();
         assert_eq!(p.mode, SandboxMode::Required);
-        assert!(p.network && !p.auto_allow);
+        assert_eq!(p.network, NetworkAccess::Allowlist);
+        assert!(!p.auto_allow);
+        assert_eq!(p.allow_domains, ["crates.io", "*.npmjs.org"]);
+        assert_eq!(
+            p.resolve["pair.test"].0,
+            ["::1".parse::<IpAddr>().unwrap(), "10.0.0.1".parse().unwrap()]
+        );
+        assert_eq!(p.toolchains, [Toolchain::Cargo, Toolchain::Pip]);
         assert_eq!(
             p.assume_missing,
             vec![Feature::Landlock, Feature::PidNamespace]
@@ -168,6 +258,24 @@ mod tests {
             err.to_string().contains("unknown variant `strict`"),
             "{err}"
         );
+        for (text, network) in [
+            ("network = false", NetworkAccess::None),
+            ("network = true", NetworkAccess::Open),
+            ("network = \"none\"", NetworkAccess::None),
+            ("network = \"open\"", NetworkAccess::Open),
+        ] {
+            assert_eq!(toml::from_str::<SandboxPolicy>(text).unwrap().network, network);
+        }
+        let err = toml::from_str::<SandboxPolicy>("network = \"some\"").unwrap_err();
+        assert!(
+            err.to_string()
+                .contains("expected \"none\", \"allowlist\", \"open\", false or true"),
+            "{err}"
+        );
+        let err = toml::from_str::<SandboxPolicy>("resolve = { a = \"localhost\" }").unwrap_err();
+        assert!(err.to_string().contains("`localhost` is not an IP address"), "{err}");
+        let err = toml::from_str::<SandboxPolicy>("toolchains = [\"maven\"]").unwrap_err();
+        assert!(err.to_string().contains("unknown variant `maven`"), "{err}");
         let err = toml::from_str::<SandboxPolicy>("networks = true").unwrap_err();
         assert!(
             err.to_string().contains("unknown field `networks`"),

@@ -18,6 +18,7 @@ mod child;
 mod failure;
 mod landlock_rules;
 mod mounts;
+mod net_listen;
 mod probe;
 mod seccomp;
 mod session_net;
@@ -33,6 +34,7 @@ use super::status::Feature;
 use super::{Confinement, Inner, SandboxError};
 
 pub(super) use failure::Failure;
+pub(super) use net_listen::listeners;
 pub(super) use probe::probe;
 pub(super) use session_net::SessionNet;
 
