@@ -75,6 +75,8 @@
 mod linux;
 mod paths;
 mod policy;
+#[cfg(feature = "sandbox")]
+pub mod proxy;
 mod status;
 
 use std::io;
