@@ -79,6 +79,8 @@ mod git_guard;
 mod linux;
 mod paths;
 mod policy;
+#[cfg(feature = "sandbox")]
+pub mod proxy;
 mod status;
 mod toolchains;
 

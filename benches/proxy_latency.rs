@@ -1,0 +1,3 @@
+//! The latency of the sandbox's network proxy (written in the next commit).
+
+fn main() {}
