@@ -191,9 +191,10 @@ async fn serve_http(address: String, args: McpArgs) -> ExitCode {
             sandbox.hidden.push(real);
         }
     }
-    if token.is_none() && sandbox.mode != SandboxMode::Off && sandbox.network {
+    if token.is_none() && sandbox.mode != SandboxMode::Off && sandbox.reaches_host_loopback() {
         return fail(&format!(
-            "commands may use the network here ([sandbox] network = true), so a confined command \
+            "commands may use the network here ([sandbox] network = \"open\", or an allow list \
+             reaching a loopback address), so a confined command \
              could reach this server on loopback and answer its own approval questions; give a \
              token with --token-file FILE or {TOKEN_ENV}, or turn the commands' network off"
         ));

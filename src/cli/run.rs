@@ -79,6 +79,32 @@ impl Output {
         }
     }
 
+    /// With an allow list, what its proxies did in this session:
+    /// `{"type":"network","connections_allowed":…,"connections_refused":…,
+    /// "bytes_up":…,"bytes_down":…,"requests":…}`.
+    pub(crate) fn network(&mut self, session: &Session) {
+        let Some(proxy) = session.sandbox().and_then(|s| s.proxy()) else {
+            return;
+        };
+        let counters = proxy.counters();
+        match self {
+            Output::Jsonl => {
+                let mut line = serde_json::to_value(counters).unwrap_or_default();
+                if let Some(map) = line.as_object_mut() {
+                    map.insert("type".to_owned(), json!("network"));
+                }
+                write_json(&line);
+            }
+            Output::Pretty(p) => p.note(&format!(
+                "network: {} connections allowed, {} refused, {} bytes up, {} down",
+                counters.connections_allowed,
+                counters.connections_refused,
+                counters.bytes_up,
+                counters.bytes_down
+            )),
+        }
+    }
+
     /// A note for people (pretty only): what the next turn shows.
     pub(crate) fn note(&mut self, text: &str) {
         if let Output::Pretty(p) = self {
@@ -222,6 +248,7 @@ pub async fn run(args: RunArgs, screen: &Screen) -> ExitCode {
         let _ = stop.send(());
         let _ = forwarder.await;
     }
+    output.network(&session);
     code
 }
 

@@ -80,6 +80,7 @@ mod linux;
 mod paths;
 mod policy;
 #[cfg(feature = "sandbox")]
+#[cfg(feature = "sandbox")]
 pub mod proxy;
 mod status;
 mod toolchains;
@@ -190,6 +191,13 @@ pub enum SandboxError {
     /// A path with a NUL byte, which no syscall can take.
     #[error("{} contains a NUL byte", .0.display())]
     NulInPath(PathBuf),
+    /// `allow_domains` or `resolve` holds what is not a name, a wildcard
+    /// or an address, e.g. `*`.
+    #[error("allow_domains: {0}")]
+    BadAllowList(String),
+    /// The allow list's proxies could not be set up.
+    #[error("network allow list unavailable: {0}")]
+    Network(String),
     /// The Landlock ruleset could not be built.
     #[error("the Landlock rules: {0}")]
     Landlock(String),
@@ -279,7 +287,8 @@ impl SandboxBuilder {
         I: IntoIterator<Item = S>,
         S: Into<String>,
     {
-        self.allow_domains.extend(domains.into_iter().map(Into::into));
+        self.allow_domains
+            .extend(domains.into_iter().map(Into::into));
         self
     }
 
@@ -447,10 +456,12 @@ impl SandboxBuilder {
                     scan.all();
                 });
         }
+        let allowlist =
+            self.network_access == NetworkAccess::Allowlist && self.mode != SandboxMode::Off;
         #[cfg(all(target_os = "linux", feature = "sandbox"))]
         let session_net = if self.mode != SandboxMode::Off
             && !self.network
-            && !self.per_command_loopback
+            && (!self.per_command_loopback || allowlist)
             && status.has(Feature::NetworkNamespace)
         {
             match linux::SessionNet::new() {
@@ -464,10 +475,32 @@ impl SandboxBuilder {
         } else {
             None
         };
+        // The allow list's proxies, on the session's loopback. Without
+        // them commands get no network at all: fail closed.
+        let mut network = Network::default();
+        if allowlist {
+            #[cfg(all(target_os = "linux", feature = "sandbox"))]
+            let started = start_proxies(session_net.as_deref(), &self.allow_domains, &self.resolve);
+            #[cfg(not(all(target_os = "linux", feature = "sandbox")))]
+            let started: Result<Network, SandboxError> = Err(SandboxError::Network(
+                "the allow list needs the Linux sandbox".to_owned(),
+            ));
+            match started {
+                Ok(started) => {
+                    network = started;
+                    status = status.with_allowlist(Some(self.allow_domains.len()));
+                }
+                Err(err @ SandboxError::BadAllowList(_)) => return Err(err),
+                Err(err) if self.mode == SandboxMode::Required => return Err(err),
+                Err(err) => status = status.with_allowlist_unavailable(err.to_string()),
+            }
+        }
         Ok(Sandbox {
             inner: Arc::new(Inner {
                 mode: self.mode,
                 network: self.network,
+                network_access: self.network_access,
+                proxies: network,
                 writable,
                 protected_roots,
                 hidden,
@@ -481,6 +514,68 @@ impl SandboxBuilder {
             }),
         })
     }
+}
+
+/// The proxies of an allow list and the variables that point commands at
+/// them; empty without one.
+#[derive(Debug, Default)]
+struct Network {
+    #[cfg(feature = "sandbox")]
+    proxy: Option<proxy::Proxy>,
+    env: Vec<(&'static str, String)>,
+}
+
+/// The variables that send a command's HTTP, HTTPS and other traffic
+/// through the proxies on `127.0.0.1:http` and `:socks` (every common
+/// spelling: curl reads only the lower-case `http_proxy`), and keep the
+/// loopback direct.
+fn proxy_env(http: u16, socks: u16) -> Vec<(&'static str, String)> {
+    let http_url = format!("http://127.0.0.1:{http}");
+    let socks_url = format!("socks5h://127.0.0.1:{socks}");
+    let direct = "localhost,127.0.0.1,::1".to_owned();
+    vec![
+        ("HTTP_PROXY", http_url.clone()),
+        ("http_proxy", http_url.clone()),
+        ("HTTPS_PROXY", http_url.clone()),
+        ("https_proxy", http_url.clone()),
+        ("ALL_PROXY", socks_url.clone()),
+        ("all_proxy", socks_url),
+        ("NO_PROXY", direct.clone()),
+        ("no_proxy", direct),
+        // npm reads its own settings before these variables.
+        ("npm_config_proxy", http_url.clone()),
+        ("npm_config_https_proxy", http_url),
+    ]
+}
+
+/// Makes the proxies' listeners in the session's network namespace and
+/// starts them.
+#[cfg(all(target_os = "linux", feature = "sandbox"))]
+fn start_proxies(
+    session_net: Option<&linux::SessionNet>,
+    allow_domains: &[String],
+    resolve: &std::collections::BTreeMap<String, Vec<std::net::IpAddr>>,
+) -> Result<Network, SandboxError> {
+    let mut config = proxy::ProxyConfig::allowing(allow_domains.iter().cloned());
+    for (name, addresses) in resolve {
+        let name = name.trim_end_matches('.').to_ascii_lowercase();
+        config.resolve.insert(name, addresses.clone());
+    }
+    config.validate().map_err(SandboxError::BadAllowList)?;
+    let Some(net) = session_net else {
+        return Err(SandboxError::Network(
+            "the allow list needs a network namespace shared by the session's commands".to_owned(),
+        ));
+    };
+    let [http, socks] = linux::listeners(net)
+        .map_err(|e| SandboxError::Network(format!("the proxies' sockets: {e}")))?;
+    let ports = (http.local_addr()?.port(), socks.local_addr()?.port());
+    let proxy = proxy::Proxy::start(config, http, socks)
+        .map_err(|e| SandboxError::Network(format!("the proxies: {e}")))?;
+    Ok(Network {
+        proxy: Some(proxy),
+        env: proxy_env(ports.0, ports.1),
+    })
 }
 
 /// The paths hidden from commands: those listed when the sandbox is built,
@@ -557,6 +652,8 @@ pub struct Sandbox {
 struct Inner {
     mode: SandboxMode,
     network: bool,
+    network_access: NetworkAccess,
+    proxies: Network,
     writable: Vec<PathBuf>,
     hidden: Arc<HiddenPaths>,
     protected: Vec<PathBuf>,
@@ -594,9 +691,23 @@ impl Sandbox {
         self.inner.mode
     }
 
-    /// Whether commands get the network.
+    /// Whether commands get the host's network ([`NetworkAccess::Open`]).
     pub fn network(&self) -> bool {
         self.inner.network
+    }
+
+    /// What network commands get, as asked (with
+    /// [`NetworkAccess::Allowlist`], [`proxy`](Self::proxy) says whether
+    /// the proxies run: without them commands get none).
+    pub fn network_access(&self) -> NetworkAccess {
+        self.inner.network_access
+    }
+
+    /// The allow list's proxies, when they run: their counters and the
+    /// refusals to show a command's output.
+    #[cfg(feature = "sandbox")]
+    pub fn proxy(&self) -> Option<&proxy::Proxy> {
+        self.inner.proxies.proxy.as_ref()
     }
 
     /// The writable roots, canonical.
@@ -640,6 +751,9 @@ impl Sandbox {
         // Agent sockets that may live outside the hidden paths.
         for name in UNSET_ENV {
             cmd.env_remove(name);
+        }
+        for (name, value) in &self.inner.proxies.env {
+            cmd.env(name, value);
         }
         #[cfg(all(target_os = "linux", feature = "sandbox"))]
         {

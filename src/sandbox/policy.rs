@@ -154,6 +154,34 @@ impl SandboxPolicy {
         builder
     }
 
+    /// Whether a confined command can reach this machine's loopback (a
+    /// server agentcore or the user runs there): with the open network, or
+    /// an allow list listing a loopback address or resolving a name to one.
+    pub fn reaches_host_loopback(&self) -> bool {
+        let loopback = |text: &str| {
+            text.trim_start_matches('[')
+                .trim_end_matches(']')
+                .parse::<IpAddr>()
+                .is_ok_and(|ip| {
+                    ip.is_loopback()
+                        || ip.is_unspecified()
+                        || matches!(ip, IpAddr::V6(v6) if v6.to_ipv4_mapped().is_some_and(|v4| v4.is_loopback()))
+                })
+        };
+        match self.network {
+            NetworkAccess::Open => true,
+            NetworkAccess::None => false,
+            NetworkAccess::Allowlist => {
+                self.allow_domains.iter().any(|d| loopback(d))
+                    || self
+                        .resolve
+                        .values()
+                        .flat_map(|a| &a.0)
+                        .any(|ip| loopback(&ip.to_string()))
+            }
+        }
+    }
+
     /// [`builder`](Self::builder), built.
     ///
     /// # Errors
@@ -196,9 +224,8 @@ impl<'de> Deserialize<'de> for Addresses {
         }
         list.iter()
             .map(|a| {
-                a.parse::<IpAddr>().map_err(|_| {
-                    serde::de::Error::custom(format!("`{a}` is not an IP address"))
-                })
+                a.parse::<IpAddr>()
+                    .map_err(|_| serde::de::Error::custom(format!("`{a}` is not an IP address")))
             })
             .collect::<Result<Vec<_>, _>>()
             .map(Addresses)
@@ -246,7 +273,10 @@ mod tests {
         assert_eq!(p.allow_domains, ["crates.io", "*.npmjs.org"]);
         assert_eq!(
             p.resolve["pair.test"].0,
-            ["::1".parse::<IpAddr>().unwrap(), "10.0.0.1".parse().unwrap()]
+            [
+                "::1".parse::<IpAddr>().unwrap(),
+                "10.0.0.1".parse().unwrap()
+            ]
         );
         assert_eq!(p.toolchains, [Toolchain::Cargo, Toolchain::Pip]);
         assert_eq!(
@@ -264,7 +294,10 @@ mod tests {
             ("network = \"none\"", NetworkAccess::None),
             ("network = \"open\"", NetworkAccess::Open),
         ] {
-            assert_eq!(toml::from_str::<SandboxPolicy>(text).unwrap().network, network);
+            assert_eq!(
+                toml::from_str::<SandboxPolicy>(text).unwrap().network,
+                network
+            );
         }
         let err = toml::from_str::<SandboxPolicy>("network = \"some\"").unwrap_err();
         assert!(
@@ -273,7 +306,10 @@ mod tests {
             "{err}"
         );
         let err = toml::from_str::<SandboxPolicy>("resolve = { a = \"localhost\" }").unwrap_err();
-        assert!(err.to_string().contains("`localhost` is not an IP address"), "{err}");
+        assert!(
+            err.to_string().contains("`localhost` is not an IP address"),
+            "{err}"
+        );
         let err = toml::from_str::<SandboxPolicy>("toolchains = [\"maven\"]").unwrap_err();
         assert!(err.to_string().contains("unknown variant `maven`"), "{err}");
         let err = toml::from_str::<SandboxPolicy>("networks = true").unwrap_err();

@@ -87,6 +87,9 @@ pub struct SandboxStatus {
     missing: [Option<String>; 6],
     network: bool,
     shared_loopback: bool,
+    /// With an allow list: `Ok(names listed)` when its proxies run, or
+    /// why they do not.
+    allowlist: Option<Result<usize, String>>,
 }
 
 impl SandboxStatus {
@@ -100,6 +103,7 @@ impl SandboxStatus {
             missing: Default::default(),
             network: false,
             shared_loopback: false,
+            allowlist: None,
         }
     }
 
@@ -112,6 +116,7 @@ impl SandboxStatus {
             missing: Default::default(),
             network: false,
             shared_loopback: false,
+            allowlist: None,
         };
         for feature in Feature::ALL {
             status.set_missing(feature, reason.to_owned());
@@ -156,6 +161,20 @@ impl SandboxStatus {
     #[cfg_attr(not(all(target_os = "linux", feature = "sandbox")), allow(dead_code))]
     pub(crate) fn with_shared_loopback(mut self, shared: bool) -> Self {
         self.shared_loopback = shared;
+        self
+    }
+
+    /// The same status for a sandbox whose commands reach the network
+    /// through the allow list's proxies (`Some(names listed)`).
+    pub(crate) fn with_allowlist(mut self, names: Option<usize>) -> Self {
+        self.allowlist = names.map(Ok);
+        self
+    }
+
+    /// The same status for a sandbox whose allow list could not be set up
+    /// (commands get no network).
+    pub(crate) fn with_allowlist_unavailable(mut self, reason: String) -> Self {
+        self.allowlist = Some(Err(reason));
         self
     }
 
@@ -207,6 +226,15 @@ impl SandboxStatus {
         }
         if self.network {
             parts.push("network: open".to_owned());
+        } else if let Some(Ok(names)) = &self.allowlist {
+            parts.push(format!(
+                "network: {names} allowed name{} through the session's proxies, nothing else (net ns)",
+                if *names == 1 { "" } else { "s" }
+            ));
+        } else if let Some(Err(reason)) = &self.allowlist {
+            parts.push(format!(
+                "network: none (the allow list is unavailable: {reason})"
+            ));
         } else if self.has(Feature::NetworkNamespace) && self.shared_loopback {
             parts.push("network: none, loopback shared by the session (net ns)".to_owned());
         } else if self.has(Feature::NetworkNamespace) {

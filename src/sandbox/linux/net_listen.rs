@@ -87,7 +87,9 @@ fn receive(end: BorrowedFd<'_>) -> io::Result<[OwnedFd; COUNT]> {
     let mut fds = fds.into_iter();
     match (fds.next(), fds.next()) {
         (Some(first), Some(second)) => Ok([first, second]),
-        _ => Err(io::Error::other("the listening helper sent too few sockets")),
+        _ => Err(io::Error::other(
+            "the listening helper sent too few sockets",
+        )),
     }
 }
 
@@ -107,15 +109,18 @@ unsafe fn helper(net: &SessionNet, end: BorrowedFd<'_>) -> i32 {
     {
         return errno(e);
     }
-    if let Err(e) = rustix::thread::move_into_link_name_space(
-        net.net.as_fd(),
-        Some(LinkNameSpaceType::Network),
-    ) {
+    if let Err(e) =
+        rustix::thread::move_into_link_name_space(net.net.as_fd(), Some(LinkNameSpaceType::Network))
+    {
         return errno(e);
     }
     let bound = || -> rustix::io::Result<OwnedFd> {
-        let socket =
-            rustix::net::socket_with(AddressFamily::INET, SocketType::STREAM, SocketFlags::CLOEXEC, None)?;
+        let socket = rustix::net::socket_with(
+            AddressFamily::INET,
+            SocketType::STREAM,
+            SocketFlags::CLOEXEC,
+            None,
+        )?;
         rustix::net::bind(&socket, &SocketAddrV4::new(Ipv4Addr::LOCALHOST, 0))?;
         rustix::net::listen(&socket, 1024)?;
         Ok(socket)

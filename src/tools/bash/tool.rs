@@ -77,13 +77,18 @@ fn sandbox_bullet(sandbox: &Sandbox) -> String {
         return String::new();
     }
     let network = if sandbox.network() {
-        "the network is open"
+        "the network is open".to_owned()
+    } else if sandbox.network_access() == crate::sandbox::NetworkAccess::Allowlist {
+        "the network reaches only the allowed names, through a proxy the environment \
+         names (HTTP_PROXY, HTTPS_PROXY, ALL_PROXY: use names, not IP addresses)"
+            .to_owned()
     } else {
-        "there is no network (a loopback shared by the session's commands only)"
+        "there is no network (a loopback shared by the session's commands only)".to_owned()
     };
     format!(
         "- Commands run in a sandbox: they can write only inside the workspace and \
-$TMPDIR (never in .git or existing .env files), {network}, and some credential \
+$TMPDIR (never in existing .env files or what makes git run code: .git/config, \
+hooks; git commit works), {network}, and some credential \
 files appear empty. A command the sandbox refuses fails with `Permission denied`, \
 `Read-only file system` or a network error. Only if a command truly needs more, \
 set `dangerously_disable_sandbox` and say why in `description`: the user is asked."
@@ -231,6 +236,52 @@ pub struct BashTool {
 }
 
 impl BashTool {
+    /// Where the allow list's refusal log stands, to show a command what
+    /// was refused while it ran.
+    #[cfg(feature = "sandbox")]
+    fn proxy_mark(&self) -> Option<crate::sandbox::proxy::RefusalMark> {
+        self.sandbox_in_use()
+            .and_then(Sandbox::proxy)
+            .map(crate::sandbox::proxy::Proxy::mark)
+    }
+
+    #[cfg(not(feature = "sandbox"))]
+    fn proxy_mark(&self) -> Option<()> {
+        None
+    }
+
+    /// The refusals since `mark`, one line each, at most
+    /// [`MAX_REFUSAL_LINES`] and a count of the rest.
+    #[cfg(feature = "sandbox")]
+    fn proxy_refusals(&self, mark: Option<crate::sandbox::proxy::RefusalMark>) -> Vec<String> {
+        let (Some(mark), Some(proxy)) = (mark, self.sandbox_in_use().and_then(Sandbox::proxy))
+        else {
+            return Vec::new();
+        };
+        let mut lines: Vec<String> = Vec::new();
+        let mut more = 0usize;
+        for refusal in proxy.refusals_since(mark) {
+            let line = refusal.to_string();
+            if lines.contains(&line) {
+                continue;
+            }
+            if lines.len() < MAX_REFUSAL_LINES {
+                lines.push(line);
+            } else {
+                more += 1;
+            }
+        }
+        if more > 0 {
+            lines.push(format!("(sandboxed: {more} more connections refused)"));
+        }
+        lines
+    }
+
+    #[cfg(not(feature = "sandbox"))]
+    fn proxy_refusals(&self, _mark: Option<()>) -> Vec<String> {
+        Vec::new()
+    }
+
     /// A bash tool running commands in `root`, keeping full outputs in
     /// `output_dir`. The environment is inherited from this process, made
     /// non-interactive and scrubbed of secrets, and gets git's protected
@@ -384,6 +435,7 @@ impl BashTool {
             return self.run_in_background(args, cx).await;
         }
         let unconfined = args.dangerously_disable_sandbox == Some(true);
+        let proxy_mark = self.proxy_mark();
         let Started {
             spawned,
             file,
@@ -414,6 +466,14 @@ impl BashTool {
         {
             text.push('\n');
             text.push_str(&sandbox_note(sandbox));
+        }
+        if sandboxed {
+            // What the proxies refused while it ran (a command beside it
+            // may have caused some: the session's commands share them).
+            for line in self.proxy_refusals(proxy_mark) {
+                text.push('\n');
+                text.push_str(&line);
+            }
         }
         if let Ending::TimedOut(_) = ending
             && let Some(line) = prompt::waiting_line(&sinks.collector)
@@ -582,6 +642,9 @@ fn refused_by_sandbox(ending: Ending, collector: &Collector) -> bool {
         .any(|refusal| head.contains(refusal) || tail.contains(refusal))
 }
 
+/// Most refusals of the proxies shown after a command's output.
+const MAX_REFUSAL_LINES: usize = 10;
+
 /// `(sandboxed: writes outside ROOTS and network are blocked)`: the last
 /// line of a confined command that failed as if refused.
 fn sandbox_note(sandbox: &Sandbox) -> String {
@@ -593,6 +656,8 @@ fn sandbox_note(sandbox: &Sandbox) -> String {
     writable.push("$TMPDIR".to_owned());
     let network = if sandbox.network() {
         ""
+    } else if sandbox.network_access() == crate::sandbox::NetworkAccess::Allowlist {
+        " and connections to names not in allow_domains"
     } else {
         " and network"
     };
