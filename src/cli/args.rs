@@ -70,11 +70,23 @@ pub struct CompletionsArgs {
 pub enum SandboxCommand {
     /// Print what this machine's kernel offers the sandbox and what a
     /// session with these options will enforce.
-    Check(SessionArgs),
+    Check(SandboxCheckArgs),
     /// Run one command by hand in the sandbox a session with these options
     /// would confine bash in; exits with the command's status. Refuses
     /// (exit 1) when the sandbox cannot confine here: never runs unconfined.
     Exec(SandboxExecArgs),
+}
+
+/// `agentcore sandbox check` options.
+#[derive(Clone, Debug, Args)]
+pub struct SandboxCheckArgs {
+    /// Workspace, mode and policy (the policy's `[sandbox]` table).
+    #[command(flatten)]
+    pub session: SessionArgs,
+    /// Also list what each toolchain of `[sandbox] toolchains` adds: its
+    /// cache folders (writable) and registry hosts (allowed).
+    #[arg(long)]
+    pub toolchains: bool,
 }
 
 /// `agentcore sandbox exec` options.
@@ -302,7 +314,7 @@ mod tests {
             let Command::Sandbox(SandboxCommand::Check(args)) = cli.command else {
                 panic!("sandbox check");
             };
-            assert_eq!(args.mode, Some(mode));
+            assert_eq!(args.session.mode, Some(mode));
         }
         assert!(Cli::try_parse_from(["agentcore", "run", "--mode", "yolo"]).is_err());
         let help = Cli::command()

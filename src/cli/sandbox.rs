@@ -10,7 +10,7 @@ use agentcore::process::TOKEN_ENV;
 use agentcore::sandbox::{self, Sandbox, SandboxMode};
 use agentcore::session::{Session, SessionConfig};
 
-use super::args::{SandboxExecArgs, SessionArgs};
+use super::args::{SandboxCheckArgs, SandboxExecArgs, SessionArgs};
 use super::out::{errln, outln};
 use super::run::Signals;
 
@@ -37,7 +37,11 @@ fn command_session(program: &str, args: SessionArgs) -> Result<(Session, Sandbox
 
 /// Prints the machine's capabilities, then the session's sandbox; fails
 /// (exit 1) when the policy requires a sandbox this machine cannot build.
-pub fn check(args: SessionArgs) -> ExitCode {
+pub fn check(args: SandboxCheckArgs) -> ExitCode {
+    let SandboxCheckArgs {
+        session: args,
+        toolchains,
+    } = args;
     outln!("This machine:");
     outln!("{}", sandbox::check());
     let config =
@@ -72,7 +76,11 @@ pub fn check(args: SessionArgs) -> ExitCode {
         .chain([format!("$TMPDIR ({})", sandbox.tmpdir().display())])
         .collect();
     outln!("writable:    {}", writable.join(", "));
-    outln!("protected:   .git, .claude and existing .env* files in each writable root (read-only)");
+    outln!(
+        "protected:   in each writable root, what makes git run code (.git/config, \
+         config.worktree, hooks/, info/, modules/, worktrees/; commits work), .claude and \
+         existing .env* files (read-only)"
+    );
     let hidden: Vec<String> = sandbox
         .hidden()
         .iter()
@@ -84,14 +92,31 @@ pub fn check(args: SessionArgs) -> ExitCode {
     } else {
         outln!("hidden:      {}", hidden.join(", "));
     }
-    outln!(
-        "network:     {}",
-        if sandbox.network() {
-            "open"
-        } else {
-            "none (loopback only)"
+    match sandbox.network_access() {
+        sandbox::NetworkAccess::Open => {
+            outln!("network:     open");
         }
-    );
+        sandbox::NetworkAccess::None => {
+            outln!("network:     none (loopback only)");
+        }
+        sandbox::NetworkAccess::Allowlist if sandbox.proxy().is_some() => {
+            let mut domains = policy.allow_domains.clone();
+            for toolchain in &policy.toolchains {
+                domains.extend(toolchain.domains().iter().map(|d| (*d).to_owned()));
+            }
+            outln!(
+                "network:     allowlist, through the session's HTTP and SOCKS5 proxies: {}",
+                domains.join(", ")
+            );
+            for (name, addresses) in &policy.resolve {
+                let addresses: Vec<String> = addresses.0.iter().map(ToString::to_string).collect();
+                outln!("resolve:     {name} -> {}", addresses.join(", "));
+            }
+        }
+        sandbox::NetworkAccess::Allowlist => {
+            outln!("network:     none (the allow list's proxies could not be started)");
+        }
+    }
     outln!(
         "auto_allow:  {}",
         if policy.auto_allow && sandbox.is_fully_confining() {
@@ -102,6 +127,31 @@ pub fn check(args: SessionArgs) -> ExitCode {
             "no (policy)"
         }
     );
+    if toolchains {
+        outln!();
+        outln!("Toolchains ([sandbox] toolchains; * = in this policy):");
+        let home = std::env::var_os("HOME").map(std::path::PathBuf::from);
+        for toolchain in sandbox::Toolchain::ALL {
+            let listed = if policy.toolchains.contains(&toolchain) {
+                "*"
+            } else {
+                " "
+            };
+            let caches: Vec<String> = home
+                .as_deref()
+                .map(|home| toolchain.caches(home))
+                .unwrap_or_default()
+                .iter()
+                .map(|p| p.display().to_string())
+                .collect();
+            outln!(
+                "{listed} {:<6} writable: {}",
+                toolchain.name(),
+                caches.join(", ")
+            );
+            outln!("         allowed:  {}", toolchain.domains().join(", "));
+        }
+    }
     ExitCode::SUCCESS
 }
 

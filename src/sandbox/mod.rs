@@ -193,7 +193,7 @@ pub enum SandboxError {
     NulInPath(PathBuf),
     /// `allow_domains` or `resolve` holds what is not a name, a wildcard
     /// or an address, e.g. `*`.
-    #[error("allow_domains: {0}")]
+    #[error("{0}")]
     BadAllowList(String),
     /// The allow list's proxies could not be set up.
     #[error("network allow list unavailable: {0}")]

@@ -9,6 +9,7 @@
 mod support;
 
 mod git_commits_inside_the_sandbox;
+mod network_allowlist_is_set_up_or_refused;
 mod sandbox_confines_commands;
 mod sandboxed_commands_through_bash;
 mod sessions_die_with_agentcore_and_hide_from_each_other;
