@@ -23,6 +23,7 @@ pub mod files;
 pub mod http;
 pub mod procs;
 pub mod python;
+pub mod registry;
 pub mod require;
 pub mod sandbox;
 pub mod scheduler;
