@@ -110,9 +110,12 @@ console.log("1 test passed");
     git(&s.root, &["commit", "-q", "-m", "project"]);
 }
 
-/// The event types `agentcore run` writes; an approval question would be
-/// none of them.
+/// The event types `agentcore run` writes. It has no approval event: in
+/// the default mode a call that needs approval ends `denied`, its text
+/// starting `approval required:` (see the last test), so "nobody was
+/// asked" is: every call a success, no text about approval.
 const EVENT_TYPES: &[&str] = &[
+    "hello",
     "run_start",
     "tool_exec_start",
     "tool_exec_update",
@@ -194,4 +197,26 @@ fn install_build_test_and_commit_run_confined_without_asking() {
             .is_file()
     );
     assert_eq!(git(&s.root, &["status", "--porcelain"]), "");
+}
+
+/// The contrast that makes the test above mean something: in the same
+/// mode and policy, a command that asks to leave the sandbox is asked
+/// about (and, with nobody to answer, not run).
+#[test]
+#[ignore = "needs the command sandbox"]
+fn the_default_mode_asks_for_a_command_outside_the_sandbox() {
+    require_sandbox();
+    let s = scene(OFFLINE_NPM_POLICY);
+    let (outcome, text) = one_call(
+        &s,
+        "default",
+        serde_json::json!({
+            "command": "touch ../outside/x",
+            "dangerously_disable_sandbox": true,
+            "description": "write outside the workspace",
+        }),
+    );
+    assert_eq!(outcome, "denied", "{text}");
+    assert!(text.starts_with("approval required:"), "{text}");
+    assert!(!s.outside.join("x").exists());
 }

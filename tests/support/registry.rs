@@ -210,10 +210,7 @@ fn serve(stream: TcpStream, shared: &Shared) {
     };
     let mut reader = BufReader::new(read_half);
     let mut writer = stream;
-    loop {
-        let Some((request, keep_alive)) = read_request(&mut reader) else {
-            break;
-        };
+    while let Some((request, keep_alive)) = read_request(&mut reader) {
         shared.log.lock().unwrap().push(request.clone());
         let (status, content_type, body) = respond(shared, &request);
         let keep_alive = keep_alive && !shared.stopped.load(Ordering::SeqCst);
