@@ -32,8 +32,8 @@ resolve = { "registry.test" = "127.0.0.1", "denied.test" = "127.0.0.1" }
 toolchains = ["cargo", "npm", "pip"]
 "#;
 
-/// The Python the commands run pip with (the system one: a pyenv shim
-/// needs `PYENV_ROOT`, which the commands' environment does not carry).
+/// The Python the commands run pip with: the system one, by path, as in
+/// the other sandbox tests (not whichever shim is first on `PATH`).
 const PYTHON: &str = "/usr/bin/python3";
 
 /// Runs `command` in one confined bash call at the scene's root; its text,
@@ -135,9 +135,9 @@ fn npm_project(dir: &Path, npm: &NpmPackage) {
 const NPM_INSTALL: &str =
     "npm install && node -e 'console.log(require(\"agentcore-demo\")(\"npm\"))'";
 
-/// The folder of the Rust toolchain's real binaries (the rustup proxies
-/// on `PATH` need `RUSTUP_HOME`, which the commands' environment does not
-/// carry).
+/// The folder of the Rust toolchain's real binaries: the rustup proxies on
+/// `PATH` look for toolchains in `$HOME/.rustup` unless `RUSTUP_HOME` is
+/// set, and `HOME` is the scene's.
 fn rust_bin() -> PathBuf {
     let out = Command::new("rustc")
         .args(["--print", "sysroot"])
