@@ -8,9 +8,11 @@
 #[path = "../support/mod.rs"]
 mod support;
 
+mod a_days_work_offline;
 mod git_commits_inside_the_sandbox;
 mod network_allowlist_is_set_up_or_refused;
 mod sandbox_confines_commands;
 mod sandboxed_commands_through_bash;
 mod sessions_die_with_agentcore_and_hide_from_each_other;
 mod the_library_confines_bash_by_default;
+mod toolchains_reach_registries_through_the_proxy;

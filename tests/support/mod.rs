@@ -11,6 +11,9 @@
 //! - [`procs`]: processes found by a unique number in their argv, pids,
 //!   and the environment the bash tool's commands start with;
 //! - [`python`]: the Python with the official MCP SDK;
+//! - [`registry`]: registries on loopback (npm, git over dumb HTTP, a
+//!   PyPI simple index, a cargo sparse registry) with a log of the
+//!   requests they were sent;
 //! - [`require`]: what a test needs beyond a Rust toolchain, checked: an
 //!   `#[ignore = "needs …"]` test run without it fails naming it;
 //! - [`sandbox`]: the scene of a sandbox test through `agentcore run`;
@@ -23,6 +26,7 @@ pub mod files;
 pub mod http;
 pub mod procs;
 pub mod python;
+pub mod registry;
 pub mod require;
 pub mod sandbox;
 pub mod scheduler;
