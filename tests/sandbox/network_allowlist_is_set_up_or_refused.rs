@@ -171,3 +171,31 @@ fn sandbox_check_lists_what_each_toolchain_adds() {
         assert!(network.contains(host), "{network}");
     }
 }
+
+#[test]
+#[ignore = "needs the command sandbox, root, setpriv and curl"]
+fn the_allow_list_works_as_root_and_as_nobody() {
+    require_sandbox();
+    require_program("curl");
+    for user in current_and_nobody() {
+        let server = crate::support::registry::Server::start_as("registry.test");
+        crate::support::registry::hello(&server);
+        let s = scene(ALLOWLIST);
+        let script = format!(
+            "curl -sS --max-time 20 {url}; curl -sS --max-time 20 -x \"$ALL_PROXY\" {url}; curl -sS --max-time 5 --noproxy '*' {url} || echo direct-refused",
+            url = server.url("/hello")
+        );
+        let events = run_as(&s, user, "bypass", &[bash("c", &script)]);
+        let (_, text) = end(&events, "c");
+        assert_eq!(
+            text.matches(crate::support::registry::HELLO.trim_end())
+                .count(),
+            2,
+            "{user:?}: {text}"
+        );
+        assert!(text.contains("direct-refused"), "{user:?}: {text}");
+        server.assert_saw("GET", "/hello");
+        let last = events.last().unwrap();
+        assert_eq!(last["connections_allowed"], 2, "{user:?}: {last}");
+    }
+}

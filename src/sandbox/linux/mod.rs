@@ -16,6 +16,7 @@
 
 mod child;
 mod failure;
+mod fd_pass;
 mod landlock_rules;
 mod mounts;
 mod net_listen;

@@ -7,24 +7,17 @@
 //! to is reached from this process's network.
 #![allow(unsafe_code)] // the fork of the helper; each block says why it is sound.
 
-use std::io::{self, IoSlice, IoSliceMut};
-use std::mem::MaybeUninit;
+use std::io;
 use std::net::{Ipv4Addr, SocketAddrV4, TcpListener};
 use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 
 use rustix::io::Errno;
-use rustix::net::{
-    AddressFamily, RecvAncillaryBuffer, RecvAncillaryMessage, RecvFlags, SendAncillaryBuffer,
-    SendAncillaryMessage, SendFlags, SocketFlags, SocketType,
-};
+use rustix::net::{AddressFamily, SocketFlags, SocketType};
 use rustix::process::WaitOptions;
 use rustix::thread::LinkNameSpaceType;
 
 use super::SessionNet;
-use super::sys;
-
-/// How many sockets [`listeners`] makes.
-const COUNT: usize = 2;
+use super::{fd_pass, sys};
 
 /// Two listening sockets on `127.0.0.1` of the session's network
 /// namespace, each on a port the kernel picked.
@@ -33,7 +26,7 @@ const COUNT: usize = 2;
 ///
 /// When the helper cannot be forked, cannot enter the namespaces or cannot
 /// bind (its errno).
-pub(in crate::sandbox) fn listeners(net: &SessionNet) -> io::Result<[TcpListener; COUNT]> {
+pub(in crate::sandbox) fn listeners(net: &SessionNet) -> io::Result<[TcpListener; 2]> {
     let (ours, theirs) = rustix::net::socketpair(
         AddressFamily::UNIX,
         SocketType::SEQPACKET,
@@ -49,7 +42,7 @@ pub(in crate::sandbox) fn listeners(net: &SessionNet) -> io::Result<[TcpListener
         sys::exit_now(code);
     };
     drop(theirs);
-    let received = receive(ours.as_fd());
+    let received = fd_pass::receive_two(ours.as_fd());
     let status = loop {
         match rustix::process::waitpid(Some(pid), WaitOptions::empty()) {
             Err(Errno::INTR) => {}
@@ -62,35 +55,6 @@ pub(in crate::sandbox) fn listeners(net: &SessionNet) -> io::Result<[TcpListener
     }
     let [first, second] = received?;
     Ok([TcpListener::from(first), TcpListener::from(second)])
-}
-
-/// The two descriptors the helper sent.
-fn receive(end: BorrowedFd<'_>) -> io::Result<[OwnedFd; COUNT]> {
-    let mut byte = [0u8; 1];
-    let mut space = [MaybeUninit::uninit(); rustix::cmsg_space!(ScmRights(COUNT))];
-    let mut control = RecvAncillaryBuffer::new(&mut space);
-    let got = rustix::net::recvmsg(
-        end,
-        &mut [IoSliceMut::new(&mut byte)],
-        &mut control,
-        RecvFlags::CMSG_CLOEXEC,
-    )?;
-    if got.bytes != 1 {
-        return Err(io::Error::other("the listening helper sent nothing"));
-    }
-    let mut fds = Vec::with_capacity(COUNT);
-    for message in control.drain() {
-        if let RecvAncillaryMessage::ScmRights(rights) = message {
-            fds.extend(rights);
-        }
-    }
-    let mut fds = fds.into_iter();
-    match (fds.next(), fds.next()) {
-        (Some(first), Some(second)) => Ok([first, second]),
-        _ => Err(io::Error::other(
-            "the listening helper sent too few sockets",
-        )),
-    }
 }
 
 /// The helper, in the forked child: returns its exit code (0, or the errno
@@ -129,15 +93,8 @@ unsafe fn helper(net: &SessionNet, end: BorrowedFd<'_>) -> i32 {
         (Ok(first), Ok(second)) => (first, second),
         (Err(e), _) | (_, Err(e)) => return errno(e),
     };
-    let fds = [first.as_fd(), second.as_fd()];
-    let mut space = [MaybeUninit::uninit(); rustix::cmsg_space!(ScmRights(COUNT))];
-    let mut control = SendAncillaryBuffer::new(&mut space);
-    if !control.push(SendAncillaryMessage::ScmRights(&fds)) {
-        return libc::ENOBUFS;
-    }
-    match rustix::net::sendmsg(end, &[IoSlice::new(b"l")], &mut control, SendFlags::empty()) {
-        Ok(1) => 0,
-        Ok(_) => libc::EIO,
+    match fd_pass::send_two(end, [first.as_fd(), second.as_fd()]) {
+        Ok(()) => 0,
         Err(e) => errno(e),
     }
 }

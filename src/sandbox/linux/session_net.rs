@@ -4,7 +4,6 @@
 //! while it runs.
 #![allow(unsafe_code)] // the fork of the helper; each block says why it is sound.
 
-use std::fs::File;
 use std::io;
 use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 
@@ -26,8 +25,11 @@ pub(in crate::sandbox) struct SessionNet {
 }
 
 impl SessionNet {
-    /// Forks a helper H that unshares a user and a network namespace and
-    /// brings `lo` up; opens `/proc/H/ns/{user,net}`; lets H exit.
+    /// Forks a helper H that unshares a user and a network namespace,
+    /// brings `lo` up and sends this process its `/proc/self/ns/{user,net}`
+    /// (opened by H itself: this process, non-dumpable when the bash tool
+    /// made it so, may not open another user's view of its children's
+    /// `/proc` files when it is not root); lets H exit.
     ///
     /// The maps are identity maps: H writes its own single-id maps, or for
     /// root this process (root in the parent namespace) writes the identity
@@ -39,30 +41,49 @@ impl SessionNet {
         let gid_map = id_map(rustix::process::getegid().as_raw(), false).into_bytes();
         let (ready_r, ready_w) = pipe_with(PipeFlags::CLOEXEC)?;
         let (go_r, go_w) = pipe_with(PipeFlags::CLOEXEC)?;
+        let (fds_ours, fds_theirs) = rustix::net::socketpair(
+            rustix::net::AddressFamily::UNIX,
+            rustix::net::SocketType::SEQPACKET,
+            rustix::net::SocketFlags::CLOEXEC,
+            None,
+        )?;
         // SAFETY: the child runs `helper`, async-signal-safe calls on the
         // data prepared above, and leaves by `_exit`.
         let pid = unsafe { sys::fork() }?;
         let Some(pid) = pid else {
             // SAFETY: this is the child just forked.
-            let code = unsafe { helper(root, &uid_map, &gid_map, ready_w.as_fd(), go_r.as_fd()) };
+            let code = unsafe {
+                helper(
+                    root,
+                    &uid_map,
+                    &gid_map,
+                    ready_w.as_fd(),
+                    go_r.as_fd(),
+                    fds_theirs.as_fd(),
+                )
+            };
             sys::exit_now(code);
         };
         drop(ready_w);
         drop(go_r);
-        let opened = (|| {
+        drop(fds_theirs);
+        let mapped = (|| {
             read_byte(ready_r.as_fd())?;
             if root {
                 let all = id_map(0, true);
                 std::fs::write(format!("/proc/{pid}/uid_map"), &all)?;
                 std::fs::write(format!("/proc/{pid}/gid_map"), &all)?;
             }
-            let user = OwnedFd::from(File::open(format!("/proc/{pid}/ns/user"))?);
-            let net = OwnedFd::from(File::open(format!("/proc/{pid}/ns/net"))?);
-            Ok::<_, io::Error>((user, net))
+            Ok::<_, io::Error>(())
         })();
-        // Tell H to bring `lo` up (or, on an error, to give up), then reap it.
-        let _ = write_byte(go_w.as_fd(), u8::from(opened.is_ok()));
+        // Tell H to bring `lo` up and send its namespaces (or, on an
+        // error, to give up), then reap it.
+        let _ = write_byte(go_w.as_fd(), u8::from(mapped.is_ok()));
         drop(go_w);
+        let opened = mapped.and_then(|()| {
+            let [user, net] = super::fd_pass::receive_two(fds_ours.as_fd())?;
+            Ok((user, net))
+        });
         let status = loop {
             match rustix::process::waitpid(Some(pid), WaitOptions::empty()) {
                 Err(Errno::INTR) => {}
@@ -114,6 +135,7 @@ unsafe fn helper(
     gid_map: &[u8],
     ready: BorrowedFd<'_>,
     go: BorrowedFd<'_>,
+    send: BorrowedFd<'_>,
 ) -> i32 {
     let errno = |e: io::Error| e.raw_os_error().unwrap_or(libc::EINVAL).clamp(1, 255);
     let namespaces = UnshareFlags::NEWUSER | UnshareFlags::NEWNET;
@@ -133,8 +155,22 @@ unsafe fn helper(
     if rustix::io::read(go, &mut byte) != Ok(1) || byte[0] != 1 {
         return libc::ECANCELED;
     }
-    match loopback_up() {
+    if let Err(e) = loopback_up() {
+        return errno(e);
+    }
+    let open = |path: &std::ffi::CStr| {
+        rustix::fs::open(
+            path,
+            rustix::fs::OFlags::RDONLY | rustix::fs::OFlags::CLOEXEC,
+            rustix::fs::Mode::empty(),
+        )
+    };
+    let (user, net) = match (open(c"/proc/self/ns/user"), open(c"/proc/self/ns/net")) {
+        (Ok(user), Ok(net)) => (user, net),
+        (Err(e), _) | (_, Err(e)) => return errno(e.into()),
+    };
+    match super::fd_pass::send_two(send, [user.as_fd(), net.as_fd()]) {
         Ok(()) => 0,
-        Err(e) => errno(e),
+        Err(e) => errno(e.into()),
     }
 }
