@@ -692,3 +692,55 @@ fn curl_works_through_both_proxies() {
         format!("(sandboxed: connection to other.test:{port} refused: not in allow_domains)")
     );
 }
+
+#[test]
+fn socks5_refuses_bind_udp_and_unknown_address_types() {
+    let (port, seen) = recorder();
+    let s = start(&["registry.test"], |_| {});
+    for (cmd, atyp, want) in [(2u8, 3u8, 0x07u8), (3, 3, 0x07), (1, 9, 0x08)] {
+        let mut c = client(s.socks);
+        c.write_all(&[5, 1, 0]).unwrap();
+        let mut choice = [0u8; 2];
+        c.read_exact(&mut choice).unwrap();
+        let mut request = vec![5, cmd, 0, atyp, 13];
+        request.extend_from_slice(b"registry.test");
+        request.extend_from_slice(&port.to_be_bytes());
+        c.write_all(&request).unwrap();
+        let mut reply = [0u8; 10];
+        c.read_exact(&mut reply).unwrap();
+        assert_eq!(reply[1], want, "command {cmd}, address type {atyp}");
+    }
+    // No acceptable method: 0xFF.
+    let mut c = client(s.socks);
+    c.write_all(&[5, 1, 0x80]).unwrap();
+    let mut choice = [0u8; 2];
+    c.read_exact(&mut choice).unwrap();
+    assert_eq!(choice, [5, 0xff]);
+    // A name that is not plain ASCII: refused, shown escaped on one line.
+    let (code, _) = socks(s.socks, &domain("bad\nname.test"), port, false);
+    assert_eq!(code, 0x02);
+    let lines = s.lines();
+    assert_eq!(lines.len(), 1);
+    assert!(!lines[0].contains('\n'), "{}", lines[0]);
+    assert!(
+        lines[0].contains("is not a plain ASCII host name"),
+        "{}",
+        lines[0]
+    );
+    assert!(wait_for(&seen, 0).is_empty());
+}
+
+#[test]
+fn an_idle_http_connection_is_closed_after_the_header_timeout() {
+    let s = start(&["registry.test"], |c| {
+        c.header_timeout = Duration::from_millis(300)
+    });
+    let began = Instant::now();
+    let mut c = client(s.http);
+    assert!(closed(&mut c));
+    assert!(
+        began.elapsed() < Duration::from_secs(5),
+        "{:?}",
+        began.elapsed()
+    );
+}
