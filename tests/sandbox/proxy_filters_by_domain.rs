@@ -744,3 +744,24 @@ fn an_idle_http_connection_is_closed_after_the_header_timeout() {
         began.elapsed()
     );
 }
+
+#[test]
+fn dropping_the_proxy_closes_its_listeners_and_tunnels() {
+    let (port, _seen) = recorder();
+    let s = start(&["registry.test"], |_| {});
+    let (_, mut tunnel) = connect(s.http, &format!("registry.test:{port}"));
+    tunnel
+        .write_all(&client_hello(Some("registry.test")))
+        .unwrap();
+    let mut answer = [0u8; 32];
+    assert!(tunnel.read(&mut answer).unwrap() > 0, "the tunnel is open");
+    let (http, socks) = (s.http, s.socks);
+    drop(s);
+    assert!(closed(&mut tunnel), "the open tunnel is closed");
+    for addr in [http, socks] {
+        match TcpStream::connect(addr) {
+            Err(_) => {}
+            Ok(mut c) => assert!(closed(&mut c), "{addr} still answers"),
+        }
+    }
+}
