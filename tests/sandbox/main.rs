@@ -11,6 +11,7 @@ mod support;
 mod a_days_work_offline;
 mod git_commits_inside_the_sandbox;
 mod network_allowlist_is_set_up_or_refused;
+mod proxy_filters_by_domain;
 mod sandbox_confines_commands;
 mod sandboxed_commands_through_bash;
 mod sessions_die_with_agentcore_and_hide_from_each_other;

@@ -71,6 +71,13 @@ fn answer(status: StatusCode, line: &str) -> Response<Body> {
         header::CONTENT_TYPE,
         HeaderValue::from_static("text/plain; charset=utf-8"),
     );
+    // After a refusal or an error the client's connection is closed: what
+    // it sent after the request is not read.
+    if status != StatusCode::OK {
+        response
+            .headers_mut()
+            .insert(header::CONNECTION, HeaderValue::from_static("close"));
+    }
     response
 }
 
