@@ -92,6 +92,12 @@ pub fn check(args: SessionArgs) -> ExitCode {
             "none (loopback only)"
         }
     );
+    // Limits never fail a `required` sandbox: they bound what a command
+    // consumes, not what it may reach; one nothing here enforces says so.
+    for (i, line) in sandbox.limits_summary().iter().enumerate() {
+        let label = if i == 0 { "limits:" } else { "" };
+        outln!("{label:<13}{line}");
+    }
     outln!(
         "auto_allow:  {}",
         if policy.auto_allow && sandbox.is_fully_confining() {

@@ -71,6 +71,7 @@
 //! # Ok(()) }
 //! ```
 
+mod limits;
 #[cfg(all(target_os = "linux", feature = "sandbox"))]
 mod linux;
 mod paths;
@@ -81,6 +82,7 @@ use std::io;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, OnceLock};
 
+pub use limits::{LimitHit, SandboxLimits, format_size, parse_size};
 pub use paths::{DEFAULT_HIDDEN_IN_HOME, default_hidden, default_protected};
 pub use policy::SandboxPolicy;
 pub use status::{Feature, SandboxStatus};
@@ -150,6 +152,7 @@ pub struct SandboxBuilder {
     tmpdir_in: Option<PathBuf>,
     assume_missing: Vec<Feature>,
     per_command_loopback: bool,
+    limits: SandboxLimits,
 }
 
 impl SandboxBuilder {
@@ -224,6 +227,26 @@ impl SandboxBuilder {
     /// server a command starts answers the next command while it runs).
     pub fn per_command_loopback(mut self) -> Self {
         self.per_command_loopback = true;
+        self
+    }
+
+    /// What each command may consume (default [`SandboxLimits::default`]):
+    /// its memory, tasks, CPU time per process and largest file, and the
+    /// size of the session's `$TMPDIR`. A command that reaches one is
+    /// killed, and [`Confinement::limit_hit`] says which.
+    ///
+    /// ```no_run
+    /// # fn example() -> Result<(), agentcore::sandbox::SandboxError> {
+    /// use agentcore::sandbox::{Sandbox, SandboxLimits};
+    ///
+    /// let limits = SandboxLimits::default()
+    ///     .memory(Some(4 << 30))
+    ///     .processes(Some(512));
+    /// let sandbox = Sandbox::builder().limits(limits).build()?;
+    /// # Ok(()) }
+    /// ```
+    pub fn limits(mut self, limits: SandboxLimits) -> Self {
+        self.limits = limits;
         self
     }
 
@@ -346,6 +369,17 @@ impl SandboxBuilder {
                     scan.all();
                 });
         }
+        // Root bounds the session's $TMPDIR and /dev/shm by tmpfs mounts of
+        // their own (an unprivileged process cannot mount on the host).
+        #[cfg(all(target_os = "linux", feature = "sandbox"))]
+        let tmpfs = match self.limits.tmp_size {
+            Some(bytes)
+                if self.mode != SandboxMode::Off && rustix::process::geteuid().is_root() =>
+            {
+                linux::SessionTmpfs::mount(&[&tmp, &shm], bytes).ok()
+            }
+            _ => None,
+        };
         #[cfg(all(target_os = "linux", feature = "sandbox"))]
         let session_net = if self.mode != SandboxMode::Off
             && !self.network
@@ -371,6 +405,9 @@ impl SandboxBuilder {
                 protected_roots,
                 hidden,
                 protected,
+                limits: self.limits,
+                #[cfg(all(target_os = "linux", feature = "sandbox"))]
+                _tmpfs: tmpfs,
                 _tmpdir: tmpdir,
                 tmp,
                 shm,
@@ -459,6 +496,11 @@ struct Inner {
     writable: Vec<PathBuf>,
     hidden: Arc<HiddenPaths>,
     protected: Vec<PathBuf>,
+    limits: SandboxLimits,
+    /// The tmpfs mounts on `tmp` and `shm` (root), unmounted before
+    /// `_tmpdir` is removed (fields drop in order).
+    #[cfg(all(target_os = "linux", feature = "sandbox"))]
+    _tmpfs: Option<linux::SessionTmpfs>,
     /// Removed with the sandbox; holds `tmp` and `shm`, and is not
     /// writable inside.
     _tmpdir: tempfile::TempDir,
@@ -507,6 +549,31 @@ impl Sandbox {
     /// starts are covered).
     pub fn hidden(&self) -> &[PathBuf] {
         self.inner.hidden.all()
+    }
+
+    /// What each command may consume.
+    pub fn limits(&self) -> &SandboxLimits {
+        &self.inner.limits
+    }
+
+    /// One line per limit with what enforces it on this machine, e.g.
+    /// `memory: 4G (cgroup v1)`, `processes: 512 (RLIMIT_NPROC +
+    /// watchdog)`, `tmp_size: 2G (tmpfs, $TMPDIR and /dev/shm each)`, or
+    /// `file_size: off`; a limit nothing here can enforce says so.
+    pub fn limits_summary(&self) -> Vec<String> {
+        #[cfg(all(target_os = "linux", feature = "sandbox"))]
+        {
+            let status = &self.inner.status;
+            let watchdog = self.inner.mode != SandboxMode::Off
+                && status.has(Feature::UserNamespace)
+                && status.has(Feature::PidNamespace)
+                && status.has(Feature::MountNamespace);
+            linux::limits_summary(&self.inner.limits, watchdog, self.inner._tmpfs.is_some())
+        }
+        #[cfg(not(all(target_os = "linux", feature = "sandbox")))]
+        {
+            vec!["not enforced: no command sandbox on this platform or build".to_owned()]
+        }
     }
 
     /// The sandbox's temporary directory: writable inside, removed with the
@@ -560,6 +627,9 @@ pub struct Confinement {
     enforced: String,
     #[cfg(all(target_os = "linux", feature = "sandbox"))]
     failure: Option<Arc<linux::Failure>>,
+    #[cfg(all(target_os = "linux", feature = "sandbox"))]
+    limits: Option<Arc<linux::CommandLimits>>,
+    hit: Arc<OnceLock<Option<LimitHit>>>,
 }
 
 impl Confinement {
@@ -570,7 +640,30 @@ impl Confinement {
             enforced: "unconfined".to_owned(),
             #[cfg(all(target_os = "linux", feature = "sandbox"))]
             failure: None,
+            #[cfg(all(target_os = "linux", feature = "sandbox"))]
+            limits: None,
+            hit: Arc::default(),
         }
+    }
+
+    /// The limit the command reached, once it has ended: `killed_by` is
+    /// the signal that ended the spawned child, if one did. From the
+    /// kernel's account (the cgroup's events, a death by `SIGXCPU` or
+    /// `SIGXFSZ`) or the watchdog's report, never from an exit code; the
+    /// first call decides (later ones give the same answer).
+    ///
+    /// A command that hit one ends with [`LimitHit::line`] as its last
+    /// line in the bash tool, e.g. `(sandboxed: killed — memory limit 4G
+    /// reached)`.
+    pub fn limit_hit(&self, killed_by: Option<i32>) -> Option<LimitHit> {
+        *self.hit.get_or_init(|| {
+            #[cfg(all(target_os = "linux", feature = "sandbox"))]
+            if let (Some(limits), Some(failure)) = (&self.limits, &self.failure) {
+                return limits.hit(failure, killed_by);
+            }
+            let _ = killed_by;
+            None
+        })
     }
 
     /// The error of a failed `spawn` with the sandbox's failed step in

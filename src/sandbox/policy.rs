@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use super::{Feature, Sandbox, SandboxBuilder, SandboxError, SandboxMode};
+use super::{Feature, Sandbox, SandboxBuilder, SandboxError, SandboxLimits, SandboxMode};
 
 /// The `[sandbox]` table of the policy file:
 ///
@@ -17,6 +17,13 @@ use super::{Feature, Sandbox, SandboxBuilder, SandboxError, SandboxMode};
 /// hidden = ["~/work/other-client"]
 /// protected = ["Makefile", ".github"]   # read-only for commands
 /// auto_allow = true      # a fully confined command needs no approval (default true)
+///
+/// [sandbox.limits]       # what each command may consume; "off" turns one off
+/// memory = "8G"
+/// processes = 1024
+/// cpu_seconds = 3600
+/// tmp_size = "2G"
+/// file_size = "16G"
 /// ```
 ///
 /// Paths are absolute, `~/…`, or relative to the workspace root. The
@@ -48,6 +55,9 @@ pub struct SandboxPolicy {
     /// diagnosis and tests (what `required` says, what `auto` still
     /// enforces).
     pub assume_missing: Vec<Feature>,
+    /// The `[sandbox.limits]` table: what each command may consume (see
+    /// [`SandboxLimits`] for the defaults and why).
+    pub limits: SandboxLimits,
 }
 
 impl Default for SandboxPolicy {
@@ -60,6 +70,7 @@ impl Default for SandboxPolicy {
             protected: Vec::new(),
             auto_allow: true,
             assume_missing: Vec::new(),
+            limits: SandboxLimits::default(),
         }
     }
 }
@@ -93,6 +104,7 @@ impl SandboxPolicy {
         let mut builder = Sandbox::builder()
             .mode(self.mode)
             .network(self.network)
+            .limits(self.limits)
             .writable(writable_roots.into_iter().chain(extra_writable))
             .hidden(self.hidden.iter().map(|p| resolve(p, root)).chain(hidden))
             .protected(
@@ -168,6 +180,11 @@ mod tests {
             err.to_string().contains("unknown variant `strict`"),
             "{err}"
         );
+        let p: SandboxPolicy =
+            toml::from_str("[limits]\nmemory = \"512M\"\nprocesses = \"off\"").unwrap();
+        assert_eq!(p.limits.memory, Some(512 << 20));
+        assert_eq!(p.limits.processes, None);
+        assert_eq!(p.limits.cpu_seconds, SandboxLimits::default().cpu_seconds);
         let err = toml::from_str::<SandboxPolicy>("networks = true").unwrap_err();
         assert!(
             err.to_string().contains("unknown field `networks`"),

@@ -75,7 +75,20 @@ impl Failure {
             Step::Landlock => "apply its Landlock rules".to_owned(),
             Step::Seccomp => "apply its seccomp filter".to_owned(),
             Step::Chdir => format!("enter the working directory {}", self.cwd.display()),
+            Step::Cgroup => "put it in its cgroup (for its memory and process limits)".to_owned(),
+            Step::Rlimit => "set its resource limits (setrlimit)".to_owned(),
         })
+    }
+
+    /// Which limit G's watchdog reported for the command (its second
+    /// byte, see [`super::child::LIMIT_RECORD`]): read once the command
+    /// has ended, when the pipe holds at most that one record.
+    pub(in crate::sandbox) fn limit_reported(&self) -> Option<u8> {
+        let mut record = [0u8; 4];
+        match rustix::io::read(&self.read, &mut record) {
+            Ok(4) if record[0] == super::child::LIMIT_RECORD => Some(record[1]),
+            _ => None,
+        }
     }
 }
 

@@ -393,6 +393,7 @@ impl BashTool {
             .start(&args.command, &format!("bash-{}", cx.call_id()), unconfined)
             .map_err(ToolError::new)?;
         let sandboxed = spawned.sandboxed;
+        let confinement = spawned.confinement();
         let mut sinks = Sinks {
             collector: Collector::default(),
             file,
@@ -408,7 +409,10 @@ impl BashTool {
             None => (None, file_error),
         };
         let mut text = render(ending, &sinks.collector, file, file_error);
+        let limit = process::limit_line(confinement.as_ref(), ending);
+        drop(confinement);
         if sandboxed
+            && limit.is_none()
             && let Some(sandbox) = self.sandbox_in_use()
             && refused_by_sandbox(ending, &sinks.collector)
         {
@@ -420,6 +424,10 @@ impl BashTool {
         {
             text.push('\n');
             text.push_str(&prompt::notice(&line));
+        }
+        if let Some(limit) = limit {
+            text.push('\n');
+            text.push_str(&limit);
         }
         match ending {
             Ending::Exited(_) | Ending::Signaled(_) => Ok(ToolOutput::text(text)),

@@ -22,6 +22,7 @@ mod init;
 mod mounts;
 mod namespaces;
 mod restrict;
+mod watchdog;
 
 use std::ffi::CString;
 use std::io;
@@ -32,6 +33,7 @@ use rustix::thread::UnshareFlags;
 use seccompiler::BpfProgram;
 
 pub(super) use namespaces::{loopback_up, write_own_maps};
+pub(super) use watchdog::{CPU, LIMIT_RECORD, MEMORY, PROCESSES, Watchdog};
 
 /// Everything the child needs, computed before the fork.
 #[derive(Debug)]
@@ -54,6 +56,20 @@ pub(super) struct Plan {
     /// file) S grants on its own `/dev/pts` and `/dev/ptmx`, which M
     /// mounted fresh and which the parent's rules cannot name.
     pub(super) pts_access: Option<(u64, u64)>,
+    /// The command's resource limits.
+    pub(super) limits: Limits,
+}
+
+/// The resource limits of one command, as the child applies them.
+#[derive(Debug, Default)]
+pub(super) struct Limits {
+    /// `cgroup.procs` of the command's cgroups (one per hierarchy), which
+    /// M joins first, so that G, S and everything they start are in them.
+    pub(super) join: Vec<OwnedFd>,
+    /// `(resource, limit)`: set in S, soft and hard, before the exec.
+    pub(super) rlimits: Vec<(rustix::process::Resource, u64)>,
+    /// What G watches (with a `/proc` of its own only).
+    pub(super) watchdog: Watchdog,
 }
 
 /// What root keeps inside: `CAP_DAC_OVERRIDE` and `CAP_DAC_READ_SEARCH`,
@@ -137,6 +153,8 @@ pub(super) enum Step {
     Pin,
     ReadOnlyRoot,
     Writable,
+    Cgroup,
+    Rlimit,
 }
 
 impl Step {
@@ -158,6 +176,8 @@ impl Step {
             Pin,
             ReadOnlyRoot,
             Writable,
+            Cgroup,
+            Rlimit,
         ]
         .into_iter()
         .find(|step| *step as u8 == byte)
@@ -220,6 +240,15 @@ pub(super) unsafe fn enter(plan: &Plan) -> io::Result<()> {
     // The embedding process, whose death M watches for.
     let parent = rustix::process::getppid();
     let report = Reporter(plan.failure.as_fd());
+    // Before any namespace: the cgroup's own `cgroup.procs`, "0" for this
+    // process; G and S are forked into it.
+    for (index, join) in plan.limits.join.iter().enumerate() {
+        match rustix::io::write(join, b"0") {
+            Ok(1) => {}
+            Ok(_) => return Err(report.fail(Step::Cgroup, index, rustix::io::Errno::IO.into())),
+            Err(e) => return Err(report.fail(Step::Cgroup, index, e.into())),
+        }
+    }
     if let Some(ns) = &plan.namespaces {
         namespaces::unshare_and_map(ns).map_err(|e| report.fail(Step::Namespaces, 0, e))?;
         if ns.has(UnshareFlags::NEWNET) && ns.shared.is_none() {
@@ -231,7 +260,14 @@ pub(super) unsafe fn enter(plan: &Plan) -> io::Result<()> {
         if ns.has(UnshareFlags::NEWPID) {
             // SAFETY: this is the forked child `enter`'s caller vouches
             // for; `fork_init` returns only in S.
-            unsafe { init::fork_init(ns.has(UnshareFlags::NEWNS), parent, &report) }?;
+            unsafe {
+                init::fork_init(
+                    ns.has(UnshareFlags::NEWNS),
+                    parent,
+                    &report,
+                    &plan.limits.watchdog,
+                )
+            }?;
             // Only S gets here: a new process, not a group leader.
             let _ = rustix::process::setsid();
         }
