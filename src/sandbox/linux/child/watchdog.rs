@@ -122,7 +122,8 @@ struct Stat {
 }
 
 /// Reads `/proc/NAME/stat` relative to `proc`; `None` for a process gone
-/// meanwhile or a zombie.
+/// meanwhile. A zombie is one task (it holds its pid, as the kernel
+/// counts) and nothing else.
 fn read_stat(proc: BorrowedFd<'_>, name: &[u8]) -> Option<Stat> {
     let mut path = [0u8; 32];
     let suffix = b"/stat\0";
@@ -159,7 +160,10 @@ fn parse_stat(text: &[u8]) -> Option<Stat> {
                 })
         };
         match i + 3 {
-            3 if field == b"Z" || field == b"X" => return None,
+            3 if field == b"Z" || field == b"X" => {
+                stat.threads = 1;
+                return Some(stat);
+            }
             14 | 15 => stat.cpu_ticks += number(),
             20 => stat.threads = number(),
             24 => {
@@ -185,7 +189,8 @@ mod tests {
         assert_eq!(stat.cpu_ticks, 300);
         assert_eq!(stat.threads, 3);
         assert_eq!(stat.rss_pages, 2048);
-        let zombie = b"7 (sh) Z 1 7 7 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 1 0 0 0\n";
-        assert!(parse_stat(zombie).is_none());
+        let zombie = b"7 (sh) Z 1 7 7 0 -1 0 0 0 0 0 90 9 0 0 20 0 1 0 1 0 0 0\n";
+        let stat = parse_stat(zombie).unwrap();
+        assert_eq!((stat.threads, stat.rss_pages, stat.cpu_ticks), (1, 0, 0));
     }
 }
