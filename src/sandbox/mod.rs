@@ -386,7 +386,19 @@ impl SandboxBuilder {
             && !self.per_command_loopback
             && status.has(Feature::NetworkNamespace)
         {
-            match linux::SessionNet::new() {
+            let dirs = [tmp.clone(), shm.clone()];
+            let bounded = match self.limits.tmp_size {
+                Some(bytes) if tmpfs.is_none() && !rustix::process::geteuid().is_root() => {
+                    Some((&dirs[..], bytes))
+                }
+                _ => None,
+            };
+            // A helper that cannot mount makes the namespaces without.
+            let made = linux::SessionNet::new(bounded).or_else(|e| match bounded {
+                Some(_) => linux::SessionNet::new(None),
+                None => Err(e),
+            });
+            match made {
                 Ok(net) => {
                     status = status.with_shared_loopback(true);
                     Some(Arc::new(net))
@@ -568,7 +580,13 @@ impl Sandbox {
                 && status.has(Feature::UserNamespace)
                 && status.has(Feature::PidNamespace)
                 && status.has(Feature::MountNamespace);
-            linux::limits_summary(&self.inner.limits, watchdog, self.inner._tmpfs.is_some())
+            let tmpfs = self.inner._tmpfs.is_some()
+                || self
+                    .inner
+                    .session_net
+                    .as_ref()
+                    .is_some_and(|net| net.has_tmpfs());
+            linux::limits_summary(&self.inner.limits, watchdog, tmpfs)
         }
         #[cfg(not(all(target_os = "linux", feature = "sandbox")))]
         {

@@ -69,7 +69,17 @@ pub(super) fn confine(
 
     let (writable, bind_shm) = writable_folders(inner, mount_ns);
     let ruleset = if with_landlock {
-        landlock_rules::ruleset(&writable, fallback_net)?
+        let mut rules = writable.clone();
+        // The session's tmpfs roots, which the host's paths do not reach.
+        if let Some(net) = &inner.session_net {
+            use std::os::fd::AsRawFd;
+            rules.extend(
+                net.tmpfs_roots
+                    .iter()
+                    .map(|fd| PathBuf::from(format!("/proc/self/fd/{}", fd.as_raw_fd()))),
+            );
+        }
+        landlock_rules::ruleset(&rules, fallback_net)?
     } else {
         None
     };
@@ -284,7 +294,7 @@ pub(super) fn limits_summary(values: &SandboxLimits, watchdog: bool, tmpfs: bool
     let tmp = if tmpfs {
         "tmpfs, $TMPDIR and /dev/shm each".to_owned()
     } else {
-        "not enforced here: a bounded tmpfs for the session needs root".to_owned()
+        "not enforced: without root, the session's tmpfs lives in its shared namespaces, which a session with the network or a loopback per command does not have".to_owned()
     };
     vec![
         line("memory", size(values.memory), memory),
