@@ -133,13 +133,14 @@ pub(super) fn confine(
             .then(|| landlock_rules::pts_access(status.landlock_abi())),
         limits,
     };
-    install(cmd, plan);
+    let command_limits = std::sync::Arc::new(command_limits);
+    install(cmd, plan, command_limits.clone());
     Ok(Confinement {
         full: status.is_complete(),
         tree_dies_with_child: pids,
         enforced: status.enforced(),
         failure: Some(std::sync::Arc::new(failure)),
-        limits: Some(std::sync::Arc::new(command_limits)),
+        limits: Some(command_limits),
         hit: std::sync::Arc::default(),
     })
 }
@@ -378,9 +379,18 @@ fn failure_for(
 
 /// Makes `plan` the command's `pre_exec`: std runs it in the forked child,
 /// after its own setup (stdio, working directory) and before the exec.
+///
+/// The command holds `limits` too: its cgroup stays until both the command
+/// and every clone of its [`Confinement`] are dropped (a caller may drop
+/// the one before spawning, or the other right after).
 #[allow(unsafe_code)]
-fn install(cmd: &mut tokio::process::Command, plan: child::Plan) {
+fn install(
+    cmd: &mut tokio::process::Command,
+    plan: child::Plan,
+    limits: std::sync::Arc<CommandLimits>,
+) {
     let enter = move || {
+        let _ = &limits;
         // SAFETY: std calls this closure only in the child it forked for
         // this command, between fork and exec, which is what `enter`
         // requires; the plan was built for this command and moved here.
