@@ -38,7 +38,13 @@
 //!   outside; no `chown`, no `fowner`; Landlock and the read-only mounts
 //!   bind it all the same);
 //! - **lifetime**: a confined command dies with the process that started
-//!   it, however that process dies (M watches its parent).
+//!   it, however that process dies (M watches its parent);
+//! - **resources** ([`SandboxLimits`], [`SandboxBuilder::limits`]): memory,
+//!   tasks, CPU time per process, file size and the session's `$TMPDIR`
+//!   bounded per command (each background job on its own), by a cgroup
+//!   (v2, or v1's `memory` and `pids`) when one can be made, otherwise by
+//!   `RLIMIT_*` and a watchdog in the command's PID 1; a command that
+//!   reaches one is killed and [`Confinement::limit_hit`] says which.
 //!
 //! How it is built: the spawned child (M) creates a user namespace with
 //! mount, PID and (without network) network namespaces, mounts over the

@@ -163,6 +163,11 @@ impl CommandCgroup {
                     if dir.join("memory.swap.max").exists() {
                         fs::write(dir.join("memory.swap.max"), "0")?;
                     }
+                    // The kernel's OOM kill takes the whole command, as
+                    // the watchdog does.
+                    if dir.join("memory.oom.group").exists() {
+                        let _ = fs::write(dir.join("memory.oom.group"), "1");
+                    }
                 }
                 Version::V1 => {
                     fs::write(dir.join("memory.limit_in_bytes"), bytes.to_string())?;

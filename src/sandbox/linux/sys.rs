@@ -375,3 +375,16 @@ pub(super) fn clock_ticks() -> u64 {
     let ticks = unsafe { libc::sysconf(libc::_SC_CLK_TCK) };
     u64::try_from(ticks).ok().filter(|t| *t > 0).unwrap_or(100)
 }
+
+/// `clock_gettime(CLOCK_MONOTONIC)` in milliseconds. Async-signal-safe.
+pub(super) fn monotonic_ms() -> u64 {
+    let mut now = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: a local timespec for the kernel (or the vDSO) to fill.
+    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &raw mut now) };
+    let secs = u64::try_from(now.tv_sec).unwrap_or(0);
+    let millis = u64::try_from(now.tv_nsec).unwrap_or(0) / 1_000_000;
+    secs.saturating_mul(1000).saturating_add(millis)
+}
