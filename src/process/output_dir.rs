@@ -315,18 +315,8 @@ pub fn sweep_stale_sessions(dir: &Path) -> StaleSessions {
                 }
             }
             let _ = std::fs::remove_file(&path);
-        } else if meta.is_dir() {
-            if name.starts_with(SANDBOX_PREFIX) {
-                // A dead root session's bounded tmpfs mounts (see
-                // `[sandbox.limits] tmp_size`); nothing to do otherwise.
-                for sub in ["tmp", "shm"] {
-                    let _ =
-                        rustix::mount::unmount(path.join(sub), rustix::mount::UnmountFlags::DETACH);
-                }
-            }
-            if std::fs::remove_dir_all(&path).is_ok() {
-                found.removed.push(path);
-            }
+        } else if meta.is_dir() && std::fs::remove_dir_all(&path).is_ok() {
+            found.removed.push(path);
         }
     }
     found

@@ -53,10 +53,13 @@ pub struct SandboxLimits {
     /// spinner left in a background job does not burn a core forever.
     #[serde(with = "count")]
     pub cpu_seconds: Option<u64>,
-    /// Bytes the session's `$TMPDIR` and `/dev/shm` may hold together each
-    /// (default 2 GiB), a tmpfs: its files are memory, so it is bounded
-    /// below the memory limit; build tools keep their outputs in the
-    /// workspace, not in `$TMPDIR`.
+    /// Bytes the session's `$TMPDIR` and `/dev/shm` may each hold (default
+    /// 2 GiB), a tmpfs in the session's shared mount namespace: its files
+    /// are memory, so it is bounded below the memory limit; build tools
+    /// keep their outputs in the workspace, not in `$TMPDIR`. The
+    /// embedding program then sees the host folder
+    /// ([`Sandbox::tmpdir`](super::Sandbox::tmpdir)) empty; with `"off"`
+    /// it is the host folder itself.
     #[serde(with = "size")]
     pub tmp_size: Option<u64>,
     /// The largest file a process may write, in bytes (default 16 GiB,

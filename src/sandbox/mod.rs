@@ -375,17 +375,6 @@ impl SandboxBuilder {
                     scan.all();
                 });
         }
-        // Root bounds the session's $TMPDIR and /dev/shm by tmpfs mounts of
-        // their own (an unprivileged process cannot mount on the host).
-        #[cfg(all(target_os = "linux", feature = "sandbox"))]
-        let tmpfs = match self.limits.tmp_size {
-            Some(bytes)
-                if self.mode != SandboxMode::Off && rustix::process::geteuid().is_root() =>
-            {
-                linux::SessionTmpfs::mount(&[&tmp, &shm], bytes).ok()
-            }
-            _ => None,
-        };
         #[cfg(all(target_os = "linux", feature = "sandbox"))]
         let session_net = if self.mode != SandboxMode::Off
             && !self.network
@@ -393,12 +382,7 @@ impl SandboxBuilder {
             && status.has(Feature::NetworkNamespace)
         {
             let dirs = [tmp.clone(), shm.clone()];
-            let bounded = match self.limits.tmp_size {
-                Some(bytes) if tmpfs.is_none() && !rustix::process::geteuid().is_root() => {
-                    Some((&dirs[..], bytes))
-                }
-                _ => None,
-            };
+            let bounded = self.limits.tmp_size.map(|bytes| (&dirs[..], bytes));
             // A helper that cannot mount makes the namespaces without.
             let made = linux::SessionNet::new(bounded).or_else(|e| match bounded {
                 Some(_) => linux::SessionNet::new(None),
@@ -424,8 +408,6 @@ impl SandboxBuilder {
                 hidden,
                 protected,
                 limits: self.limits,
-                #[cfg(all(target_os = "linux", feature = "sandbox"))]
-                _tmpfs: tmpfs,
                 _tmpdir: tmpdir,
                 tmp,
                 shm,
@@ -515,10 +497,6 @@ struct Inner {
     hidden: Arc<HiddenPaths>,
     protected: Vec<PathBuf>,
     limits: SandboxLimits,
-    /// The tmpfs mounts on `tmp` and `shm` (root), unmounted before
-    /// `_tmpdir` is removed (fields drop in order).
-    #[cfg(all(target_os = "linux", feature = "sandbox"))]
-    _tmpfs: Option<linux::SessionTmpfs>,
     /// Removed with the sandbox; holds `tmp` and `shm`, and is not
     /// writable inside.
     _tmpdir: tempfile::TempDir,
@@ -586,12 +564,11 @@ impl Sandbox {
                 && status.has(Feature::UserNamespace)
                 && status.has(Feature::PidNamespace)
                 && status.has(Feature::MountNamespace);
-            let tmpfs = self.inner._tmpfs.is_some()
-                || self
-                    .inner
-                    .session_net
-                    .as_ref()
-                    .is_some_and(|net| net.has_tmpfs());
+            let tmpfs = self
+                .inner
+                .session_net
+                .as_ref()
+                .is_some_and(|net| net.has_tmpfs());
             linux::limits_summary(&self.inner.limits, watchdog, tmpfs)
         }
         #[cfg(not(all(target_os = "linux", feature = "sandbox")))]

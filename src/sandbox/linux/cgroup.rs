@@ -85,7 +85,35 @@ fn probe() -> Cgroups {
             *slot = Some((dir, Version::V1));
         }
     }
+    for (dir, _) in found.memory.iter().chain(found.pids.iter()) {
+        sweep(dir);
+    }
     found
+}
+
+/// Removes the command cgroups under `dir` left by an agentcore that died
+/// (named `agentcore-PID-N`, with no process PID): a killed agentcore's
+/// commands die with it, but their cgroups stay. One whose pid was reused
+/// stays too; one still in use cannot be removed.
+fn sweep(dir: &Path) {
+    let Ok(entries) = fs::read_dir(dir) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        let Some(rest) = name.to_str().and_then(|n| n.strip_prefix("agentcore-")) else {
+            continue;
+        };
+        let Some(pid) = rest.split('-').next().and_then(|p| p.parse::<i32>().ok()) else {
+            continue;
+        };
+        let gone = rustix::process::Pid::from_raw(pid).is_some_and(|pid| {
+            rustix::process::test_kill_process(pid) == Err(rustix::io::Errno::SRCH)
+        });
+        if gone {
+            let _ = fs::remove_dir(entry.path());
+        }
+    }
 }
 
 /// Whether a child cgroup can be made under `dir` and has `file`.
@@ -206,6 +234,15 @@ impl CommandCgroup {
     /// Whether the command's tasks are bounded by its cgroup.
     pub(in crate::sandbox) fn has_pids(&self) -> bool {
         self.pids.is_some()
+    }
+
+    /// `pids.events` opened for G's watchdog, which kills the command once
+    /// the kernel has refused it a fork (`max` above 0).
+    pub(in crate::sandbox) fn pids_events(&self) -> Option<OwnedFd> {
+        let (dir, _) = self.pids.as_ref()?;
+        fs::File::open(dir.join("pids.events"))
+            .ok()
+            .map(OwnedFd::from)
     }
 
     /// Whether the kernel killed a process of the command for memory

@@ -23,7 +23,6 @@ mod probe;
 mod seccomp;
 mod session_net;
 mod sys;
-mod tmpfs;
 
 use std::ffi::CString;
 use std::os::unix::ffi::OsStrExt;
@@ -37,7 +36,6 @@ use super::{Confinement, Inner, LimitHit, SandboxError, SandboxLimits};
 pub(super) use failure::Failure;
 pub(super) use probe::probe;
 pub(super) use session_net::SessionNet;
-pub(super) use tmpfs::SessionTmpfs;
 
 fn cstring(path: &Path) -> Result<CString, SandboxError> {
     CString::new(path.as_os_str().as_bytes()).map_err(|_| SandboxError::NulInPath(path.into()))
@@ -215,6 +213,10 @@ fn limits_for(values: &SandboxLimits, watchdog: bool) -> (child::Limits, Command
             join,
             rlimits,
             watchdog: dog,
+            pids_events: cgroup
+                .as_ref()
+                .filter(|_| watchdog)
+                .and_then(cgroup::CommandCgroup::pids_events),
         },
         CommandLimits {
             values: *values,
@@ -295,7 +297,7 @@ pub(super) fn limits_summary(values: &SandboxLimits, watchdog: bool, tmpfs: bool
     let tmp = if tmpfs {
         "tmpfs, $TMPDIR and /dev/shm each".to_owned()
     } else {
-        "not enforced: without root, the session's tmpfs lives in its shared namespaces, which a session with the network or a loopback per command does not have".to_owned()
+        "not enforced: the session's tmpfs lives in its shared namespaces, which a session with the network or a loopback per command does not have".to_owned()
     };
     vec![
         line("memory", size(values.memory), memory),

@@ -3,7 +3,7 @@
 //! command (`setns`), so a server one command starts answers the next one
 //! while it runs.
 //!
-//! Without root, the same helper also makes the session's mount namespace
+//! The same helper also makes the session's mount namespace
 //! when `$TMPDIR` is bounded: a size-bounded tmpfs on the session's tmp
 //! and shm folders, which every command enters (`setns`) before its own
 //! `unshare(CLONE_NEWNS)` copies it, so their files persist from one
@@ -58,8 +58,7 @@ impl SessionNet {
     /// root this process (root in the parent namespace) writes the identity
     /// of every id into H's maps.
     ///
-    /// With `tmpfs` (not for root, which mounts on the host's folders
-    /// instead), H also unshares a mount namespace and mounts a tmpfs of
+    /// With `tmpfs`, H also unshares a mount namespace and mounts a tmpfs of
     /// that many bytes on each folder; this process keeps the namespace
     /// and the tmpfs roots by fd. A failed mount fails the whole.
     pub(in crate::sandbox) fn new(tmpfs: SessionTmpfs<'_>) -> io::Result<Self> {

@@ -29,6 +29,7 @@ pub(super) unsafe fn fork_init(
     parent: Option<Pid>,
     report: &Reporter<'_>,
     watchdog: &Watchdog,
+    pids_events: Option<BorrowedFd<'_>>,
 ) -> io::Result<()> {
     let fork_failed = |e: io::Error| report.fail(Step::Fork, 0, e);
     let (alive_read, alive_write) =
@@ -93,12 +94,14 @@ pub(super) unsafe fn fork_init(
         }
         sys::default_signal(libc::SIGQUIT);
         if mount_proc && !watchdog.is_off() {
-            // G keeps the failure pipe to report a limit on it; SIGCHLD,
-            // blocked, wakes its wait when a child ends.
+            // G keeps the failure pipe to report a limit on it, and the
+            // cgroup's `pids.events`; SIGCHLD, blocked, wakes its wait
+            // when a child ends.
+            let events = pids_events.map_or(-1, |fd| fd.as_raw_fd());
             // SAFETY: G never returns (`exit_now` ends it).
-            unsafe { sys::close_all_but(&[relay_write.as_raw_fd(), report.0.as_raw_fd()]) };
+            unsafe { sys::close_all_but(&[relay_write.as_raw_fd(), report.0.as_raw_fd(), events]) };
             sys::block_signal(libc::SIGCHLD);
-            let status = super::watchdog::watch(shell, watchdog, report.0);
+            let status = super::watchdog::watch(shell, watchdog, report.0, pids_events);
             let _ = rustix::io::write(&relay_write, &status.to_ne_bytes());
             sys::exit_now(code_of(status));
         }

@@ -70,6 +70,9 @@ pub(super) struct Limits {
     pub(super) rlimits: Vec<(rustix::process::Resource, u64)>,
     /// What G watches (with a `/proc` of its own only).
     pub(super) watchdog: Watchdog,
+    /// The cgroup's `pids.events`, which G reads: a fork refused at the
+    /// cgroup's limit is the process limit reached, whatever G counts.
+    pub(super) pids_events: Option<OwnedFd>,
 }
 
 /// What root keeps inside: `CAP_DAC_OVERRIDE` and `CAP_DAC_READ_SEARCH`,
@@ -266,6 +269,7 @@ pub(super) unsafe fn enter(plan: &Plan) -> io::Result<()> {
                     parent,
                     &report,
                     &plan.limits.watchdog,
+                    plan.limits.pids_events.as_ref().map(AsFd::as_fd),
                 )
             }?;
             // Only S gets here: a new process, not a group leader.

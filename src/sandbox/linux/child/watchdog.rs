@@ -55,7 +55,12 @@ impl Watchdog {
 /// limits between reaps, and returns the shell's raw wait status once it
 /// has ended. Call it with `SIGCHLD` blocked, so that a child's end wakes
 /// the wait at once.
-pub(super) fn watch(shell: Pid, limits: &Watchdog, failure: BorrowedFd<'_>) -> i32 {
+pub(super) fn watch(
+    shell: Pid,
+    limits: &Watchdog,
+    failure: BorrowedFd<'_>,
+    pids_events: Option<BorrowedFd<'_>>,
+) -> i32 {
     let mut killed = false;
     // A build that starts thousands of short processes wakes G on each
     // end: it reaps then, and looks at the namespace once a period only.
@@ -75,7 +80,11 @@ pub(super) fn watch(shell: Pid, limits: &Watchdog, failure: BorrowedFd<'_>) -> i
             if killed {
                 // Anything forked while the first kill went round.
                 sys::kill_raw(-1, libc::SIGKILL);
-            } else if let Some(which) = over(limits) {
+            } else if let Some(which) = pids_events
+                .filter(|events| forks_refused(*events))
+                .map(|_| PROCESSES)
+                .or_else(|| over(limits))
+            {
                 // A four-byte pipe write is atomic.
                 let _ = rustix::io::write(failure, &[LIMIT_RECORD, which, 0, 0]);
                 sys::kill_raw(-1, libc::SIGKILL);
@@ -87,6 +96,20 @@ pub(super) fn watch(shell: Pid, limits: &Watchdog, failure: BorrowedFd<'_>) -> i
             .clamp(1, u64::from(PERIOD_MS));
         sys::wait_for_signal(libc::SIGCHLD, u32::try_from(left).unwrap_or(PERIOD_MS));
     }
+}
+
+/// Whether the cgroup's `pids.events` (read from its start) counts a
+/// refused fork: its `max N` line with N above 0.
+fn forks_refused(events: BorrowedFd<'_>) -> bool {
+    let mut text = [0u8; 256];
+    let Ok(len) = rustix::io::pread(events, &mut text, 0) else {
+        return false;
+    };
+    let text = text.get(..len).unwrap_or_default();
+    text.split(|b| *b == b'\n').any(|line| {
+        line.strip_prefix(b"max ")
+            .is_some_and(|n| n.iter().any(|d| (b'1'..=b'9').contains(d)))
+    })
 }
 
 /// Which limit the namespace is over, if any.
