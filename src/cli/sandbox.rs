@@ -210,7 +210,12 @@ async fn run_confined(
     drop(cmd);
     tokio::select! {
         status = child.wait() => match status {
-            Ok(status) => exit_code(status),
+            Ok(status) => {
+                if let Some(hit) = confinement.limit_hit(status.signal()) {
+                    errln!("{}", hit.line());
+                }
+                exit_code(status)
+            }
             Err(err) => {
                 errln!("{name}: cannot wait for the command: {err}");
                 ExitCode::from(1)

@@ -127,4 +127,24 @@ mod tests {
         );
         assert_eq!(failure.describe([0, 0, 0, 0]), None);
     }
+
+    #[test]
+    fn the_watchdogs_record_names_the_limit_and_no_step() {
+        use crate::sandbox::linux::child::{LIMIT_RECORD, PROCESSES};
+        let (read, write) = rustix::pipe::pipe_with(rustix::pipe::PipeFlags::NONBLOCK).unwrap();
+        let failure = Failure {
+            read,
+            hidden_dirs: vec![],
+            hidden_files: vec![],
+            binds: vec![],
+            read_only: vec![],
+            pins: vec![],
+            writable: vec![],
+            cwd: "/w".into(),
+        };
+        assert_eq!(failure.limit_reported(), None, "an empty pipe");
+        assert_eq!(failure.describe([LIMIT_RECORD, PROCESSES, 0, 0]), None);
+        rustix::io::write(&write, &[LIMIT_RECORD, PROCESSES, 0, 0]).unwrap();
+        assert_eq!(failure.limit_reported(), Some(PROCESSES));
+    }
 }

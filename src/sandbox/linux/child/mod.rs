@@ -15,7 +15,9 @@
 //!   roots, the hidden and protected paths;
 //! - [`init`]: G and S, forked in the new PID namespace, and how M and G
 //!   end;
-//! - [`restrict`]: Landlock, seccomp and the capabilities, in S.
+//! - [`restrict`]: Landlock, seccomp and the capabilities, in S (and the
+//!   command's `RLIMIT_*`);
+//! - [`watchdog`]: G's watch over the command's limits while it runs.
 #![allow(unsafe_code)]
 
 mod init;
@@ -205,13 +207,13 @@ impl Reporter<'_> {
 /// only in S, for std to exec the command; M and G never return.
 ///
 /// The order of the steps is part of the sandbox and stays as it is:
-/// `setsid`; the user namespace (or the session's) with its id maps,
+/// `setsid`; the command's cgroups joined; the user namespace (or the session's) with its id maps,
 /// together with the mount, PID and network namespaces; the loopback of a
 /// new network namespace; the mounts (private tree, read-only tree,
 /// terminals, pins, hidden paths, read-only binds), made with the
 /// capabilities the new user namespace gives; G and S forked into the PID
-/// namespace, G mounting `/proc`; then, in S alone, [`restrict::restrict`]:
-/// Landlock, the seccomp filters, the capabilities dropped, the working
+/// namespace, G mounting `/proc` (then watching the limits); then, in S
+/// alone, [`restrict::restrict`]: the `RLIMIT_*`, Landlock, the seccomp filters, the capabilities dropped, the working
 /// directory entered again, inherited descriptors marked close-on-exec.
 ///
 /// # Safety
@@ -223,8 +225,9 @@ impl Reporter<'_> {
 ///   make only async-signal-safe calls; `enter` keeps to that: rustix's
 ///   raw syscalls with `CStr` paths of the plan (rustix copies no `CStr`),
 ///   libc's `fork`, `_exit`, `signal`, `sigemptyset`, `sigaddset`,
-///   `sigprocmask`, `kill`, `close_range`, `fcntl`, `ioctl`, `mount` and
-///   `syscall` (through [`super::sys`]), and `seccompiler::apply_filter`
+///   `sigprocmask`, `sigtimedwait`, `clock_gettime`, `kill`, `close_range`,
+///   `fcntl`, `ioctl`, `mount` and `syscall` (through [`super::sys`]), and
+///   `seccompiler::apply_filter`
 ///   (a `prctl` and a `seccomp` call on a program built before the fork).
 ///   It allocates nothing (errors are `io::Error`s made from an errno) and
 ///   takes no lock; its indexing stays within bounds known before the fork
