@@ -14,6 +14,14 @@ fn limited(limits: &str) -> Scene {
     scene(&format!("{CONFINED}\n[sandbox.limits]\n{limits}\n"))
 }
 
+/// The end of call `id`: its text, after checking that its outcome is a
+/// failure (a command killed at a limit did not succeed).
+fn killed(events: &[Value], id: &str, user: User) -> String {
+    let (outcome, text) = end(events, id);
+    assert_eq!(outcome, "failed", "{user:?}: {id}: {text}");
+    text
+}
+
 /// The last line of a result's text.
 fn last_line(text: &str) -> &str {
     text.trim_end().lines().last().unwrap_or_default()
@@ -56,7 +64,7 @@ fn a_fork_bomb_is_killed_at_the_process_limit_and_the_host_stays_responsive() {
                 bash("probe", "date +%s.%N"),
             ],
         );
-        let text = text_of(&events, "bomb");
+        let text = killed(&events, "bomb", user);
         assert_eq!(
             last_line(&text),
             "(sandboxed: killed — process limit 64 reached)",
@@ -96,7 +104,7 @@ fn an_unbounded_allocation_is_killed_at_the_memory_limit() {
         // Touched memory (bytearray zeroes it), a few MiB at a time.
         let grow = "python3 -c 'import time\na = []\nwhile True:\n    a.append(bytearray(8 << 20))\n    time.sleep(0.02)'";
         let events = session(&s, user, &[bash("mem", grow), bash("after", AFTER)]);
-        let text = text_of(&events, "mem");
+        let text = killed(&events, "mem", user);
         assert_eq!(
             last_line(&text),
             "(sandboxed: killed — memory limit 256M reached)",
@@ -150,7 +158,7 @@ fn a_cpu_spinner_is_killed_at_the_cpu_limit() {
                 bash("after", AFTER),
             ],
         );
-        let text = text_of(&events, "spin");
+        let text = killed(&events, "spin", user);
         assert_eq!(
             last_line(&text),
             "(sandboxed: killed — CPU limit 1 s reached)",
@@ -175,7 +183,7 @@ fn a_file_bigger_than_the_file_size_limit_cannot_be_written() {
                 bash("after", AFTER),
             ],
         );
-        let text = text_of(&events, "big");
+        let text = killed(&events, "big", user);
         assert_eq!(
             last_line(&text),
             "(sandboxed: killed — file size limit 1M reached)",

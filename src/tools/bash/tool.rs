@@ -425,11 +425,15 @@ impl BashTool {
             text.push('\n');
             text.push_str(&prompt::notice(&line));
         }
+        // A command the sandbox killed at a limit failed, as one the
+        // timeout ended did: the model should not read its output as done.
+        let killed_at_limit = limit.is_some();
         if let Some(limit) = limit {
             text.push('\n');
             text.push_str(&limit);
         }
         match ending {
+            Ending::Exited(_) | Ending::Signaled(_) if killed_at_limit => Err(ToolError::new(text)),
             Ending::Exited(_) | Ending::Signaled(_) => Ok(ToolOutput::text(text)),
             Ending::TimedOut(_) => Err(ToolError::new(text)),
             Ending::Interrupted => Err(ToolError::cancelled(ToolOutput::text(text).content)),
