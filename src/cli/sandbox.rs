@@ -117,6 +117,12 @@ pub fn check(args: SandboxCheckArgs) -> ExitCode {
             outln!("network:     none (the allow list's proxies could not be started)");
         }
     }
+    // Limits never fail a `required` sandbox: they bound what a command
+    // consumes, not what it may reach; one nothing here enforces says so.
+    for (i, line) in sandbox.limits_summary().iter().enumerate() {
+        let label = if i == 0 { "limits:" } else { "" };
+        outln!("{label:<13}{line}");
+    }
     outln!(
         "auto_allow:  {}",
         if policy.auto_allow && sandbox.is_fully_confining() {
@@ -254,7 +260,12 @@ async fn run_confined(
     drop(cmd);
     tokio::select! {
         status = child.wait() => match status {
-            Ok(status) => exit_code(status),
+            Ok(status) => {
+                if let Some(hit) = confinement.limit_hit(status.signal()) {
+                    errln!("{}", hit.line());
+                }
+                exit_code(status)
+            }
             Err(err) => {
                 errln!("{name}: cannot wait for the command: {err}");
                 ExitCode::from(1)

@@ -40,7 +40,13 @@
 //!   outside; no `chown`, no `fowner`; Landlock and the read-only mounts
 //!   bind it all the same);
 //! - **lifetime**: a confined command dies with the process that started
-//!   it, however that process dies (M watches its parent).
+//!   it, however that process dies (M watches its parent);
+//! - **resources** ([`SandboxLimits`], [`SandboxBuilder::limits`]): memory,
+//!   tasks, CPU time per process, file size and the session's `$TMPDIR`
+//!   bounded per command (each background job on its own), by a cgroup
+//!   (v2, or v1's `memory` and `pids`) when one can be made, otherwise by
+//!   `RLIMIT_*` and a watchdog in the command's PID 1; a command that
+//!   reaches one is killed and [`Confinement::limit_hit`] says which.
 //!
 //! How it is built: the spawned child (M) creates a user namespace with
 //! mount, PID and (without network) network namespaces, mounts over the
@@ -75,6 +81,7 @@
 
 #[cfg_attr(not(all(target_os = "linux", feature = "sandbox")), allow(dead_code))]
 mod git_guard;
+mod limits;
 #[cfg(all(target_os = "linux", feature = "sandbox"))]
 mod linux;
 mod paths;
@@ -89,6 +96,7 @@ use std::io;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, OnceLock};
 
+pub use limits::{LimitHit, SandboxLimits, format_size, parse_size};
 pub use paths::{DEFAULT_HIDDEN_IN_HOME, default_hidden, default_protected};
 pub use policy::{Addresses, SandboxPolicy};
 pub use status::{Feature, SandboxStatus};
@@ -226,6 +234,7 @@ pub struct SandboxBuilder {
     tmpdir_in: Option<PathBuf>,
     assume_missing: Vec<Feature>,
     per_command_loopback: bool,
+    limits: SandboxLimits,
 }
 
 impl SandboxBuilder {
@@ -334,6 +343,26 @@ impl SandboxBuilder {
     /// server a command starts answers the next command while it runs).
     pub fn per_command_loopback(mut self) -> Self {
         self.per_command_loopback = true;
+        self
+    }
+
+    /// What each command may consume (default [`SandboxLimits::default`]):
+    /// its memory, tasks, CPU time per process and largest file, and the
+    /// size of the session's `$TMPDIR`. A command that reaches one is
+    /// killed, and [`Confinement::limit_hit`] says which.
+    ///
+    /// ```no_run
+    /// # fn example() -> Result<(), agentcore::sandbox::SandboxError> {
+    /// use agentcore::sandbox::{Sandbox, SandboxLimits};
+    ///
+    /// let limits = SandboxLimits::default()
+    ///     .memory(Some(4 << 30))
+    ///     .processes(Some(512));
+    /// let sandbox = Sandbox::builder().limits(limits).build()?;
+    /// # Ok(()) }
+    /// ```
+    pub fn limits(mut self, limits: SandboxLimits) -> Self {
+        self.limits = limits;
         self
     }
 
@@ -464,7 +493,14 @@ impl SandboxBuilder {
             && (!self.per_command_loopback || allowlist)
             && status.has(Feature::NetworkNamespace)
         {
-            match linux::SessionNet::new() {
+            let dirs = [tmp.clone(), shm.clone()];
+            let bounded = self.limits.tmp_size.map(|bytes| (&dirs[..], bytes));
+            // A helper that cannot mount makes the namespaces without.
+            let made = linux::SessionNet::new(bounded).or_else(|e| match bounded {
+                Some(_) => linux::SessionNet::new(None),
+                None => Err(e),
+            });
+            match made {
                 Ok(net) => {
                     status = status.with_shared_loopback(true);
                     Some(Arc::new(net))
@@ -505,6 +541,7 @@ impl SandboxBuilder {
                 protected_roots,
                 hidden,
                 protected,
+                limits: self.limits,
                 _tmpdir: tmpdir,
                 tmp,
                 shm,
@@ -657,6 +694,7 @@ struct Inner {
     writable: Vec<PathBuf>,
     hidden: Arc<HiddenPaths>,
     protected: Vec<PathBuf>,
+    limits: SandboxLimits,
     /// Removed with the sandbox; holds `tmp` and `shm`, and is not
     /// writable inside.
     _tmpdir: tempfile::TempDir,
@@ -721,6 +759,36 @@ impl Sandbox {
         self.inner.hidden.all()
     }
 
+    /// What each command may consume.
+    pub fn limits(&self) -> &SandboxLimits {
+        &self.inner.limits
+    }
+
+    /// One line per limit with what enforces it on this machine, e.g.
+    /// `memory: 4G (cgroup v1)`, `processes: 512 (RLIMIT_NPROC +
+    /// watchdog)`, `tmp_size: 2G (tmpfs, $TMPDIR and /dev/shm each)`, or
+    /// `file_size: off`; a limit nothing here can enforce says so.
+    pub fn limits_summary(&self) -> Vec<String> {
+        #[cfg(all(target_os = "linux", feature = "sandbox"))]
+        {
+            let status = &self.inner.status;
+            let watchdog = self.inner.mode != SandboxMode::Off
+                && status.has(Feature::UserNamespace)
+                && status.has(Feature::PidNamespace)
+                && status.has(Feature::MountNamespace);
+            let tmpfs = self
+                .inner
+                .session_net
+                .as_ref()
+                .is_some_and(|net| net.has_tmpfs());
+            linux::limits_summary(&self.inner.limits, watchdog, tmpfs)
+        }
+        #[cfg(not(all(target_os = "linux", feature = "sandbox")))]
+        {
+            vec!["not enforced: no command sandbox on this platform or build".to_owned()]
+        }
+    }
+
     /// The sandbox's temporary directory: writable inside, removed with the
     /// sandbox. Export it to the command as `TMPDIR`.
     pub fn tmpdir(&self) -> &Path {
@@ -775,6 +843,9 @@ pub struct Confinement {
     enforced: String,
     #[cfg(all(target_os = "linux", feature = "sandbox"))]
     failure: Option<Arc<linux::Failure>>,
+    #[cfg(all(target_os = "linux", feature = "sandbox"))]
+    limits: Option<Arc<linux::CommandLimits>>,
+    hit: Arc<OnceLock<Option<LimitHit>>>,
 }
 
 impl Confinement {
@@ -785,7 +856,30 @@ impl Confinement {
             enforced: "unconfined".to_owned(),
             #[cfg(all(target_os = "linux", feature = "sandbox"))]
             failure: None,
+            #[cfg(all(target_os = "linux", feature = "sandbox"))]
+            limits: None,
+            hit: Arc::default(),
         }
+    }
+
+    /// The limit the command reached, once it has ended: `killed_by` is
+    /// the signal that ended the spawned child, if one did. From the
+    /// kernel's account (the cgroup's events, a death by `SIGXCPU` or
+    /// `SIGXFSZ`) or the watchdog's report, never from an exit code; the
+    /// first call decides (later ones give the same answer).
+    ///
+    /// A command that hit one ends with [`LimitHit::line`] as its last
+    /// line in the bash tool, e.g. `(sandboxed: killed — memory limit 4G
+    /// reached)`.
+    pub fn limit_hit(&self, killed_by: Option<i32>) -> Option<LimitHit> {
+        *self.hit.get_or_init(|| {
+            #[cfg(all(target_os = "linux", feature = "sandbox"))]
+            if let (Some(limits), Some(failure)) = (&self.limits, &self.failure) {
+                return limits.hit(failure, killed_by);
+            }
+            let _ = killed_by;
+            None
+        })
     }
 
     /// The error of a failed `spawn` with the sandbox's failed step in

@@ -8,7 +8,9 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 
 use super::toolchains::Toolchain;
-use super::{Feature, NetworkAccess, Sandbox, SandboxBuilder, SandboxError, SandboxMode};
+use super::{
+    Feature, NetworkAccess, Sandbox, SandboxBuilder, SandboxError, SandboxLimits, SandboxMode,
+};
 
 /// The `[sandbox]` table of the policy file:
 ///
@@ -24,6 +26,13 @@ use super::{Feature, NetworkAccess, Sandbox, SandboxBuilder, SandboxError, Sandb
 /// hidden = ["~/work/other-client"]
 /// protected = ["Makefile", ".github"]   # read-only for commands
 /// auto_allow = true      # a fully confined command needs no approval (default true)
+///
+/// [sandbox.limits]       # what each command may consume; "off" turns one off
+/// memory = "8G"
+/// processes = 1024
+/// cpu_seconds = 3600
+/// tmp_size = "2G"
+/// file_size = "16G"
 /// ```
 ///
 /// Paths are absolute, `~/…`, or relative to the workspace root. The
@@ -72,6 +81,9 @@ pub struct SandboxPolicy {
     /// diagnosis and tests (what `required` says, what `auto` still
     /// enforces).
     pub assume_missing: Vec<Feature>,
+    /// The `[sandbox.limits]` table: what each command may consume (see
+    /// [`SandboxLimits`] for the defaults and why).
+    pub limits: SandboxLimits,
 }
 
 impl Default for SandboxPolicy {
@@ -87,6 +99,7 @@ impl Default for SandboxPolicy {
             protected: Vec::new(),
             auto_allow: true,
             assume_missing: Vec::new(),
+            limits: SandboxLimits::default(),
         }
     }
 }
@@ -140,6 +153,7 @@ impl SandboxPolicy {
                     .iter()
                     .map(|(name, to)| (name.clone(), to.0.clone())),
             )
+            .limits(self.limits)
             .writable(writable_roots.into_iter().chain(extra_writable))
             .hidden(self.hidden.iter().map(|p| resolve(p, root)).chain(hidden))
             .protected(
@@ -312,6 +326,11 @@ mod tests {
         );
         let err = toml::from_str::<SandboxPolicy>("toolchains = [\"maven\"]").unwrap_err();
         assert!(err.to_string().contains("unknown variant `maven`"), "{err}");
+        let p: SandboxPolicy =
+            toml::from_str("[limits]\nmemory = \"512M\"\nprocesses = \"off\"").unwrap();
+        assert_eq!(p.limits.memory, Some(512 << 20));
+        assert_eq!(p.limits.processes, None);
+        assert_eq!(p.limits.cpu_seconds, SandboxLimits::default().cpu_seconds);
         let err = toml::from_str::<SandboxPolicy>("networks = true").unwrap_err();
         assert!(
             err.to_string().contains("unknown field `networks`"),

@@ -12,6 +12,7 @@ mod a_days_work_offline;
 mod git_commits_inside_the_sandbox;
 mod network_allowlist_is_set_up_or_refused;
 mod proxy_filters_by_domain;
+mod resource_limits_hold;
 mod sandbox_confines_commands;
 mod sandboxed_commands_through_bash;
 mod sessions_die_with_agentcore_and_hide_from_each_other;

@@ -117,7 +117,14 @@ async fn a_write_outside_the_roots_fails_and_leaves_nothing() {
 #[ignore = "needs Landlock and mount namespaces"]
 async fn writes_inside_the_roots_and_tmpdir_succeed_and_the_exit_code_passes_through() {
     let fx = Fixture::new();
-    let sandbox = fx.sandbox(false);
+    // With `tmp_size` off, $TMPDIR and /dev/shm are the host's folders,
+    // which this test reads (a bounded tmpfs lives in the session's mount
+    // namespace; resource_limits_hold tests it).
+    let sandbox = fx
+        .builder()
+        .limits(agentcore::sandbox::SandboxLimits::default().tmp_size(None))
+        .build()
+        .unwrap();
     require_features(
         sandbox.status(),
         &[Feature::Landlock, Feature::MountNamespace],

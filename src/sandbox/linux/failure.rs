@@ -75,7 +75,20 @@ impl Failure {
             Step::Landlock => "apply its Landlock rules".to_owned(),
             Step::Seccomp => "apply its seccomp filter".to_owned(),
             Step::Chdir => format!("enter the working directory {}", self.cwd.display()),
+            Step::Cgroup => "put it in its cgroup (for its memory and process limits)".to_owned(),
+            Step::Rlimit => "set its resource limits (setrlimit)".to_owned(),
         })
+    }
+
+    /// Which limit G's watchdog reported for the command (its second
+    /// byte, see [`super::child::LIMIT_RECORD`]): read once the command
+    /// has ended, when the pipe holds at most that one record.
+    pub(in crate::sandbox) fn limit_reported(&self) -> Option<u8> {
+        let mut record = [0u8; 4];
+        match rustix::io::read(&self.read, &mut record) {
+            Ok(4) if record[0] == super::child::LIMIT_RECORD => Some(record[1]),
+            _ => None,
+        }
     }
 }
 
@@ -113,5 +126,25 @@ mod tests {
             "make /w/.git read-only"
         );
         assert_eq!(failure.describe([0, 0, 0, 0]), None);
+    }
+
+    #[test]
+    fn the_watchdogs_record_names_the_limit_and_no_step() {
+        use crate::sandbox::linux::child::{LIMIT_RECORD, PROCESSES};
+        let (read, write) = rustix::pipe::pipe_with(rustix::pipe::PipeFlags::NONBLOCK).unwrap();
+        let failure = Failure {
+            read,
+            hidden_dirs: vec![],
+            hidden_files: vec![],
+            binds: vec![],
+            read_only: vec![],
+            pins: vec![],
+            writable: vec![],
+            cwd: "/w".into(),
+        };
+        assert_eq!(failure.limit_reported(), None, "an empty pipe");
+        assert_eq!(failure.describe([LIMIT_RECORD, PROCESSES, 0, 0]), None);
+        rustix::io::write(&write, &[LIMIT_RECORD, PROCESSES, 0, 0]).unwrap();
+        assert_eq!(failure.limit_reported(), Some(PROCESSES));
     }
 }

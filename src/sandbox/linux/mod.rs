@@ -14,6 +14,7 @@
 //! has no wrapper for ([`sys`]) and for constants (syscall numbers, socket
 //! families, BPF opcodes) the seccomp filters name.
 
+mod cgroup;
 mod child;
 mod failure;
 mod fd_pass;
@@ -32,7 +33,7 @@ use std::path::{Path, PathBuf};
 use rustix::thread::UnshareFlags;
 
 use super::status::Feature;
-use super::{Confinement, Inner, SandboxError};
+use super::{Confinement, Inner, LimitHit, SandboxError, SandboxLimits};
 
 pub(super) use failure::Failure;
 pub(super) use net_listen::listeners;
@@ -69,7 +70,17 @@ pub(super) fn confine(
 
     let (writable, bind_shm) = writable_folders(inner, mount_ns);
     let ruleset = if with_landlock {
-        landlock_rules::ruleset(&writable, fallback_net)?
+        let mut rules = writable.clone();
+        // The session's tmpfs roots, which the host's paths do not reach.
+        if let Some(net) = &inner.session_net {
+            use std::os::fd::AsRawFd;
+            rules.extend(
+                net.tmpfs_roots
+                    .iter()
+                    .map(|fd| PathBuf::from(format!("/proc/self/fd/{}", fd.as_raw_fd()))),
+            );
+        }
+        landlock_rules::ruleset(&rules, fallback_net)?
     } else {
         None
     };
@@ -107,6 +118,7 @@ pub(super) fn confine(
     rustix::fs::fcntl_setfl(&failure_read, rustix::fs::OFlags::NONBLOCK)
         .map_err(|e| SandboxError::Io(e.into()))?;
     let failure = failure_for(failure_read, namespaces.as_ref(), &cwd);
+    let (limits, command_limits) = limits_for(&inner.limits, pids && mount_ns);
     let plan = child::Plan {
         namespaces,
         failure: failure_write,
@@ -120,14 +132,195 @@ pub(super) fn confine(
         },
         pts_access: (mount_ns && with_landlock)
             .then(|| landlock_rules::pts_access(status.landlock_abi())),
+        limits,
     };
-    install(cmd, plan);
+    let command_limits = std::sync::Arc::new(command_limits);
+    install(cmd, plan, command_limits.clone());
     Ok(Confinement {
         full: status.is_complete(),
         tree_dies_with_child: pids,
         enforced: status.enforced(),
         failure: Some(std::sync::Arc::new(failure)),
+        limits: Some(command_limits),
+        hit: std::sync::Arc::default(),
     })
+}
+
+/// The limits of one command: its cgroup when this machine has one for a
+/// controller, RLIMIT_* and G's watchdog (`watchdog`: G has a `/proc` of
+/// its own) for the rest. A cgroup that cannot be made falls back to the
+/// watchdog for that command.
+fn limits_for(values: &SandboxLimits, watchdog: bool) -> (child::Limits, CommandLimits) {
+    use rustix::process::Resource;
+    let machine = cgroup::machine();
+    // M and G are in the cgroup besides the command's own tasks.
+    let tasks_cap = values.processes.map(|n| n.saturating_add(2));
+    let memory_cap = values.memory.filter(|_| machine.memory.is_some());
+    let pids_cap = tasks_cap.filter(|_| machine.pids.is_some());
+    let (cgroup, join) = if memory_cap.is_some() || pids_cap.is_some() {
+        match cgroup::CommandCgroup::create(machine, memory_cap, pids_cap) {
+            Ok((cgroup, join)) => (Some(cgroup), join),
+            Err(_) => (None, Vec::new()),
+        }
+    } else {
+        (None, Vec::new())
+    };
+    let memory_by_cgroup = cgroup.as_ref().is_some_and(|c| c.has_memory());
+    let pids_by_cgroup = cgroup.as_ref().is_some_and(|c| c.has_pids());
+    let mut rlimits = Vec::new();
+    let mut push = |resource: Resource, limit: u64| {
+        // Never above the hard limit this process has (setrlimit would
+        // refuse to raise it).
+        let hard = rustix::process::getrlimit(resource).maximum;
+        rlimits.push((resource, hard.map_or(limit, |hard| hard.min(limit))));
+    };
+    let mut dog = child::Watchdog::default();
+    if let Some(bytes) = values.memory
+        && !memory_by_cgroup
+    {
+        // The address space bounds one process at twice the limit (room
+        // for what is reserved and never touched); the watchdog bounds the
+        // resident memory of all of them.
+        push(Resource::As, bytes.saturating_mul(2));
+        if watchdog {
+            dog.rss_pages = bytes / sys::page_size();
+        }
+    }
+    if let Some(n) = values.processes {
+        if watchdog {
+            dog.tasks = n;
+        }
+        if !pids_by_cgroup {
+            // Per user namespace (Linux 5.14): the session's commands share
+            // one, so this bounds them together; with the watchdog it is a
+            // backstop above the per-command count the watchdog kills at.
+            let cap = if watchdog { n.saturating_mul(2) } else { n };
+            push(Resource::Nproc, cap.saturating_add(2));
+        }
+    }
+    if let Some(seconds) = values.cpu_seconds {
+        let ticks = sys::clock_ticks();
+        if watchdog {
+            dog.cpu_ticks = seconds.saturating_mul(ticks);
+            // A second later: the watchdog's report comes first.
+            push(Resource::Cpu, seconds.saturating_add(1));
+        } else {
+            push(Resource::Cpu, seconds);
+        }
+    }
+    if let Some(bytes) = values.file_size {
+        push(Resource::Fsize, bytes);
+    }
+    (
+        child::Limits {
+            join,
+            rlimits,
+            watchdog: dog,
+            pids_events: cgroup
+                .as_ref()
+                .filter(|_| watchdog)
+                .and_then(cgroup::CommandCgroup::pids_events),
+        },
+        CommandLimits {
+            values: *values,
+            cgroup,
+        },
+    )
+}
+
+/// One command's limits, read once it has ended: which one it reached.
+#[derive(Debug)]
+pub(super) struct CommandLimits {
+    values: SandboxLimits,
+    /// Removed when the last clone of the command's `Confinement` goes.
+    cgroup: Option<cgroup::CommandCgroup>,
+}
+
+impl CommandLimits {
+    /// The limit the command reached: the watchdog's report on `failure`,
+    /// the cgroup's events, or the shell's death by `SIGXCPU` or `SIGXFSZ`
+    /// (`signal`).
+    pub(super) fn hit(&self, failure: &Failure, signal: Option<i32>) -> Option<LimitHit> {
+        let v = &self.values;
+        let reported = failure.limit_reported();
+        match reported {
+            Some(child::MEMORY) => return v.memory.map(LimitHit::Memory),
+            Some(child::PROCESSES) => return v.processes.map(LimitHit::Processes),
+            Some(child::CPU) => return v.cpu_seconds.map(LimitHit::Cpu),
+            _ => {}
+        }
+        if let Some(cgroup) = &self.cgroup {
+            if cgroup.memory_hit() {
+                return v.memory.map(LimitHit::Memory);
+            }
+            if cgroup.pids_hit() {
+                return v.processes.map(LimitHit::Processes);
+            }
+        }
+        match signal {
+            Some(libc::SIGXCPU) => v.cpu_seconds.map(LimitHit::Cpu),
+            Some(libc::SIGXFSZ) => v.file_size.map(LimitHit::FileSize),
+            _ => None,
+        }
+    }
+}
+
+/// One line per limit of `values` and what enforces it here, e.g.
+/// `memory: 4G (cgroup v1)`; `watchdog`: commands get a PID namespace
+/// and a `/proc` of their own; `tmpfs`: the session's `$TMPDIR` is one.
+pub(super) fn limits_summary(values: &SandboxLimits, watchdog: bool, tmpfs: bool) -> Vec<String> {
+    let machine = cgroup::machine();
+    let root = rustix::process::geteuid().is_root();
+    let line = |name: &str, value: Option<String>, how: String| match value {
+        None => format!("{name}: off"),
+        Some(value) => format!("{name}: {value} ({how})"),
+    };
+    let size = |v: Option<u64>| v.map(crate::sandbox::limits::format_size);
+    let memory = match (&machine.memory, watchdog) {
+        (Some((_, version)), _) => version.name().to_owned(),
+        (None, true) => "watchdog + RLIMIT_AS".to_owned(),
+        (None, false) => "RLIMIT_AS per process only: no PID namespace to watch".to_owned(),
+    };
+    let processes = match (&machine.pids, watchdog) {
+        (Some((_, version)), true) => format!("{} + watchdog", version.name()),
+        (Some((_, version)), false) => format!("{}: forks refused, not killed", version.name()),
+        (None, true) if root => "watchdog (root is exempt from RLIMIT_NPROC)".to_owned(),
+        (None, true) => "RLIMIT_NPROC + watchdog".to_owned(),
+        (None, false) if root => {
+            "not enforced: root is exempt from RLIMIT_NPROC and there is no PID namespace"
+                .to_owned()
+        }
+        (None, false) => "RLIMIT_NPROC, shared by the user's processes".to_owned(),
+    };
+    let cpu = if watchdog {
+        "watchdog + RLIMIT_CPU, per process"
+    } else {
+        "RLIMIT_CPU, per process"
+    };
+    let tmp = if tmpfs {
+        "tmpfs, $TMPDIR and /dev/shm each".to_owned()
+    } else {
+        "not enforced: the session's tmpfs lives in its shared namespaces, which a session with the network or a loopback per command does not have".to_owned()
+    };
+    vec![
+        line("memory", size(values.memory), memory),
+        line(
+            "processes",
+            values.processes.map(|n| n.to_string()),
+            processes,
+        ),
+        line(
+            "cpu_seconds",
+            values.cpu_seconds.map(|n| n.to_string()),
+            cpu.to_owned(),
+        ),
+        line("tmp_size", size(values.tmp_size), tmp),
+        line(
+            "file_size",
+            size(values.file_size),
+            "RLIMIT_FSIZE".to_owned(),
+        ),
+    ]
 }
 
 /// The folders writable inside: the writable roots, the temporary
@@ -191,9 +384,18 @@ fn failure_for(
 
 /// Makes `plan` the command's `pre_exec`: std runs it in the forked child,
 /// after its own setup (stdio, working directory) and before the exec.
+///
+/// The command holds `limits` too: its cgroup stays until both the command
+/// and every clone of its [`Confinement`] are dropped (a caller may drop
+/// the one before spawning, or the other right after).
 #[allow(unsafe_code)]
-fn install(cmd: &mut tokio::process::Command, plan: child::Plan) {
+fn install(
+    cmd: &mut tokio::process::Command,
+    plan: child::Plan,
+    limits: std::sync::Arc<CommandLimits>,
+) {
     let enter = move || {
+        let _ = &limits;
         // SAFETY: std calls this closure only in the child it forked for
         // this command, between fork and exec, which is what `enter`
         // requires; the plan was built for this command and moved here.

@@ -116,7 +116,7 @@ mod tests {
             "needs network namespaces: {:?}",
             status.reason_missing(crate::sandbox::Feature::NetworkNamespace)
         );
-        let net = SessionNet::new().unwrap();
+        let net = SessionNet::new(None).unwrap();
         let [http, socks] = listeners(&net).unwrap();
         let port = http.local_addr().unwrap().port();
         assert_ne!(port, socks.local_addr().unwrap().port());

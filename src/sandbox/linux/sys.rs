@@ -331,3 +331,60 @@ pub(super) fn set_interface_up(sock: BorrowedFd<'_>, name: &[u8]) -> io::Result<
     let set = unsafe { libc::ioctl(sock.as_raw_fd(), libc::SIOCSIFFLAGS, &raw const request) };
     check(libc::c_long::from(set)).map(drop)
 }
+
+/// Blocks `sig` in this thread's signal mask (for [`wait_for_signal`]).
+pub(super) fn block_signal(sig: libc::c_int) {
+    let mut set = std::mem::MaybeUninit::<libc::sigset_t>::uninit();
+    // SAFETY: sigemptyset initialises the set it is given a pointer to.
+    unsafe { libc::sigemptyset(set.as_mut_ptr()) };
+    // SAFETY: the set was initialised just above.
+    unsafe { libc::sigaddset(set.as_mut_ptr(), sig) };
+    // SAFETY: an initialised set to read, and no old set to write.
+    unsafe { libc::sigprocmask(libc::SIG_BLOCK, set.as_ptr(), std::ptr::null_mut()) };
+}
+
+/// `sigtimedwait` for the blocked `sig`, at most `millis`: returns when it
+/// arrives (it is then consumed), when the time is up, or when a handled
+/// signal interrupts the wait. Async-signal-safe (a plain syscall).
+pub(super) fn wait_for_signal(sig: libc::c_int, millis: u32) {
+    let mut set = std::mem::MaybeUninit::<libc::sigset_t>::uninit();
+    // SAFETY: sigemptyset initialises the set it is given a pointer to.
+    unsafe { libc::sigemptyset(set.as_mut_ptr()) };
+    // SAFETY: the set was initialised just above.
+    unsafe { libc::sigaddset(set.as_mut_ptr(), sig) };
+    let timeout = libc::timespec {
+        tv_sec: libc::time_t::from(millis / 1000),
+        tv_nsec: libc::c_long::from(millis % 1000) * 1_000_000,
+    };
+    // SAFETY: an initialised set and a timeout to read; no info to write.
+    unsafe { libc::sigtimedwait(set.as_ptr(), std::ptr::null_mut(), &raw const timeout) };
+}
+
+/// `sysconf(_SC_PAGESIZE)`, 4096 when it fails. Not for a forked child
+/// (glibc's sysconf may read files); call it before the fork.
+pub(super) fn page_size() -> u64 {
+    // SAFETY: sysconf takes a plain integer and touches no memory of ours.
+    let size = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
+    u64::try_from(size).ok().filter(|s| *s > 0).unwrap_or(4096)
+}
+
+/// `sysconf(_SC_CLK_TCK)`, the unit of `/proc/PID/stat`'s CPU times (100
+/// when it fails). Before the fork, as [`page_size`].
+pub(super) fn clock_ticks() -> u64 {
+    // SAFETY: as above.
+    let ticks = unsafe { libc::sysconf(libc::_SC_CLK_TCK) };
+    u64::try_from(ticks).ok().filter(|t| *t > 0).unwrap_or(100)
+}
+
+/// `clock_gettime(CLOCK_MONOTONIC)` in milliseconds. Async-signal-safe.
+pub(super) fn monotonic_ms() -> u64 {
+    let mut now = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: a local timespec for the kernel (or the vDSO) to fill.
+    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &raw mut now) };
+    let secs = u64::try_from(now.tv_sec).unwrap_or(0);
+    let millis = u64::try_from(now.tv_nsec).unwrap_or(0) / 1_000_000;
+    secs.saturating_mul(1000).saturating_add(millis)
+}

@@ -508,7 +508,18 @@ async fn drive(job: Arc<Job>, spawned: Spawned, spool: Option<Spool>, lifetime_m
         progress: None,
         live: Some(job.live.clone()),
     };
+    let confinement = spawned.confinement();
     let ending = run::run(spawned, lifetime_ms, &job.cancel, &mut sinks).await;
+    if let Some(line) = super::spawn::limit_line(confinement.as_ref(), ending) {
+        let line = format!("\n{line}\n");
+        if let Some(live) = &sinks.live {
+            live.push(line.as_bytes());
+        }
+        if let Some(spool) = &sinks.file {
+            spool.write(line.as_bytes()).await;
+        }
+    }
+    drop(confinement);
     if let Some(spool) = sinks.file.take()
         && let Some(file) = spool.finish().await
     {

@@ -14,7 +14,7 @@ use tokio::process::{Child, Command};
 use crate::process::child::{KILL_GRACE, prepare_child};
 use crate::process::env::CALL_MARKER;
 use crate::process::tracking::{self as procs, CallProcesses};
-use crate::sandbox::Sandbox;
+use crate::sandbox::{Confinement, Sandbox};
 
 /// A running shell: the child, every process of its call, and the read end
 /// of the one pipe its stdout and stderr share.
@@ -27,6 +27,32 @@ pub(crate) struct Spawned {
     /// Whether the sandbox confined the command (the first feature at
     /// least): its refusals are then explained in the result.
     pub(crate) sandboxed: bool,
+    /// What the sandbox installed, read after the command ends for the
+    /// limit it reached ([`Confinement::limit_hit`]); holding it keeps the
+    /// command's cgroup until then.
+    pub(crate) confinement: Option<Confinement>,
+}
+
+impl Spawned {
+    /// A handle on the command's confinement, to ask after it ended.
+    pub(crate) fn confinement(&self) -> Option<Confinement> {
+        self.confinement.clone()
+    }
+}
+
+/// `(sandboxed: killed — … limit … reached)` when the confined command
+/// that ended with `ending` reached a limit.
+pub(crate) fn limit_line(
+    confinement: Option<&Confinement>,
+    ending: super::run::Ending,
+) -> Option<String> {
+    use super::run::Ending;
+    let killed_by = match ending {
+        Ending::Signaled(sig) => Some(sig),
+        Ending::Exited(_) => None,
+        Ending::TimedOut(_) | Ending::Interrupted => return None,
+    };
+    confinement?.limit_hit(killed_by).map(|hit| hit.line())
 }
 
 /// Starts `shell -c command` in `cwd` with exactly `env` plus the call's
@@ -87,5 +113,6 @@ pub(crate) fn spawn(
         procs,
         output,
         sandboxed,
+        confinement,
     })
 }

@@ -445,6 +445,7 @@ impl BashTool {
             .start(&args.command, &format!("bash-{}", cx.call_id()), unconfined)
             .map_err(ToolError::new)?;
         let sandboxed = spawned.sandboxed;
+        let confinement = spawned.confinement();
         let mut sinks = Sinks {
             collector: Collector::default(),
             file,
@@ -460,7 +461,10 @@ impl BashTool {
             None => (None, file_error),
         };
         let mut text = render(ending, &sinks.collector, file, file_error);
+        let limit = process::limit_line(confinement.as_ref(), ending);
+        drop(confinement);
         if sandboxed
+            && limit.is_none()
             && let Some(sandbox) = self.sandbox_in_use()
             && refused_by_sandbox(ending, &sinks.collector)
         {
@@ -481,7 +485,15 @@ impl BashTool {
             text.push('\n');
             text.push_str(&prompt::notice(&line));
         }
+        // A command the sandbox killed at a limit failed, as one the
+        // timeout ended did: the model should not read its output as done.
+        let killed_at_limit = limit.is_some();
+        if let Some(limit) = limit {
+            text.push('\n');
+            text.push_str(&limit);
+        }
         match ending {
+            Ending::Exited(_) | Ending::Signaled(_) if killed_at_limit => Err(ToolError::new(text)),
             Ending::Exited(_) | Ending::Signaled(_) => Ok(ToolOutput::text(text)),
             Ending::TimedOut(_) => Err(ToolError::new(text)),
             Ending::Interrupted => Err(ToolError::cancelled(ToolOutput::text(text).content)),

@@ -11,10 +11,11 @@ use rustix::pipe::{PipeFlags, pipe_with};
 use rustix::process::{Pid, Signal, WaitOptions};
 
 use super::super::sys;
-use super::{Reporter, Step};
+use super::{Reporter, Step, Watchdog};
 
 /// M forks G, PID 1 of the new PID namespace, and waits for it; G mounts
-/// `/proc` (with a mount namespace) and forks S, then reaps until S ends.
+/// `/proc` (with a mount namespace) and forks S, then reaps until S ends,
+/// watching the limits meanwhile when it has a `/proc` of its own.
 /// Returns in S only. G dies with M (`PR_SET_PDEATHSIG`), and the kernel
 /// kills everything in the namespace when G dies.
 ///
@@ -27,6 +28,8 @@ pub(super) unsafe fn fork_init(
     mount_proc: bool,
     parent: Option<Pid>,
     report: &Reporter<'_>,
+    watchdog: &Watchdog,
+    pids_events: Option<BorrowedFd<'_>>,
 ) -> io::Result<()> {
     let fork_failed = |e: io::Error| report.fail(Step::Fork, 0, e);
     let (alive_read, alive_write) =
@@ -90,6 +93,18 @@ pub(super) unsafe fn fork_init(
             unsafe { sys::set_signal_handler(sig, forward_to_everyone) };
         }
         sys::default_signal(libc::SIGQUIT);
+        if mount_proc && !watchdog.is_off() {
+            // G keeps the failure pipe to report a limit on it, and the
+            // cgroup's `pids.events`; SIGCHLD, blocked, wakes its wait
+            // when a child ends.
+            let events = pids_events.map_or(-1, |fd| fd.as_raw_fd());
+            // SAFETY: G never returns (`exit_now` ends it).
+            unsafe { sys::close_all_but(&[relay_write.as_raw_fd(), report.0.as_raw_fd(), events]) };
+            sys::block_signal(libc::SIGCHLD);
+            let status = super::watchdog::watch(shell, watchdog, report.0, pids_events);
+            let _ = rustix::io::write(&relay_write, &status.to_ne_bytes());
+            sys::exit_now(code_of(status));
+        }
         // SAFETY: G never returns (`exit_with` ends it).
         unsafe { sys::close_all_but(&[relay_write.as_raw_fd()]) };
         exit_with(shell, true, Some(relay_write.as_fd()));

@@ -15,13 +15,16 @@
 //!   roots, the hidden and protected paths;
 //! - [`init`]: G and S, forked in the new PID namespace, and how M and G
 //!   end;
-//! - [`restrict`]: Landlock, seccomp and the capabilities, in S.
+//! - [`restrict`]: Landlock, seccomp and the capabilities, in S (and the
+//!   command's `RLIMIT_*`);
+//! - [`watchdog`]: G's watch over the command's limits while it runs.
 #![allow(unsafe_code)]
 
 mod init;
 mod mounts;
 mod namespaces;
 mod restrict;
+mod watchdog;
 
 use std::ffi::CString;
 use std::io;
@@ -32,6 +35,7 @@ use rustix::thread::UnshareFlags;
 use seccompiler::BpfProgram;
 
 pub(super) use namespaces::{loopback_up, write_own_maps};
+pub(super) use watchdog::{CPU, LIMIT_RECORD, MEMORY, PROCESSES, Watchdog};
 
 /// Everything the child needs, computed before the fork.
 #[derive(Debug)]
@@ -54,6 +58,23 @@ pub(super) struct Plan {
     /// file) S grants on its own `/dev/pts` and `/dev/ptmx`, which M
     /// mounted fresh and which the parent's rules cannot name.
     pub(super) pts_access: Option<(u64, u64)>,
+    /// The command's resource limits.
+    pub(super) limits: Limits,
+}
+
+/// The resource limits of one command, as the child applies them.
+#[derive(Debug, Default)]
+pub(super) struct Limits {
+    /// `cgroup.procs` of the command's cgroups (one per hierarchy), which
+    /// M joins first, so that G, S and everything they start are in them.
+    pub(super) join: Vec<OwnedFd>,
+    /// `(resource, limit)`: set in S, soft and hard, before the exec.
+    pub(super) rlimits: Vec<(rustix::process::Resource, u64)>,
+    /// What G watches (with a `/proc` of its own only).
+    pub(super) watchdog: Watchdog,
+    /// The cgroup's `pids.events`, which G reads: a fork refused at the
+    /// cgroup's limit is the process limit reached, whatever G counts.
+    pub(super) pids_events: Option<OwnedFd>,
 }
 
 /// What root keeps inside: `CAP_DAC_OVERRIDE` and `CAP_DAC_READ_SEARCH`,
@@ -137,6 +158,8 @@ pub(super) enum Step {
     Pin,
     ReadOnlyRoot,
     Writable,
+    Cgroup,
+    Rlimit,
 }
 
 impl Step {
@@ -158,6 +181,8 @@ impl Step {
             Pin,
             ReadOnlyRoot,
             Writable,
+            Cgroup,
+            Rlimit,
         ]
         .into_iter()
         .find(|step| *step as u8 == byte)
@@ -182,13 +207,13 @@ impl Reporter<'_> {
 /// only in S, for std to exec the command; M and G never return.
 ///
 /// The order of the steps is part of the sandbox and stays as it is:
-/// `setsid`; the user namespace (or the session's) with its id maps,
+/// `setsid`; the command's cgroups joined; the user namespace (or the session's) with its id maps,
 /// together with the mount, PID and network namespaces; the loopback of a
 /// new network namespace; the mounts (private tree, read-only tree,
 /// terminals, pins, hidden paths, read-only binds), made with the
 /// capabilities the new user namespace gives; G and S forked into the PID
-/// namespace, G mounting `/proc`; then, in S alone, [`restrict::restrict`]:
-/// Landlock, the seccomp filters, the capabilities dropped, the working
+/// namespace, G mounting `/proc` (then watching the limits); then, in S
+/// alone, [`restrict::restrict`]: the `RLIMIT_*`, Landlock, the seccomp filters, the capabilities dropped, the working
 /// directory entered again, inherited descriptors marked close-on-exec.
 ///
 /// # Safety
@@ -200,8 +225,9 @@ impl Reporter<'_> {
 ///   make only async-signal-safe calls; `enter` keeps to that: rustix's
 ///   raw syscalls with `CStr` paths of the plan (rustix copies no `CStr`),
 ///   libc's `fork`, `_exit`, `signal`, `sigemptyset`, `sigaddset`,
-///   `sigprocmask`, `kill`, `close_range`, `fcntl`, `ioctl`, `mount` and
-///   `syscall` (through [`super::sys`]), and `seccompiler::apply_filter`
+///   `sigprocmask`, `sigtimedwait`, `clock_gettime`, `kill`, `close_range`,
+///   `fcntl`, `ioctl`, `mount` and `syscall` (through [`super::sys`]), and
+///   `seccompiler::apply_filter`
 ///   (a `prctl` and a `seccomp` call on a program built before the fork).
 ///   It allocates nothing (errors are `io::Error`s made from an errno) and
 ///   takes no lock; its indexing stays within bounds known before the fork
@@ -220,6 +246,15 @@ pub(super) unsafe fn enter(plan: &Plan) -> io::Result<()> {
     // The embedding process, whose death M watches for.
     let parent = rustix::process::getppid();
     let report = Reporter(plan.failure.as_fd());
+    // Before any namespace: the cgroup's own `cgroup.procs`, "0" for this
+    // process; G and S are forked into it.
+    for (index, join) in plan.limits.join.iter().enumerate() {
+        match rustix::io::write(join, b"0") {
+            Ok(1) => {}
+            Ok(_) => return Err(report.fail(Step::Cgroup, index, rustix::io::Errno::IO.into())),
+            Err(e) => return Err(report.fail(Step::Cgroup, index, e.into())),
+        }
+    }
     if let Some(ns) = &plan.namespaces {
         namespaces::unshare_and_map(ns).map_err(|e| report.fail(Step::Namespaces, 0, e))?;
         if ns.has(UnshareFlags::NEWNET) && ns.shared.is_none() {
@@ -231,7 +266,15 @@ pub(super) unsafe fn enter(plan: &Plan) -> io::Result<()> {
         if ns.has(UnshareFlags::NEWPID) {
             // SAFETY: this is the forked child `enter`'s caller vouches
             // for; `fork_init` returns only in S.
-            unsafe { init::fork_init(ns.has(UnshareFlags::NEWNS), parent, &report) }?;
+            unsafe {
+                init::fork_init(
+                    ns.has(UnshareFlags::NEWNS),
+                    parent,
+                    &report,
+                    &plan.limits.watchdog,
+                    plan.limits.pids_events.as_ref().map(AsFd::as_fd),
+                )
+            }?;
             // Only S gets here: a new process, not a group leader.
             let _ = rustix::process::setsid();
         }

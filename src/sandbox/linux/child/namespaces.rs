@@ -28,6 +28,11 @@ pub(super) fn unshare_and_map(ns: &Namespaces) -> io::Result<()> {
             shared.net.as_fd(),
             Some(LinkNameSpaceType::Network),
         )?;
+        // The session's mounts (its bounded tmpfs), which the command's own
+        // mount namespace then copies.
+        if let Some(mnt) = &shared.mnt {
+            rustix::thread::move_into_link_name_space(mnt.as_fd(), Some(LinkNameSpaceType::Mount))?;
+        }
         // SAFETY: no `CLONE_FILES` (nor `CLONE_FS`): the descriptor table
         // stays the one this single-threaded process has.
         return unsafe { rustix::thread::unshare_unsafe(ns.flags - UnshareFlags::NEWNET) }

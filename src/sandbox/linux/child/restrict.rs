@@ -17,6 +17,14 @@ use super::{Plan, Reporter, Step};
 /// directory entered again (std entered it before the namespaces moved);
 /// every inherited descriptor marked close-on-exec.
 pub(super) fn restrict(plan: &Plan, report: &Reporter<'_>) -> io::Result<()> {
+    for (index, (resource, limit)) in plan.limits.rlimits.iter().enumerate() {
+        let limit = rustix::process::Rlimit {
+            current: Some(*limit),
+            maximum: Some(*limit),
+        };
+        rustix::process::setrlimit(*resource, limit)
+            .map_err(|e| report.fail(Step::Rlimit, index, e.into()))?;
+    }
     if let (Some(ruleset), Some((dir, file))) = (&plan.ruleset, plan.pts_access) {
         for (path, access, flags) in [
             (c"/dev/pts", dir, OFlags::DIRECTORY),
