@@ -5,9 +5,6 @@
 //! confined command needs no approval. Afterwards the commit is in the
 //! repository and the dependency in `node_modules`.
 
-use std::path::Path;
-use std::process::Command;
-
 use serde_json::Value;
 
 use crate::support::registry::*;
@@ -33,26 +30,6 @@ allow_domains = ["registry.test"]
 resolve = { "registry.test" = "127.0.0.1" }
 toolchains = ["npm"]
 "#;
-
-/// `git ARGS` in `dir`, unconfined; its stdout.
-fn git(dir: &Path, args: &[&str]) -> String {
-    let out = Command::new("git")
-        .args(["-c", "safe.directory=*"])
-        .args(args)
-        .current_dir(dir)
-        .env("GIT_AUTHOR_NAME", "user")
-        .env("GIT_AUTHOR_EMAIL", "user@example.test")
-        .env("GIT_COMMITTER_NAME", "user")
-        .env("GIT_COMMITTER_EMAIL", "user@example.test")
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "git {args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8_lossy(&out.stdout).into_owned()
-}
 
 /// A git repository with one commit: a package depending on
 /// `agentcore-demo`, whose `build` writes `dist/out.txt` with it and whose

@@ -14,27 +14,6 @@ use crate::support::sandbox::*;
 const GIT_ENV: &str = "export GIT_AUTHOR_NAME=agent GIT_AUTHOR_EMAIL=agent@example.test \
                        GIT_COMMITTER_NAME=agent GIT_COMMITTER_EMAIL=agent@example.test";
 
-/// `git ARGS` in `dir`, unconfined, as the test's user; its stdout.
-fn git(dir: &Path, args: &[&str]) -> String {
-    let out = Command::new("git")
-        .args(["-c", "safe.directory=*", "-c", "protocol.file.allow=always"])
-        .args(args)
-        .current_dir(dir)
-        .env("GIT_AUTHOR_NAME", "user")
-        .env("GIT_AUTHOR_EMAIL", "user@example.test")
-        .env("GIT_COMMITTER_NAME", "user")
-        .env("GIT_COMMITTER_EMAIL", "user@example.test")
-        .env("HOME", dir)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "git {args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8_lossy(&out.stdout).into_owned()
-}
-
 /// A repository at the scene's root with one commit, and a submodule
 /// `sub` whose repository lives in `.git/modules/sub`.
 fn repository(s: &Scene) {
@@ -91,6 +70,18 @@ fn what_git_runs(root: &Path) -> String {
     out
 }
 
+/// A scene with [`repository`], owned by `user`, and [`what_git_runs`]
+/// in it before any command.
+fn repository_for(user: User) -> (Scene, String) {
+    let s = scene(CONFINED);
+    repository(&s);
+    if user == User::Nobody {
+        give_to_nobody(&s);
+    }
+    let before = what_git_runs(&s.root);
+    (s, before)
+}
+
 /// Opens the scene to `nobody` as its owner: git refuses a repository
 /// another user owns.
 fn give_to_nobody(s: &Scene) {
@@ -108,12 +99,7 @@ fn commits_branches_and_stashes_work_confined_as_root_and_as_nobody() {
     require_sandbox();
     require_program("git");
     for user in current_and_nobody() {
-        let s = scene(CONFINED);
-        repository(&s);
-        if user == User::Nobody {
-            give_to_nobody(&s);
-        }
-        let before = what_git_runs(&s.root);
+        let (s, before) = repository_for(user);
         let script = format!(
             "set -e; {GIT_ENV}; echo change >> a.txt; git add a.txt; git commit -q -m inside; \
              git checkout -q -b feature; echo more >> a.txt; git stash -q; \
@@ -145,12 +131,7 @@ fn nothing_a_confined_command_does_changes_what_an_unconfined_git_runs() {
     require_sandbox();
     require_program("git");
     for user in current_and_nobody() {
-        let s = scene(CONFINED);
-        repository(&s);
-        if user == User::Nobody {
-            give_to_nobody(&s);
-        }
-        let before = what_git_runs(&s.root);
+        let (s, before) = repository_for(user);
         // Each attack on a line of its own, none stopping the next.
         let attacks = [
             "git config core.hooksPath /tmp/evil",

@@ -256,3 +256,26 @@ pub fn sleeper_alive(seconds: u32) -> bool {
             && std::fs::read_to_string(e.path().join("stat")).is_ok_and(|s| !s.contains(") Z "))
     })
 }
+
+/// `git ARGS` in `dir`, unconfined, as the test's user, with an identity
+/// of its own and `HOME` there (no user configuration applies); its
+/// stdout, after asserting it succeeded.
+pub fn git(dir: &Path, args: &[&str]) -> String {
+    let out = Command::new("git")
+        .args(["-c", "safe.directory=*", "-c", "protocol.file.allow=always"])
+        .args(args)
+        .current_dir(dir)
+        .env("GIT_AUTHOR_NAME", "user")
+        .env("GIT_AUTHOR_EMAIL", "user@example.test")
+        .env("GIT_COMMITTER_NAME", "user")
+        .env("GIT_COMMITTER_EMAIL", "user@example.test")
+        .env("HOME", dir)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "git {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
