@@ -647,3 +647,58 @@ async fn a_failed_setup_step_is_named_in_the_spawn_error() {
         )
     );
 }
+
+/// System V IPC is the command's own: a host segment is invisible, and one
+/// the command makes is gone with it (nothing outlives the command, uncounted
+/// by any limit).
+#[tokio::test]
+#[ignore = "needs user namespaces, ipcmk and ipcs"]
+async fn system_v_ipc_is_the_commands_own() {
+    let fx = Fixture::new();
+    let sandbox = fx.sandbox(false);
+    require_features(sandbox.status(), &[Feature::UserNamespace]);
+    crate::support::require::require_program("ipcmk");
+    crate::support::require::require_program("ipcs");
+    let made = std::process::Command::new("ipcmk")
+        .args(["-M", "4096"])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&made.stdout);
+    let id = text.trim().rsplit(' ').next().unwrap().to_owned();
+    let host_list = || {
+        String::from_utf8_lossy(
+            &std::process::Command::new("ipcs")
+                .arg("-m")
+                .output()
+                .unwrap()
+                .stdout,
+        )
+        .into_owned()
+    };
+    let host_key = host_list()
+        .lines()
+        .find(|l| l.split_whitespace().nth(1) == Some(id.as_str()))
+        .and_then(|l| l.split_whitespace().next().map(str::to_owned))
+        .unwrap();
+    let (code, out) = run(
+        &sandbox,
+        &fx.ws(),
+        "ipcs -m; ipcmk -M 8192 >/dev/null && ipcs -m | grep -c '^0x'",
+        &[],
+    )
+    .await;
+    let _ = std::process::Command::new("ipcrm")
+        .args(["-m", &id])
+        .status();
+    assert_eq!(code, 0, "{out}");
+    assert!(
+        !out.contains(&host_key),
+        "the host's segment is visible: {out}"
+    );
+    assert!(out.trim_end().ends_with('1'), "{out}");
+    assert!(
+        !host_list().lines().any(|l| l.contains(" 8192 ")),
+        "the command's segment outlived it: {}",
+        host_list()
+    );
+}

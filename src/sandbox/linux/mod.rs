@@ -94,7 +94,11 @@ pub(super) fn confine(
     };
 
     let namespaces = if user {
-        let mut flags = UnshareFlags::empty();
+        // An IPC namespace of its own: System V shared memory, semaphores
+        // and message queues (and POSIX queues) of the host or of other
+        // sessions are out of reach, and what the command makes is freed
+        // with it instead of outliving it uncounted by any limit.
+        let mut flags = UnshareFlags::NEWIPC;
         if mount_ns {
             flags |= UnshareFlags::NEWNS;
         }
