@@ -179,6 +179,7 @@ fn named_by_config(dir: &Path, work_tree: Option<&Path>) -> Vec<PathBuf> {
         } else {
             continue;
         };
+        let folder = key == "core.hookspath";
         let path = match value.strip_prefix("~/") {
             Some(rest) => match std::env::var_os("HOME") {
                 Some(home) => PathBuf::from(home).join(rest),
@@ -188,9 +189,57 @@ fn named_by_config(dir: &Path, work_tree: Option<&Path>) -> Vec<PathBuf> {
         };
         if path.symlink_metadata().is_ok() {
             found.push(path);
+            continue;
+        }
+        // Missing: a command could create it (a hooks folder, an included
+        // config). Created empty beneath its base when the name stays
+        // beneath it, else its nearest existing ancestor is guarded.
+        let relative = Path::new(&value);
+        let beneath = !value.starts_with("~/")
+            && relative
+                .components()
+                .all(|c| matches!(c, std::path::Component::Normal(_)));
+        if beneath && create_beneath(base, relative, folder).is_ok() {
+            found.push(path);
+        } else if let Some(ancestor) = path.ancestors().skip(1).find(|a| a.exists())
+            && let (Ok(ancestor), Ok(home)) = (
+                fs::canonicalize(ancestor),
+                fs::canonicalize(work_tree.unwrap_or(dir)),
+            )
+            && ancestor.starts_with(&home)
+        {
+            // Only inside the repository's own tree: outside it, what is
+            // not a writable root is read-only for commands anyway.
+            found.push(ancestor);
         }
     }
     found
+}
+
+/// Creates `relative` (plain names only) beneath `base`, a folder or an
+/// empty file, one name at a time from an open folder, never following a
+/// symbolic link (one in the way fails the creation).
+fn create_beneath(base: &Path, relative: &Path, folder: bool) -> io::Result<()> {
+    use rustix::fs::{CWD, Mode, OFlags, mkdirat, openat};
+    use rustix::io::Errno;
+    let step = OFlags::PATH | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC;
+    let mut dir = openat(CWD, base, step, Mode::empty())?;
+    let names: Vec<_> = relative.components().map(|c| c.as_os_str()).collect();
+    for (i, name) in names.iter().enumerate() {
+        if i + 1 == names.len() && !folder {
+            let create =
+                OFlags::WRONLY | OFlags::CREATE | OFlags::EXCL | OFlags::NOFOLLOW | OFlags::CLOEXEC;
+            return openat(&dir, *name, create, Mode::from_raw_mode(0o644))
+                .map(drop)
+                .map_err(io::Error::from);
+        }
+        match mkdirat(&dir, *name, Mode::from_raw_mode(0o755)) {
+            Ok(()) | Err(Errno::EXIST) => {}
+            Err(e) => return Err(e.into()),
+        }
+        dir = openat(&dir, *name, step, Mode::empty())?;
+    }
+    Ok(())
 }
 
 /// The `section.key` (lower case; a subsection kept as written between
@@ -371,7 +420,44 @@ mod tests {
             guards.contains(&git.join("../shared.gitconfig")),
             "{guards:?}"
         );
-        assert!(!guards.iter().any(|p| p.ends_with("missing")));
+        // A missing include is created empty, and guarded.
+        assert!(guards.iter().any(|p| p.ends_with("missing")), "{guards:?}");
+        assert!(git.join("missing").is_file());
+    }
+
+    #[test]
+    fn a_missing_hooks_path_is_created_but_never_through_a_link() {
+        let root = tempfile::tempdir().unwrap();
+        let git = root.path().join(".git");
+        repository(&git);
+        let elsewhere = root.path().join("elsewhere");
+        fs::create_dir(&elsewhere).unwrap();
+        std::os::unix::fs::symlink(&elsewhere, root.path().join(".husky")).unwrap();
+        fs::write(
+            git.join("config"),
+            "[core]\n\thooksPath = .husky/_\n[include]\n\tpath = ../../outside.cfg\n",
+        )
+        .unwrap();
+        let guards = repository_guards(&git);
+        assert!(!elsewhere.join("_").exists(), "created through the link");
+        // What could not be created is guarded by its nearest ancestor in
+        // the repository's tree (the link's target); the include outside
+        // the tree is left to the read-only tree.
+        assert!(guards.contains(&elsewhere), "{guards:?}");
+        assert!(
+            !guards.iter().any(|p| !p.starts_with(root.path())),
+            "{guards:?}"
+        );
+        let plain = tempfile::tempdir().unwrap();
+        let git = plain.path().join(".git");
+        repository(&git);
+        fs::write(git.join("config"), "[core]\n\thooksPath = .githooks/x\n").unwrap();
+        let guards = repository_guards(&git);
+        assert!(plain.path().join(".githooks/x").is_dir());
+        assert!(
+            guards.contains(&plain.path().join(".githooks/x")),
+            "{guards:?}"
+        );
     }
 
     #[test]

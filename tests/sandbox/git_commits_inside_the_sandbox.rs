@@ -196,3 +196,31 @@ fn a_repository_without_hooks_cannot_be_given_one() {
         ""
     );
 }
+
+#[test]
+#[ignore = "needs the command sandbox and git"]
+fn what_the_config_names_cannot_be_created_by_a_command() {
+    require_sandbox();
+    require_program("git");
+    let s = scene(CONFINED);
+    git(&s.root, &["init", "-q", "-b", "main"]);
+    git(&s.root, &["config", "include.path", "extra.cfg"]);
+    git(&s.root, &["config", "core.hooksPath", ".githooks"]);
+    let marker = s.outside.join("ran");
+    let script = format!(
+        "printf '[core]\\n\\tfsmonitor = \"echo include >> {m}; false\"\\n' > .git/extra.cfg; \
+         mkdir -p .githooks; printf '#!/bin/sh\\necho hook >> {m}\\n' > .githooks/pre-commit; \
+         chmod +x .githooks/pre-commit; echo done",
+        m = marker.display()
+    );
+    let events = run(&s, "bypass", &[bash("c", &script)]);
+    let (_, text) = end(&events, "c");
+    assert!(text.contains("Read-only file system"), "{text}");
+    git(&s.root, &["status"]);
+    git(&s.root, &["commit", "-q", "--allow-empty", "-m", "x"]);
+    assert!(
+        !marker.exists(),
+        "{}",
+        std::fs::read_to_string(&marker).unwrap_or_default()
+    );
+}
