@@ -84,6 +84,7 @@ mod git_guard;
 mod limits;
 #[cfg(all(target_os = "linux", feature = "sandbox"))]
 mod linux;
+mod nested_repos;
 mod paths;
 mod policy;
 #[cfg(feature = "sandbox")]
@@ -97,6 +98,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, OnceLock};
 
 pub use limits::{LimitHit, SandboxLimits, format_size, parse_size};
+pub use nested_repos::IndexMark;
 pub use paths::{DEFAULT_HIDDEN_IN_HOME, default_hidden, default_protected};
 pub use policy::{Addresses, SandboxPolicy};
 pub use status::{Feature, SandboxStatus};
@@ -494,7 +496,13 @@ impl SandboxBuilder {
             && status.has(Feature::NetworkNamespace)
         {
             let dirs = [tmp.clone(), shm.clone()];
-            let bounded = self.limits.tmp_size.map(|bytes| (&dirs[..], bytes));
+            // Files in the tmpfs are memory no command's account keeps once
+            // it ends: never more than a command may hold.
+            let bounded = self
+                .limits
+                .tmp_size
+                .map(|bytes| self.limits.memory.map_or(bytes, |memory| bytes.min(memory)))
+                .map(|bytes| (&dirs[..], bytes));
             // A helper that cannot mount makes the namespaces without.
             let made = linux::SessionNet::new(bounded).or_else(|e| match bounded {
                 Some(_) => linux::SessionNet::new(None),
@@ -537,6 +545,7 @@ impl SandboxBuilder {
                 network: self.network,
                 network_access: self.network_access,
                 proxies: network,
+                nested: nested_repos::NestedRepos::new(&protected_roots, &protected),
                 writable,
                 protected_roots,
                 hidden,
@@ -694,6 +703,8 @@ struct Inner {
     writable: Vec<PathBuf>,
     hidden: Arc<HiddenPaths>,
     protected: Vec<PathBuf>,
+    /// Repositories commands made and linked, protected once found.
+    nested: nested_repos::NestedRepos,
     limits: SandboxLimits,
     /// Removed with the sandbox; holds `tmp` and `shm`, and is not
     /// writable inside.
@@ -832,6 +843,27 @@ impl Sandbox {
             let _ = cmd;
             Ok(Confinement::unconfined())
         }
+    }
+}
+
+impl Sandbox {
+    /// Where the root repositories' indexes stand, before a command, for
+    /// [`new_linked_repositories`](Self::new_linked_repositories).
+    pub fn index_mark(&self) -> IndexMark {
+        self.inner.nested.mark()
+    }
+
+    /// After a command: the repositories (their `.git`) it made and staged
+    /// as submodules of a root's repository, whose config an unconfined
+    /// `git status` there would obey. Each is reported once, and protected
+    /// like the others for the commands that follow.
+    pub fn new_linked_repositories(&self, mark: &IndexMark) -> Vec<PathBuf> {
+        self.inner.nested.new_since(mark)
+    }
+
+    /// The line a command's result ends with for such a repository.
+    pub fn linked_repository_warning(git: &Path) -> String {
+        nested_repos::warning(git)
     }
 }
 

@@ -224,3 +224,41 @@ fn what_the_config_names_cannot_be_created_by_a_command() {
         std::fs::read_to_string(&marker).unwrap_or_default()
     );
 }
+
+#[test]
+#[ignore = "needs the command sandbox and git"]
+fn a_repository_a_command_makes_and_stages_is_reported_and_then_protected() {
+    require_sandbox();
+    require_program("git");
+    let s = scene(CONFINED);
+    git(&s.root, &["init", "-q", "-b", "main"]);
+    git(&s.root, &["add", "a.txt"]);
+    git(&s.root, &["commit", "-q", "-m", "first"]);
+    let plant = format!(
+        "{GIT_ENV}; mkdir evil && cd evil && git init -q -b main && \
+         git config core.fsmonitor 'echo ran; false' && git commit -q --allow-empty -m x && \
+         cd .. && git add evil && git commit -q -m sub && echo planted"
+    );
+    let again = "echo '[core] hooksPath = /tmp/x' >> evil/.git/config; echo second";
+    let events = run(&s, "bypass", &[bash("plant", &plant), bash("again", again)]);
+    let (_, text) = end(&events, "plant");
+    assert!(text.contains("planted"), "{text}");
+    let git_dir = s.root.join("evil/.git");
+    assert!(
+        text.ends_with(&format!(
+            "(sandboxed: this command made the git repository {} and staged it as a submodule; \
+             git run outside the sandbox in this repository reads its config: check it before \
+             running git unconfined)",
+            git_dir.display()
+        )),
+        "{text}"
+    );
+    let (_, text) = end(&events, "again");
+    assert!(text.contains("Read-only file system"), "{text}");
+    assert!(
+        !text.contains("made the git repository"),
+        "reported once: {text}"
+    );
+    let config = std::fs::read_to_string(git_dir.join("config")).unwrap();
+    assert!(!config.contains("hooksPath"), "{config}");
+}

@@ -139,6 +139,7 @@ pub(super) fn namespaces(
             binds.push((cstring(shm)?, c"/dev/shm".to_owned()));
         }
         let mut protected = inner.protected.clone();
+        protected.extend(inner.nested.found());
         for root in &inner.protected_roots {
             protected.extend(paths::default_protected(root));
         }

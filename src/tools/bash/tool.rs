@@ -436,6 +436,10 @@ impl BashTool {
         }
         let unconfined = args.dangerously_disable_sandbox == Some(true);
         let proxy_mark = self.proxy_mark();
+        let index_mark = self
+            .sandbox_in_use()
+            .filter(|_| !unconfined)
+            .map(Sandbox::index_mark);
         let Started {
             spawned,
             file,
@@ -477,6 +481,12 @@ impl BashTool {
             for line in self.proxy_refusals(proxy_mark) {
                 text.push('\n');
                 text.push_str(&line);
+            }
+            if let (Some(sandbox), Some(mark)) = (self.sandbox_in_use(), &index_mark) {
+                for git in sandbox.new_linked_repositories(mark) {
+                    text.push('\n');
+                    text.push_str(&Sandbox::linked_repository_warning(&git));
+                }
             }
         }
         if let Ending::TimedOut(_) = ending
