@@ -199,6 +199,7 @@ pub use agentcore_stages::texts;
 // those below it. The pipeline, `stages`, is below them all.
 pub mod access;
 pub mod approval;
+pub mod checkpoint;
 pub mod config;
 pub mod error_code;
 pub mod fs;

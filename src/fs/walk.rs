@@ -121,6 +121,12 @@ impl Entry<'_> {
         Ok(Some((File::from(fd), stat)))
     }
 
+    /// The handle of the directory holding the entry, and its name there:
+    /// what a caller opens the entry through without following a link.
+    pub(crate) fn at(&self) -> (BorrowedFd<'_>, &OsStr) {
+        (self.parent, OsStr::from_bytes(self.name.to_bytes()))
+    }
+
     /// The entry's metadata (`lstat` relative to its directory's handle).
     pub(crate) fn stat(&self) -> io::Result<rustix::fs::Stat> {
         rustix::fs::statat(self.parent, self.name, AtFlags::SYMLINK_NOFOLLOW).map_err(Into::into)
