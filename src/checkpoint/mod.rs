@@ -558,10 +558,11 @@ impl Checkpoints {
         let id = rec.next_id;
         rec.next_id += 1;
         let (call_id, label) = if jobs.len() == 1 {
-            (
-                jobs[0].0.clone(),
-                format!("background {}: {}", jobs[0].0, jobs[0].1),
-            )
+            let label = match jobs[0].1.as_str() {
+                "" => format!("background job {}", jobs[0].0),
+                command => format!("background job {}: {command}", jobs[0].0),
+            };
+            (jobs[0].0.clone(), label)
         } else {
             (
                 jobs.iter().map(|j| j.0.as_str()).collect::<Vec<_>>().join(","),

@@ -67,6 +67,10 @@ pub struct SessionConfig {
     /// without is an unknown access, which asks), and run through the same
     /// pipeline, hooks and scheduler.
     pub extra_tools: ExtraTools,
+    /// Checkpoints of every call that can write, and rewind
+    /// ([`crate::checkpoint`]); off unless enabled (`agentcore run
+    /// --checkpoints` enables them).
+    pub checkpoints: crate::checkpoint::CheckpointConfig,
 }
 
 /// The tools a harness adds to a session: [`SessionConfig::extra_tools`].
@@ -103,6 +107,7 @@ impl SessionConfig {
             tools: ToolSet::default(),
             ask_timeout: DEFAULT_ASK_TIMEOUT,
             extra_tools: ExtraTools::default(),
+            checkpoints: crate::checkpoint::CheckpointConfig::off(),
         }
     }
 

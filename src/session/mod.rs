@@ -11,6 +11,9 @@ use std::sync::Arc;
 use agentcore_stages::{Breaker, EventSink, Gate, Pipeline, ToolRegistry};
 
 use crate::approval::ApprovalEngine;
+use crate::checkpoint::{
+    CheckpointError, CheckpointLayer, Checkpoints, Listing, RewindMode, RewindReport, RewindTo,
+};
 use crate::config::RootAccess;
 use crate::fs::read_state::FileReadState;
 use crate::fs::workspace::Workspace;
@@ -53,6 +56,7 @@ impl SessionSandbox {
         config: &SessionConfig,
         approval: &ApprovalEngine,
         protected: Vec<PathBuf>,
+        checkpoint_store: Option<PathBuf>,
     ) -> Self {
         if policy.mode == SandboxMode::Off {
             return SessionSandbox::Off;
@@ -67,7 +71,10 @@ impl SessionSandbox {
                     .map(|(path, _)| path),
             );
         }
-        let hidden = approval.read_filter().hidden_paths(workspace.roots());
+        let mut hidden = approval.read_filter().hidden_paths(workspace.roots());
+        // The checkpoint store holds earlier versions of files: commands
+        // never see it.
+        hidden.extend(checkpoint_store);
         match policy.build(&root, writable, hidden, protected) {
             Ok(sandbox) => SessionSandbox::On(sandbox),
             Err(error) => SessionSandbox::Unavailable(error),
@@ -82,6 +89,7 @@ impl SessionSandbox {
 /// Steering and abort end calls, not jobs.
 pub struct Session {
     jobs: Arc<Jobs>,
+    checkpoints: Option<Checkpoints>,
     sandbox: SessionSandbox,
     workspace: Workspace,
     read_state: FileReadState,
@@ -102,6 +110,7 @@ pub struct Session {
 struct Assembly {
     gate: Arc<dyn Gate>,
     hooks: Option<HookRunner>,
+    checkpoints: Option<CheckpointLayer>,
     max_tool_errors: u32,
     scheduler: SchedulerConfig,
 }
@@ -114,12 +123,13 @@ impl Assembly {
             .max_tool_errors(self.max_tool_errors)
             .breaker(breaker)
             .build();
-        let service = match &self.hooks {
-            Some(runner) => pipeline.service_with(
-                tower::ServiceBuilder::new().layer(PostToolUseLayer::new(runner.clone())),
-            ),
-            None => pipeline.service(),
-        };
+        // Hooks see the result after the checkpoint is taken; the
+        // checkpoint stage sits right around the tool's execution.
+        let service = pipeline.service_with(
+            tower::ServiceBuilder::new()
+                .option_layer(self.hooks.clone().map(PostToolUseLayer::new))
+                .option_layer(self.checkpoints.clone()),
+        );
         let scheduler = Scheduler::new(service, registry.clone(), self.scheduler);
         (pipeline, scheduler)
     }
@@ -221,16 +231,26 @@ impl Session {
         if let Some(runner) = &hooks {
             protected.extend(runner.protected_paths());
         }
-        let sandbox =
-            SessionSandbox::build(&sandbox_policy, &workspace, &config, &approval, protected);
+        let read_state = FileReadState::new();
+        let jobs = Arc::new(Jobs::new(config.jobs));
+        // Opened before the sandbox is built: its store is hidden from
+        // commands.
+        let checkpoints = open_checkpoints(&config, &workspace, &read_state, &jobs);
+        let store = checkpoints.as_ref().map(|c| c.store_dir().to_path_buf());
+        let sandbox = SessionSandbox::build(
+            &sandbox_policy,
+            &workspace,
+            &config,
+            &approval,
+            protected,
+            store,
+        );
         // Hooks run confined by the same sandbox unless marked unconfined.
         let hooks = hooks.map(|runner| match &sandbox {
             SessionSandbox::Off => runner,
             SessionSandbox::On(sandbox) => runner.with_sandbox(sandbox.clone()),
             SessionSandbox::Unavailable(error) => runner.with_sandbox_unavailable(error),
         });
-        let read_state = FileReadState::new();
-        let jobs = Arc::new(Jobs::new(config.jobs));
         let mut bash = BashTool::new(workspace.root().to_path_buf(), output_dir.clone());
         match &sandbox {
             SessionSandbox::Off => {}
@@ -254,9 +274,17 @@ impl Session {
             Some(runner) => Arc::new(PreToolUseGate::new(runner.clone(), approval.clone())),
             None => Arc::new(approval.clone()),
         };
+        let file_tools = ["edit", "multi_edit", "write", "apply_patch"]
+            .into_iter()
+            .filter(|name| registry.get(name).is_some())
+            .map(str::to_owned)
+            .collect::<Vec<_>>();
         let assembly = Assembly {
             gate,
             hooks,
+            checkpoints: checkpoints
+                .clone()
+                .map(|c| CheckpointLayer::new(c, file_tools)),
             max_tool_errors: config.max_tool_errors,
             scheduler: SchedulerConfig {
                 max_concurrency: config.max_concurrency,
@@ -267,6 +295,7 @@ impl Session {
         let (pipeline, scheduler) = assembly.build(&registry, Breaker::default());
         Ok(Self {
             jobs,
+            checkpoints,
             sandbox,
             workspace,
             read_state,
@@ -333,6 +362,34 @@ impl Session {
     /// A new user prompt starts a run: the breaker's counts reset.
     pub fn new_prompt(&self) {
         self.pipeline.breaker().reset();
+        if let Some(checkpoints) = &self.checkpoints {
+            checkpoints.new_turn();
+        }
+    }
+
+    /// The session's checkpoint recorder, when checkpoints are on
+    /// ([`SessionConfig::checkpoints`]) and its store could be opened.
+    pub fn checkpoint_recorder(&self) -> Option<&Checkpoints> {
+        self.checkpoints.as_ref()
+    }
+
+    /// The checkpoints kept, oldest first (what every call that could
+    /// write changed); `None` when checkpoints are off.
+    pub fn checkpoints(&self) -> Option<Result<Listing, CheckpointError>> {
+        let recorder = self.checkpoints.as_ref()?;
+        Some(recorder.list().map_err(CheckpointError::from))
+    }
+
+    /// Rewinds the roots to what they held before `to` (see
+    /// [`Checkpoints::rewind`]); call it with no call running. An error
+    /// when checkpoints are off.
+    pub fn rewind(&self, to: RewindTo, mode: RewindMode) -> Result<RewindReport, CheckpointError> {
+        match &self.checkpoints {
+            Some(recorder) => recorder.rewind(to, mode),
+            None => Err(CheckpointError::NoSuchCheckpoint(
+                "checkpoints are off in this session".to_owned(),
+            )),
+        }
     }
 
     /// The scheduler, for calls that are not part of a turn (MCP requests).
@@ -442,11 +499,57 @@ impl Session {
     }
 }
 
+/// The recorder of a session whose configuration enables checkpoints; a
+/// store that cannot be opened (in use, no state directory, inside a
+/// writable root) turns them off with a line on stderr saying why.
+fn open_checkpoints(
+    config: &SessionConfig,
+    workspace: &Workspace,
+    read_state: &FileReadState,
+    jobs: &Arc<Jobs>,
+) -> Option<Checkpoints> {
+    if !config.checkpoints.enabled {
+        return None;
+    }
+    let root = workspace.root().to_path_buf();
+    let mut roots = vec![root.clone()];
+    if let Some(p) = &config.policy {
+        roots.extend(
+            p.resolved_roots(&root)
+                .into_iter()
+                .filter(|(_, access)| *access == RootAccess::ReadWrite)
+                .map(|(path, _)| path),
+        );
+    }
+    match Checkpoints::open(&config.checkpoints, workspace, roots) {
+        Ok(recorder) => {
+            recorder.use_ledger(read_state.clone());
+            let jobs = jobs.clone();
+            recorder.watch_jobs(Arc::new(move || {
+                jobs.running()
+                    .into_iter()
+                    .map(|id| (id, String::new()))
+                    .collect()
+            }));
+            Some(recorder)
+        }
+        Err(error) => {
+            eprintln!("agentcore: checkpoints are off: {error}");
+            None
+        }
+    }
+}
+
 impl Drop for Session {
     /// Kills the background jobs (without waiting: they die within the
     /// kill grace, or with the runtime's tasks).
     fn drop(&mut self) {
         self.jobs.kill_all();
+        if let Some(checkpoints) = &self.checkpoints
+            && let Err(error) = checkpoints.save()
+        {
+            eprintln!("agentcore: the checkpoint index could not be saved: {error}");
+        }
     }
 }
 
