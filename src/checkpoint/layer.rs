@@ -93,10 +93,9 @@ where
         let checkpoints = self.checkpoints.clone();
         Box::pin(async move {
             let recorder = checkpoints.clone();
-            let begun = tokio::task::spawn_blocking(move || {
-                recorder.begin(&call_id, &name, &label, paths)
-            })
-            .await;
+            let begun =
+                tokio::task::spawn_blocking(move || recorder.begin(&call_id, &name, &label, paths))
+                    .await;
             let mut executed = inner.call(call).await?;
             let problem = match begun {
                 Ok(Ok(recording)) => {

@@ -200,9 +200,14 @@ pub fn describe_changes(changes: &[Change], root: &Path) -> Vec<String> {
             (State::Absent, _) => format!("created {path}"),
             (State::Dir { .. }, State::Absent) => format!("deleted folder {path}"),
             (_, State::Absent) => format!("deleted {path}"),
-            (State::File { hash: a, mode: ma, .. }, State::File { hash: b, mode: mb, .. })
-                if a == b && ma != mb =>
-            {
+            (
+                State::File {
+                    hash: a, mode: ma, ..
+                },
+                State::File {
+                    hash: b, mode: mb, ..
+                },
+            ) if a == b && ma != mb => {
                 format!("mode of {path} {ma:o} -> {mb:o}")
             }
             (State::Dir { mode: ma }, State::Dir { mode: mb }) => {
@@ -565,10 +570,16 @@ impl Checkpoints {
             (jobs[0].0.clone(), label)
         } else {
             (
-                jobs.iter().map(|j| j.0.as_str()).collect::<Vec<_>>().join(","),
+                jobs.iter()
+                    .map(|j| j.0.as_str())
+                    .collect::<Vec<_>>()
+                    .join(","),
                 format!(
                     "background jobs {}",
-                    jobs.iter().map(|j| j.0.as_str()).collect::<Vec<_>>().join(", ")
+                    jobs.iter()
+                        .map(|j| j.0.as_str())
+                        .collect::<Vec<_>>()
+                        .join(", ")
                 ),
             )
         };
@@ -742,8 +753,9 @@ fn absolute(path: &Path) -> PathBuf {
 pub fn bytes_in_words(n: u64) -> String {
     match n {
         n if n >= 1 << 30 && n % (1 << 30) == 0 => format!("{} GiB", n >> 30),
-        n if n >= 1 << 20 => format!("{:.1} MiB", n as f64 / f64::from(1 << 20))
-            .replace(".0 MiB", " MiB"),
+        n if n >= 1 << 20 => {
+            format!("{:.1} MiB", n as f64 / f64::from(1 << 20)).replace(".0 MiB", " MiB")
+        }
         n if n >= 1 << 10 => format!("{} KiB", n >> 10),
         n => format!("{n} bytes"),
     }

@@ -11,7 +11,7 @@ use std::sync::Mutex;
 
 use globset::GlobSet;
 
-use super::state::{Known, State, StatKey, capture, key_at};
+use super::state::{Known, StatKey, State, capture, key_at};
 use super::store::{Change, Objects};
 use crate::fs::beneath::{open_dir, open_root};
 use crate::fs::walk::{self, Filters, Flow, Kind};
@@ -57,7 +57,10 @@ impl Looker<'_> {
             || self.workspace.is_excluded(path)
             || self.exclude.is_match(rel)
             || rel.components().any(|c| {
-                matches!(c.as_os_str().to_str(), Some(".git" | ".hg" | ".svn" | ".jj"))
+                matches!(
+                    c.as_os_str().to_str(),
+                    Some(".git" | ".hg" | ".svn" | ".jj")
+                )
             })
     }
 
@@ -75,7 +78,9 @@ impl Looker<'_> {
         match open_dir(root_fd.as_fd(), parent) {
             Ok(dir) => capture(dir.as_fd(), name, self.objects, self.max_file),
             Err(crate::fs::beneath::FileError::NotFound) => Ok(Some(absent())),
-            Err(e) => Err(io::Error::other(e.message(&path.display().to_string(), "look at"))),
+            Err(e) => Err(io::Error::other(
+                e.message(&path.display().to_string(), "look at"),
+            )),
         }
     }
 

@@ -164,7 +164,11 @@ pub(crate) fn capture(
             let fd = rustix::fs::openat(
                 dir,
                 name,
-                OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::NONBLOCK | OFlags::CLOEXEC | OFlags::NOCTTY,
+                OFlags::RDONLY
+                    | OFlags::NOFOLLOW
+                    | OFlags::NONBLOCK
+                    | OFlags::CLOEXEC
+                    | OFlags::NOCTTY,
                 Mode::empty(),
             )?;
             let mut file = File::from(fd);
@@ -271,4 +275,3 @@ fn temp_name(name: &std::ffi::OsStr) -> std::ffi::OsString {
     temp.push(format!(".agentcore-rewind-{:x}", now_ns()));
     temp
 }
-

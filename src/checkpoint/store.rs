@@ -195,7 +195,8 @@ impl Objects {
                 }
             }
         }
-        self.bytes.fetch_sub(freed.min(self.bytes()), Ordering::Relaxed);
+        self.bytes
+            .fetch_sub(freed.min(self.bytes()), Ordering::Relaxed);
         Ok(freed)
     }
 }
@@ -424,10 +425,16 @@ fn private_file(path: &Path) -> io::Result<File> {
 /// Makes `dir` (and its missing parents) with mode 0700, and makes sure an
 /// existing `dir` is 0700 and a directory (not a link).
 pub(crate) fn make_private_dir(dir: &Path) -> io::Result<()> {
-    fs::DirBuilder::new().recursive(true).mode(0o700).create(dir)?;
+    fs::DirBuilder::new()
+        .recursive(true)
+        .mode(0o700)
+        .create(dir)?;
     let meta = fs::symlink_metadata(dir)?;
     if !meta.is_dir() {
-        return Err(io::Error::other(format!("{} is not a folder", dir.display())));
+        return Err(io::Error::other(format!(
+            "{} is not a folder",
+            dir.display()
+        )));
     }
     if meta.permissions().mode() & 0o077 != 0 {
         fs::set_permissions(dir, fs::Permissions::from_mode(0o700))?;

@@ -1,0 +1,13 @@
+//! Checkpoints and rewind: every call that can write is recorded, and a
+//! rewind puts the tree back byte for byte without clobbering changes no
+//! call made.
+//!
+//! One test binary (run one with `cargo test --test checkpoints NAME`).
+//! What the binaries share is in tests/support/.
+
+#[path = "../support/mod.rs"]
+mod support;
+
+mod every_change_is_recorded_and_rewound;
+mod rewind_never_clobbers_what_no_call_made;
+mod the_store_survives_crashes;

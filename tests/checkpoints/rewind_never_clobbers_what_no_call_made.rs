@@ -1,0 +1,147 @@
+//! A path changed since its checkpoint by something agentcore did not
+//! record is a conflict: a safe rewind changes nothing and lists it, skip
+//! leaves it and rewinds the rest, force overwrites it. A link planted in
+//! place of a folder never makes a rewind write outside the root.
+
+use std::fs;
+
+use agentcore::checkpoint::{RewindMode, RewindTo};
+use serde_json::json;
+
+use super::every_change_is_recorded_and_rewound::{call, session, tree};
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_user_edit_after_the_call_is_a_conflict_and_is_kept() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = fs::canonicalize(dir.path()).unwrap();
+    let store = tempfile::tempdir().unwrap();
+    fs::write(root.join("a.txt"), "a0\n").unwrap();
+    fs::write(root.join("b.txt"), "b0\n").unwrap();
+    let session = session(&root, store.path());
+    call(
+        &session,
+        "b",
+        "bash",
+        json!({"command": "echo a1 > a.txt; echo b1 > b.txt"}),
+    )
+    .await;
+    // The user's editor, outside the session.
+    fs::write(root.join("a.txt"), "the user's own\n").unwrap();
+    let before = tree(&root);
+
+    let report = session
+        .rewind(RewindTo::Call("b".into()), RewindMode::Safe)
+        .unwrap();
+    assert!(!report.applied, "{report:#?}");
+    assert_eq!(report.conflicts.len(), 1, "{report:#?}");
+    assert_eq!(report.conflicts[0].path, root.join("a.txt"));
+    assert_eq!(
+        tree(&root),
+        before,
+        "a safe rewind with a conflict changes nothing"
+    );
+    assert!(
+        report.describe(&root)[0].starts_with("Nothing was changed"),
+        "{:?}",
+        report.describe(&root)
+    );
+
+    let report = session
+        .rewind(RewindTo::Call("b".into()), RewindMode::Skip)
+        .unwrap();
+    assert!(report.applied);
+    assert_eq!(fs::read(root.join("a.txt")).unwrap(), b"the user's own\n");
+    assert_eq!(fs::read(root.join("b.txt")).unwrap(), b"b0\n");
+    assert_eq!(report.restored, vec![root.join("b.txt")]);
+
+    let report = session
+        .rewind(RewindTo::Call("b".into()), RewindMode::Force)
+        .unwrap();
+    assert!(report.applied, "{report:#?}");
+    assert_eq!(fs::read(root.join("a.txt")).unwrap(), b"a0\n");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_link_planted_for_a_folder_never_leads_a_rewind_outside() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = fs::canonicalize(dir.path()).unwrap();
+    let outside = tempfile::tempdir().unwrap();
+    let store = tempfile::tempdir().unwrap();
+    fs::create_dir(root.join("d")).unwrap();
+    fs::write(root.join("d/f.txt"), "f0\n").unwrap();
+    let session = session(&root, store.path());
+    call(&session, "rm", "bash", json!({"command": "rm -r d"})).await;
+    // Something outside the session plants d -> OUTSIDE.
+    std::os::unix::fs::symlink(outside.path(), root.join("d")).unwrap();
+
+    let report = session
+        .rewind(RewindTo::Call("rm".into()), RewindMode::Safe)
+        .unwrap();
+    assert!(
+        !report.applied,
+        "the planted link is a conflict: {report:#?}"
+    );
+    let report = session
+        .rewind(RewindTo::Call("rm".into()), RewindMode::Force)
+        .unwrap();
+    assert!(report.applied, "{report:#?}");
+    assert_eq!(
+        fs::read_dir(outside.path()).unwrap().count(),
+        0,
+        "nothing written outside"
+    );
+    assert!(
+        fs::symlink_metadata(root.join("d")).unwrap().is_dir(),
+        "{report:#?}"
+    );
+    assert_eq!(fs::read(root.join("d/f.txt")).unwrap(), b"f0\n");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_read_denied_file_is_never_recorded() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = fs::canonicalize(dir.path()).unwrap();
+    let store = tempfile::tempdir().unwrap();
+    fs::write(root.join(".env"), "SECRET=1\n").unwrap();
+    let mut config = agentcore::session::SessionConfig::new(&root);
+    config.mode = Some(agentcore::approval::Mode::Bypass);
+    config.sandbox = Some(agentcore::sandbox::SandboxPolicy::off());
+    config.policy =
+        Some(agentcore::config::Policy::from_toml("deny = [\"read(./.env)\"]\n").unwrap());
+    config.checkpoints = agentcore::checkpoint::CheckpointConfig {
+        store: Some(store.path().to_path_buf()),
+        ..Default::default()
+    };
+    let session = agentcore::session::Session::start(config).unwrap();
+    call(
+        &session,
+        "b",
+        "bash",
+        json!({"command": "echo SECRET=2 > .env; echo x > x.txt"}),
+    )
+    .await;
+    let listing = session.checkpoints().unwrap().unwrap();
+    let paths: Vec<_> = listing
+        .checkpoints
+        .iter()
+        .flat_map(|c| c.changes.iter().map(|c| c.path.clone()))
+        .collect();
+    assert_eq!(paths, [root.join("x.txt")], "{listing:#?}");
+    // No kept version holds the secret (the log holds the command line).
+    let mut todo = vec![store.path().join("objects")];
+    while let Some(d) = todo.pop() {
+        for e in fs::read_dir(&d).unwrap() {
+            let p = e.unwrap().path();
+            if p.is_dir() {
+                todo.push(p);
+            } else {
+                let bytes = fs::read(&p).unwrap();
+                assert!(
+                    !String::from_utf8_lossy(&bytes).contains("SECRET"),
+                    "{}",
+                    p.display()
+                );
+            }
+        }
+    }
+}
