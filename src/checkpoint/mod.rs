@@ -175,15 +175,15 @@ pub fn describe_changes(changes: &[Change], root: &Path) -> Vec<String> {
     let mut renamed_to: HashMap<usize, usize> = HashMap::new();
     let mut taken = HashSet::new();
     for (i, c) in changes.iter().enumerate() {
-        if let (State::File { hash: Some(h), .. }, State::Absent) = (&c.before, &c.after) {
-            if let Some(j) = changes.iter().enumerate().position(|(j, d)| {
+        if let (State::File { hash: Some(h), .. }, State::Absent) = (&c.before, &c.after)
+            && let Some(j) = (0..changes.len()).find(|&j| {
                 !taken.contains(&j)
-                    && d.before == State::Absent
-                    && matches!(&d.after, State::File { hash: Some(g), .. } if g == h)
-            }) {
-                taken.insert(j);
-                renamed_to.insert(i, j);
-            }
+                    && changes[j].before == State::Absent
+                    && matches!(&changes[j].after, State::File { hash: Some(g), .. } if g == h)
+            })
+        {
+            taken.insert(j);
+            renamed_to.insert(i, j);
         }
     }
     let mut lines = Vec::new();
