@@ -9,5 +9,6 @@
 mod support;
 
 mod every_change_is_recorded_and_rewound;
+mod rewind_laws;
 mod rewind_never_clobbers_what_no_call_made;
 mod the_store_survives_crashes;
