@@ -135,6 +135,11 @@ pub struct Policy {
     #[cfg(feature = "mcp-client")]
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub mcp_servers: Vec<McpServerConfig>,
+    /// `[checkpoints]`: a table turns checkpoints on (`enabled = false`
+    /// keeps them off) with its store, bounds and exclusions
+    /// (docs/checkpoints.md).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub checkpoints: Option<crate::checkpoint::CheckpointConfig>,
 }
 
 /// A workspace root the policy adds.

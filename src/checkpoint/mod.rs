@@ -62,7 +62,7 @@ pub const DEFAULT_MAX_STORE_BYTES: u64 = 2 << 30;
 pub const DEFAULT_MAX_FILE_BYTES: u64 = 16 << 20;
 
 /// How a session keeps checkpoints (`[checkpoints]` in a policy).
-#[derive(Clone, Debug, PartialEq, Eq, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct CheckpointConfig {
     /// Whether calls are recorded at all.

@@ -11,10 +11,16 @@
 //! ```
 //!
 //! Every file appears whole or not at all: an object is written to a
-//! temporary name and renamed to its hash once synced; a log record is one
-//! line written with one `write` and synced, and a torn last line (a crash
-//! while writing it) is dropped when the log is read; the index is renamed
-//! into place. A record names only objects already synced.
+//! temporary name and renamed to its hash once written; a log record is
+//! one line written with one `write` and synced, and a torn last line (a
+//! crash while writing it) is dropped when the log is read; the index is
+//! renamed into place. A record names only objects already renamed into
+//! place. Objects are not synced one by one (that made the first look at
+//! a 10,000-file tree take 1.5 s): a killed process loses nothing the
+//! kernel holds, and after a power loss an object whose bytes did not
+//! reach the disk no longer hashes to its name, which every read checks
+//! (the rewind then says the kept version is damaged, and the index reads
+//! the file again).
 
 use std::collections::{BTreeMap, HashSet};
 use std::fs::{self, File, OpenOptions};
@@ -106,7 +112,7 @@ impl Objects {
                 hasher.update(&buf[..n]);
                 out.write_all(&buf[..n])?;
             }
-            out.sync_data()
+            Ok(())
         })();
         if let Err(e) = result {
             let _ = fs::remove_file(&temp);
@@ -129,7 +135,7 @@ impl Objects {
         }
         let temp = self.dir.join(format!(".tmp-{}", unique()));
         let mut out = private_file(&temp)?;
-        if let Err(e) = out.write_all(bytes).and_then(|()| out.sync_data()) {
+        if let Err(e) = out.write_all(bytes) {
             let _ = fs::remove_file(&temp);
             return Err(e);
         }
@@ -137,7 +143,7 @@ impl Objects {
         Ok(Some(hash))
     }
 
-    /// Renames a synced temporary object to its hash (or drops it when that
+    /// Renames a written temporary object to its hash (or drops it when that
     /// object is already there).
     fn settle(&self, temp: &Path, hash: &str) -> io::Result<()> {
         let path = self.path_of(hash).expect("a BLAKE3 hex digest");

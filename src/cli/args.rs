@@ -51,6 +51,9 @@ pub enum Command {
     /// The command sandbox: `agentcore sandbox check`, `agentcore sandbox exec -- CMD`.
     #[command(subcommand)]
     Sandbox(SandboxCommand),
+    /// Checkpoints of a workspace, also of a session that ended: `ls`, `rewind`.
+    #[command(subcommand)]
+    Checkpoints(CheckpointsCommand),
     /// Print a shell completion script (bash, zsh, fish, elvish, powershell).
     Completions(CompletionsArgs),
     /// Print the manual page (roff): `agentcore man | man -l -`.
@@ -75,6 +78,62 @@ pub enum SandboxCommand {
     /// would confine bash in; exits with the command's status. Refuses
     /// (exit 1) when the sandbox cannot confine here: never runs unconfined.
     Exec(SandboxExecArgs),
+}
+
+/// `agentcore checkpoints` subcommands.
+#[derive(Debug, Subcommand)]
+pub enum CheckpointsCommand {
+    /// List the checkpoints kept, oldest first, with what each changed.
+    Ls(CheckpointsLsArgs),
+    /// Put the files back to what they held before a checkpoint, a call or a turn.
+    Rewind(CheckpointsRewindArgs),
+}
+
+/// Where a workspace's checkpoints are.
+#[derive(Clone, Debug, Args)]
+pub struct CheckpointStoreArgs {
+    /// The workspace root (default: the current directory).
+    #[arg(long)]
+    pub root: Option<PathBuf>,
+    /// The store, when not the default under the state directory.
+    #[arg(long, value_name = "DIR")]
+    pub store: Option<PathBuf>,
+    /// Print JSON instead of lines.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// `agentcore checkpoints ls` options.
+#[derive(Clone, Debug, Args)]
+pub struct CheckpointsLsArgs {
+    /// The store.
+    #[command(flatten)]
+    pub store: CheckpointStoreArgs,
+}
+
+/// `agentcore checkpoints rewind` options: exactly one of `--to`,
+/// `--call`, `--turn`.
+#[derive(Clone, Debug, Args)]
+#[command(group(clap::ArgGroup::new("target").required(true).args(["to", "call", "turn"])))]
+pub struct CheckpointsRewindArgs {
+    /// The store.
+    #[command(flatten)]
+    pub store: CheckpointStoreArgs,
+    /// Rewind to before checkpoint N (undoing it and every later one).
+    #[arg(long, value_name = "N")]
+    pub to: Option<u64>,
+    /// Rewind to before the call with this id.
+    #[arg(long, value_name = "ID")]
+    pub call: Option<String>,
+    /// Rewind to before the first checkpoint of turn T.
+    #[arg(long, value_name = "T")]
+    pub turn: Option<u64>,
+    /// Leave files something else changed since, and rewind the rest.
+    #[arg(long, conflicts_with = "force")]
+    pub skip_conflicts: bool,
+    /// Rewind files something else changed since too, overwriting them.
+    #[arg(long)]
+    pub force: bool,
 }
 
 /// `agentcore sandbox check` options.
@@ -176,6 +235,10 @@ pub struct RunArgs {
     /// Chat's tool messages, or the Responses API's input items.
     #[arg(long, value_enum, value_name = "PROVIDER")]
     pub results: Option<Results>,
+    /// Record a checkpoint of every call that can write, for `agentcore
+    /// checkpoints rewind` (docs/checkpoints.md).
+    #[arg(long)]
+    pub checkpoints: bool,
 }
 
 /// `--results` of `run`: the provider whose next request the results are

@@ -5,6 +5,7 @@
 //! in it, `completions` and `man` describe the command line.
 
 mod args;
+mod checkpoints;
 mod client_gone;
 mod completions;
 mod demo;
@@ -57,6 +58,7 @@ pub fn main() -> ExitCode {
             Command::Mcp(args) => mcp::serve(args).await,
             Command::Sandbox(args::SandboxCommand::Check(args)) => sandbox::check(args),
             Command::Sandbox(args::SandboxCommand::Exec(args)) => sandbox::exec(args).await,
+            Command::Checkpoints(args) => checkpoints::run(args),
             Command::Completions(args) => completions::completions(args.shell),
             Command::Man => completions::man(),
         }

@@ -201,6 +201,9 @@ pub async fn run(args: RunArgs, screen: &Screen) -> ExitCode {
         config.max_concurrency = args.max_concurrency;
         config.max_tool_errors = args.max_tool_errors;
         config.steering = args.steering.into();
+        if args.checkpoints {
+            config.checkpoints = agentcore::checkpoint::CheckpointConfig::default();
+        }
     })
     .await
     {

@@ -63,6 +63,27 @@ pub fn check(args: SandboxCheckArgs) -> ExitCode {
         session.workspace().root().display()
     );
     outln!("sandbox:     {}", session.sandbox_summary());
+    match session.checkpoint_recorder() {
+        Some(recorder) => {
+            outln!(
+                "checkpoints: on, store {} (0700, hidden from commands)",
+                recorder.store_dir().display()
+            );
+        }
+        None => match agentcore::checkpoint::CheckpointConfig::default()
+            .store_dir(session.workspace().root())
+        {
+            Ok(dir) => {
+                outln!(
+                    "checkpoints: off (`run --checkpoints` or a [checkpoints] table: store {})",
+                    dir.display()
+                );
+            }
+            Err(err) => {
+                outln!("checkpoints: off ({err})");
+            }
+        },
+    }
     let Some(sandbox) = session.sandbox() else {
         return match policy.mode {
             SandboxMode::Off => ExitCode::SUCCESS,

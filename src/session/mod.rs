@@ -508,7 +508,20 @@ fn open_checkpoints(
     read_state: &FileReadState,
     jobs: &Arc<Jobs>,
 ) -> Option<Checkpoints> {
-    if !config.checkpoints.enabled {
+    // The policy's table, if any; the session's own switch turns it on
+    // and its own store wins.
+    let mut settings = config
+        .policy
+        .as_ref()
+        .and_then(|p| p.checkpoints.clone())
+        .unwrap_or_else(|| config.checkpoints.clone());
+    if config.checkpoints.enabled {
+        settings.enabled = true;
+        if config.checkpoints.store.is_some() {
+            settings.store = config.checkpoints.store.clone();
+        }
+    }
+    if !settings.enabled {
         return None;
     }
     let root = workspace.root().to_path_buf();
@@ -521,7 +534,7 @@ fn open_checkpoints(
                 .map(|(path, _)| path),
         );
     }
-    match Checkpoints::open(&config.checkpoints, workspace, roots) {
+    match Checkpoints::open(&settings, workspace, roots) {
         Ok(recorder) => {
             recorder.use_ledger(read_state.clone());
             let jobs = jobs.clone();

@@ -145,3 +145,38 @@ async fn a_read_denied_file_is_never_recorded() {
         }
     }
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs the command sandbox"]
+async fn confined_commands_cannot_see_the_store() {
+    crate::support::require::require_sandbox();
+    let dir = tempfile::tempdir().unwrap();
+    let root = fs::canonicalize(dir.path()).unwrap();
+    let store = tempfile::tempdir().unwrap();
+    let store = fs::canonicalize(store.path()).unwrap();
+    fs::write(root.join("a.txt"), "kept in the store\n").unwrap();
+    let mut config = agentcore::session::SessionConfig::new(&root);
+    config.mode = Some(agentcore::approval::Mode::Bypass);
+    config.checkpoints = agentcore::checkpoint::CheckpointConfig {
+        store: Some(store.clone()),
+        ..Default::default()
+    };
+    let session = agentcore::session::Session::start(config).unwrap();
+    assert!(session.sandbox().is_some());
+    assert!(store.join("meta.json").exists());
+    let text = call(
+        &session,
+        "b",
+        "bash",
+        json!({"command": format!("ls -A {0}; cat {0}/meta.json; echo x > a.txt; echo done", store.display())}),
+    )
+    .await;
+    assert!(
+        !text.contains("log.jsonl") && !text.contains("\"roots\""),
+        "{text}"
+    );
+    assert!(text.contains("done"), "{text}");
+    // Recorded all the same.
+    let listing = session.checkpoints().unwrap().unwrap();
+    assert_eq!(listing.checkpoints[0].describe(&root), ["modified a.txt"]);
+}

@@ -110,3 +110,47 @@ fn the_index_of_an_ended_session_spares_reading_unchanged_files() {
     let cp = recorder.end(r).unwrap().unwrap();
     assert_eq!(cp.describe(&root), ["deleted f4"]);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_checkpoints_table_in_the_policy_turns_them_on() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = fs::canonicalize(dir.path()).unwrap();
+    let store = tempfile::tempdir().unwrap();
+    let policy = agentcore::config::Policy::from_toml(&format!(
+        "mode = \"bypass\"\n[sandbox]\nmode = \"off\"\n[checkpoints]\nstore = {:?}\nexclude = [\"*.log\"]\n",
+        store.path().to_string_lossy()
+    ))
+    .unwrap();
+    let mut config = agentcore::session::SessionConfig::new(&root);
+    config.policy = Some(policy);
+    let session = agentcore::session::Session::start(config).unwrap();
+    super::every_change_is_recorded_and_rewound::call(
+        &session,
+        "b",
+        "bash",
+        serde_json::json!({"command": "echo x > x.txt; echo y > y.log"}),
+    )
+    .await;
+    let listing = session.checkpoints().expect("on").unwrap();
+    assert_eq!(listing.checkpoints[0].describe(&root), ["created x.txt"]);
+    assert!(
+        listing.excluded.iter().any(|e| e.contains("*.log")),
+        "{:?}",
+        listing.excluded
+    );
+    let off = agentcore::config::Policy::from_toml("[checkpoints]\nenabled = false\n").unwrap();
+    let mut config = agentcore::session::SessionConfig::new(&root);
+    config.policy = Some(off);
+    assert!(
+        agentcore::session::Session::start(config)
+            .unwrap()
+            .checkpoints()
+            .is_none()
+    );
+    assert!(
+        agentcore::config::Policy::from_toml("[checkpoints]\nmax_bytes = 1\n")
+            .unwrap_err()
+            .to_string()
+            .contains("max_bytes")
+    );
+}

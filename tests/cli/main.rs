@@ -10,6 +10,7 @@
 #[path = "../support/mod.rs"]
 mod support;
 
+mod checkpoints_outlive_the_session;
 mod cli_run;
 mod output_lines_escape_line_separators;
 mod pretty_activity_reads_coerced_arguments;

@@ -1,0 +1,141 @@
+//! `agentcore run --checkpoints` records every call that can write, and
+//! `agentcore checkpoints ls|rewind --root DIR` works on the store after
+//! the session ended: the tree comes back byte for byte, a file the user
+//! changed since is a conflict (exit 1, nothing changed) unless forced.
+
+use std::fs;
+use std::process::Command;
+
+use serde_json::json;
+
+use crate::support::cli::{end, events, text, turn};
+
+/// `agentcore checkpoints ARGS…` with the state directory `state`.
+fn checkpoints(state: &std::path::Path, args: &[&str]) -> std::process::Output {
+    Command::new(env!("CARGO_BIN_EXE_agentcore"))
+        .arg("checkpoints")
+        .args(args)
+        .env("XDG_STATE_HOME", state)
+        .output()
+        .unwrap()
+}
+
+#[test]
+fn a_rewind_after_the_session_restores_the_tree_and_keeps_user_edits_unless_forced() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = fs::canonicalize(dir.path()).unwrap();
+    let state = tempfile::tempdir().unwrap();
+    fs::write(root.join("a.txt"), "alpha\n").unwrap();
+    let input = turn(&[
+        (
+            "w",
+            "write",
+            json!({"file_path": "new.txt", "content": "new\n"}),
+        ),
+        (
+            "b",
+            "bash",
+            json!({"command": "echo changed > a.txt; echo made > made.txt"}),
+        ),
+    ]);
+    // A run of its own (not `agentcore_run`): the store goes under a
+    // state directory of the test's.
+    let output = Command::new(env!("CARGO_BIN_EXE_agentcore"))
+        .args([
+            "run",
+            "--format",
+            "jsonl",
+            "--mode",
+            "bypass",
+            "--checkpoints",
+            "--root",
+        ])
+        .arg(&root)
+        .env("XDG_STATE_HOME", state.path())
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .and_then(|mut child| {
+            use std::io::Write;
+            child.stdin.take().unwrap().write_all(input.as_bytes())?;
+            child.wait_with_output()
+        })
+        .unwrap();
+    let evs = events(&output);
+    assert_eq!(
+        end(&evs, "b")["outcome"],
+        "success",
+        "{}",
+        text(end(&evs, "b"))
+    );
+
+    let root_arg = root.to_str().unwrap();
+    let ls = checkpoints(state.path(), &["ls", "--root", root_arg]);
+    let shown = String::from_utf8_lossy(&ls.stdout);
+    assert!(
+        ls.status.success(),
+        "{shown}{}",
+        String::from_utf8_lossy(&ls.stderr)
+    );
+    assert!(
+        shown.contains("write") && shown.contains("    created new.txt"),
+        "{shown}"
+    );
+    assert!(
+        shown.contains("    modified a.txt") && shown.contains("    created made.txt"),
+        "{shown}"
+    );
+
+    // The user edits a.txt after the session.
+    fs::write(root.join("a.txt"), "the user's\n").unwrap();
+    let listing: serde_json::Value = serde_json::from_slice(
+        &checkpoints(state.path(), &["ls", "--json", "--root", root_arg]).stdout,
+    )
+    .unwrap();
+    let first = listing["checkpoints"][0]["id"]
+        .as_u64()
+        .unwrap()
+        .to_string();
+    let safe = checkpoints(
+        state.path(),
+        &["rewind", "--to", &first, "--root", root_arg],
+    );
+    assert_eq!(
+        safe.status.code(),
+        Some(1),
+        "{}",
+        String::from_utf8_lossy(&safe.stdout)
+    );
+    assert!(String::from_utf8_lossy(&safe.stdout).contains("conflict a.txt"));
+    assert!(
+        root.join("new.txt").exists(),
+        "a stopped rewind changes nothing"
+    );
+    assert_eq!(fs::read(root.join("a.txt")).unwrap(), b"the user's\n");
+
+    let forced = checkpoints(
+        state.path(),
+        &["rewind", "--to", &first, "--force", "--root", root_arg],
+    );
+    assert!(
+        forced.status.success(),
+        "{}",
+        String::from_utf8_lossy(&forced.stdout)
+    );
+    assert!(!root.join("new.txt").exists());
+    assert!(!root.join("made.txt").exists());
+    assert_eq!(fs::read(root.join("a.txt")).unwrap(), b"alpha\n");
+}
+
+#[test]
+fn a_root_without_checkpoints_says_how_to_get_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let state = tempfile::tempdir().unwrap();
+    let out = checkpoints(
+        state.path(),
+        &["ls", "--root", dir.path().to_str().unwrap()],
+    );
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("run sessions with --checkpoints"));
+}
