@@ -134,6 +134,8 @@ async fn run_demo(screen: &Screen) -> Result<(), String> {
             Ok(Some(Input::Turn(turn))) => {
                 run_turn(&session, turn, &mut output, None).await;
             }
+            Ok(Some(Input::Checkpoints)) => output.checkpoints(&session),
+            Ok(Some(Input::Rewind(to, mode))) => output.rewind(&session, to, mode),
             Ok(None) => {}
             Err(message) => return Err(format!("bundled scene is invalid: {message}")),
         }

@@ -1,5 +1,6 @@
 //! The JSONL input of `agentcore run` (protocol 1): one object a line.
 
+use agentcore::checkpoint::{RewindMode, RewindTo};
 use std::collections::HashSet;
 
 use serde_json::{Map, Value};
@@ -18,6 +19,11 @@ pub enum Input {
     User(String),
     /// A turn's calls, from `{"turn": […]}` or an assistant message.
     Turn(TurnInput),
+    /// `{"checkpoints": {}}`: list the session's checkpoints.
+    Checkpoints,
+    /// `{"rewind": {"to": N} | {"call": "ID"} | {"turn": T}, "mode":
+    /// "safe" | "skip" | "force"}`: rewind the session's files.
+    Rewind(RewindTo, RewindMode),
 }
 
 /// A turn and its timing instructions.
@@ -50,6 +56,12 @@ pub fn parse_line(line: &str) -> Result<Option<Input>, String> {
         return Err(shape_error());
     };
     check_one_shape(&object)?;
+    if object.contains_key("checkpoints") {
+        return Ok(Some(Input::Checkpoints));
+    }
+    if let Some(rewind) = object.get("rewind") {
+        return parse_rewind(rewind, object.get("mode")).map(Some);
+    }
     if let Some(user) = object.get("user") {
         return match user {
             Value::String(text) => Ok(Some(Input::User(text.clone()))),
@@ -78,14 +90,35 @@ pub fn parse_line(line: &str) -> Result<Option<Input>, String> {
 }
 
 fn shape_error() -> String {
-    "expected {\"user\": …}, {\"turn\": […]} or an assistant message ({\"role\": \"assistant\", …})"
+    "expected {\"user\": …}, {\"turn\": […]}, an assistant message ({\"role\": \"assistant\", …}), {\"checkpoints\": {}} or {\"rewind\": {\"to\": N}}"
         .to_owned()
+}
+
+/// `{"rewind": {"to": N} | {"call": "ID"} | {"turn": T}, "mode": …}`.
+fn parse_rewind(target: &Value, mode: Option<&Value>) -> Result<Input, String> {
+    let usage = "\"rewind\" must be {\"to\": N}, {\"call\": \"ID\"} or {\"turn\": T}";
+    let Value::Object(target) = target else {
+        return Err(usage.to_owned());
+    };
+    let to = match (target.get("to"), target.get("call"), target.get("turn")) {
+        (Some(n), None, None) => RewindTo::Checkpoint(n.as_u64().ok_or(usage)?),
+        (None, Some(call), None) => RewindTo::Call(call.as_str().ok_or(usage)?.to_owned()),
+        (None, None, Some(t)) => RewindTo::Turn(t.as_u64().ok_or(usage)?),
+        _ => return Err(usage.to_owned()),
+    };
+    let mode = match mode.map(|m| m.as_str()) {
+        None | Some(Some("safe")) => RewindMode::Safe,
+        Some(Some("skip")) => RewindMode::Skip,
+        Some(Some("force")) => RewindMode::Force,
+        Some(_) => return Err("\"mode\" must be \"safe\", \"skip\" or \"force\"".to_owned()),
+    };
+    Ok(Input::Rewind(to, mode))
 }
 
 /// A line is one thing: a user prompt, a turn, or an assistant message.
 /// Holding two of them would leave one unanswered, so it is refused.
 fn check_one_shape(object: &Map<String, Value>) -> Result<(), String> {
-    let present: Vec<&str> = ["user", "turn", "role"]
+    let present: Vec<&str> = ["user", "turn", "role", "checkpoints", "rewind"]
         .into_iter()
         .filter(|key| object.contains_key(*key))
         .collect();

@@ -1,5 +1,6 @@
 //! `agentcore run`: JSON Lines in, events out, one session per run.
 
+use agentcore::checkpoint::{RewindMode, RewindTo};
 use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -76,6 +77,70 @@ impl Output {
         match self {
             Output::Jsonl => write_json(value),
             Output::Pretty(p) => p.note(&format!("next request: {value}")),
+        }
+    }
+
+    /// `{"type":"checkpoints", …Listing}`, or `{"type":"checkpoints",
+    /// "error": …}` when they are off or cannot be listed.
+    pub(crate) fn checkpoints(&mut self, session: &Session) {
+        let line = match session.checkpoints() {
+            None => {
+                json!({"type": "checkpoints", "error": "checkpoints are off in this session (run with --checkpoints)"})
+            }
+            Some(Err(e)) => json!({"type": "checkpoints", "error": e.to_string()}),
+            Some(Ok(listing)) => {
+                if let Output::Pretty(p) = self {
+                    let root = session.workspace().root();
+                    for cp in &listing.checkpoints {
+                        p.note(&format!(
+                            "#{}  turn {}  {}  {}",
+                            cp.id, cp.turn, cp.tool, cp.label
+                        ));
+                        for line in cp.describe(root) {
+                            p.note(&format!("    {line}"));
+                        }
+                    }
+                    return;
+                }
+                let mut line = serde_json::to_value(listing).unwrap_or_default();
+                if let Some(map) = line.as_object_mut() {
+                    map.insert("type".to_owned(), json!("checkpoints"));
+                }
+                line
+            }
+        };
+        match self {
+            Output::Jsonl => write_json(&line),
+            Output::Pretty(p) => p.note(&format!(
+                "checkpoints: {}",
+                line["error"].as_str().unwrap_or("")
+            )),
+        }
+    }
+
+    /// `{"type":"rewind", …RewindReport}`, or `{"type":"rewind","error":…}`.
+    pub(crate) fn rewind(&mut self, session: &Session, to: RewindTo, mode: RewindMode) {
+        let line = match session.rewind(to, mode) {
+            Err(e) => json!({"type": "rewind", "error": e.to_string()}),
+            Ok(report) => {
+                if let Output::Pretty(p) = self {
+                    for line in report.describe(session.workspace().root()) {
+                        p.note(&line);
+                    }
+                    return;
+                }
+                let mut line = serde_json::to_value(report).unwrap_or_default();
+                if let Some(map) = line.as_object_mut() {
+                    map.insert("type".to_owned(), json!("rewind"));
+                }
+                line
+            }
+        };
+        match self {
+            Output::Jsonl => write_json(&line),
+            Output::Pretty(p) => {
+                p.note(&format!("rewind: {}", line["error"].as_str().unwrap_or("")))
+            }
         }
     }
 
@@ -382,6 +447,8 @@ pub(crate) async fn run_lines(
                 session.new_prompt();
                 output.user(&text);
             }
+            Ok(Some(Input::Checkpoints)) => output.checkpoints(session),
+            Ok(Some(Input::Rewind(to, mode))) => output.rewind(session, to, mode),
             Ok(Some(Input::Turn(turn))) => {
                 // A mounted MCP server's tool list changed: its tools are
                 // mounted again between turns.

@@ -139,3 +139,61 @@ fn a_root_without_checkpoints_says_how_to_get_them() {
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("run sessions with --checkpoints"));
 }
+
+#[test]
+fn run_lists_and_rewinds_on_input_lines() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = fs::canonicalize(dir.path()).unwrap();
+    let state = tempfile::tempdir().unwrap();
+    let input = format!(
+        "{}{}\n{}\n{}\n{}\n",
+        turn(&[("b", "bash", json!({"command": "echo made > made.txt"}))]),
+        json!({"checkpoints": {}}),
+        json!({"rewind": {"call": "b"}, "mode": "sideways"}),
+        json!({"rewind": {"call": "b"}}),
+        json!({"rewind": {"to": 99}}),
+    );
+    let output = Command::new(env!("CARGO_BIN_EXE_agentcore"))
+        .args([
+            "run",
+            "--format",
+            "jsonl",
+            "--mode",
+            "bypass",
+            "--checkpoints",
+            "--root",
+        ])
+        .arg(&root)
+        .env("XDG_STATE_HOME", state.path())
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .and_then(|mut child| {
+            use std::io::Write;
+            child.stdin.take().unwrap().write_all(input.as_bytes())?;
+            child.wait_with_output()
+        })
+        .unwrap();
+    let evs = events(&output);
+    let listed = evs.iter().find(|e| e["type"] == "checkpoints").unwrap();
+    assert_eq!(listed["checkpoints"][0]["call_id"], "b", "{listed:#}");
+    let bad = evs.iter().find(|e| e["type"] == "input_error").unwrap();
+    assert!(bad.to_string().contains("\\\"mode\\\" must be"), "{bad}");
+    let rewinds: Vec<_> = evs.iter().filter(|e| e["type"] == "rewind").collect();
+    assert_eq!(rewinds.len(), 2, "{evs:#?}");
+    assert_eq!(rewinds[0]["applied"], true, "{:#}", rewinds[0]);
+    assert_eq!(
+        rewinds[0]["removed"][0],
+        root.join("made.txt").to_str().unwrap()
+    );
+    assert!(
+        rewinds[1]["error"]
+            .as_str()
+            .unwrap()
+            .contains("no checkpoint #99"),
+        "{:#}",
+        rewinds[1]
+    );
+    assert!(!root.join("made.txt").exists());
+}
