@@ -140,6 +140,10 @@ pub struct Policy {
     /// (docs/checkpoints.md).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub checkpoints: Option<crate::checkpoint::CheckpointConfig>,
+    /// `[loop_guard]`: the repeated-call guard's settings
+    /// ([`crate::loop_guard`]); on by default in every mode.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub loop_guard: Option<crate::loop_guard::LoopGuardConfig>,
 }
 
 /// A workspace root the policy adds.

@@ -13,8 +13,9 @@ use std::path::{Path, PathBuf};
 /// longest prefix decides (`mcp::client` is low, the rest of `mcp` high).
 const LAYERS: &[&[&str]] = &[
     &["access", "error_code", "limits"],
-    &["message", "scheduler", "turn"],
+    &["message", "scheduler", "turn", "loop_guard"],
     &["fs"],
+    &["checkpoint"],
     &["process"],
     &["sandbox"],
     &["shell"],
@@ -187,8 +188,8 @@ fn the_check_sees_a_path_into_a_higher_layer() {
             (4, path("approval", "Mode")),
         ]
     );
-    assert_eq!(layer_of(&["mcp", "client", "tool"]), Some(9));
-    assert_eq!(layer_of(&["mcp", "http"]), Some(12));
+    assert_eq!(layer_of(&["mcp", "client", "tool"]), Some(10));
+    assert_eq!(layer_of(&["mcp", "http"]), Some(13));
     assert!(layer_of(&["session"]) > layer_of(&["mcp", "client"]));
     assert_eq!(layer_of(&["nowhere"]), None);
 }

@@ -29,8 +29,9 @@
 //! |---|---|---|---|
 //! | pipeline | [`stages`] (re-exported at this crate's root) | One call's pipeline: [`Tool`], [`TypedTool`], [`Call`] and its states, the stages, [`Pipeline`], [`ToolRegistry`], [`Event`], [`Gate`] | — |
 //! | access | [`access`], [`error_code`] | What a call touches: [`access::Access`], [`access::Permissions`], and the protected-path vocabulary the engine, the sandbox and the hooks share; [`ErrorCode`](error_code::ErrorCode), the numbers 1–10 of the built-in tools' refusals | pipeline |
-//! | harness | [`message`], [`scheduler`], [`turn`] | Tool calls and results in each provider's shape, JSON Lines; the scheduler (safe calls side by side, unsafe alone); one assistant message's calls as a turn | pipeline |
+//! | harness | [`message`], [`scheduler`], [`turn`], [`loop_guard`] | Tool calls and results in each provider's shape, JSON Lines; the scheduler (safe calls side by side, unsafe alone); one assistant message's calls as a turn; the guard that stops a model repeating the same call | pipeline |
 //! | fs | [`fs`] | The [`fs::workspace::Workspace`], handle-based resolution below a root, walks, atomic writes, the read-before-write ledger, the paths the gate judged | access |
+//! | checkpoint | [`checkpoint`] | Checkpoints of every change a call makes, in a store outside the workspace, and the rewind that never clobbers what no call made | access, fs |
 //! | process | [`process`] | Starting, tracking and killing a command's processes; the environment scrub; the session's output folders | — |
 //! | sandbox | [`sandbox`] | The command sandbox (Linux: namespaces, Landlock, seccomp) and what this machine offers | access, fs, process |
 //! | shell | [`shell`] | Bash commands read before they run: their parts, wrappers seen through, read-only programs | access |
@@ -205,6 +206,7 @@ pub mod error_code;
 pub mod fs;
 pub mod hooks;
 pub mod limits;
+pub mod loop_guard;
 #[cfg(any(feature = "mcp-server", feature = "mcp-client"))]
 pub mod mcp;
 pub mod message;

@@ -71,6 +71,9 @@ pub struct SessionConfig {
     /// ([`crate::checkpoint`]); off unless enabled (`agentcore run
     /// --checkpoints` enables them).
     pub checkpoints: crate::checkpoint::CheckpointConfig,
+    /// The repeated-call loop guard ([`crate::loop_guard`]): on, 3
+    /// repeats, unless the policy's `[loop_guard]` says otherwise.
+    pub loop_guard: crate::loop_guard::LoopGuardConfig,
 }
 
 /// The tools a harness adds to a session: [`SessionConfig::extra_tools`].
@@ -108,6 +111,7 @@ impl SessionConfig {
             ask_timeout: DEFAULT_ASK_TIMEOUT,
             extra_tools: ExtraTools::default(),
             checkpoints: crate::checkpoint::CheckpointConfig::off(),
+            loop_guard: crate::loop_guard::LoopGuardConfig::default(),
         }
     }
 

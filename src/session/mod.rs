@@ -111,6 +111,7 @@ struct Assembly {
     gate: Arc<dyn Gate>,
     hooks: Option<HookRunner>,
     checkpoints: Option<CheckpointLayer>,
+    loop_guard: Option<crate::loop_guard::LoopGuardLayer>,
     max_tool_errors: u32,
     scheduler: SchedulerConfig,
 }
@@ -127,6 +128,7 @@ impl Assembly {
         // checkpoint stage sits right around the tool's execution.
         let service = pipeline.service_with(
             tower::ServiceBuilder::new()
+                .option_layer(self.loop_guard.clone())
                 .option_layer(self.hooks.clone().map(PostToolUseLayer::new))
                 .option_layer(self.checkpoints.clone()),
         );
@@ -285,6 +287,7 @@ impl Session {
             checkpoints: checkpoints
                 .clone()
                 .map(|c| CheckpointLayer::new(c, file_tools)),
+            loop_guard: loop_guard_of(&config, approval.mode()),
             max_tool_errors: config.max_tool_errors,
             scheduler: SchedulerConfig {
                 max_concurrency: config.max_concurrency,
@@ -497,6 +500,24 @@ impl Session {
     pub async fn end_jobs(&self) {
         self.jobs.end_all().await;
     }
+}
+
+/// The loop guard of a session: the policy's `[loop_guard]` or the
+/// session's own settings; none when `repeats` is 0, or in bypass mode
+/// when the settings say `in_bypass = false`.
+fn loop_guard_of(
+    config: &SessionConfig,
+    mode: crate::approval::Mode,
+) -> Option<crate::loop_guard::LoopGuardLayer> {
+    let settings = config
+        .policy
+        .as_ref()
+        .and_then(|p| p.loop_guard)
+        .unwrap_or(config.loop_guard);
+    if settings.repeats == 0 || (mode == crate::approval::Mode::Bypass && !settings.in_bypass) {
+        return None;
+    }
+    Some(crate::loop_guard::LoopGuardLayer::new(settings))
 }
 
 /// The recorder of a session whose configuration enables checkpoints; a

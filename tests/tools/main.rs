@@ -22,6 +22,7 @@ mod read_then_write_partial;
 mod read_tool;
 mod scheduler_admission;
 mod scheduler_admits_without_its_worker;
+mod the_loop_guard_stops_repeats;
 mod tool_definitions_are_pinned;
 mod tool_sets_choose_what_the_model_sees;
 mod turn_steering;

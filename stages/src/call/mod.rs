@@ -136,6 +136,19 @@ impl<S: fmt::Debug> fmt::Debug for Call<S> {
     }
 }
 
+impl Call<crate::call::Gated> {
+    /// Answers the call without running the tool: middleware that decides
+    /// a call must not run (a loop guard, a cache) ends it here with
+    /// `outcome` and one text block the model reads.
+    pub fn answer_without_running(
+        self,
+        outcome: Outcome,
+        message: impl Into<String>,
+    ) -> Call<Executed> {
+        self.end(outcome, message)
+    }
+}
+
 impl Call<Executed> {
     /// What the model will read, for middleware after Execute to add to
     /// (a note, context from a hook).
