@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 /// the crate root) is below them all. A row names modules by path; the
 /// longest prefix decides (`mcp::client` is low, the rest of `mcp` high).
 const LAYERS: &[&[&str]] = &[
-    &["access", "error_code", "limits"],
+    &["access", "diff", "error_code", "limits"],
     &["message", "scheduler", "turn", "loop_guard"],
     &["fs"],
     &["checkpoint"],

@@ -202,6 +202,7 @@ pub mod access;
 pub mod approval;
 pub mod checkpoint;
 pub mod config;
+mod diff;
 pub mod error_code;
 pub mod fs;
 pub mod hooks;

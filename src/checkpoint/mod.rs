@@ -42,12 +42,14 @@ use serde::{Deserialize, Serialize};
 
 use crate::fs::workspace::Workspace;
 
+mod diff;
 mod layer;
 mod record;
 mod rewind;
 mod state;
 mod store;
 
+pub use diff::{DIFF_MAX_BYTES, PathDiff, RewindDiff};
 pub use layer::{CheckpointLayer, CheckpointService};
 use record::{Looker, Scope};
 pub use rewind::{Conflict, RewindMode, RewindReport, RewindTo};

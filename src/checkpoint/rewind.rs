@@ -10,7 +10,7 @@ use rustix::fs::{AtFlags, Mode};
 use serde::Serialize;
 
 use super::record::Scope;
-use super::state::{State, now_ns, replace_file, replace_symlink};
+use super::state::{State, now_ns, replace_file, replace_symlink, temp_name};
 use super::store::{Change, Record};
 use super::{Checkpoint, CheckpointError, Checkpoints};
 use crate::fs::beneath::{open_dir, open_root};
@@ -71,6 +71,8 @@ pub struct RewindReport {
     /// Whether anything was written: false when conflicts stopped a safe
     /// rewind.
     pub applied: bool,
+    /// What the rewind did about conflicts.
+    pub mode: RewindMode,
     /// Paths that could not be put back, and why (prior bytes not kept, a
     /// folder holding files not recorded, a link where a folder was).
     pub not_restored: Vec<(PathBuf, String)>,
@@ -116,10 +118,12 @@ impl RewindReport {
             lines.push(format!(
                 "conflict {}: changed since by something not recorded ({})",
                 shown(&c.path),
-                if self.applied {
-                    "left as it is"
-                } else {
+                if !self.applied {
                     "kept"
+                } else if self.restored.contains(&c.path) || self.removed.contains(&c.path) {
+                    "overwritten"
+                } else {
+                    "left as it is"
                 }
             ));
         }
@@ -139,7 +143,7 @@ struct Step {
 
 impl Checkpoints {
     /// The first kept checkpoint a rewind to `to` undoes.
-    fn start_of(&self, to: &RewindTo) -> Result<u64, CheckpointError> {
+    pub(super) fn start_of(&self, to: &RewindTo) -> Result<u64, CheckpointError> {
         let rec = self.lock();
         let first = |pred: &dyn Fn(&Checkpoint) -> bool| {
             rec.kept.iter().find(|cp| pred(cp)).map(|cp| cp.id)
@@ -182,6 +186,7 @@ impl Checkpoints {
         let mut rec = self.lock();
         let mut report = RewindReport {
             to: start,
+            mode,
             ..RewindReport::default()
         };
         // Per path: what it held before the first checkpoint undone, and
@@ -280,7 +285,7 @@ impl Checkpoints {
             },
         )?;
         drop(rec);
-        let done = self.apply_plan(&plan, &mut report);
+        let done = self.apply_plan(id, &plan, &mut report);
         let cp = self.record_rewind(id, format!("rewind to before #{start}"), done)?;
         report.checkpoint = cp;
         Ok(report)
@@ -288,7 +293,7 @@ impl Checkpoints {
 
     /// Writes a plan: removals deepest first, then folders shallowest
     /// first, then files and links. Returns the steps done.
-    fn apply_plan(&self, plan: &[Change], report: &mut RewindReport) -> Vec<PathBuf> {
+    fn apply_plan(&self, id: u64, plan: &[Change], report: &mut RewindReport) -> Vec<PathBuf> {
         let depth = |p: &Path| p.components().count();
         let mut removals: Vec<&Change> = plan.iter().filter(|c| c.after == State::Absent).collect();
         removals.sort_by_key(|c| std::cmp::Reverse(depth(&c.path)));
@@ -302,7 +307,7 @@ impl Checkpoints {
             .filter(|c| matches!(c.after, State::File { .. } | State::Symlink { .. }));
         let mut done = Vec::new();
         for change in removals.into_iter().chain(dirs).chain(files) {
-            match self.apply_one(change) {
+            match self.apply_one(id, change) {
                 Ok(()) => {
                     if change.after == State::Absent {
                         report.removed.push(change.path.clone());
@@ -325,7 +330,7 @@ impl Checkpoints {
 
     /// Puts one path back, through folder handles opened beneath its root
     /// without following links.
-    fn apply_one(&self, change: &Change) -> Result<(), String> {
+    fn apply_one(&self, id: u64, change: &Change) -> Result<(), String> {
         let looker = self.looker();
         let (root, rel) = looker
             .split(&change.path)
@@ -379,14 +384,37 @@ impl Checkpoints {
                 if is_dir {
                     remove(", and the file could not be put back in its place")?;
                 }
-                replace_file(dir, name, &mut source, *mode).map_err(|e| e.to_string())
+                replace_file(dir, name, &mut source, *mode, id).map_err(|e| e.to_string())
             }
             State::Symlink { target } => {
                 if is_dir {
                     remove(", and the link could not be put back in its place")?;
                 }
-                replace_symlink(dir, name, target).map_err(|e| e.to_string())
+                replace_symlink(dir, name, target, id).map_err(|e| e.to_string())
             }
+        }
+    }
+
+    /// Removes the temporary file or link rewind `id` may have left beside
+    /// `path` when a crash cut it off between writing and renaming
+    /// (beneath the root, not following links; nothing else is touched).
+    fn remove_leftover(&self, id: u64, path: &Path) {
+        let looker = self.looker();
+        let Some((root, rel)) = looker.split(path) else {
+            return;
+        };
+        let (Some(parent), Some(name)) = (rel.parent(), rel.file_name()) else {
+            return;
+        };
+        let Ok(root_fd) = open_root(root) else {
+            return;
+        };
+        if let Ok(dir) = open_dir(root_fd.as_fd(), parent) {
+            let _ = rustix::fs::unlinkat(
+                dir.as_fd(),
+                temp_name(name, id).as_os_str(),
+                AtFlags::empty(),
+            );
         }
     }
 
@@ -427,6 +455,9 @@ impl Checkpoints {
         let mut todo = Vec::new();
         let mut report = RewindReport::default();
         let mut already = Vec::new();
+        for change in &plan {
+            self.remove_leftover(id, &change.path);
+        }
         for change in plan {
             match looker.capture_path(&change.path) {
                 Ok(Some(now)) if now.state.matches(&change.after) => already.push(change.path),
@@ -449,7 +480,7 @@ impl Checkpoints {
                 );
             }
         }
-        let mut done = self.apply_plan(&todo, &mut report);
+        let mut done = self.apply_plan(id, &todo, &mut report);
         done.extend(already);
         self.record_rewind(id, "rewind (finished after a crash)".to_owned(), done)?;
         Ok(())

@@ -224,14 +224,16 @@ pub(crate) fn key_at(dir: BorrowedFd<'_>, name: &std::ffi::OsStr) -> io::Result<
 /// Writes `bytes` to a new temporary file in `dir` with `mode` and renames
 /// it over `name`: the path holds either its old content or the new one,
 /// never a part. The rename replaces a symlink at `name` itself, never its
-/// target.
+/// target. The temporary name is [`temp_name`] of rewind `id`, so a rewind
+/// a crash cut off can remove what it left.
 pub(crate) fn replace_file(
     dir: BorrowedFd<'_>,
     name: &std::ffi::OsStr,
     source: &mut File,
     mode: u32,
+    id: u64,
 ) -> io::Result<()> {
-    let temp = temp_name(name);
+    let temp = temp_name(name, id);
     let fd = rustix::fs::openat(
         dir,
         temp.as_os_str(),
@@ -252,13 +254,15 @@ pub(crate) fn replace_file(
     result
 }
 
-/// A symlink `name -> target` in `dir`, replacing what is there.
+/// A symlink `name -> target` in `dir`, replacing what is there (the
+/// temporary name as in [`replace_file`]).
 pub(crate) fn replace_symlink(
     dir: BorrowedFd<'_>,
     name: &std::ffi::OsStr,
     target: &str,
+    id: u64,
 ) -> io::Result<()> {
-    let temp = temp_name(name);
+    let temp = temp_name(name, id);
     rustix::fs::symlinkat(target, dir, temp.as_os_str())?;
     if let Err(e) = rustix::fs::renameat(dir, temp.as_os_str(), dir, name) {
         let _ = rustix::fs::unlinkat(dir, temp.as_os_str(), AtFlags::empty());
@@ -267,11 +271,13 @@ pub(crate) fn replace_symlink(
     Ok(())
 }
 
-/// A temporary name beside `name`, unlikely to be taken.
-fn temp_name(name: &std::ffi::OsStr) -> std::ffi::OsString {
+/// The temporary name beside `name` that rewind `id` writes before its
+/// rename. It is created exclusively and without following links, so a
+/// name planted there makes that path fail, never a write elsewhere.
+pub(crate) fn temp_name(name: &std::ffi::OsStr, id: u64) -> std::ffi::OsString {
     let mut temp = std::ffi::OsString::from(".");
     let stem = name.as_bytes();
     temp.push(std::ffi::OsStr::from_bytes(&stem[..stem.len().min(64)]));
-    temp.push(format!(".agentcore-rewind-{:x}", now_ns()));
+    temp.push(format!(".agentcore-rewind-{id}"));
     temp
 }

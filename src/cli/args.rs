@@ -85,6 +85,8 @@ pub enum SandboxCommand {
 pub enum CheckpointsCommand {
     /// List the checkpoints kept, oldest first, with what each changed.
     Ls(CheckpointsLsArgs),
+    /// Show what a rewind would change, as a unified diff per file; nothing is written.
+    Diff(CheckpointsDiffArgs),
     /// Put the files back to what they held before a checkpoint, a call or a turn.
     Rewind(CheckpointsRewindArgs),
 }
@@ -111,29 +113,48 @@ pub struct CheckpointsLsArgs {
     pub store: CheckpointStoreArgs,
 }
 
-/// `agentcore checkpoints rewind` options: exactly one of `--to`,
+/// Where a rewind goes, or what a diff shows: exactly one of `--to`,
 /// `--call`, `--turn`.
 #[derive(Clone, Debug, Args)]
-#[command(group(clap::ArgGroup::new("target").required(true).args(["to", "call", "turn"])))]
+#[group(required = true, multiple = false)]
+pub struct CheckpointTargetArgs {
+    /// Before checkpoint N (undoing it and every later one).
+    #[arg(long, value_name = "N")]
+    pub to: Option<u64>,
+    /// Before the call with this id.
+    #[arg(long, value_name = "ID")]
+    pub call: Option<String>,
+    /// Before the first checkpoint of turn T.
+    #[arg(long, value_name = "T")]
+    pub turn: Option<u64>,
+}
+
+/// `agentcore checkpoints rewind` options.
+#[derive(Clone, Debug, Args)]
 pub struct CheckpointsRewindArgs {
     /// The store.
     #[command(flatten)]
     pub store: CheckpointStoreArgs,
-    /// Rewind to before checkpoint N (undoing it and every later one).
-    #[arg(long, value_name = "N")]
-    pub to: Option<u64>,
-    /// Rewind to before the call with this id.
-    #[arg(long, value_name = "ID")]
-    pub call: Option<String>,
-    /// Rewind to before the first checkpoint of turn T.
-    #[arg(long, value_name = "T")]
-    pub turn: Option<u64>,
+    /// Where to.
+    #[command(flatten)]
+    pub target: CheckpointTargetArgs,
     /// Leave files something else changed since, and rewind the rest.
     #[arg(long, conflicts_with = "force")]
     pub skip_conflicts: bool,
     /// Rewind files something else changed since too, overwriting them.
     #[arg(long)]
     pub force: bool,
+}
+
+/// `agentcore checkpoints diff` options.
+#[derive(Clone, Debug, Args)]
+pub struct CheckpointsDiffArgs {
+    /// The store.
+    #[command(flatten)]
+    pub store: CheckpointStoreArgs,
+    /// The rewind whose changes to show.
+    #[command(flatten)]
+    pub target: CheckpointTargetArgs,
 }
 
 /// `agentcore sandbox check` options.

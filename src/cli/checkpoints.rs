@@ -1,4 +1,4 @@
-//! `agentcore checkpoints ls|rewind`: a workspace's checkpoints, also after
+//! `agentcore checkpoints ls|diff|rewind`: a workspace's checkpoints, also after
 //! its session ended (the store outlives the process).
 
 use std::path::PathBuf;
@@ -7,7 +7,10 @@ use std::process::ExitCode;
 use agentcore::checkpoint::{CheckpointConfig, Checkpoints, RewindMode, RewindTo, bytes_in_words};
 use agentcore::fs::workspace::Workspace;
 
-use super::args::{CheckpointStoreArgs, CheckpointsCommand, CheckpointsRewindArgs};
+use super::args::{
+    CheckpointStoreArgs, CheckpointTargetArgs, CheckpointsCommand, CheckpointsDiffArgs,
+    CheckpointsRewindArgs,
+};
 use super::out::{errln, outln};
 
 /// Runs a subcommand: 0 when done, 1 when conflicts stopped a rewind
@@ -15,6 +18,7 @@ use super::out::{errln, outln};
 pub fn run(command: CheckpointsCommand) -> ExitCode {
     match command {
         CheckpointsCommand::Ls(args) => ls(&args.store),
+        CheckpointsCommand::Diff(args) => diff(&args),
         CheckpointsCommand::Rewind(args) => rewind(&args),
     }
 }
@@ -102,14 +106,9 @@ fn rewind(args: &CheckpointsRewindArgs) -> ExitCode {
         Ok(opened) => opened,
         Err(code) => return code,
     };
-    let to = match (&args.to, &args.call, &args.turn) {
-        (Some(n), _, _) => RewindTo::Checkpoint(*n),
-        (_, Some(call), _) => RewindTo::Call(call.clone()),
-        (_, _, Some(turn)) => RewindTo::Turn(*turn),
-        _ => {
-            errln!("{PROGRAM}: say where to: --to N, --call ID or --turn T");
-            return ExitCode::from(2);
-        }
+    let to = match target(PROGRAM, &args.target) {
+        Ok(to) => to,
+        Err(code) => return code,
     };
     let mode = if args.force {
         RewindMode::Force
@@ -137,4 +136,43 @@ fn rewind(args: &CheckpointsRewindArgs) -> ExitCode {
     } else {
         ExitCode::from(1)
     }
+}
+
+/// The rewind target of the arguments; clap requires one, and without
+/// one nothing is done (exit 2).
+fn target(program: &str, args: &CheckpointTargetArgs) -> Result<RewindTo, ExitCode> {
+    match (&args.to, &args.call, &args.turn) {
+        (Some(n), _, _) => Ok(RewindTo::Checkpoint(*n)),
+        (_, Some(call), _) => Ok(RewindTo::Call(call.clone())),
+        (_, _, Some(turn)) => Ok(RewindTo::Turn(*turn)),
+        (None, None, None) => {
+            errln!("{program}: say where to: --to N, --call ID or --turn T");
+            Err(ExitCode::from(2))
+        }
+    }
+}
+
+fn diff(args: &CheckpointsDiffArgs) -> ExitCode {
+    const PROGRAM: &str = "agentcore checkpoints diff";
+    let (recorder, root) = match open(PROGRAM, &args.store) {
+        Ok(opened) => opened,
+        Err(code) => return code,
+    };
+    let to = match target(PROGRAM, &args.target) {
+        Ok(to) => to,
+        Err(code) => return code,
+    };
+    let diff = match recorder.diff(&to) {
+        Ok(diff) => diff,
+        Err(e) => {
+            errln!("{PROGRAM}: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    if args.store.json {
+        outln!("{}", serde_json::to_string(&diff).unwrap_or_default());
+    } else {
+        outln!("{}", diff.describe(&root).trim_end());
+    }
+    ExitCode::SUCCESS
 }

@@ -16,7 +16,6 @@
 
 pub mod apply_patch;
 pub mod bash;
-mod diff;
 pub mod edit;
 mod fn_tool;
 pub mod glob;

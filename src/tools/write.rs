@@ -15,9 +15,9 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use tokio_util::sync::CancellationToken;
 
-use super::diff::unified_diff;
 use super::text;
 use crate::access::{Access, Permissions};
+use crate::diff::unified_diff;
 use crate::fs::beneath::FileError;
 use crate::fs::file_tool::{
     FileTool, cancelled, cannot_read, commit_failure, path_failure, read_existing,

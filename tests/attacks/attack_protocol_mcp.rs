@@ -107,12 +107,14 @@ impl Server {
         reply
     }
 
-    /// A good request after a bad one still works: a read of notes.txt.
+    /// A good request after a bad one still works: a read of notes.txt
+    /// (its `limit` differs by id, so the repeats are not a loop to the
+    /// loop guard).
     async fn still_serves(&mut self, id: i64) {
         self.request(
             json!(id),
             "tools/call",
-            json!({"name": "read", "arguments": {"file_path": "notes.txt"}}),
+            json!({"name": "read", "arguments": {"file_path": "notes.txt", "limit": 1000 + id}}),
         )
         .await;
         let reply = self.reply().await;

@@ -8,6 +8,7 @@
 #[path = "../support/mod.rs"]
 mod support;
 
+mod a_diff_shows_what_a_rewind_would_change;
 mod every_change_is_recorded_and_rewound;
 mod rewind_laws;
 mod rewind_never_clobbers_what_no_call_made;

@@ -1,6 +1,7 @@
 //! `agentcore run --checkpoints` records every call that can write, and
-//! `agentcore checkpoints ls|rewind --root DIR` works on the store after
-//! the session ended: the tree comes back byte for byte, a file the user
+//! `agentcore checkpoints ls|diff|rewind --root DIR` works on the store
+//! after the session ended: the diff shows what a rewind would change, the
+//! tree comes back byte for byte, a file the user
 //! changed since is a conflict (exit 1, nothing changed) unless forced.
 
 use std::fs;
@@ -86,6 +87,23 @@ fn a_rewind_after_the_session_restores_the_tree_and_keeps_user_edits_unless_forc
         shown.contains("    modified a.txt") && shown.contains("    created made.txt"),
         "{shown}"
     );
+
+    // What a rewind to before the bash call would change, as a diff.
+    let diff = checkpoints(state.path(), &["diff", "--call", "b", "--root", root_arg]);
+    let shown = String::from_utf8_lossy(&diff.stdout);
+    assert!(diff.status.success(), "{shown}");
+    assert!(
+        shown.contains("--- a/a.txt\n+++ b/a.txt\n@@ -1 +1 @@\n-changed\n+alpha"),
+        "{shown}"
+    );
+    assert!(
+        shown.contains("--- a/made.txt\n+++ b/made.txt\n@@ -1 +0,0 @@\n-made"),
+        "{shown}"
+    );
+    assert!(!shown.contains("new.txt"), "the write came before: {shown}");
+    assert_eq!(fs::read(root.join("a.txt")).unwrap(), b"changed\n");
+    let nowhere = checkpoints(state.path(), &["diff", "--root", root_arg]);
+    assert_eq!(nowhere.status.code(), Some(2), "a diff needs a target");
 
     // The user edits a.txt after the session.
     fs::write(root.join("a.txt"), "the user's\n").unwrap();

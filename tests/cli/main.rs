@@ -10,6 +10,7 @@
 #[path = "../support/mod.rs"]
 mod support;
 
+mod a_killed_session_leaves_a_consistent_store;
 mod checkpoints_outlive_the_session;
 mod cli_run;
 mod output_lines_escape_line_separators;

@@ -14,12 +14,12 @@ use super::parse::{FileOp, Patch, parse};
 use super::plan::{Action, Planned, Refusal, Stage, plan};
 use super::transaction::commit_all;
 use crate::access::{Access, Permissions};
+use crate::diff::unified_diff;
 use crate::error_code::ErrorCode;
 use crate::fs::blocking::{self, run_blocking};
 use crate::fs::file_tool::{FileTool, lock_all};
 use crate::fs::read_state::FileReadState;
 use crate::fs::workspace::Workspace;
-use crate::tools::diff::unified_diff;
 use crate::tools::spec::ToolSpec;
 
 const DESCRIPTION: &str = "Applies a patch that adds, deletes, updates and renames files, all or \

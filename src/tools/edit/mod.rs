@@ -52,9 +52,9 @@ pub(crate) use self::sequence::edit_sequence_decoded;
 pub(crate) use self::snippet::snippet;
 
 use self::apply::{edit_decoded, find_tiered, locate_decoded, spans_of};
-use super::diff::{unified_diff, unified_diff_spliced};
 use super::text;
 use crate::access::{Access, Permissions};
+use crate::diff::{unified_diff, unified_diff_spliced};
 use crate::fs::beneath::FileError;
 use crate::fs::file_tool::{
     FileTool, cancelled, cannot_read, commit_failure, current_bytes, path_failure, read_all,

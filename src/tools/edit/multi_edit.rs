@@ -23,6 +23,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::{EditsError, Step, edit_sequence_decoded, snippet};
 use crate::access::{Access, Permissions};
+use crate::diff::unified_diff;
 use crate::fs::beneath::FileError;
 use crate::fs::file_tool::{
     FileTool, cancelled, cannot_read, commit_failure, current_bytes, path_failure, read_all,
@@ -31,7 +32,6 @@ use crate::fs::file_tool::{
 use crate::fs::read_state::{FileReadState, Freshness, StaleRead, hash_bytes};
 use crate::fs::workspace::Workspace;
 use crate::limits::multi_edit::MAX_EDITS;
-use crate::tools::diff::unified_diff;
 use crate::tools::spec::ToolSpec;
 use crate::tools::text;
 

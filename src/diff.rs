@@ -1,4 +1,5 @@
-//! Unified diffs for the previews of `edit` and `write`.
+//! Unified diffs: the previews of `edit`, `write` and `apply_patch`, and
+//! what a rewind would change.
 //!
 //! Lines common to the start and the end of both texts are cut off with
 //! plain byte comparisons before `similar` sees anything (an edit in a
