@@ -273,8 +273,20 @@ impl std::fmt::Debug for Inner {
     }
 }
 
-/// The running background jobs, as id and command.
-pub type RunningJobs = Arc<dyn Fn() -> Vec<(String, String)> + Send + Sync>;
+/// A background job of the session as the recorder sees it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct JobSeen {
+    /// Its id (`job-N`).
+    pub id: String,
+    /// Its command.
+    pub command: String,
+    /// Whether it runs now (false: it ended).
+    pub running: bool,
+}
+
+/// The session's background jobs, running and ended: changes found between
+/// calls are theirs while one runs, or ended since the last whole look.
+pub type RunningJobs = Arc<dyn Fn() -> Vec<JobSeen> + Send + Sync>;
 
 struct Recorder {
     index: HashMap<PathBuf, Known>,
@@ -288,6 +300,9 @@ struct Recorder {
     /// Call id → the number its begin took (a call that changed nothing
     /// has no checkpoint; a rewind to it goes to the next one).
     begun: HashMap<String, u64>,
+    /// Ended jobs a whole look of the roots has seen ended: what they
+    /// wrote is recorded, and later changes are not theirs.
+    jobs_done: HashSet<String>,
 }
 
 impl std::fmt::Debug for Recorder {
@@ -374,6 +389,7 @@ impl Checkpoints {
                 dropped_through: None,
                 turn: 1,
                 begun: HashMap::new(),
+                jobs_done: HashSet::new(),
             }),
             jobs: Mutex::new(None),
             ledger: Mutex::new(None),
@@ -547,43 +563,39 @@ impl Checkpoints {
     /// as theirs; otherwise nobody recorded made them and the index only
     /// learns them.
     fn settle(&self, rec: &mut Recorder, scope: &Scope) -> io::Result<()> {
-        let (changes, problems) = self.looker().changes(&mut rec.index, scope);
-        if changes.is_empty() {
-            return Ok(());
-        }
-        let jobs = self
+        // The jobs are read before the look: one that ends during it is
+        // still a candidate, and is marked done only by the next look.
+        let jobs: Vec<JobSeen> = self
             .inner
             .jobs
             .lock()
             .unwrap_or_else(|e| e.into_inner())
             .as_ref()
             .map(|f| f())
-            .unwrap_or_default();
-        if jobs.is_empty() {
+            .unwrap_or_default()
+            .into_iter()
+            .filter(|j| j.running || !rec.jobs_done.contains(&j.id))
+            .collect();
+        let (changes, problems) = self.looker().changes(&mut rec.index, scope);
+        if matches!(scope, Scope::All) {
+            // Whatever an ended job wrote is in this look.
+            rec.jobs_done
+                .extend(jobs.iter().filter(|j| !j.running).map(|j| j.id.clone()));
+        }
+        if changes.is_empty() || jobs.is_empty() {
             return Ok(());
         }
         let id = rec.next_id;
         rec.next_id += 1;
         let (call_id, label) = if jobs.len() == 1 {
-            let label = match jobs[0].1.as_str() {
-                "" => format!("background job {}", jobs[0].0),
-                command => format!("background job {}: {command}", jobs[0].0),
+            let label = match jobs[0].command.as_str() {
+                "" => format!("background job {}", jobs[0].id),
+                command => format!("background job {}: {command}", jobs[0].id),
             };
-            (jobs[0].0.clone(), label)
+            (jobs[0].id.clone(), label)
         } else {
-            (
-                jobs.iter()
-                    .map(|j| j.0.as_str())
-                    .collect::<Vec<_>>()
-                    .join(","),
-                format!(
-                    "background jobs {}",
-                    jobs.iter()
-                        .map(|j| j.0.as_str())
-                        .collect::<Vec<_>>()
-                        .join(", ")
-                ),
-            )
+            let ids: Vec<&str> = jobs.iter().map(|j| j.id.as_str()).collect();
+            (ids.join(","), format!("background jobs {}", ids.join(", ")))
         };
         let cp = Checkpoint {
             id,

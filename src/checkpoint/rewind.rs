@@ -342,6 +342,23 @@ impl Checkpoints {
         let dir = open_dir(root_fd.as_fd(), parent)
             .map_err(|e| e.message(&parent.display().to_string(), "open the folder"))?;
         let dir = dir.as_fd();
+        // What the plan was made from must still be there: a background
+        // job or another process that wrote since is not overwritten.
+        match super::state::capture(
+            dir,
+            name,
+            &self.inner.store.objects,
+            self.inner.config.max_file_bytes,
+        ) {
+            Ok(Some(now)) if now.state.matches(&change.before) => {}
+            Ok(_) => {
+                return Err(
+                    "it changed while the rewind ran (a background job or another process wrote it), so it was left as it is"
+                        .to_owned(),
+                );
+            }
+            Err(e) => return Err(format!("it cannot be looked at: {e}")),
+        }
         let current = rustix::fs::statat(dir, name, AtFlags::SYMLINK_NOFOLLOW).ok();
         let is_dir = current
             .as_ref()

@@ -131,12 +131,37 @@ pub(crate) fn now_ns() -> i128 {
 /// is a regular file of at most `max_file` bytes (and the store has room).
 /// `Ok(None)` for a kind not recorded (FIFO, socket, device) or a name or
 /// link target that is not UTF-8.
+/// A file that changes between the look and the read is read again, up
+/// to [`CAPTURE_TRIES`] times; one that changes every time (a process
+/// writing it without pause) is an error, not an endless loop.
 pub(crate) fn capture(
     dir: BorrowedFd<'_>,
     name: &std::ffi::OsStr,
     objects: &Objects,
     max_file: u64,
 ) -> io::Result<Option<Known>> {
+    capture_tries(dir, name, objects, max_file, CAPTURE_TRIES)
+}
+
+/// How many times [`capture`] reads a file that keeps changing.
+pub(crate) const CAPTURE_TRIES: u32 = 8;
+
+fn capture_tries(
+    dir: BorrowedFd<'_>,
+    name: &std::ffi::OsStr,
+    objects: &Objects,
+    max_file: u64,
+    tries: u32,
+) -> io::Result<Option<Known>> {
+    let again = || {
+        if tries <= 1 {
+            Err(io::Error::other(format!(
+                "it changed each of the {CAPTURE_TRIES} times it was read (something keeps writing it)"
+            )))
+        } else {
+            capture_tries(dir, name, objects, max_file, tries - 1)
+        }
+    };
     let stat = match rustix::fs::statat(dir, name, AtFlags::SYMLINK_NOFOLLOW) {
         Ok(stat) => stat,
         Err(rustix::io::Errno::NOENT) => {
@@ -175,7 +200,7 @@ pub(crate) fn capture(
             let opened = rustix::fs::fstat(&file)?;
             if StatKey::of(&opened) != key {
                 // Changed between the look and the open: looked at again.
-                return capture(dir, name, objects, max_file);
+                return again();
             }
             let hash = if key.size <= max_file {
                 objects.put_file(&mut file, key.size)?
@@ -184,7 +209,7 @@ pub(crate) fn capture(
             };
             let after = rustix::fs::fstat(&file)?;
             if StatKey::of(&after) != key {
-                return capture(dir, name, objects, max_file);
+                return again();
             }
             State::File {
                 hash,

@@ -560,9 +560,13 @@ fn open_checkpoints(
             recorder.use_ledger(read_state.clone());
             let jobs = jobs.clone();
             recorder.watch_jobs(Arc::new(move || {
-                jobs.running()
+                jobs.all()
                     .into_iter()
-                    .map(|id| (id, String::new()))
+                    .map(|(id, command, running)| crate::checkpoint::JobSeen {
+                        id,
+                        command,
+                        running,
+                    })
                     .collect()
             }));
             Some(recorder)

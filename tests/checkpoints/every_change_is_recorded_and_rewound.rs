@@ -271,3 +271,49 @@ async fn a_background_jobs_later_writes_are_its_own_checkpoint() {
         .unwrap();
     assert!(!root.join("late.txt").exists());
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_job_that_ended_before_the_next_look_still_owns_its_writes() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = fs::canonicalize(dir.path()).unwrap();
+    let store = tempfile::tempdir().unwrap();
+    let session = session(&root, store.path());
+    call(
+        &session,
+        "j",
+        "bash",
+        json!({"command": "sleep 1.5; echo quick > quick.txt", "run_in_background": true}),
+    )
+    .await;
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    while !root.join("quick.txt").exists() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the job wrote nothing"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    session.end_jobs().await;
+    // Only now does anything look: the job has ended.
+    let listing = session.checkpoints().unwrap().unwrap();
+    let job = listing
+        .checkpoints
+        .iter()
+        .find(|c| c.describe(&root).iter().any(|l| l == "created quick.txt"))
+        .unwrap_or_else(|| panic!("{listing:#?}"));
+    assert_eq!(job.call_id, "job-1", "{listing:#?}");
+    assert_eq!(
+        job.label,
+        "background job job-1: sleep 1.5; echo quick > quick.txt"
+    );
+    // A change after that look is nobody's: not recorded as the job's.
+    fs::write(root.join("later.txt"), "the user's\n").unwrap();
+    let listing = session.checkpoints().unwrap().unwrap();
+    assert!(
+        !listing
+            .checkpoints
+            .iter()
+            .any(|c| c.describe(&root).iter().any(|l| l.contains("later.txt"))),
+        "{listing:#?}"
+    );
+}

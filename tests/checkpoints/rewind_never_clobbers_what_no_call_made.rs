@@ -180,3 +180,78 @@ async fn confined_commands_cannot_see_the_store() {
     let listing = session.checkpoints().unwrap().unwrap();
     assert_eq!(listing.checkpoints[0].describe(&root), ["modified a.txt"]);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_background_job_writing_while_a_rewind_runs_loses_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = fs::canonicalize(dir.path()).unwrap();
+    let store = tempfile::tempdir().unwrap();
+    fs::write(root.join("a.txt"), "a0\n").unwrap();
+    let start = tree(&root);
+    let session = session(&root, store.path());
+    call(
+        &session,
+        "b",
+        "bash",
+        json!({"command": "echo a1 > a.txt; echo b1 > b.txt"}),
+    )
+    .await;
+    call(
+        &session,
+        "j",
+        "bash",
+        json!({
+            "command": "for i in $(seq 1 300); do echo $i >> j.txt; sleep 0.005; done; echo > j.done",
+            "run_in_background": true
+        }),
+    )
+    .await;
+    let wait_for = |name: &str| {
+        let path = root.join(name);
+        async move {
+            let until = std::time::Instant::now() + std::time::Duration::from_secs(60);
+            while !path.exists() {
+                assert!(std::time::Instant::now() < until, "the job wrote nothing");
+                tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+            }
+        }
+    };
+    wait_for("j.txt").await;
+
+    // The rewind runs while the job appends to j.txt every few ms.
+    let report = session
+        .rewind(RewindTo::Call("b".into()), RewindMode::Safe)
+        .unwrap();
+    assert!(report.applied, "{report:#?}");
+    assert_eq!(fs::read(root.join("a.txt")).unwrap(), b"a0\n");
+    assert!(!root.join("b.txt").exists());
+    let j = root.join("j.txt");
+    let removed = report.removed.contains(&j);
+    let left = report.not_restored.iter().find(|(p, _)| p == &j);
+    assert!(
+        removed != left.is_some(),
+        "j.txt is either removed or said to be left: {report:#?}"
+    );
+    if let Some((_, why)) = left {
+        assert!(why.contains("changed while the rewind ran"), "{why}");
+    }
+
+    // The job goes on; what it writes after the rewind is its own
+    // checkpoint, so a rewind to the start still gets the first tree.
+    wait_for("j.done").await;
+    session.end_jobs().await;
+    let listing = session.checkpoints().unwrap().unwrap();
+    let rewind_id = report.checkpoint.unwrap();
+    assert!(
+        listing
+            .checkpoints
+            .iter()
+            .any(|cp| cp.id > rewind_id && cp.call_id == "job-1"),
+        "{listing:#?}"
+    );
+    let report = session
+        .rewind(RewindTo::Call("b".into()), RewindMode::Safe)
+        .unwrap();
+    assert!(report.applied, "{report:#?}");
+    assert_eq!(tree(&root), start, "{report:#?}");
+}

@@ -344,6 +344,16 @@ impl Jobs {
         self.table.lock().unwrap_or_else(|e| e.into_inner())
     }
 
+    /// Every job of the session, oldest first: id, command, and whether it
+    /// still runs.
+    pub fn all(&self) -> Vec<(String, String, bool)> {
+        self.table()
+            .jobs
+            .values()
+            .map(|j| (j.id.clone(), j.command.clone(), j.is_running()))
+            .collect()
+    }
+
     /// The ids of the jobs still running, oldest first.
     pub fn running(&self) -> Vec<String> {
         self.table()
