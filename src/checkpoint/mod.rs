@@ -130,6 +130,19 @@ impl CheckpointConfig {
             .join("agentcore/checkpoints")
             .join(format!("{name}-{}", &hash[..16])))
     }
+
+    /// The roots the store of workspace `root` recorded the last time a
+    /// session opened it (the workspace root first, then the policy's
+    /// other writable roots), as its `meta.json` says; `None` when there
+    /// is no such store or it belongs to another root. A store opened
+    /// after its session ended opens these, so a rewind reaches every
+    /// path the session recorded.
+    pub fn recorded_roots(&self, root: &Path) -> Option<Vec<PathBuf>> {
+        let dir = self.store_dir(root).ok()?;
+        let bytes = std::fs::read(dir.join("meta.json")).ok()?;
+        let meta: Meta = serde_json::from_slice(&bytes).ok()?;
+        (meta.root == root && meta.roots.first().is_some_and(|r| r == root)).then_some(meta.roots)
+    }
 }
 
 /// One checkpoint: what one call (or a background job, or a rewind)

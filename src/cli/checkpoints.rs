@@ -49,8 +49,19 @@ fn open(program: &str, args: &CheckpointStoreArgs) -> Result<(Checkpoints, PathB
             store.display()
         )));
     }
-    let recorder = Checkpoints::open(&config, &workspace, vec![root.clone()])
-        .map_err(|e| fail(e.to_string()))?;
+    // The roots the session recorded: the workspace's and the policy's
+    // other writable roots.
+    let roots = config
+        .recorded_roots(&root)
+        .unwrap_or_else(|| vec![root.clone()]);
+    let mut workspace = workspace;
+    for extra in roots.iter().skip(1) {
+        workspace
+            .add_root(extra)
+            .map_err(|e| fail(format!("cannot open the root {}: {e}", extra.display())))?;
+    }
+    let recorder =
+        Checkpoints::open(&config, &workspace, roots).map_err(|e| fail(e.to_string()))?;
     Ok((recorder, root))
 }
 

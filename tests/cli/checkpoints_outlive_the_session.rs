@@ -215,3 +215,72 @@ fn run_lists_and_rewinds_on_input_lines() {
     );
     assert!(!root.join("made.txt").exists());
 }
+
+#[test]
+fn a_rewind_after_the_session_reaches_the_policys_other_writable_roots() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = fs::canonicalize(dir.path()).unwrap();
+    let other_dir = tempfile::tempdir().unwrap();
+    let other = fs::canonicalize(other_dir.path()).unwrap();
+    let state = tempfile::tempdir().unwrap();
+    fs::write(other.join("kept.txt"), "before\n").unwrap();
+    let policy = root.join("policy.toml");
+    fs::write(
+        &policy,
+        format!(
+            "[[roots]]\npath = {:?}\naccess = \"read-write\"\n",
+            other.to_str().unwrap()
+        ),
+    )
+    .unwrap();
+    let input = turn(&[(
+        "b",
+        "bash",
+        json!({"command": format!("echo after > {0}/kept.txt; echo new > {0}/new.txt", other.display())}),
+    )]);
+    let output = Command::new(env!("CARGO_BIN_EXE_agentcore"))
+        .args([
+            "run",
+            "--format",
+            "jsonl",
+            "--mode",
+            "bypass",
+            "--checkpoints",
+            "--policy",
+        ])
+        .arg(&policy)
+        .arg("--root")
+        .arg(&root)
+        .env("XDG_STATE_HOME", state.path())
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .and_then(|mut child| {
+            use std::io::Write;
+            child.stdin.take().unwrap().write_all(input.as_bytes())?;
+            child.wait_with_output()
+        })
+        .unwrap();
+    let evs = events(&output);
+    assert_eq!(
+        end(&evs, "b")["outcome"],
+        "success",
+        "{}",
+        text(end(&evs, "b"))
+    );
+    assert_eq!(fs::read(other.join("kept.txt")).unwrap(), b"after\n");
+
+    let out = checkpoints(
+        state.path(),
+        &["rewind", "--call", "b", "--root", root.to_str().unwrap()],
+    );
+    assert!(
+        out.status.success(),
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(fs::read(other.join("kept.txt")).unwrap(), b"before\n");
+    assert!(!other.join("new.txt").exists());
+}
