@@ -27,7 +27,7 @@
 //! folder handles opened beneath the root without following links. The
 //! rewind is recorded as a checkpoint of its own, so it can be undone.
 //!
-//! The store ([`store`]) outlives the session, under the user's state
+//! The store (`store.rs`) outlives the session, under the user's state
 //! directory, outside every root commands may write, hidden from them by
 //! the sandbox; `agentcore checkpoints` works on it after the session
 //! ended.
