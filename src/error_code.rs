@@ -23,6 +23,7 @@
 /// | 8 | [`NotText`](Self::NotText) | the file is not valid text (UTF-8, or UTF-16 or UTF-32 after a byte-order mark) | edit, multi_edit, apply_patch |
 /// | 9 | [`BlankOldString`](Self::BlankOldString) | a non-empty `old_string` of whitespace only | edit, multi_edit |
 /// | 10 | [`InvalidPatch`](Self::InvalidPatch) | the patch cannot be parsed | apply_patch |
+/// | 11 | [`NoSuchCheckpoint`](Self::NoSuchCheckpoint) | the rewind does not name exactly one of `to`, `call` or `turn`, or no kept checkpoint matches it | rewind |
 ///
 /// Failures that are not a tool's own refusal (schema issues, denials,
 /// errors while running) have no code. A typed tool whose arguments pass
@@ -72,11 +73,15 @@ pub enum ErrorCode {
     BlankOldString = 9,
     /// 10: the patch cannot be parsed.
     InvalidPatch = 10,
+    /// 11: the rewind does not say where to (exactly one of `to`, `call`
+    /// or `turn`), or no kept checkpoint matches it (none that late, or
+    /// dropped to keep the store under its size).
+    NoSuchCheckpoint = 11,
 }
 
 impl ErrorCode {
     /// Every code, in order of its number.
-    pub const ALL: [ErrorCode; 10] = [
+    pub const ALL: [ErrorCode; 11] = [
         ErrorCode::BadPath,
         ErrorCode::NotRead,
         ErrorCode::ModifiedSinceRead,
@@ -87,6 +92,7 @@ impl ErrorCode {
         ErrorCode::NotText,
         ErrorCode::BlankOldString,
         ErrorCode::InvalidPatch,
+        ErrorCode::NoSuchCheckpoint,
     ];
 
     /// The number a call's `error_code` carries.
@@ -111,9 +117,9 @@ mod tests {
     use super::ErrorCode;
 
     #[test]
-    fn the_numbers_are_one_to_ten_in_order() {
+    fn the_numbers_are_one_to_eleven_in_order() {
         let numbers: Vec<i64> = ErrorCode::ALL.into_iter().map(i64::from).collect();
-        assert_eq!(numbers, (1..=10).collect::<Vec<_>>());
+        assert_eq!(numbers, (1..=11).collect::<Vec<_>>());
         for code in ErrorCode::ALL {
             assert_eq!(ErrorCode::from_i64(code.as_i64()), Some(code));
         }

@@ -15,12 +15,28 @@ use crate::fs::judged::JudgedPaths;
 
 /// Records a checkpoint of every call that can write
 /// ([`agentcore_stages::Tool::read_only`] false, and not a command that
-/// runs beside others because it only reads).
+/// runs beside others because it only reads), except the calls of a tool
+/// that carries [`RecordsItself`].
 #[derive(Clone, Debug)]
 pub struct CheckpointLayer {
     checkpoints: Checkpoints,
     file_tools: Arc<HashSet<String>>,
 }
+
+/// A tool extension: the checkpoint stage leaves this tool's calls alone,
+/// because what they change is recorded by [`Checkpoints`] itself (the
+/// `rewind` tool: a rewind is its own checkpoint; wrapped in another
+/// recording it would be looked at twice).
+///
+/// ```
+/// use agentcore::checkpoint::RecordsItself;
+///
+/// let mut extensions = agentcore::Extensions::new();
+/// extensions.insert(RecordsItself);
+/// assert!(extensions.get::<RecordsItself>().is_some());
+/// ```
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct RecordsItself;
 
 impl CheckpointLayer {
     /// A layer recording into `checkpoints`; `file_tools` are the tools
@@ -74,7 +90,9 @@ where
         let mut inner = std::mem::replace(&mut self.inner, clone);
         let tool = call.state().tool().tool().clone();
         let args = call.state().args().value();
-        let writes = !tool.read_only(args) && tool.concurrency_safe(args) != Some(true);
+        let writes = !tool.read_only(args)
+            && tool.concurrency_safe(args) != Some(true)
+            && tool.extensions().get::<RecordsItself>().is_none();
         if !writes {
             return Box::pin(inner.call(call));
         }

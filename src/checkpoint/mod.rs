@@ -50,7 +50,7 @@ mod state;
 mod store;
 
 pub use diff::{DIFF_MAX_BYTES, PathDiff, RewindDiff};
-pub use layer::{CheckpointLayer, CheckpointService};
+pub use layer::{CheckpointLayer, CheckpointService, RecordsItself};
 use record::{Looker, Scope};
 pub use rewind::{Conflict, RewindMode, RewindReport, RewindTo};
 pub use state::State;
@@ -256,6 +256,44 @@ pub struct Listing {
     pub excluded: Vec<String>,
 }
 
+impl Listing {
+    /// The listing in words, one a line, paths relative to `root`: what
+    /// `agentcore checkpoints ls` prints and the `checkpoints` tool
+    /// returns. Each checkpoint as `#ID  turn T  TOOL  LABEL  (call ID)`
+    /// with its changes ([`Checkpoint::describe`]) and notes indented
+    /// below; then the store, its size and bound, how far old checkpoints
+    /// were dropped, and what is not recorded.
+    pub fn describe(&self, root: &Path) -> Vec<String> {
+        let mut lines = Vec::new();
+        if self.checkpoints.is_empty() {
+            lines.push(format!("No checkpoints for {}.", root.display()));
+        }
+        for cp in &self.checkpoints {
+            lines.push(format!(
+                "#{}  turn {}  {}  {}  (call {})",
+                cp.id, cp.turn, cp.tool, cp.label, cp.call_id
+            ));
+            lines.extend(cp.describe(root).into_iter().map(|l| format!("    {l}")));
+            lines.extend(cp.notes.iter().map(|n| format!("    ({n})")));
+        }
+        lines.push(String::new());
+        lines.push(format!(
+            "store: {} ({} of {})",
+            self.store.display(),
+            bytes_in_words(self.store_bytes),
+            bytes_in_words(self.max_store_bytes)
+        ));
+        if let Some(through) = self.dropped_through {
+            lines.push(format!(
+                "checkpoints up to #{through} were dropped to keep the store under {}",
+                bytes_in_words(self.max_store_bytes)
+            ));
+        }
+        lines.push(format!("not recorded: {}", self.excluded.join("; ")));
+        lines
+    }
+}
+
 /// A session's recorder: cloned handles share one store.
 #[derive(Clone, Debug)]
 pub struct Checkpoints {
@@ -428,6 +466,12 @@ impl Checkpoints {
     /// The store's folder.
     pub fn store_dir(&self) -> &Path {
         &self.inner.store.dir
+    }
+
+    /// The workspace root, which the listings' and reports' paths are
+    /// shown relative to.
+    pub fn root(&self) -> &Path {
+        self.inner.workspace.root()
     }
 
     /// A new user prompt: later checkpoints belong to the next turn.

@@ -142,6 +142,15 @@ struct Step {
 }
 
 impl Checkpoints {
+    /// The first kept checkpoint a rewind to `to` would undo now, or why
+    /// there is none (a target that matches no kept checkpoint, or one
+    /// dropped to keep the store under its size), without looking at the
+    /// roots: what a caller checks before asking anyone to approve a
+    /// rewind.
+    pub fn first_undone(&self, to: &RewindTo) -> Result<u64, CheckpointError> {
+        self.start_of(to)
+    }
+
     /// The first kept checkpoint a rewind to `to` undoes.
     pub(super) fn start_of(&self, to: &RewindTo) -> Result<u64, CheckpointError> {
         let rec = self.lock();

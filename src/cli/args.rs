@@ -210,11 +210,13 @@ fn tools_help() -> String {
     let all = names(&mut Builtin::ALL.into_iter());
     let by_default = names(&mut default.iter());
     let on_request = names(&mut Builtin::ALL.into_iter().filter(|b| !default.contains(*b)));
+    let need_checkpoints = names(&mut Builtin::ALL.into_iter().filter(|b| b.needs_checkpoints()))
+        .replace(", ", " and ");
     format!(
         "The built-in tools the model sees, comma-separated, e.g. \
 read,grep,glob,ls,edit,multi_edit,write,bash or read,grep,glob,ls,apply_patch,bash. \
 The built-in tools: {all}. Default: {by_default} ({on_request} only when named). \
-bash_output and kill_shell need bash."
+bash_output and kill_shell need bash; {need_checkpoints} need checkpoints on (--checkpoints)."
     )
 }
 
@@ -257,7 +259,8 @@ pub struct RunArgs {
     #[arg(long, value_enum, value_name = "PROVIDER")]
     pub results: Option<Results>,
     /// Record a checkpoint of every call that can write, for `agentcore
-    /// checkpoints rewind` (docs/checkpoints.md).
+    /// checkpoints rewind`, the `{"rewind": …}` input line and the
+    /// `checkpoints` and `rewind` tools (docs/checkpoints.md).
     #[arg(long)]
     pub checkpoints: bool,
 }
@@ -335,6 +338,11 @@ pub struct McpArgs {
     /// Seconds a question put to the user through the client (elicitation) may go unanswered before the call is denied.
     #[arg(long, value_name = "SECS", default_value_t = 120, value_parser = clap::value_parser!(u64).range(1..=86_400))]
     pub ask_timeout: u64,
+    /// Record a checkpoint of every call that can write, for `agentcore
+    /// checkpoints rewind` and the `checkpoints` and `rewind` tools
+    /// (docs/checkpoints.md).
+    #[arg(long)]
+    pub checkpoints: bool,
     /// Serve MCP streamable HTTP at http://ADDR[:PORT]/mcp instead of stdio (port 0: any free one; default port 8080).
     #[arg(long, value_name = "ADDR[:PORT]")]
     pub http: Option<String>,

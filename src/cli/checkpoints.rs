@@ -4,7 +4,7 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use agentcore::checkpoint::{CheckpointConfig, Checkpoints, RewindMode, RewindTo, bytes_in_words};
+use agentcore::checkpoint::{CheckpointConfig, Checkpoints, RewindMode, RewindTo};
 use agentcore::fs::workspace::Workspace;
 
 use super::args::{
@@ -82,32 +82,9 @@ fn ls(args: &CheckpointStoreArgs) -> ExitCode {
         outln!("{}", serde_json::to_string(&listing).unwrap_or_default());
         return ExitCode::SUCCESS;
     }
-    if listing.checkpoints.is_empty() {
-        outln!("No checkpoints for {}.", root.display());
+    for line in listing.describe(&root) {
+        outln!("{line}");
     }
-    for cp in &listing.checkpoints {
-        outln!("#{}  turn {}  {}  {}", cp.id, cp.turn, cp.tool, cp.label);
-        for line in cp.describe(&root) {
-            outln!("    {line}");
-        }
-        for note in &cp.notes {
-            outln!("    ({note})");
-        }
-    }
-    outln!();
-    outln!(
-        "store: {} ({} of {})",
-        listing.store.display(),
-        bytes_in_words(listing.store_bytes),
-        bytes_in_words(listing.max_store_bytes)
-    );
-    if let Some(through) = listing.dropped_through {
-        outln!(
-            "checkpoints up to #{through} were dropped to keep the store under {}",
-            bytes_in_words(listing.max_store_bytes)
-        );
-    }
-    outln!("not recorded: {}", listing.excluded.join("; "));
     ExitCode::SUCCESS
 }
 

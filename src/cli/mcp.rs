@@ -26,11 +26,15 @@ const DEFAULT_PORT: u16 = 8080;
 /// HTTP: the options', with the breaker off. An MCP connection has no user
 /// prompt to reset the breaker, so a tripped tool would stay disabled for
 /// the rest of the connection. A question put to the person through the
-/// client (elicitation) waits `--ask-timeout` seconds at most.
+/// client (elicitation) waits `--ask-timeout` seconds at most. With
+/// `--checkpoints`, every call that can write is recorded.
 pub(crate) fn mcp_session_config(args: &McpArgs) -> Result<SessionConfig, SessionError> {
     session_config(&args.session, |config| {
         config.max_tool_errors = 0;
         config.ask_timeout = std::time::Duration::from_secs(args.ask_timeout);
+        if args.checkpoints {
+            config.checkpoints = agentcore::checkpoint::CheckpointConfig::default();
+        }
     })
 }
 

@@ -27,7 +27,25 @@ pub fn definitions(registry: &ToolRegistry, format: ToolsFormat) -> Value {
 /// are missing from the list.
 pub async fn print(args: ToolsArgs) -> ExitCode {
     let mut config = SessionConfig::new(std::env::temp_dir());
+    // `checkpoints` and `rewind` need a recorder: one over an empty
+    // folder, recording into another, both removed at the end.
+    let mut scratch = Vec::new();
     if let Some(tools) = args.tools {
+        if tools.iter().any(|tool| tool.needs_checkpoints()) {
+            let (root, store) = match (tempfile::tempdir(), tempfile::tempdir()) {
+                (Ok(root), Ok(store)) => (root, store),
+                (Err(err), _) | (_, Err(err)) => {
+                    errln!("agentcore tools: cannot make a scratch folder: {err}");
+                    return ExitCode::from(1);
+                }
+            };
+            config.root = root.path().to_path_buf();
+            config.checkpoints = agentcore::checkpoint::CheckpointConfig {
+                store: Some(store.path().to_path_buf()),
+                ..agentcore::checkpoint::CheckpointConfig::default()
+            };
+            scratch.extend([root, store]);
+        }
         config.tools = tools;
     }
     if let Some(path) = &args.policy {
@@ -51,6 +69,9 @@ pub async fn print(args: ToolsArgs) -> ExitCode {
     }
     let code = print_definitions(&session, args.format);
     session.end_mcp().await;
+    // The session lets go of the store before its folder goes.
+    drop(session);
+    drop(scratch);
     code
 }
 

@@ -5,6 +5,7 @@ use std::sync::Arc;
 use agentcore_stages::TypedTool;
 use agentcore_stages::{Tool, ToolRegistry};
 
+use crate::checkpoint::Checkpoints;
 use crate::fs::read_state::FileReadState;
 use crate::fs::workspace::Workspace;
 use crate::process::OutputDir;
@@ -13,6 +14,8 @@ use crate::tools::apply_patch::ApplyPatchTool;
 use crate::tools::bash::bash_output::BashOutputTool;
 use crate::tools::bash::kill_shell::KillShellTool;
 use crate::tools::bash::{BashTool, Jobs};
+use crate::tools::checkpoints::CheckpointsTool;
+use crate::tools::checkpoints::rewind::RewindTool;
 use crate::tools::edit::EditTool;
 use crate::tools::edit::multi_edit::MultiEditTool;
 use crate::tools::glob::GlobTool;
@@ -37,6 +40,13 @@ use crate::tools::write::WriteTool;
 /// one allows every call, so pair it with an
 /// [`ApprovalEngine`](crate::approval::ApprovalEngine). To run commands
 /// unconfined, say so: [`builtin_registry_unconfined`].
+///
+/// **Checkpoints.** `checkpoints` and `rewind` work over a session's
+/// recorder, which a registry alone has not: the registries of this
+/// module leave them out even when named. Register
+/// [`CheckpointsTool::new`] and [`RewindTool::new`] over a
+/// [`Checkpoints`] of your own, or start a [`Session`](super::Session)
+/// with checkpoints on.
 pub fn builtin_registry(
     workspace: &Workspace,
     read_state: &FileReadState,
@@ -55,7 +65,8 @@ pub fn builtin_registry(
 /// The built-in tools of `tools` only, whose `bash`, `bash_output` and
 /// `kill_shell` share `jobs`: what a session with
 /// [`SessionConfig::tools`](super::SessionConfig::tools) registers.
-/// Confined as [`builtin_registry`] is: commands in the default sandbox.
+/// Confined as [`builtin_registry`] is: commands in the default sandbox;
+/// without `checkpoints` and `rewind` (see [`builtin_registry`]).
 pub fn builtin_registry_of(
     tools: &ToolSet,
     workspace: &Workspace,
@@ -67,7 +78,14 @@ pub fn builtin_registry_of(
         Ok(sandbox) => bash_tool(workspace, output_dir).sandbox(sandbox),
         Err(error) => bash_tool(workspace, output_dir).sandbox_unavailable(&error),
     };
-    builtin_tools_of(tools, workspace, read_state, jobs, bash.jobs(jobs.clone()))
+    builtin_tools_of(
+        tools,
+        workspace,
+        read_state,
+        jobs,
+        bash.jobs(jobs.clone()),
+        None,
+    )
 }
 
 /// [`builtin_registry_of`] whose commands run in `sandbox` (one a harness
@@ -83,7 +101,7 @@ pub fn builtin_registry_in(
     let bash = bash_tool(workspace, output_dir)
         .sandbox(sandbox.clone())
         .jobs(jobs.clone());
-    builtin_tools_of(tools, workspace, read_state, jobs, bash)
+    builtin_tools_of(tools, workspace, read_state, jobs, bash, None)
 }
 
 /// [`builtin_registry_of`] whose `bash` runs commands **unconfined**: with
@@ -98,7 +116,7 @@ pub fn builtin_registry_unconfined(
     jobs: &Arc<Jobs>,
 ) -> ToolRegistry {
     let bash = bash_tool(workspace, output_dir).jobs(jobs.clone());
-    builtin_tools_of(tools, workspace, read_state, jobs, bash)
+    builtin_tools_of(tools, workspace, read_state, jobs, bash, None)
 }
 
 /// `bash` over `workspace`, spooling to `output_dir`, not yet confined.
@@ -113,13 +131,15 @@ fn default_sandbox(workspace: &Workspace) -> Result<Sandbox, SandboxError> {
     SandboxPolicy::default().build(root, [root.to_path_buf()], [], [])
 }
 
-/// The built-in tools of `tools`, with this `bash`.
+/// The built-in tools of `tools`, with this `bash`; `checkpoints` and
+/// `rewind` over `checkpoints`, left out without it.
 pub(crate) fn builtin_tools_of(
     tools: &ToolSet,
     workspace: &Workspace,
     read_state: &FileReadState,
     jobs: &Arc<Jobs>,
     bash: BashTool,
+    checkpoints: Option<&Checkpoints>,
 ) -> ToolRegistry {
     let mut bash = Some(bash);
     let mut registry = ToolRegistry::new();
@@ -144,6 +164,14 @@ pub(crate) fn builtin_tools_of(
             },
             Builtin::BashOutput => BashOutputTool::new(jobs.clone()).into_dyn(),
             Builtin::KillShell => KillShellTool::new(jobs.clone()).into_dyn(),
+            Builtin::Checkpoints => match checkpoints {
+                Some(recorder) => CheckpointsTool::new(recorder.clone()).into_dyn(),
+                None => continue,
+            },
+            Builtin::Rewind => match checkpoints {
+                Some(recorder) => RewindTool::new(recorder.clone()).into_dyn(),
+                None => continue,
+            },
         };
         // The built-in names are distinct (a set holds each once) and their
         // schemas compile (tested).

@@ -281,4 +281,30 @@ pub enum SessionError {
     /// name is taken, or its schema does not compile).
     #[error("cannot add the tool: {0}")]
     Tool(#[from] RegistryError),
+    /// `checkpoints` or `rewind` is among the tools, and checkpoints are
+    /// off ([`SessionConfig::checkpoints`], the policy's `[checkpoints]`).
+    #[error(
+        "{} only with checkpoints on: add --checkpoints or a [checkpoints] table to the policy (library: SessionConfig::checkpoints), or leave {} out of the tools",
+        works(.0),
+        .0.join(" and ")
+    )]
+    CheckpointsOff(Vec<&'static str>),
+    /// `checkpoints` or `rewind` is among the tools, and the checkpoint
+    /// store cannot be opened (another session records into it, no state
+    /// directory, inside a writable root).
+    #[error("{} only with checkpoints on, and they cannot be: {source}", works(.tools))]
+    CheckpointsUnavailable {
+        /// The tools that need them.
+        tools: Vec<&'static str>,
+        /// Why the store cannot be opened.
+        source: crate::checkpoint::CheckpointError,
+    },
+}
+
+/// `rewind works`, `checkpoints and rewind work`.
+fn works(tools: &[&str]) -> String {
+    match tools {
+        [one] => format!("{one} works"),
+        many => format!("{} work", many.join(" and ")),
+    }
 }

@@ -237,7 +237,27 @@ impl Session {
         let jobs = Arc::new(Jobs::new(config.jobs));
         // Opened before the sandbox is built: its store is hidden from
         // commands.
-        let checkpoints = open_checkpoints(&config, &workspace, &read_state, &jobs);
+        let need_checkpoints: Vec<&'static str> = config
+            .tools
+            .iter()
+            .filter(|tool| tool.needs_checkpoints())
+            .map(|tool| tool.name())
+            .collect();
+        let checkpoints = match open_checkpoints(&config, &workspace, &read_state, &jobs) {
+            Ok(Some(recorder)) => Some(recorder),
+            Ok(None) if need_checkpoints.is_empty() => None,
+            Ok(None) => return Err(SessionError::CheckpointsOff(need_checkpoints)),
+            Err(error) if need_checkpoints.is_empty() => {
+                eprintln!("agentcore: checkpoints are off: {error}");
+                None
+            }
+            Err(source) => {
+                return Err(SessionError::CheckpointsUnavailable {
+                    tools: need_checkpoints,
+                    source,
+                });
+            }
+        };
         let store = checkpoints.as_ref().map(|c| c.store_dir().to_path_buf());
         let sandbox = SessionSandbox::build(
             &sandbox_policy,
@@ -265,6 +285,7 @@ impl Session {
             &read_state,
             &jobs,
             bash.jobs(jobs.clone()),
+            checkpoints.as_ref(),
         );
         for tool in &config.extra_tools.0 {
             registry.register(tool.clone())?;
@@ -520,15 +541,16 @@ fn loop_guard_of(
     Some(crate::loop_guard::LoopGuardLayer::new(settings))
 }
 
-/// The recorder of a session whose configuration enables checkpoints; a
-/// store that cannot be opened (in use, no state directory, inside a
-/// writable root) turns them off with a line on stderr saying why.
+/// The recorder of a session whose configuration enables checkpoints
+/// (`None` when it does not), or why its store cannot be opened (in use,
+/// no state directory, inside a writable root): the session then runs
+/// without checkpoints, saying why on stderr, unless a tool needs them.
 fn open_checkpoints(
     config: &SessionConfig,
     workspace: &Workspace,
     read_state: &FileReadState,
     jobs: &Arc<Jobs>,
-) -> Option<Checkpoints> {
+) -> Result<Option<Checkpoints>, CheckpointError> {
     // The policy's table, if any; the session's own switch turns it on
     // and its own store wins.
     let mut settings = config
@@ -543,7 +565,7 @@ fn open_checkpoints(
         }
     }
     if !settings.enabled {
-        return None;
+        return Ok(None);
     }
     let root = workspace.root().to_path_buf();
     let mut roots = vec![root.clone()];
@@ -555,27 +577,20 @@ fn open_checkpoints(
                 .map(|(path, _)| path),
         );
     }
-    match Checkpoints::open(&settings, workspace, roots) {
-        Ok(recorder) => {
-            recorder.use_ledger(read_state.clone());
-            let jobs = jobs.clone();
-            recorder.watch_jobs(Arc::new(move || {
-                jobs.all()
-                    .into_iter()
-                    .map(|(id, command, running)| crate::checkpoint::JobSeen {
-                        id,
-                        command,
-                        running,
-                    })
-                    .collect()
-            }));
-            Some(recorder)
-        }
-        Err(error) => {
-            eprintln!("agentcore: checkpoints are off: {error}");
-            None
-        }
-    }
+    let recorder = Checkpoints::open(&settings, workspace, roots)?;
+    recorder.use_ledger(read_state.clone());
+    let jobs = jobs.clone();
+    recorder.watch_jobs(Arc::new(move || {
+        jobs.all()
+            .into_iter()
+            .map(|(id, command, running)| crate::checkpoint::JobSeen {
+                id,
+                command,
+                running,
+            })
+            .collect()
+    }));
+    Ok(Some(recorder))
 }
 
 impl Drop for Session {
@@ -607,8 +622,10 @@ mod tests {
     #[tokio::test]
     async fn every_spec_matches_its_tool() {
         let dir = tempfile::tempdir().unwrap();
+        let store = tempfile::tempdir().unwrap();
         let mut config = SessionConfig::new(dir.path());
         config.tools = ToolSet::new(Builtin::ALL).unwrap();
+        config.checkpoints = checkpoints_in(store.path());
         let session = Session::start(config).unwrap();
         assert_eq!(session.registry().iter().count(), Builtin::ALL.len());
         for builtin in Builtin::ALL {
@@ -685,12 +702,22 @@ mod tests {
         assert_eq!(config.mode, None);
     }
 
+    /// Checkpoints on, recorded into `store`.
+    fn checkpoints_in(store: &Path) -> crate::checkpoint::CheckpointConfig {
+        crate::checkpoint::CheckpointConfig {
+            store: Some(store.to_path_buf()),
+            ..crate::checkpoint::CheckpointConfig::default()
+        }
+    }
+
     #[tokio::test]
     async fn a_session_registers_the_chosen_tools_only() {
         let dir = tempfile::tempdir().unwrap();
+        let store = tempfile::tempdir().unwrap();
         let names = |tools: ToolSet| {
             let mut config = SessionConfig::new(dir.path());
             config.tools = tools;
+            config.checkpoints = checkpoints_in(store.path());
             let session = Session::start(config).unwrap();
             let mut names: Vec<String> = session
                 .registry()
@@ -702,11 +729,15 @@ mod tests {
         };
         assert_eq!(names("edit,read".parse().unwrap()), ["edit", "read"]);
         let default = names(ToolSet::default());
-        assert_eq!(default.len(), Builtin::ALL.len() - 1);
+        assert_eq!(default.len(), Builtin::ALL.len() - 3);
         assert!(default.iter().any(|n| n == "multi_edit"));
-        assert!(!default.iter().any(|n| n == "apply_patch"));
+        for on_request in ["apply_patch", "checkpoints", "rewind"] {
+            assert!(!default.iter().any(|n| n == on_request), "{on_request}");
+        }
         let all = names(ToolSet::new(Builtin::ALL).unwrap());
-        assert!(all.iter().any(|n| n == "apply_patch"));
+        for on_request in ["apply_patch", "checkpoints", "rewind"] {
+            assert!(all.iter().any(|n| n == on_request), "{on_request}");
+        }
     }
 
     #[test]

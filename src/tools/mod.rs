@@ -1,6 +1,8 @@
 //! The built-in tools, one folder (or file) per family: `read`, `glob`,
-//! `grep`, `ls`, `edit` (with `multi_edit`), `write`, `apply_patch`, and
-//! `bash` (with `bash_output` and `kill_shell` for its background jobs).
+//! `grep`, `ls`, `edit` (with `multi_edit`), `write`, `apply_patch`,
+//! `bash` (with `bash_output` and `kill_shell` for its background jobs),
+//! and `checkpoints` (with `rewind`) over the session's
+//! [checkpoints](crate::checkpoint).
 //! They are confined to a [`Workspace`](crate::fs::workspace::Workspace)
 //! and keep the read-before-write ledger
 //! [`FileReadState`](crate::fs::read_state::FileReadState), both in
@@ -10,12 +12,14 @@
 //! arguments, is [`fn_tool`].
 //!
 //! Layer: above [`access`](crate::access), [`fs`](crate::fs),
+//! [`checkpoint`](crate::checkpoint),
 //! [`process`](crate::process), [`sandbox`](crate::sandbox) and
 //! [`shell`](crate::shell); nothing here imports the approval engine, the
 //! hooks, the MCP faces or the session.
 
 pub mod apply_patch;
 pub mod bash;
+pub mod checkpoints;
 pub mod edit;
 mod fn_tool;
 pub mod glob;

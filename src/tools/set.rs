@@ -12,6 +12,7 @@
 //! assert!(!set.contains(Builtin::Bash));
 //! assert!(ToolSet::default().contains(Builtin::MultiEdit));
 //! assert!(!ToolSet::default().contains(Builtin::ApplyPatch));
+//! assert!(!ToolSet::default().contains(Builtin::Rewind));
 //! let err = "read,cat".parse::<ToolSet>().unwrap_err();
 //! assert!(err.to_string().starts_with("unknown tool \"cat\""));
 //! ```
@@ -48,11 +49,17 @@ pub enum Builtin {
     BashOutput,
     /// `kill_shell` (stops bash's background jobs; needs `bash`).
     KillShell,
+    /// `checkpoints` (lists the session's checkpoints; offered only on
+    /// request, in a session with checkpoints on).
+    Checkpoints,
+    /// `rewind` (puts files back to a checkpoint; offered only on request,
+    /// in a session with checkpoints on).
+    Rewind,
 }
 
 impl Builtin {
     /// Every built-in tool, in the order `--tools` documents them.
-    pub const ALL: [Builtin; 11] = [
+    pub const ALL: [Builtin; 13] = [
         Builtin::Read,
         Builtin::Glob,
         Builtin::Grep,
@@ -64,6 +71,8 @@ impl Builtin {
         Builtin::Bash,
         Builtin::BashOutput,
         Builtin::KillShell,
+        Builtin::Checkpoints,
+        Builtin::Rewind,
     ];
 
     /// What identifies the tool outside its own file: its name, label,
@@ -73,7 +82,7 @@ impl Builtin {
     /// (`session::tests::every_spec_matches_its_tool` checks it against
     /// each registered tool's name, label and schema).
     pub const fn spec(self) -> &'static ToolSpec {
-        use super::{apply_patch, bash, edit, glob, grep, ls, read, write};
+        use super::{apply_patch, bash, checkpoints, edit, glob, grep, ls, read, write};
         match self {
             Builtin::Read => &read::SPEC,
             Builtin::Glob => &glob::SPEC,
@@ -86,6 +95,8 @@ impl Builtin {
             Builtin::Bash => &bash::SPEC,
             Builtin::BashOutput => &bash::bash_output::SPEC,
             Builtin::KillShell => &bash::kill_shell::SPEC,
+            Builtin::Checkpoints => &checkpoints::SPEC,
+            Builtin::Rewind => &checkpoints::rewind::SPEC,
         }
     }
 
@@ -99,9 +110,20 @@ impl Builtin {
         Self::ALL.into_iter().find(|b| b.name() == name)
     }
 
-    /// Whether a session registers it when nothing is chosen.
+    /// Whether a session registers it when nothing is chosen: not
+    /// `apply_patch` (models trained on it use it instead of `edit`), nor
+    /// `checkpoints` and `rewind` (a model should not undo the user's work
+    /// unasked).
     fn by_default(self) -> bool {
-        self != Builtin::ApplyPatch
+        !matches!(
+            self,
+            Builtin::ApplyPatch | Builtin::Checkpoints | Builtin::Rewind
+        )
+    }
+
+    /// Whether it works only in a session with checkpoints on.
+    pub const fn needs_checkpoints(self) -> bool {
+        matches!(self, Builtin::Checkpoints | Builtin::Rewind)
     }
 
     /// The tool it works with, which must be in the set too.
@@ -120,8 +142,10 @@ impl fmt::Display for Builtin {
 }
 
 /// A choice of built-in tools: at least one, each tool's companions
-/// included. The default is every built-in tool but `apply_patch`, which
-/// is offered on request (models trained on it use it instead of `edit`).
+/// included. The default is every built-in tool but `apply_patch`,
+/// `checkpoints` and `rewind`, which are offered on request (models
+/// trained on `apply_patch` use it instead of `edit`; a model should not
+/// undo the user's work unasked).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ToolSet {
     /// In the order first named.

@@ -12,4 +12,5 @@ mod a_diff_shows_what_a_rewind_would_change;
 mod every_change_is_recorded_and_rewound;
 mod rewind_laws;
 mod rewind_never_clobbers_what_no_call_made;
+mod the_model_lists_and_rewinds_with_its_tools;
 mod the_store_survives_crashes;

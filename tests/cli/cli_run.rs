@@ -340,8 +340,9 @@ fn help_names_no_wrong_count_of_built_in_tools() {
     assert!(output.status.success());
     let help = String::from_utf8_lossy(&output.stdout).to_lowercase();
     assert!(help.contains("built-in"), "{help}");
-    // There are eleven (read, glob, grep, ls, edit, multi_edit, write,
-    // apply_patch, bash, bash_output, kill_shell): a count would drift.
+    // There are thirteen (read, glob, grep, ls, edit, multi_edit, write,
+    // apply_patch, bash, bash_output, kill_shell, checkpoints, rewind): a
+    // count would drift.
     for count in [
         "seven", "eight", "nine", "ten ", "eleven", "twelve", " 7 ", " 10 ", " 11 ",
     ] {

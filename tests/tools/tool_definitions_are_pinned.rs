@@ -108,3 +108,35 @@ fn unconfined_definitions_are_the_pinned_ones_without_the_sandbox_bullet() {
         }
     }
 }
+
+/// `checkpoints` and `rewind`, offered only when named, are pinned too
+/// (`agentcore tools --tools checkpoints,rewind`): their text is what the
+/// model reads about undoing work.
+#[test]
+fn checkpoint_tool_definitions_are_unchanged() {
+    for (format, pinned) in [
+        (
+            "anthropic",
+            include_str!("../snapshots/tools_checkpoints_anthropic.json"),
+        ),
+        (
+            "openai",
+            include_str!("../snapshots/tools_checkpoints_openai.json"),
+        ),
+        (
+            "mcp",
+            include_str!("../snapshots/tools_checkpoints_mcp.json"),
+        ),
+    ] {
+        let now = definitions_with(format, &["--tools".as_ref(), "checkpoints,rewind".as_ref()]);
+        if now != pinned {
+            let diff = similar::TextDiff::from_lines(pinned, now.as_str())
+                .unified_diff()
+                .header("pinned", "now")
+                .to_string();
+            panic!(
+                "the {format} definitions of checkpoints and rewind differ from tests/snapshots/tools_checkpoints_{format}.json:\n{diff}"
+            );
+        }
+    }
+}

@@ -11,7 +11,7 @@ use serde_json::{Value, json};
 
 use crate::support::cli;
 
-const VALID: &str = "the built-in tools are read, glob, grep, ls, edit, multi_edit, write, apply_patch, bash, bash_output, kill_shell";
+const VALID: &str = "the built-in tools are read, glob, grep, ls, edit, multi_edit, write, apply_patch, bash, bash_output, kill_shell, checkpoints, rewind";
 
 fn agentcore(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_agentcore"))
