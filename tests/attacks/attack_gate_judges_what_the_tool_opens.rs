@@ -287,7 +287,7 @@ async fn racing_writes_never_land_in_a_protected_file() {
     let mut written = 0;
     for i in 0..1500 {
         // Read first, so a write over the existing a.txt passes the ledger.
-        let _ = call(&s, "read", json!({"file_path": "x"})).await;
+        let _ = call(&s, "read", json!({"file_path": "x", "limit": 1000 + i})).await;
         let content = format!("[core]\n\tfsmonitor = \"touch PWNED-{i}\"\n");
         let (outcome, _) = call(&s, "write", json!({"file_path": "x", "content": content})).await;
         if outcome == Outcome::Success {
@@ -326,8 +326,10 @@ async fn racing_reads_never_return_a_denied_file() {
     let racer = swapper(&root, "pub.txt", "secrets/key", stop.clone());
     let mut leaks = 0;
     let mut shown = 0;
-    for _ in 0..3000 {
-        let (outcome, text) = call(&s, "read", json!({"file_path": "x"})).await;
+    for i in 0..3000 {
+        // The limit differs call by call, so that the loop guard does not
+        // take the same read of the same file for a model going round.
+        let (outcome, text) = call(&s, "read", json!({"file_path": "x", "limit": 1000 + i})).await;
         if text.contains("sk-live") {
             leaks += 1;
         }

@@ -240,11 +240,16 @@ async fn rewind_asks_the_user_in_the_default_mode() {
     fs::write(root.join("a.txt"), "alpha\n").unwrap();
     let session = Session::start(config(&root, store.path(), Mode::Default, TOOLS)).unwrap();
     let asked: Arc<Mutex<Vec<(String, String)>>> = Arc::default();
+    let previews: Arc<Mutex<Vec<Option<String>>>> = Arc::default();
     let allow_rewind = Arc::new(AtomicBool::new(false));
     let approver = {
         let asked = asked.clone();
+        let previews = previews.clone();
         let allow_rewind = allow_rewind.clone();
         approver_fn(move |request| {
+            if request.tool == "rewind" {
+                previews.lock().unwrap().push(request.preview.clone());
+            }
             asked
                 .lock()
                 .unwrap()
@@ -283,6 +288,14 @@ async fn rewind_asks_the_user_in_the_default_mode() {
     let (tool, reason) = asked.lock().unwrap().last().cloned().unwrap();
     assert_eq!(tool, "rewind");
     assert!(reason.contains("in default mode"), "{reason}");
+    // The person asked sees what the rewind would change.
+    let preview = previews.lock().unwrap().last().cloned().flatten();
+    assert_eq!(
+        preview.as_deref(),
+        Some(
+            "A rewind to before checkpoint #1 would change 1 path(s):\n--- a/a.txt\n+++ b/a.txt\n@@ -1 +1 @@\n-ALPHA\n+alpha\n"
+        )
+    );
 
     allow_rewind.store(true, Ordering::SeqCst);
     ok(&session, "b2", "rewind", json!({"to": 1})).await;

@@ -197,6 +197,35 @@ impl TypedTool for RewindTool {
         Ok(())
     }
 
+    /// What the rewind would change, file by file (`Checkpoints::diff`), so
+    /// that the person asked to approve it sees it; nothing is written.
+    /// Past 512 KiB the rest is cut with a note.
+    async fn preview(
+        &self,
+        args: &RewindArgs,
+        _cx: &CallContext,
+    ) -> Result<Option<String>, ToolError> {
+        let Ok(to) = args.target() else {
+            return Ok(None);
+        };
+        let recorder = self.checkpoints.clone();
+        let diff = spawn(move || recorder.diff(&to)).await?.map_err(|e| {
+            ToolError::new(format!("what the rewind would change cannot be shown: {e}"))
+        })?;
+        let mut text = diff.describe(self.checkpoints.root());
+        if text.len() > crate::diff::MAX_DIFF_BYTES {
+            let mut cut = crate::diff::MAX_DIFF_BYTES;
+            while !text.is_char_boundary(cut) {
+                cut -= 1;
+            }
+            text.truncate(cut);
+            text.push_str(
+                "\n… (the rest of what the rewind would change is not shown: over 512 KiB)\n",
+            );
+        }
+        Ok(Some(text))
+    }
+
     async fn execute(&self, args: RewindArgs, _cx: &CallContext) -> Result<ToolOutput, ToolError> {
         let to = args.target().map_err(ToolError::new)?;
         let mode = RewindMode::from(args.mode);
