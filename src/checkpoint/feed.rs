@@ -425,7 +425,7 @@ mod tests {
     use std::os::unix::fs::PermissionsExt;
     use std::path::{Path, PathBuf};
 
-    use super::super::{CheckpointConfig, Checkpoints, State};
+    use super::super::{CheckpointConfig, Checkpoints};
     use crate::fs::workspace::Workspace;
 
     struct Setup {
