@@ -8,7 +8,9 @@
 //! look covers exactly the files it touches (and folders it made); a
 //! command's (bash, a job's start, an MCP tool that is not read-only)
 //! covers the roots, compared with the index by `lstat` key, so only files
-//! whose key changed are read, the way git's index avoids rehashing.
+//! whose key changed are read, the way git's index avoids rehashing; which
+//! paths to compare is said by an inotify change feed ([`feed`]), or, when
+//! it cannot say (the first look, lost events), by a walk of the roots.
 //! Changes found before a call, when a background job runs, are recorded
 //! as that job's; with no job running they are someone else's (the user's
 //! editor): the index learns them, no checkpoint claims them.

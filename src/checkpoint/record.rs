@@ -1,6 +1,8 @@
-//! Finding what changed: the exact paths a file tool touched, or a walk of
-//! the writable roots compared with the index by `lstat` key (only a path
-//! whose key changed is read again), the way git's index avoids rehashing.
+//! Finding what changed: the exact paths a file tool touched, or, for a
+//! command, the paths the change feed names (a walk of the writable roots
+//! when it cannot say), compared with the index by `lstat` key (only a
+//! path whose key changed is read again), the way git's index avoids
+//! rehashing.
 
 use std::collections::{BTreeMap, BTreeSet, HashSet};
 use std::ffi::OsStr;
