@@ -385,10 +385,17 @@ impl Looker<'_> {
             }
             let Some(stat) = stat else { continue };
             let key = StatKey::of(&stat);
+            // The folder the index knows, still watched: events name what
+            // changes in it. Anything else is looked at whole.
             let same_dir = was_dir
                 && known
                     .as_ref()
-                    .is_some_and(|k| k.key.dev == key.dev && k.key.ino == key.ino);
+                    .is_some_and(|k| k.key.dev == key.dev && k.key.ino == key.ino)
+                && feed
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .as_ref()
+                    .is_some_and(|f| f.watched(&path));
             if is_dir && !same_dir {
                 // New at this path: walked whole (watched before listed),
                 // what the index had below it and was not met is gone.
