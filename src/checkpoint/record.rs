@@ -4,11 +4,11 @@
 //! path whose key changed is read again), the way git's index avoids
 //! rehashing.
 
-use std::collections::{BTreeMap, BTreeSet, HashSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::ffi::OsStr;
 use std::io;
 use std::ops::Bound;
-use std::os::fd::AsFd;
+use std::os::fd::{AsFd, OwnedFd};
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
@@ -335,6 +335,7 @@ impl Looker<'_> {
         let mut whole: Vec<PathBuf> = Vec::new();
         // Paths read in this look.
         let mut touched: Vec<PathBuf> = Vec::new();
+        let mut handles = Handles::new();
         // Sorted: a folder comes before what is below it.
         for path in dirty {
             if whole.iter().any(|w| path.starts_with(w)) {
@@ -346,7 +347,7 @@ impl Looker<'_> {
             if rel.as_os_str().is_empty() {
                 continue;
             }
-            let stat = match self.stat_of(&path) {
+            let stat = match self.stat_of(&mut handles, &path) {
                 Ok(stat) => stat,
                 Err(e) => {
                     problems.push(format!("{}: {e}", path.display()));
@@ -402,7 +403,7 @@ impl Looker<'_> {
                 let walked = self.walk_from(&path, index, feed);
                 let mut before = below(index, &path);
                 before.retain(|p| !walked.seen.contains(p));
-                self.capture_into(index, &path, &mut changes, &mut problems);
+                self.capture_into(&mut handles, index, &path, &mut changes, &mut problems);
                 touched.push(path.clone());
                 for (p, now) in walked.found {
                     touched.push(p.clone());
@@ -443,7 +444,7 @@ impl Looker<'_> {
             {
                 continue;
             }
-            self.capture_into(index, &path, &mut changes, &mut problems);
+            self.capture_into(&mut handles, index, &path, &mut changes, &mut problems);
             touched.push(path);
         }
         // What was read within a timestamp tick of its change is looked at
@@ -460,12 +461,21 @@ impl Looker<'_> {
     /// Captures `path` and learns it (a change when it differs).
     fn capture_into(
         &self,
+        handles: &mut Handles,
         index: &mut Index,
         path: &Path,
         changes: &mut Vec<Change>,
         problems: &mut Vec<String>,
     ) {
-        match self.capture_path(path) {
+        let (Some(parent), Some(name)) = (path.parent(), path.file_name()) else {
+            return;
+        };
+        let captured = match self.folder(handles, parent) {
+            Ok(Some(dir)) => capture(dir.as_fd(), name, self.objects, self.max_file),
+            Ok(None) => Ok(Some(absent())),
+            Err(e) => Err(e),
+        };
+        match captured {
             Ok(Some(now)) if now.state == State::Absent => {
                 // Gone meanwhile.
                 self.unseen(index, vec![path.to_path_buf()], changes, problems);
@@ -478,17 +488,33 @@ impl Looker<'_> {
         }
     }
 
+    /// The handle of the folder `dir`, opened beneath its root once per
+    /// look; `None` when it is not a folder there any more.
+    fn folder<'h>(&self, handles: &'h mut Handles, dir: &Path) -> io::Result<Option<&'h OwnedFd>> {
+        if !handles.contains_key(dir) {
+            let fd = match self.split(dir) {
+                None => None,
+                Some((root, rel)) => {
+                    let root_fd = open_root(root)?;
+                    if rel.as_os_str().is_empty() {
+                        Some(root_fd)
+                    } else {
+                        open_dir(root_fd.as_fd(), rel).ok()
+                    }
+                }
+            };
+            handles.insert(dir.to_path_buf(), fd);
+        }
+        Ok(handles.get(dir).and_then(Option::as_ref))
+    }
+
     /// The `lstat` of `path` beneath its root; `None` when nothing is there
     /// (or its folder is not one any more).
-    fn stat_of(&self, path: &Path) -> io::Result<Option<rustix::fs::Stat>> {
-        let Some((root, rel)) = self.split(path) else {
+    fn stat_of(&self, handles: &mut Handles, path: &Path) -> io::Result<Option<rustix::fs::Stat>> {
+        let (Some(parent), Some(name)) = (path.parent(), path.file_name()) else {
             return Ok(None);
         };
-        let (Some(parent), Some(name)) = (rel.parent(), rel.file_name()) else {
-            return Ok(None);
-        };
-        let root_fd = open_root(root)?;
-        let Ok(dir) = open_dir(root_fd.as_fd(), parent) else {
+        let Some(dir) = self.folder(handles, parent)? else {
             return Ok(None);
         };
         match rustix::fs::statat(dir.as_fd(), name, AtFlags::SYMLINK_NOFOLLOW) {
@@ -498,6 +524,9 @@ impl Looker<'_> {
         }
     }
 }
+
+/// Folder handles of one look, by path.
+type Handles = HashMap<PathBuf, Option<OwnedFd>>;
 
 /// The index's paths below `dir` (not `dir` itself): contiguous in its
 /// order, since paths compare component by component.
