@@ -444,6 +444,7 @@ mod tests {
     use std::path::{Path, PathBuf};
 
     use super::super::{CheckpointConfig, Checkpoints, State};
+    use super::inotify;
     use crate::fs::workspace::Workspace;
 
     struct Setup {
@@ -596,6 +597,34 @@ mod tests {
             fs::write(root.join("a/one.txt"), "seen\n").unwrap();
         });
         assert_eq!(lines, ["modified a/one.txt"]);
+    }
+
+    #[test]
+    fn a_folder_whose_watch_went_away_is_walked_whole() {
+        let s = setup(tree);
+        let lines = s.command(|root| {
+            {
+                let mut t = s.tracker();
+                let feed = t.feed.as_mut().unwrap();
+                let wd = feed.folders[&root.join("a/deep")];
+                // The watch goes away (as on an unmount): its IN_IGNORED
+                // names the folder, which is no longer watched.
+                inotify::remove_watch(&feed.fd, wd).unwrap();
+            }
+            // No event says this: only a walk of the folder sees it.
+            fs::write(root.join("a/deep/new.txt"), "n\n").unwrap();
+        });
+        assert_eq!(lines, ["created a/deep/new.txt"]);
+        // Watched again at its path.
+        assert!(
+            s.tracker()
+                .feed
+                .as_ref()
+                .unwrap()
+                .watched(&s.root.join("a/deep"))
+        );
+        let lines = s.command(|root| fs::write(root.join("a/deep/new.txt"), "m\n").unwrap());
+        assert_eq!(lines, ["modified a/deep/new.txt"]);
     }
 
     #[test]
