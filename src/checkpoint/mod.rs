@@ -8,7 +8,9 @@
 //! look covers exactly the files it touches (and folders it made); a
 //! command's (bash, a job's start, an MCP tool that is not read-only)
 //! covers the roots, compared with the index by `lstat` key, so only files
-//! whose key changed are read, the way git's index avoids rehashing.
+//! whose key changed are read, the way git's index avoids rehashing; which
+//! paths to compare is said by an inotify change feed ([`feed`]), or, when
+//! it cannot say (the first look, lost events), by a walk of the roots.
 //! Changes found before a call, when a background job runs, are recorded
 //! as that job's; with no job running they are someone else's (the user's
 //! editor): the index learns them, no checkpoint claims them.
@@ -43,6 +45,7 @@ use serde::{Deserialize, Serialize};
 use crate::fs::workspace::Workspace;
 
 mod diff;
+mod feed;
 mod layer;
 mod record;
 mod rewind;
@@ -51,7 +54,7 @@ mod store;
 
 pub use diff::{DIFF_MAX_BYTES, PathDiff, RewindDiff};
 pub use layer::{CheckpointLayer, CheckpointService, RecordsItself};
-use record::{Looker, Scope};
+use record::{Index, Looker, Scope};
 pub use rewind::{Conflict, RewindMode, RewindReport, RewindTo};
 pub use state::State;
 use state::{Known, now_ns};
@@ -307,6 +310,8 @@ struct Inner {
     exclude: GlobSet,
     config: CheckpointConfig,
     state: Mutex<Recorder>,
+    /// The change feed that spares a command's look a walk of the roots.
+    feed: Mutex<feed::Tracker>,
     /// The background jobs running now (`job-N`, command), for changes
     /// found between calls.
     jobs: Mutex<Option<RunningJobs>>,
@@ -340,7 +345,7 @@ pub struct JobSeen {
 pub type RunningJobs = Arc<dyn Fn() -> Vec<JobSeen> + Send + Sync>;
 
 struct Recorder {
-    index: HashMap<PathBuf, Known>,
+    index: Index,
     /// Checkpoints kept, oldest first.
     kept: Vec<Checkpoint>,
     /// The log's records so far.
@@ -426,14 +431,16 @@ impl Checkpoints {
             roots: roots.clone(),
         };
         let (store, records, saved) = Store::open(&dir, &meta, config.max_store_bytes)?;
+        let tracker = feed::Tracker::new(&roots);
         let inner = Inner {
             store,
             workspace: workspace.clone(),
             roots,
             exclude: globs.build()?,
             config: config.clone(),
+            feed: Mutex::new(tracker),
             state: Mutex::new(Recorder {
-                index: HashMap::new(),
+                index: Index::new(),
                 kept: Vec::new(),
                 records: 0,
                 next_id: 1,
@@ -490,6 +497,7 @@ impl Checkpoints {
             objects: &self.inner.store.objects,
             exclude: &self.inner.exclude,
             max_file: self.inner.config.max_file_bytes,
+            tracker: &self.inner.feed,
         }
     }
 
@@ -662,11 +670,22 @@ impl Checkpoints {
             turn: rec.turn,
             at_ms: (now_ns() / 1_000_000) as u64,
             changes,
-            notes: problems,
+            notes: problems.into_iter().chain(self.feed_note()).collect(),
         };
         self.append(rec, Record::Checkpoint(cp.clone()))?;
         rec.kept.push(cp);
         self.bound(rec)
+    }
+
+    /// What the change feed has to say, once: why a look compared the
+    /// roots whole.
+    fn feed_note(&self) -> Option<String> {
+        self.inner
+            .feed
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .note
+            .take()
     }
 
     /// Starts recording a call that can write: what changed before it is
@@ -714,10 +733,11 @@ impl Checkpoints {
     /// [`Checkpoints::begin`] is its checkpoint (none when nothing did).
     pub fn end(&self, recording: Recording) -> io::Result<Option<Checkpoint>> {
         let mut rec = self.lock();
-        let (changes, notes) = self.looker().changes(&mut rec.index, &recording.scope);
+        let (changes, mut notes) = self.looker().changes(&mut rec.index, &recording.scope);
         if changes.is_empty() {
             return Ok(None);
         }
+        notes.extend(self.feed_note());
         let cp = Checkpoint {
             id: recording.id,
             call_id: recording.call_id,

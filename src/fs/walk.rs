@@ -741,3 +741,82 @@ pub(crate) fn walk_error(
         workspace.display(start)
     ))
 }
+
+/// Whether a walk of the roots would visit a path, decided one path at a
+/// time: the rules a walk applies (VCS folders, the ignore files of every
+/// folder from the root down, the paths the workspace excludes), for a
+/// look at the few paths a change feed names instead of a walk. The ignore
+/// files of each folder are read once per `Rules`.
+pub(crate) struct Rules<'w> {
+    workspace: &'w Workspace,
+    /// Folder → its ignore chain; `None` when a walk never lists it.
+    folders: std::collections::HashMap<PathBuf, Option<Arc<IgnoreDir>>>,
+}
+
+impl<'w> Rules<'w> {
+    /// Rules that read the ignore files of `workspace`'s roots.
+    pub(crate) fn new(workspace: &'w Workspace) -> Self {
+        Self {
+            workspace,
+            folders: std::collections::HashMap::new(),
+        }
+    }
+
+    /// Whether a walk of the root holding `path` (strictly below it)
+    /// visits `path`, a directory when `is_dir`: its folder is listed by
+    /// the walk and no rule leaves the entry out.
+    pub(crate) fn walked(&mut self, path: &Path, is_dir: bool) -> bool {
+        let (Some(parent), Some(name)) = (path.parent(), path.file_name()) else {
+            return false;
+        };
+        if is_vcs_dir(name.as_bytes()) {
+            return false;
+        }
+        let Some(ignores) = self.folder(parent) else {
+            return false;
+        };
+        !ignores.matched(path, is_dir).is_ignore() && !self.workspace.is_excluded(path)
+    }
+
+    /// The ignore chain that decides the entries of `dir`, when a walk
+    /// lists `dir`.
+    fn folder(&mut self, dir: &Path) -> Option<Arc<IgnoreDir>> {
+        if let Some(known) = self.folders.get(dir) {
+            return known.clone();
+        }
+        let found = self.read_folder(dir);
+        self.folders.insert(dir.to_path_buf(), found.clone());
+        found
+    }
+
+    fn read_folder(&mut self, dir: &Path) -> Option<Arc<IgnoreDir>> {
+        let root = self
+            .workspace
+            .roots()
+            .iter()
+            .filter(|r| dir.starts_with(r))
+            .max_by_key(|r| r.as_os_str().len())?
+            .clone();
+        let root_fd = File::open(&root).map(OwnedFd::from).ok()?;
+        if dir == root {
+            return Some(IgnoreDir::read(
+                root_fd.as_fd(),
+                &root,
+                None,
+                &Names::unknown(),
+            ));
+        }
+        if !self.walked(dir, true) {
+            return None;
+        }
+        let parent = self.folder(dir.parent()?)?;
+        let rel = dir.strip_prefix(&root).ok()?;
+        let fd = super::beneath::open_dir(root_fd.as_fd(), rel).ok()?;
+        Some(IgnoreDir::read(
+            fd.as_fd(),
+            dir,
+            Some(parent),
+            &Names::unknown(),
+        ))
+    }
+}

@@ -8,6 +8,7 @@
 #[path = "../support/mod.rs"]
 mod support;
 
+mod a_command_is_found_by_the_change_feed;
 mod a_diff_shows_what_a_rewind_would_change;
 mod every_change_is_recorded_and_rewound;
 mod rewind_laws;
