@@ -627,6 +627,20 @@ impl Checkpoints {
     /// the last look: changes found while background jobs run are recorded
     /// as theirs; otherwise nobody recorded made them and the index only
     /// learns them.
+    /// Whether a background job may have written since the last look: one
+    /// runs, or one ended that no whole look has seen ended.
+    fn jobs_may_write(&self, rec: &Recorder) -> bool {
+        self.inner
+            .jobs
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .as_ref()
+            .map(|f| f())
+            .unwrap_or_default()
+            .iter()
+            .any(|j| j.running || !rec.jobs_done.contains(&j.id))
+    }
+
     fn settle(&self, rec: &mut Recorder, scope: &Scope) -> io::Result<()> {
         // The jobs are read before the look: one that ends during it is
         // still a candidate, and is marked done only by the next look.

@@ -193,82 +193,93 @@ impl Checkpoints {
         self.refresh()?;
         let start = self.start_of(&to)?;
         let mut rec = self.lock();
-        let mut report = RewindReport {
-            to: start,
-            mode,
-            ..RewindReport::default()
-        };
-        // Per path: what it held before the first checkpoint undone, and
-        // what the last one left.
-        let mut order: Vec<PathBuf> = Vec::new();
-        let mut first: std::collections::HashMap<PathBuf, (State, State)> = Default::default();
-        for cp in rec.kept.iter().filter(|cp| cp.id >= start) {
-            for c in &cp.changes {
-                match first.get_mut(&c.path) {
-                    Some(entry) => entry.1 = c.after.clone(),
-                    None => {
-                        order.push(c.path.clone());
-                        first.insert(c.path.clone(), (c.before.clone(), c.after.clone()));
+        // A background job still writing makes what a path holds differ
+        // from what the last checkpoint left without being a conflict: its
+        // changes are recorded as its own and the rewind is planned again.
+        let mut tries = 0;
+        let (mut report, steps) = loop {
+            let mut report = RewindReport {
+                to: start,
+                mode,
+                ..RewindReport::default()
+            };
+            // Per path: what it held before the first checkpoint undone, and
+            // what the last one left.
+            let mut order: Vec<PathBuf> = Vec::new();
+            let mut first: std::collections::HashMap<PathBuf, (State, State)> = Default::default();
+            for cp in rec.kept.iter().filter(|cp| cp.id >= start) {
+                for c in &cp.changes {
+                    match first.get_mut(&c.path) {
+                        Some(entry) => entry.1 = c.after.clone(),
+                        None => {
+                            order.push(c.path.clone());
+                            first.insert(c.path.clone(), (c.before.clone(), c.after.clone()));
+                        }
                     }
                 }
             }
-        }
-        let looker = self.looker();
-        let mut steps = Vec::new();
-        for path in order {
-            let (to_state, expected) = first.remove(&path).expect("planned");
-            if looker.split(&path).is_none() {
-                report
-                    .not_restored
-                    .push((path, "outside the roots this session records".to_owned()));
-                continue;
-            }
-            if self.inner.workspace.is_read_denied(&path) {
-                report
-                    .not_restored
-                    .push((path, "a read-deny rule covers it".to_owned()));
-                continue;
-            }
-            let now = match looker.capture_path(&path) {
-                Ok(Some(known)) => known.state,
-                Ok(None) => {
+            let looker = self.looker();
+            let mut steps = Vec::new();
+            for path in order {
+                let (to_state, expected) = first.remove(&path).expect("planned");
+                if looker.split(&path).is_none() {
+                    report
+                        .not_restored
+                        .push((path, "outside the roots this session records".to_owned()));
+                    continue;
+                }
+                if self.inner.workspace.is_read_denied(&path) {
+                    report
+                        .not_restored
+                        .push((path, "a read-deny rule covers it".to_owned()));
+                    continue;
+                }
+                let now = match looker.capture_path(&path) {
+                    Ok(Some(known)) => known.state,
+                    Ok(None) => {
+                        report.not_restored.push((
+                            path,
+                            "it now holds a kind of file checkpoints do not record".to_owned(),
+                        ));
+                        continue;
+                    }
+                    // A folder on the way is a link or not a folder: nothing
+                    // is at this path through real folders (applying it fails
+                    // unless the plan puts the folder back first).
+                    Err(_) => State::Absent,
+                };
+                if now.matches(&to_state) && now == to_state {
+                    continue;
+                }
+                if !now.matches(&expected) {
+                    report.conflicts.push(Conflict {
+                        path: path.clone(),
+                        expected,
+                        found: now.clone(),
+                    });
+                    if mode != RewindMode::Force {
+                        continue;
+                    }
+                }
+                if !to_state.restorable() {
                     report.not_restored.push((
                         path,
-                        "it now holds a kind of file checkpoints do not record".to_owned(),
+                        "its prior bytes were over the size limit and were not kept".to_owned(),
                     ));
                     continue;
                 }
-                // A folder on the way is a link or not a folder: nothing
-                // is at this path through real folders (applying it fails
-                // unless the plan puts the folder back first).
-                Err(_) => State::Absent,
-            };
-            if now.matches(&to_state) && now == to_state {
-                continue;
-            }
-            if !now.matches(&expected) {
-                report.conflicts.push(Conflict {
-                    path: path.clone(),
-                    expected,
-                    found: now.clone(),
-                });
-                if mode != RewindMode::Force {
-                    continue;
-                }
-            }
-            if !to_state.restorable() {
-                report.not_restored.push((
+                steps.push(Step {
                     path,
-                    "its prior bytes were over the size limit and were not kept".to_owned(),
-                ));
-                continue;
+                    now,
+                    to: to_state,
+                });
             }
-            steps.push(Step {
-                path,
-                now,
-                to: to_state,
-            });
-        }
+            tries += 1;
+            if report.conflicts.is_empty() || tries >= 3 || !self.jobs_may_write(&rec) {
+                break (report, steps);
+            }
+            self.settle(&mut rec, &Scope::All)?;
+        };
         if !report.conflicts.is_empty() && mode == RewindMode::Safe {
             return Ok(report);
         }
