@@ -403,7 +403,7 @@ impl CallProcesses {
             .filter(|p| !p.dead && p.pgrp > 1 && p.pgrp != self.shell && p.pgrp != own_pid())
             .map(|p| p.pgrp)
             .collect();
-        for group in groups {
+        for &group in &groups {
             let _ = killpg(group, sig);
         }
         let mut signalled = HashSet::new();
@@ -411,10 +411,16 @@ impl CallProcesses {
             if p.dead {
                 continue;
             }
+            signalled.insert((p.pid, p.start));
+            // A process of a group signalled above has the signal already:
+            // a second one would run a shell's trap twice (a TERM trap
+            // that cleans up and exits would clean up twice).
+            if p.pgrp == self.shell || groups.contains(&p.pgrp) {
+                continue;
+            }
             // ESRCH: it died meanwhile; EPERM: a setuid program we may not
             // signal. Neither can be helped here.
             let _ = kill(p.pid, sig);
-            signalled.insert((p.pid, p.start));
         }
         signalled
     }
