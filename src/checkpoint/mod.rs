@@ -623,29 +623,10 @@ impl Checkpoints {
         self.save_index(&rec)
     }
 
-    /// Brings the index up to date with what changed within `scope` since
-    /// the last look: changes found while background jobs run are recorded
-    /// as theirs; otherwise nobody recorded made them and the index only
-    /// learns them.
-    /// Whether a background job may have written since the last look: one
-    /// runs, or one ended that no whole look has seen ended.
-    fn jobs_may_write(&self, rec: &Recorder) -> bool {
+    /// The background jobs that may have written since the last look: those
+    /// running, and those ended that no whole look has seen ended.
+    fn jobs_to_blame(&self, rec: &Recorder) -> Vec<JobSeen> {
         self.inner
-            .jobs
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .as_ref()
-            .map(|f| f())
-            .unwrap_or_default()
-            .iter()
-            .any(|j| j.running || !rec.jobs_done.contains(&j.id))
-    }
-
-    fn settle(&self, rec: &mut Recorder, scope: &Scope) -> io::Result<()> {
-        // The jobs are read before the look: one that ends during it is
-        // still a candidate, and is marked done only by the next look.
-        let jobs: Vec<JobSeen> = self
-            .inner
             .jobs
             .lock()
             .unwrap_or_else(|e| e.into_inner())
@@ -654,7 +635,22 @@ impl Checkpoints {
             .unwrap_or_default()
             .into_iter()
             .filter(|j| j.running || !rec.jobs_done.contains(&j.id))
-            .collect();
+            .collect()
+    }
+
+    /// Whether a background job may have written since the last look.
+    fn jobs_may_write(&self, rec: &Recorder) -> bool {
+        !self.jobs_to_blame(rec).is_empty()
+    }
+
+    /// Brings the index up to date with what changed within `scope` since
+    /// the last look: changes found while background jobs run are recorded
+    /// as theirs; otherwise nobody recorded made them and the index only
+    /// learns them.
+    fn settle(&self, rec: &mut Recorder, scope: &Scope) -> io::Result<()> {
+        // The jobs are read before the look: one that ends during it is
+        // still a candidate, and is marked done only by the next look.
+        let jobs = self.jobs_to_blame(rec);
         let (changes, problems) = self.looker().changes(&mut rec.index, scope);
         if matches!(scope, Scope::All) {
             // Whatever an ended job wrote is in this look.

@@ -21,6 +21,44 @@ fn checkpoints(state: &std::path::Path, args: &[&str]) -> std::process::Output {
         .unwrap()
 }
 
+/// `agentcore run --format jsonl --mode bypass --checkpoints EXTRA… --root
+/// ROOT` with `input` on stdin and the state directory `state` (a run of
+/// its own, not `agentcore_run`: the store goes under the test's state
+/// directory).
+fn run_checkpointed(
+    root: &std::path::Path,
+    state: &std::path::Path,
+    extra: &[&str],
+    input: &str,
+) -> std::process::Output {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_agentcore"))
+        .args([
+            "run",
+            "--format",
+            "jsonl",
+            "--mode",
+            "bypass",
+            "--checkpoints",
+        ])
+        .args(extra)
+        .arg("--root")
+        .arg(root)
+        .env("XDG_STATE_HOME", state)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    use std::io::Write;
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(input.as_bytes())
+        .unwrap();
+    child.wait_with_output().unwrap()
+}
+
 #[test]
 fn a_rewind_after_the_session_restores_the_tree_and_keeps_user_edits_unless_forced() {
     let dir = tempfile::tempdir().unwrap();
@@ -39,30 +77,7 @@ fn a_rewind_after_the_session_restores_the_tree_and_keeps_user_edits_unless_forc
             json!({"command": "echo changed > a.txt; echo made > made.txt"}),
         ),
     ]);
-    // A run of its own (not `agentcore_run`): the store goes under a
-    // state directory of the test's.
-    let output = Command::new(env!("CARGO_BIN_EXE_agentcore"))
-        .args([
-            "run",
-            "--format",
-            "jsonl",
-            "--mode",
-            "bypass",
-            "--checkpoints",
-            "--root",
-        ])
-        .arg(&root)
-        .env("XDG_STATE_HOME", state.path())
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .and_then(|mut child| {
-            use std::io::Write;
-            child.stdin.take().unwrap().write_all(input.as_bytes())?;
-            child.wait_with_output()
-        })
-        .unwrap();
+    let output = run_checkpointed(&root, state.path(), &[], &input);
     let evs = events(&output);
     assert_eq!(
         end(&evs, "b")["outcome"],
@@ -171,28 +186,7 @@ fn run_lists_and_rewinds_on_input_lines() {
         json!({"rewind": {"call": "b"}}),
         json!({"rewind": {"to": 99}}),
     );
-    let output = Command::new(env!("CARGO_BIN_EXE_agentcore"))
-        .args([
-            "run",
-            "--format",
-            "jsonl",
-            "--mode",
-            "bypass",
-            "--checkpoints",
-            "--root",
-        ])
-        .arg(&root)
-        .env("XDG_STATE_HOME", state.path())
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .and_then(|mut child| {
-            use std::io::Write;
-            child.stdin.take().unwrap().write_all(input.as_bytes())?;
-            child.wait_with_output()
-        })
-        .unwrap();
+    let output = run_checkpointed(&root, state.path(), &[], &input);
     let evs = events(&output);
     let listed = evs.iter().find(|e| e["type"] == "checkpoints").unwrap();
     assert_eq!(listed["checkpoints"][0]["call_id"], "b", "{listed:#}");
@@ -238,30 +232,12 @@ fn a_rewind_after_the_session_reaches_the_policys_other_writable_roots() {
         "bash",
         json!({"command": format!("echo after > {0}/kept.txt; echo new > {0}/new.txt", other.display())}),
     )]);
-    let output = Command::new(env!("CARGO_BIN_EXE_agentcore"))
-        .args([
-            "run",
-            "--format",
-            "jsonl",
-            "--mode",
-            "bypass",
-            "--checkpoints",
-            "--policy",
-        ])
-        .arg(&policy)
-        .arg("--root")
-        .arg(&root)
-        .env("XDG_STATE_HOME", state.path())
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .and_then(|mut child| {
-            use std::io::Write;
-            child.stdin.take().unwrap().write_all(input.as_bytes())?;
-            child.wait_with_output()
-        })
-        .unwrap();
+    let output = run_checkpointed(
+        &root,
+        state.path(),
+        &["--policy", policy.to_str().unwrap()],
+        &input,
+    );
     let evs = events(&output);
     assert_eq!(
         end(&evs, "b")["outcome"],
