@@ -9,7 +9,7 @@
 //! command's (bash, a job's start, an MCP tool that is not read-only)
 //! covers the roots, compared with the index by `lstat` key, so only files
 //! whose key changed are read, the way git's index avoids rehashing; which
-//! paths to compare is said by an inotify change feed ([`feed`]), or, when
+//! paths to compare is said by an inotify change feed (feed.rs), or, when
 //! it cannot say (the first look, lost events), by a walk of the roots.
 //! Changes found before a call, when a background job runs, are recorded
 //! as that job's; with no job running they are someone else's (the user's
