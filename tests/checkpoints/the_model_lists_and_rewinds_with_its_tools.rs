@@ -504,3 +504,44 @@ async fn the_checkpoint_stage_leaves_a_tool_that_records_itself_alone() {
         .collect();
     assert_eq!(calls, ["s1"], "{listing:#?}");
 }
+
+/// What the person approves is what is rewound: when a file the rewind
+/// would change changes while they decide, the approved rewind does
+/// nothing and says why.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_rewind_acts_only_on_what_its_approval_showed() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = fs::canonicalize(dir.path()).unwrap();
+    let store = tempfile::tempdir().unwrap();
+    fs::write(root.join("a.txt"), "alpha\n").unwrap();
+    let session = Session::start(config(&root, store.path(), Mode::Default, TOOLS)).unwrap();
+    let approver = {
+        let root = root.clone();
+        approver_fn(move |request| {
+            if request.tool == "rewind" {
+                // The user saves the file while the question is open.
+                fs::write(root.join("a.txt"), "the user's\n").unwrap();
+            }
+            async { ApprovalAnswer::AllowOnce }
+        })
+    };
+    session.approval().set_approver(Some(Arc::new(approver)));
+    ok(&session, "r1", "read", json!({"file_path": "a.txt"})).await;
+    ok(
+        &session,
+        "e1",
+        "edit",
+        json!({"file_path": "a.txt", "old_string": "alpha", "new_string": "ALPHA"}),
+    )
+    .await;
+    let result = run(&session, "b1", "rewind", json!({"to": 1})).await;
+    assert_eq!(result.outcome, Outcome::Failed, "{}", result.text());
+    assert!(
+        result
+            .text()
+            .contains("no longer what its preview showed when it was approved"),
+        "{}",
+        result.text()
+    );
+    assert_eq!(fs::read(root.join("a.txt")).unwrap(), b"the user's\n");
+}

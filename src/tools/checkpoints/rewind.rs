@@ -10,7 +10,8 @@
 //! user) changes nothing and ends in an error that lists them and says how
 //! to skip or force them.
 
-use std::sync::LazyLock;
+use std::collections::HashMap;
+use std::sync::{LazyLock, Mutex};
 
 use agentcore_stages::TypedTool;
 use agentcore_stages::{
@@ -125,13 +126,23 @@ pub fn permissions() -> Permissions {
 #[derive(Debug)]
 pub struct RewindTool {
     checkpoints: Checkpoints,
+    /// What each call's preview showed (by call id), so that a rewind
+    /// acts only on what the person approved.
+    shown: Mutex<HashMap<String, String>>,
 }
+
+/// Previews kept for calls not yet run (a denied call's is never taken
+/// back); past this many the oldest go.
+const SHOWN_KEPT: usize = 64;
 
 impl RewindTool {
     /// Rewinds with `checkpoints` (a handle on the session's recorder:
     /// [`Session::checkpoint_recorder`](crate::session::Session::checkpoint_recorder)).
     pub fn new(checkpoints: Checkpoints) -> Self {
-        Self { checkpoints }
+        Self {
+            checkpoints,
+            shown: Mutex::new(HashMap::new()),
+        }
     }
 }
 
@@ -203,7 +214,7 @@ impl TypedTool for RewindTool {
     async fn preview(
         &self,
         args: &RewindArgs,
-        _cx: &CallContext,
+        cx: &CallContext,
     ) -> Result<Option<String>, ToolError> {
         let Ok(to) = args.target() else {
             return Ok(None);
@@ -213,6 +224,13 @@ impl TypedTool for RewindTool {
             ToolError::new(format!("what the rewind would change cannot be shown: {e}"))
         })?;
         let mut text = diff.describe(self.checkpoints.root());
+        {
+            let mut shown = self.shown.lock().unwrap_or_else(|e| e.into_inner());
+            if shown.len() >= SHOWN_KEPT {
+                shown.clear();
+            }
+            shown.insert(cx.call_id().to_owned(), text.clone());
+        }
         if text.len() > crate::diff::MAX_DIFF_BYTES {
             let mut cut = crate::diff::MAX_DIFF_BYTES;
             while !text.is_char_boundary(cut) {
@@ -226,8 +244,29 @@ impl TypedTool for RewindTool {
         Ok(Some(text))
     }
 
-    async fn execute(&self, args: RewindArgs, _cx: &CallContext) -> Result<ToolOutput, ToolError> {
+    /// Rewinds, when what it would change is still what its preview showed
+    /// (what the person approved); when files or checkpoints changed
+    /// meanwhile, nothing is done and the model is told to ask again.
+    async fn execute(&self, args: RewindArgs, cx: &CallContext) -> Result<ToolOutput, ToolError> {
         let to = args.target().map_err(ToolError::new)?;
+        let shown = self
+            .shown
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .remove(cx.call_id());
+        if let Some(shown) = shown {
+            let recorder = self.checkpoints.clone();
+            let target = to.clone();
+            let now = spawn(move || recorder.diff(&target))
+                .await?
+                .map_err(|e| ToolError::new(format!("the rewind failed: {e}")))?
+                .describe(self.checkpoints.root());
+            if now != shown {
+                return Err(ToolError::new(
+                    "Not rewound: what the rewind would change is no longer what its preview showed when it was approved (files changed, or new checkpoints were recorded, meanwhile). Nothing was changed; call rewind again to show and approve what it would change now.",
+                ));
+            }
+        }
         let mode = RewindMode::from(args.mode);
         let recorder = self.checkpoints.clone();
         // Reads and writes files: off the runtime. Not cancelled once
