@@ -101,6 +101,30 @@ pub mod bash {
 
     /// The longest `wait_ms` a model may ask `bash_output` for.
     pub const MAX_WAIT_MS: u64 = 60_000;
+
+    /// How long a terminal session's call waits for output when the model
+    /// gives no `yield_ms`.
+    pub const DEFAULT_YIELD_MS: u64 = 1_000;
+
+    /// The longest `yield_ms` a model may give.
+    pub const MAX_YIELD_MS: u64 = 60_000;
+
+    /// A terminal's size when the model gives none.
+    pub const DEFAULT_ROWS: u16 = 30;
+    /// See [`DEFAULT_ROWS`].
+    pub const DEFAULT_COLS: u16 = 120;
+
+    /// The smallest and largest terminal a model may ask for.
+    pub const MIN_ROWS: u16 = 5;
+    /// See [`MIN_ROWS`].
+    pub const MAX_ROWS: u16 = 200;
+    /// See [`MIN_ROWS`].
+    pub const MIN_COLS: u16 = 20;
+    /// See [`MIN_ROWS`].
+    pub const MAX_COLS: u16 = 500;
+
+    /// The most bytes one `write_stdin` types.
+    pub const MAX_INPUT_BYTES: usize = 64 * 1024;
 }
 
 /// Claude Code hooks.

@@ -12,6 +12,8 @@
 pub(crate) mod child;
 pub(crate) mod env;
 mod output_dir;
+#[cfg(target_os = "linux")]
+pub mod pty;
 pub(crate) mod tracking;
 
 pub use env::{TOKEN_ENV, command_environment};

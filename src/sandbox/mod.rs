@@ -97,6 +97,12 @@ use std::io;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, OnceLock};
 
+#[cfg(target_os = "linux")]
+use crate::process::pty::ChildTerminal;
+/// No terminals are made where there is no `/dev/ptmx` to make them from.
+#[cfg(not(target_os = "linux"))]
+type ChildTerminal = ();
+
 pub use limits::{LimitHit, SandboxLimits, format_size, parse_size};
 pub use nested_repos::IndexMark;
 pub use paths::{DEFAULT_HIDDEN_IN_HOME, default_hidden, default_protected};
@@ -824,8 +830,22 @@ impl Sandbox {
     /// A path with a NUL byte, or a Landlock or seccomp rule the crates
     /// refuse. Failures in the child (a mount refused) make `spawn` fail.
     pub fn confine(&self, cmd: &mut tokio::process::Command) -> Result<Confinement, SandboxError> {
+        self.confine_with_terminal(cmd, None)
+            .map(|(confinement, _)| confinement)
+    }
+
+    /// [`Sandbox::confine`], making the command's terminal (when given) in
+    /// the sandbox's last process before the exec, from the sandbox's own
+    /// `/dev/ptmx`. The terminal comes back when the sandbox did not take
+    /// it (mode `off`, or no sandbox on this platform): the caller makes
+    /// it then.
+    pub(crate) fn confine_with_terminal(
+        &self,
+        cmd: &mut tokio::process::Command,
+        terminal: Option<ChildTerminal>,
+    ) -> Result<(Confinement, Option<ChildTerminal>), SandboxError> {
         if self.inner.mode == SandboxMode::Off {
-            return Ok(Confinement::unconfined());
+            return Ok((Confinement::unconfined(), terminal));
         }
         // Agent sockets that may live outside the hidden paths.
         for name in UNSET_ENV {
@@ -836,12 +856,12 @@ impl Sandbox {
         }
         #[cfg(all(target_os = "linux", feature = "sandbox"))]
         {
-            linux::confine(&self.inner, cmd)
+            linux::confine(&self.inner, cmd, terminal).map(|confinement| (confinement, None))
         }
         #[cfg(not(all(target_os = "linux", feature = "sandbox")))]
         {
             let _ = cmd;
-            Ok(Confinement::unconfined())
+            Ok((Confinement::unconfined(), terminal))
         }
     }
 }

@@ -13,6 +13,7 @@ use crate::sandbox::{Sandbox, SandboxError, SandboxPolicy};
 use crate::tools::apply_patch::ApplyPatchTool;
 use crate::tools::bash::bash_output::BashOutputTool;
 use crate::tools::bash::kill_shell::KillShellTool;
+use crate::tools::bash::write_stdin::WriteStdinTool;
 use crate::tools::bash::{BashTool, Jobs};
 use crate::tools::checkpoints::CheckpointsTool;
 use crate::tools::checkpoints::rewind::RewindTool;
@@ -164,6 +165,7 @@ pub(crate) fn builtin_tools_of(
             },
             Builtin::BashOutput => BashOutputTool::new(jobs.clone()).into_dyn(),
             Builtin::KillShell => KillShellTool::new(jobs.clone()).into_dyn(),
+            Builtin::WriteStdin => WriteStdinTool::new(jobs.clone()).into_dyn(),
             Builtin::Checkpoints => match checkpoints {
                 Some(recorder) => CheckpointsTool::new(recorder.clone()).into_dyn(),
                 None => continue,

@@ -49,6 +49,8 @@ pub enum Builtin {
     BashOutput,
     /// `kill_shell` (stops bash's background jobs; needs `bash`).
     KillShell,
+    /// `write_stdin` (types into bash's terminal sessions; needs `bash`).
+    WriteStdin,
     /// `checkpoints` (lists the session's checkpoints; offered only on
     /// request, in a session with checkpoints on).
     Checkpoints,
@@ -59,7 +61,7 @@ pub enum Builtin {
 
 impl Builtin {
     /// Every built-in tool, in the order `--tools` documents them.
-    pub const ALL: [Builtin; 13] = [
+    pub const ALL: [Builtin; 14] = [
         Builtin::Read,
         Builtin::Glob,
         Builtin::Grep,
@@ -71,6 +73,7 @@ impl Builtin {
         Builtin::Bash,
         Builtin::BashOutput,
         Builtin::KillShell,
+        Builtin::WriteStdin,
         Builtin::Checkpoints,
         Builtin::Rewind,
     ];
@@ -95,6 +98,7 @@ impl Builtin {
             Builtin::Bash => &bash::SPEC,
             Builtin::BashOutput => &bash::bash_output::SPEC,
             Builtin::KillShell => &bash::kill_shell::SPEC,
+            Builtin::WriteStdin => &bash::write_stdin::SPEC,
             Builtin::Checkpoints => &checkpoints::SPEC,
             Builtin::Rewind => &checkpoints::rewind::SPEC,
         }
@@ -129,7 +133,7 @@ impl Builtin {
     /// The tool it works with, which must be in the set too.
     fn needs(self) -> Option<Builtin> {
         match self {
-            Builtin::BashOutput | Builtin::KillShell => Some(Builtin::Bash),
+            Builtin::BashOutput | Builtin::KillShell | Builtin::WriteStdin => Some(Builtin::Bash),
             _ => None,
         }
     }

@@ -23,3 +23,4 @@ mod bash_tool;
 mod bash_tool_sandboxed;
 mod commands_never_wait_for_input;
 mod read_only_commands_run_side_by_side;
+mod terminal_sessions;

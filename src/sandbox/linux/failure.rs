@@ -77,6 +77,7 @@ impl Failure {
             Step::Chdir => format!("enter the working directory {}", self.cwd.display()),
             Step::Cgroup => "put it in its cgroup (for its memory and process limits)".to_owned(),
             Step::Rlimit => "set its resource limits (setrlimit)".to_owned(),
+            Step::Terminal => "give it a terminal of its own (/dev/ptmx)".to_owned(),
         })
     }
 

@@ -56,6 +56,7 @@ fn cstring(path: &Path) -> Result<CString, SandboxError> {
 pub(super) fn confine(
     inner: &Inner,
     cmd: &mut tokio::process::Command,
+    terminal: Option<crate::process::pty::ChildTerminal>,
 ) -> Result<Confinement, SandboxError> {
     let status = &inner.status;
     let user = status.has(Feature::UserNamespace);
@@ -137,6 +138,7 @@ pub(super) fn confine(
         pts_access: (mount_ns && with_landlock)
             .then(|| landlock_rules::pts_access(status.landlock_abi())),
         limits,
+        terminal,
     };
     let command_limits = std::sync::Arc::new(command_limits);
     install(cmd, plan, command_limits.clone());

@@ -23,7 +23,18 @@ use super::output::{Collector, Shown};
 use super::run::{self, Ending, Sinks};
 use super::spawn::Spawned;
 use super::spool::Spool;
+#[cfg(target_os = "linux")]
+use super::terminal::Terminal;
 use crate::limits::bash::{DEFAULT_JOB_LIFETIME, DEFAULT_MAX_JOBS};
+
+/// How long a terminal's program must have printed nothing before a wait
+/// looks whether it waits for input.
+#[cfg(target_os = "linux")]
+const QUIET_BEFORE_LOOKING: Duration = Duration::from_millis(100);
+
+/// How often a wait on a quiet terminal looks again.
+#[cfg(target_os = "linux")]
+const LOOK_EVERY: Duration = Duration::from_millis(50);
 
 /// Finished jobs kept for a last `bash_output`; the oldest go first.
 const KEPT_FINISHED: usize = 32;
@@ -111,6 +122,11 @@ impl From<JobExit> for agentcore_stages::Event {
 /// oldest (and learns how many it missed).
 const EXITS_BUFFERED: usize = 64;
 
+/// The status line of a terminal session whose program sleeps reading its
+/// terminal.
+#[cfg(target_os = "linux")]
+pub(crate) const WAITING_LINE: &str = "Status: running, waiting for input";
+
 /// The `Status: …` line of a job: `None` is running.
 pub(crate) fn status_line(status: Option<JobStatus>) -> String {
     match status {
@@ -166,6 +182,9 @@ pub(crate) struct Job {
     status: watch::Sender<Option<JobStatus>>,
     full_output: Option<PathBuf>,
     exits: broadcast::Sender<JobExit>,
+    /// The terminal of a terminal session (`bash` with `tty`).
+    #[cfg(target_os = "linux")]
+    terminal: Option<Arc<Terminal>>,
 }
 
 impl Job {
@@ -228,9 +247,113 @@ impl Job {
         // The status first: a job marked ended has pushed all its output.
         let status = self.status();
         let unread = self.live.take();
+        #[cfg(target_os = "linux")]
+        if let Some(terminal) = &self.terminal {
+            let mut text = self.shown_terminal(terminal, &unread, filter);
+            if status.is_none() && terminal.master().waiting_for_input() {
+                text.push_str(WAITING_LINE);
+            } else {
+                text.push_str(&status_line(status));
+            }
+            return text;
+        }
         let mut text = self.shown(&unread, filter);
         text.push_str(&status_line(status));
         text
+    }
+
+    /// What a read of a terminal session shows: the screen of a
+    /// full-screen program; or the lines finished since the last read, then
+    /// the unfinished last line (a prompt) as it stands.
+    #[cfg(target_os = "linux")]
+    fn shown_terminal(
+        &self,
+        terminal: &Terminal,
+        unread: &Collector,
+        filter: Option<&Regex>,
+    ) -> String {
+        if let Some(screen) = terminal.take_screen() {
+            return screen;
+        }
+        let mut text = if unread.total_bytes() > 0 {
+            self.shown(unread, filter)
+        } else {
+            String::new()
+        };
+        let pending = terminal.pending_line();
+        if !pending.trim().is_empty() && filter.is_none_or(|f| f.is_match(&pending)) {
+            text.push_str(&pending);
+            text.push('\n');
+        }
+        if text.is_empty() {
+            text.push_str("(no new output)\n");
+        }
+        text
+    }
+
+    /// Whether this job is a terminal session.
+    pub(crate) fn has_terminal(&self) -> bool {
+        #[cfg(target_os = "linux")]
+        {
+            self.terminal.is_some()
+        }
+        #[cfg(not(target_os = "linux"))]
+        {
+            false
+        }
+    }
+
+    /// Whether the job still runs.
+    pub(crate) fn running(&self) -> bool {
+        self.is_running()
+    }
+
+    /// Types `bytes` into the session's terminal, waiting at most `wait`
+    /// for the program to take them; how many it took. `None` when the job
+    /// has no terminal.
+    #[cfg(target_os = "linux")]
+    pub(crate) async fn type_in(
+        &self,
+        bytes: &[u8],
+        wait: Duration,
+    ) -> Option<std::io::Result<usize>> {
+        let terminal = self.terminal.as_ref()?;
+        let deadline = tokio::time::Instant::now() + wait;
+        Some(terminal.master().write_until(bytes, deadline).await)
+    }
+
+    /// Waits up to `wait` for a terminal session: until the job ends, or
+    /// its program has printed nothing for a short while and sleeps
+    /// reading its terminal (it waits for input), or `cancel` fires.
+    #[cfg(target_os = "linux")]
+    pub(crate) async fn settle_terminal(&self, wait: Duration, cancel: &Cancellation) {
+        let Some(terminal) = &self.terminal else {
+            return self.settle(wait, cancel).await;
+        };
+        let started = tokio::time::Instant::now();
+        let deadline = started + wait;
+        let mut output = self.live.changes.subscribe();
+        let mut status = self.status.subscribe();
+        let mut last_output = started;
+        loop {
+            if status.borrow_and_update().is_some() {
+                return;
+            }
+            let look_at = (last_output + QUIET_BEFORE_LOOKING).max(tokio::time::Instant::now());
+            tokio::select! {
+                _ = output.changed() => last_output = tokio::time::Instant::now(),
+                _ = status.changed() => {}
+                () = tokio::time::sleep_until(deadline) => return,
+                () = cancel.cancelled() => return,
+                () = tokio::time::sleep_until(look_at) => {
+                    if terminal.master().waiting_for_input() {
+                        return;
+                    }
+                    // Not waiting: look again a little later.
+                    last_output = tokio::time::Instant::now() - QUIET_BEFORE_LOOKING + LOOK_EVERY;
+                }
+            }
+        }
     }
 
     /// What a result shows of `unread`: the truncation notice when cut,
@@ -371,6 +494,7 @@ impl Jobs {
     pub(crate) fn start(
         &self,
         command: &str,
+        terminal_size: Option<(u16, u16)>,
         spawn: impl FnOnce() -> Result<(Spawned, Option<Spool>, Option<PathBuf>), String>,
     ) -> Result<Arc<Job>, String> {
         let mut table = self.table();
@@ -398,6 +522,15 @@ impl Jobs {
             ));
         }
         let (spawned, spool, full_output) = spawn()?;
+        #[cfg(target_os = "linux")]
+        let terminal = match (&spawned.output, terminal_size) {
+            (super::spawn::Output::Terminal(master), Some((rows, cols))) => {
+                Some(Arc::new(Terminal::new(master.clone(), rows, cols)))
+            }
+            _ => None,
+        };
+        #[cfg(not(target_os = "linux"))]
+        let _ = terminal_size;
         table.next += 1;
         let number = table.next;
         let job = Arc::new(Job {
@@ -409,6 +542,8 @@ impl Jobs {
             status: watch::Sender::new(None),
             full_output,
             exits: self.exits.clone(),
+            #[cfg(target_os = "linux")]
+            terminal,
         });
         table.jobs.insert(number, job.clone());
         prune(&mut table);
@@ -517,6 +652,8 @@ async fn drive(job: Arc<Job>, spawned: Spawned, spool: Option<Spool>, lifetime_m
         file: spool,
         progress: None,
         live: Some(job.live.clone()),
+        #[cfg(target_os = "linux")]
+        terminal: job.terminal.clone(),
     };
     let confinement = spawned.confinement();
     let ending = run::run(spawned, lifetime_ms, &job.cancel, &mut sinks).await;

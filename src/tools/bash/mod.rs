@@ -43,7 +43,10 @@ mod prompt;
 mod run;
 mod spawn;
 mod spool;
+#[cfg(target_os = "linux")]
+mod terminal;
 mod tool;
+pub mod write_stdin;
 
 pub use jobs::{JobExit, JobLimits, JobStatus, Jobs};
 pub use progress::BashProgress;

@@ -6,7 +6,6 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use agentcore_stages::Cancellation;
-use tokio::io::AsyncReadExt;
 use tokio::time::{Instant, sleep_until};
 
 use super::jobs::LiveOutput;
@@ -78,10 +77,29 @@ pub(crate) struct Sinks {
     pub(crate) progress: Option<Progress>,
     /// Output not yet read, of a background job.
     pub(crate) live: Option<Arc<LiveOutput>>,
+    /// The terminal of a terminal session: what arrives is rendered as
+    /// text first, and only its finished lines go on.
+    #[cfg(target_os = "linux")]
+    pub(crate) terminal: Option<Arc<super::terminal::Terminal>>,
 }
 
 impl Sinks {
     async fn take(&mut self, bytes: &[u8]) {
+        #[cfg(target_os = "linux")]
+        if let Some(terminal) = &self.terminal {
+            let lines = terminal.feed(bytes);
+            // Pushed even when empty: a prompt is news to a reader.
+            if let Some(live) = &self.live {
+                live.push(lines.as_bytes());
+            }
+            self.collector.push(lines.as_bytes());
+            if let Some(file) = &self.file
+                && !lines.is_empty()
+            {
+                file.write(lines.as_bytes()).await;
+            }
+            return;
+        }
         self.collector.push(bytes);
         if let Some(progress) = &mut self.progress {
             progress.push(bytes);

@@ -21,6 +21,10 @@ use super::run::{self, Ending, Sinks};
 use super::spawn as process;
 use super::spool::Spool;
 use crate::access::{Access, Permissions};
+use crate::limits::bash::{
+    DEFAULT_COLS, DEFAULT_ROWS, DEFAULT_YIELD_MS, MAX_COLS, MAX_ROWS, MAX_YIELD_MS, MIN_COLS,
+    MIN_ROWS,
+};
 use crate::limits::bash::{DEFAULT_JOB_LIFETIME, DEFAULT_MAX_JOBS, MAX_OUTPUT_CHARS};
 use crate::limits::bash::{DEFAULT_TIMEOUT_MS, MAX_TIMEOUT_MS};
 use crate::process::child::default_shell;
@@ -123,6 +127,39 @@ pub struct BashArgs {
     /// Run outside the sandbox, with the user's full authority (default false). Only for a command the sandbox blocks (it needs the network or writes outside the workspace); always needs the user's approval, so say why in `description`.
     #[schemars(transform = not_null)]
     pub dangerously_disable_sandbox: Option<bool>,
+    /// Run the command in a terminal session you can type into with write_stdin (default false); only for interactive programs (a REPL, a prompt that needs an answer, a full-screen program). Returns after `yield_ms` with the output, the session id and its status. `timeout` does not apply.
+    #[schemars(transform = not_null)]
+    pub tty: Option<bool>,
+    /// With `tty`: milliseconds to wait for output before returning (default 1000, at most 60000); returns sooner when the program ends or waits for input.
+    #[schemars(transform = yield_schema)]
+    pub yield_ms: Option<u64>,
+    /// With `tty`: the terminal's height in rows (default 30, from 5 to 200).
+    #[schemars(transform = rows_schema)]
+    pub rows: Option<u16>,
+    /// With `tty`: the terminal's width in columns (default 120, from 20 to 500).
+    #[schemars(transform = cols_schema)]
+    pub cols: Option<u16>,
+}
+
+/// `yield_ms`: an integer from 0 to [`MAX_YIELD_MS`].
+pub(crate) fn yield_schema(schema: &mut Schema) {
+    bounded(schema, 0, MAX_YIELD_MS);
+}
+
+fn rows_schema(schema: &mut Schema) {
+    bounded(schema, u64::from(MIN_ROWS), u64::from(MAX_ROWS));
+}
+
+fn cols_schema(schema: &mut Schema) {
+    bounded(schema, u64::from(MIN_COLS), u64::from(MAX_COLS));
+}
+
+/// An optional integer from `min` to `max`, without `null` or `format`.
+fn bounded(schema: &mut Schema, min: u64, max: u64) {
+    not_null(schema);
+    schema.remove("format");
+    schema.insert("minimum".to_owned(), min.into());
+    schema.insert("maximum".to_owned(), max.into());
 }
 
 /// `timeout`: an integer from 1 to [`MAX_TIMEOUT_MS`]. Absent means the
@@ -431,6 +468,9 @@ impl BashTool {
         if let Confine::Unavailable(message) = &self.confine {
             return Err(ToolError::new(message.to_string()));
         }
+        if args.tty == Some(true) {
+            return self.run_in_terminal(args, cx).await;
+        }
         if args.run_in_background == Some(true) {
             return self.run_in_background(args, cx).await;
         }
@@ -446,7 +486,12 @@ impl BashTool {
             file_error,
             ..
         } = self
-            .start(&args.command, &format!("bash-{}", cx.call_id()), unconfined)
+            .start(
+                &args.command,
+                &format!("bash-{}", cx.call_id()),
+                unconfined,
+                None,
+            )
             .map_err(ToolError::new)?;
         let sandboxed = spawned.sandboxed;
         let confinement = spawned.confinement();
@@ -455,6 +500,8 @@ impl BashTool {
             file,
             progress: Some(Progress::new(cx.progress())),
             live: None,
+            #[cfg(target_os = "linux")]
+            terminal: None,
         };
         let ending = run::run(spawned, timeout_ms, cx.cancellation(), &mut sinks).await;
         let (file, file_error) = match sinks.file.take() {
@@ -515,11 +562,21 @@ impl BashTool {
     /// Starts `command` (the one spawn path of foreground commands and
     /// background jobs) and the file its full output goes to, named after
     /// `stem`; a file that cannot be made is reported, not fatal.
-    fn start(&self, command: &str, stem: &str, unconfined: bool) -> Result<Started, String> {
+    fn start(
+        &self,
+        command: &str,
+        stem: &str,
+        unconfined: bool,
+        terminal: Option<(u16, u16)>,
+    ) -> Result<Started, String> {
         let env = self.env.build();
         let sandbox = self.sandbox_in_use().filter(|_| !unconfined);
-        let spawned =
-            process::spawn(&self.shell, command, &self.root, &env, sandbox).map_err(|e| {
+        #[cfg(target_os = "linux")]
+        let terminal = terminal.map(|(rows, cols)| crate::process::pty::size(rows, cols));
+        #[cfg(not(target_os = "linux"))]
+        let terminal = terminal.map(|_| ());
+        let spawned = process::spawn(&self.shell, command, &self.root, &env, sandbox, terminal)
+            .map_err(|e| {
                 format!(
                     "Could not start {} in {}: {e}",
                     self.shell.display(),
@@ -553,10 +610,10 @@ impl BashTool {
     ) -> Result<ToolOutput, ToolError> {
         let job = self
             .jobs
-            .start(&args.command, || {
+            .start(&args.command, None, || {
                 let stem = format!("job-{}", cx.call_id());
                 let unconfined = args.dangerously_disable_sandbox == Some(true);
-                let started = self.start(&args.command, &stem, unconfined)?;
+                let started = self.start(&args.command, &stem, unconfined, None)?;
                 Ok((started.spawned, started.file, started.path))
             })
             .map_err(ToolError::new)?;
@@ -570,6 +627,68 @@ impl BashTool {
         ));
         Ok(ToolOutput::text(text))
     }
+}
+
+impl BashTool {
+    /// Starts `args.command` in a terminal session (a job with a
+    /// terminal) and returns what it printed within `yield_ms`, its id and
+    /// its status.
+    async fn run_in_terminal(
+        &self,
+        args: BashArgs,
+        cx: &CallContext,
+    ) -> Result<ToolOutput, ToolError> {
+        let wait = yield_of(args.yield_ms)?;
+        let rows = args.rows.unwrap_or(DEFAULT_ROWS);
+        let cols = args.cols.unwrap_or(DEFAULT_COLS);
+        if !(MIN_ROWS..=MAX_ROWS).contains(&rows) || !(MIN_COLS..=MAX_COLS).contains(&cols) {
+            return Err(ToolError::new(format!(
+                "rows must be from {MIN_ROWS} to {MAX_ROWS} and cols from {MIN_COLS} to {MAX_COLS}; got {rows} × {cols}."
+            )));
+        }
+        if !cfg!(target_os = "linux") {
+            return Err(ToolError::new(
+                "Terminal sessions are supported on Linux only: run the command without tty.",
+            ));
+        }
+        let job = self
+            .jobs
+            .start(&args.command, Some((rows, cols)), || {
+                let stem = format!("tty-{}", cx.call_id());
+                let unconfined = args.dangerously_disable_sandbox == Some(true);
+                let started = self.start(&args.command, &stem, unconfined, Some((rows, cols)))?;
+                Ok((started.spawned, started.file, started.path))
+            })
+            .map_err(ToolError::new)?;
+        #[cfg(target_os = "linux")]
+        job.settle_terminal(wait, cx.cancellation()).await;
+        #[cfg(not(target_os = "linux"))]
+        let _ = wait;
+        let id = job.id();
+        let mut text = format!(
+            "Started terminal session {id} ({rows} rows × {cols} columns): {}\n",
+            args.command.trim()
+        );
+        text.push_str(&job.read(None));
+        if job.running() {
+            text.push_str(&format!(
+                "\nType into it with write_stdin {{\"session_id\": \"{id}\", \"text\": \"...\\n\"}}; stop it with kill_shell."
+            ));
+        }
+        Ok(ToolOutput::text(text))
+    }
+}
+
+/// The wait a call gives in `yield_ms` (default [`DEFAULT_YIELD_MS`]),
+/// refused past [`MAX_YIELD_MS`].
+pub(crate) fn yield_of(yield_ms: Option<u64>) -> Result<Duration, ToolError> {
+    let ms = yield_ms.unwrap_or(DEFAULT_YIELD_MS);
+    if ms > MAX_YIELD_MS {
+        return Err(ToolError::new(format!(
+            "yield_ms must be at most {MAX_YIELD_MS}; got {ms}. Call write_stdin with empty text to wait longer."
+        )));
+    }
+    Ok(Duration::from_millis(ms))
 }
 
 /// A command just started, and the file its full output goes to.
@@ -728,7 +847,11 @@ impl TypedTool for BashTool {
     /// side by side with other safe calls; anything else, and a background
     /// start, runs alone.
     fn concurrency_safe(&self, args: &BashArgs) -> Option<bool> {
-        Some(args.run_in_background != Some(true) && read_only::is_read_only(&args.command))
+        Some(
+            args.run_in_background != Some(true)
+                && args.tty != Some(true)
+                && read_only::is_read_only(&args.command),
+        )
     }
 
     fn activity(&self, args: &BashArgs) -> Option<String> {

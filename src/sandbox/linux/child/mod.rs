@@ -60,6 +60,10 @@ pub(super) struct Plan {
     pub(super) pts_access: Option<(u64, u64)>,
     /// The command's resource limits.
     pub(super) limits: Limits,
+    /// A terminal for the command, made in S before its restrictions
+    /// (from the `/dev/ptmx` of S's mount namespace: the sandbox's own
+    /// devpts), its master sent back to the parent.
+    pub(super) terminal: Option<crate::process::pty::ChildTerminal>,
 }
 
 /// The resource limits of one command, as the child applies them.
@@ -160,6 +164,7 @@ pub(super) enum Step {
     Writable,
     Cgroup,
     Rlimit,
+    Terminal,
 }
 
 impl Step {
@@ -183,6 +188,7 @@ impl Step {
             Writable,
             Cgroup,
             Rlimit,
+            Terminal,
         ]
         .into_iter()
         .find(|step| *step as u8 == byte)
@@ -213,7 +219,7 @@ impl Reporter<'_> {
 /// terminals, pins, hidden paths, read-only binds), made with the
 /// capabilities the new user namespace gives; G and S forked into the PID
 /// namespace, G mounting `/proc` (then watching the limits); then, in S
-/// alone, [`restrict::restrict`]: the `RLIMIT_*`, Landlock, the seccomp filters, the capabilities dropped, the working
+/// alone, the command's terminal when it has one, then [`restrict::restrict`]: the `RLIMIT_*`, Landlock, the seccomp filters, the capabilities dropped, the working
 /// directory entered again, inherited descriptors marked close-on-exec.
 ///
 /// # Safety
@@ -278,6 +284,11 @@ pub(super) unsafe fn enter(plan: &Plan) -> io::Result<()> {
             // Only S gets here: a new process, not a group leader.
             let _ = rustix::process::setsid();
         }
+    }
+    if let Some(terminal) = &plan.terminal {
+        terminal
+            .attach()
+            .map_err(|e| report.fail(Step::Terminal, 0, e))?;
     }
     restrict::restrict(plan, &report)
 }
