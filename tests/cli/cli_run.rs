@@ -291,19 +291,22 @@ fn tools_prints_three_shapes() {
     };
     let mcp = tools("mcp");
     let list = mcp["tools"].as_array().unwrap();
-    assert_eq!(list.len(), 10);
+    // The default set: every built-in tool but apply_patch, checkpoints
+    // and rewind (write_stdin made it 11).
+    assert_eq!(list.len(), 11);
     let by_name = |name: &str| list.iter().find(|t| t["name"] == name).unwrap().clone();
     assert_eq!(by_name("read")["annotations"]["readOnlyHint"], true);
     assert_eq!(by_name("bash")["annotations"]["readOnlyHint"], false);
     assert_eq!(by_name("bash")["annotations"]["destructiveHint"], true);
     assert_eq!(by_name("bash_output")["annotations"]["readOnlyHint"], true);
     assert_eq!(by_name("kill_shell")["annotations"]["readOnlyHint"], false);
+    assert_eq!(by_name("write_stdin")["annotations"]["readOnlyHint"], false);
     assert_eq!(
         by_name("edit")["inputSchema"]["additionalProperties"],
         false
     );
     let anthropic = tools("anthropic");
-    assert_eq!(anthropic.as_array().unwrap().len(), 10);
+    assert_eq!(anthropic.as_array().unwrap().len(), 11);
     assert!(anthropic[0]["input_schema"].is_object());
     let openai = tools("openai");
     assert_eq!(openai[0]["type"], "function");

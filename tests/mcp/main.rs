@@ -19,3 +19,4 @@ mod mcp_http_sessions_end_like_stdio;
 mod mcp_http_unused_sessions_expire;
 mod mcp_server;
 mod mcp_serves_checkpoints_and_rewind;
+mod mcp_serves_terminal_sessions;

@@ -16,5 +16,6 @@ mod resource_limits_hold;
 mod sandbox_confines_commands;
 mod sandboxed_commands_through_bash;
 mod sessions_die_with_agentcore_and_hide_from_each_other;
+mod terminal_sessions_stay_confined;
 mod the_library_confines_bash_by_default;
 mod toolchains_reach_registries_through_the_proxy;

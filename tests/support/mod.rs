@@ -8,6 +8,7 @@
 //!   and the small file helpers of the read, write and edit tests;
 //! - [`http`]: `agentcore mcp --http` as a child process, and a raw
 //!   HTTP/1.1 client;
+//! - [`mcp_stdio`]: `agentcore mcp` over its stdio and a JSON-RPC client;
 //! - [`procs`]: processes found by a unique number in their argv, pids,
 //!   and the environment the bash tool's commands start with;
 //! - [`python`]: the Python with the official MCP SDK;
@@ -24,6 +25,7 @@
 pub mod cli;
 pub mod files;
 pub mod http;
+pub mod mcp_stdio;
 pub mod procs;
 pub mod python;
 pub mod registry;

@@ -15,10 +15,10 @@ use crate::tools::spec::ToolSpec;
 
 static DESCRIPTION: LazyLock<String> = LazyLock::new(|| {
     "\
-Stops a background job started by bash with `run_in_background`: the job and \
-every process it started are killed (TERM, then KILL after a second), as on a \
-timeout. Returns the output the job printed since the last bash_output and its \
-final status."
+Stops a background job started by bash with `run_in_background`, or a terminal \
+session started with `tty`: the job and every process it started are killed \
+(TERM, then KILL after a second), as on a timeout. Returns the output the job \
+printed since the last bash_output and its final status."
         .to_owned()
 });
 
@@ -30,7 +30,7 @@ pub const SPEC: ToolSpec = ToolSpec::new("kill_shell", "Stop Job").claude_code("
 #[derive(Clone, Debug, Deserialize, JsonSchema)]
 #[schemars(transform = builtin_args)]
 pub struct KillShellArgs {
-    /// The job id bash returned ("Started background job ID").
+    /// The job id bash returned ("Started background job ID" or "Started terminal session ID").
     pub job_id: String,
 }
 

@@ -301,10 +301,16 @@ mod tests {
 
     #[test]
     fn the_alternate_screen_is_a_screen_and_prints_no_lines() {
-        let (done, pending, screen) = lines(b"before\r\n\x1b[?1049hlots of\r\nscreen\x1b[?1049l");
+        let (done, pending, screen) = lines(b"before\r\n\x1b[?1049hlots of\r\nscreen");
         assert_eq!(done, "before\n");
         assert_eq!(pending, "");
         assert!(screen);
+        // Back from it (vi quit): lines again, and what it drew is not.
+        let (done, pending, screen) =
+            lines(b"before\r\n\x1b[?1049hlots of\r\nscreen\x1b[?1049lafter\r\n");
+        assert_eq!(done, "before\nafter\n");
+        assert_eq!(pending, "");
+        assert!(!screen);
     }
 
     #[test]

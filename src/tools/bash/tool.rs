@@ -52,6 +52,12 @@ directory, put `cd DIR && ...` in the same command, or use paths.
 - Interactive programs get no input: stdin is empty (/dev/null) and there is \
 no terminal. Use non-interactive flags (`-y`, `--no-edit`, `--yes`); pagers \
 and editors are disabled.
+- Only for a program that must be used interactively (a REPL, a prompt with no \
+flag to answer it, a full-screen program), set `tty`: it runs in a terminal \
+session, and the call returns after `yield_ms` (or as soon as the program waits \
+for input) with its screen, a session id and its status; type into it with \
+write_stdin, stop it with kill_shell. Everything else runs better without a \
+terminal.
 - `timeout` is in milliseconds: default {DEFAULT_TIMEOUT_MS} ({} minutes), at most {MAX_TIMEOUT_MS} \
 ({} minutes). On timeout the command and everything it started are killed and \
 the output so far is returned.
@@ -1037,5 +1043,6 @@ mod tests {
         assert!(DESCRIPTION.contains("`cd`"));
         assert!(DESCRIPTION.contains("do not persist"));
         assert!(DESCRIPTION.contains("Interactive programs get no input"));
+        assert!(DESCRIPTION.contains("set `tty`"));
     }
 }

@@ -183,6 +183,10 @@ mod tests {
     use agentcore_stages::{EventSink, GatedArgs, Tool};
     use serde_json::json;
 
+    fn text(err: &ToolError) -> String {
+        err.content.iter().filter_map(|c| c.as_text()).collect()
+    }
+
     #[tokio::test]
     async fn oversized_text_and_waits_are_refused_with_the_fix() {
         let tool = Typed::new(WriteStdinTool::new(Arc::new(Jobs::default())));
@@ -195,7 +199,7 @@ mod tests {
             )
             .await
             .unwrap_err();
-        assert!(err.to_string().contains("at most 65,536 bytes"), "{err}");
+        assert!(text(&err).contains("at most 65,536 bytes"), "{err:?}");
         let err = tool
             .execute(
                 GatedArgs::for_test(
@@ -206,8 +210,8 @@ mod tests {
             .await
             .unwrap_err();
         assert!(
-            err.to_string().contains("yield_ms must be at most 60000"),
-            "{err}"
+            text(&err).contains("yield_ms must be at most 60000"),
+            "{err:?}"
         );
         assert_eq!(tool.schema()["properties"]["yield_ms"]["maximum"], 60_000);
     }
@@ -224,8 +228,8 @@ mod tests {
             .await
             .unwrap_err();
         assert!(
-            err.to_string().contains("no background job \"job-9\""),
-            "{err}"
+            text(&err).contains("no background job \"job-9\""),
+            "{err:?}"
         );
     }
 
