@@ -334,6 +334,11 @@ fn blocked_reading(pid: i32, tty: u64) -> bool {
         return false;
     }
     let is_tty = |fd: u64| RawFd::try_from(fd).is_ok_and(|fd| fd_is(pid, fd, tty));
+    if times_out_soon(pid, nr, &args) {
+        // It will act on its own within a second (an editor's wait for
+        // the rest of an escape sequence): not waiting for input yet.
+        return false;
+    }
     match Call::of(nr) {
         Some(Call::Read) => is_tty(args[0]),
         Some(Call::Epoll) => RawFd::try_from(args[0])
@@ -348,6 +353,58 @@ fn blocked_reading(pid: i32, tty: u64) -> bool {
             .is_some_and(|fds| fds.into_iter().any(|fd| is_tty(u64::from(fd)))),
         None => false,
     }
+}
+
+/// A wait that ends on its own within this long is not a wait for input.
+const SHORT_WAIT: Duration = Duration::from_secs(1);
+
+/// Whether the waiting call `nr` with `args` has a timeout shorter than
+/// [`SHORT_WAIT`] (read from `pid`'s memory when it is a structure).
+fn times_out_soon(pid: i32, nr: i64, args: &[u64]) -> bool {
+    let is = |names: &[libc::c_long]| names.contains(&(nr as libc::c_long));
+    let millis = |arg: u64| {
+        let ms = arg as u32 as i32;
+        ms >= 0 && Duration::from_millis(ms as u64) < SHORT_WAIT
+    };
+    // A `timespec` or `timeval` at `address`: (seconds, sub-second units).
+    let pair = |address: u64| -> Option<(i64, i64)> {
+        if address == 0 {
+            return None;
+        }
+        let bytes = read_memory(pid, address, 16)?;
+        let sec = i64::from_ne_bytes(bytes[..8].try_into().ok()?);
+        let sub = i64::from_ne_bytes(bytes[8..].try_into().ok()?);
+        Some((sec, sub))
+    };
+    let short = |(sec, _): (i64, i64)| sec >= 0 && (sec as u64) < SHORT_WAIT.as_secs();
+    if args.len() < 5 {
+        return false;
+    }
+    if is(&[libc::SYS_epoll_pwait]) {
+        return millis(args[3]);
+    }
+    if is(&[libc::SYS_epoll_pwait2]) {
+        return pair(args[3]).is_some_and(short);
+    }
+    if is(&[libc::SYS_ppoll]) {
+        return pair(args[2]).is_some_and(short);
+    }
+    if is(&[libc::SYS_pselect6]) {
+        return pair(args[4]).is_some_and(short);
+    }
+    #[cfg(target_arch = "x86_64")]
+    {
+        if is(&[libc::SYS_poll]) {
+            return millis(args[2]);
+        }
+        if is(&[libc::SYS_epoll_wait]) {
+            return millis(args[3]);
+        }
+        if is(&[libc::SYS_select]) {
+            return pair(args[4]).is_some_and(short);
+        }
+    }
+    false
 }
 
 /// The system calls that wait for a descriptor to be readable.
@@ -479,6 +536,25 @@ mod tests {
         let own = std::process::id() as i32;
         let group = rustix::process::getpgrp().as_raw_nonzero().get();
         assert_eq!(process_group(own), Some(group));
+    }
+
+    #[test]
+    fn a_wait_that_ends_within_a_second_is_not_a_wait_for_input() {
+        let own = std::process::id() as i32;
+        let pwait = libc::SYS_epoll_pwait as i64;
+        assert!(times_out_soon(own, pwait, &[3, 0, 8, 100, 0, 8]));
+        assert!(!times_out_soon(own, pwait, &[3, 0, 8, 4000, 0, 8]));
+        assert!(!times_out_soon(
+            own,
+            pwait,
+            &[3, 0, 8, u64::from(u32::MAX), 0, 8]
+        ));
+        // ppoll without a timeout structure waits for ever.
+        assert!(!times_out_soon(
+            own,
+            libc::SYS_ppoll as i64,
+            &[1, 1, 0, 0, 8, 0]
+        ));
     }
 
     #[test]

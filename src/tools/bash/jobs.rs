@@ -28,13 +28,20 @@ use super::terminal::Terminal;
 use crate::limits::bash::{DEFAULT_JOB_LIFETIME, DEFAULT_MAX_JOBS};
 
 /// How long a terminal's program must have printed nothing before a wait
-/// looks whether it waits for input.
+/// looks whether it waits for input (typed text counts: the terminal
+/// echoes it, so a program just woken by it is given this long to run).
 #[cfg(target_os = "linux")]
-const QUIET_BEFORE_LOOKING: Duration = Duration::from_millis(100);
+const QUIET_BEFORE_LOOKING: Duration = Duration::from_millis(50);
+
+/// How long after a look that saw the program waiting a second look must
+/// see it still waiting, with nothing printed between: a program woken but
+/// not yet scheduled still shows the read it is leaving.
+#[cfg(target_os = "linux")]
+const CONFIRM_AFTER: Duration = Duration::from_millis(10);
 
 /// How often a wait on a quiet terminal looks again.
 #[cfg(target_os = "linux")]
-const LOOK_EVERY: Duration = Duration::from_millis(50);
+const LOOK_EVERY: Duration = Duration::from_millis(25);
 
 /// Finished jobs kept for a last `bash_output`; the oldest go first.
 const KEPT_FINISHED: usize = 32;
@@ -334,23 +341,30 @@ impl Job {
         let deadline = started + wait;
         let mut output = self.live.changes.subscribe();
         let mut status = self.status.subscribe();
-        let mut last_output = started;
+        let mut next_look = started + QUIET_BEFORE_LOOKING;
+        // Whether the last look saw the program waiting (and nothing was
+        // printed since).
+        let mut seen_waiting = false;
         loop {
             if status.borrow_and_update().is_some() {
                 return;
             }
-            let look_at = (last_output + QUIET_BEFORE_LOOKING).max(tokio::time::Instant::now());
             tokio::select! {
-                _ = output.changed() => last_output = tokio::time::Instant::now(),
+                _ = output.changed() => {
+                    next_look = tokio::time::Instant::now() + QUIET_BEFORE_LOOKING;
+                    seen_waiting = false;
+                }
                 _ = status.changed() => {}
                 () = tokio::time::sleep_until(deadline) => return,
                 () = cancel.cancelled() => return,
-                () = tokio::time::sleep_until(look_at) => {
-                    if terminal.master().waiting_for_input() {
+                () = tokio::time::sleep_until(next_look) => {
+                    let waiting = terminal.master().waiting_for_input();
+                    if waiting && seen_waiting {
                         return;
                     }
-                    // Not waiting: look again a little later.
-                    last_output = tokio::time::Instant::now() - QUIET_BEFORE_LOOKING + LOOK_EVERY;
+                    seen_waiting = waiting;
+                    let after = if waiting { CONFIRM_AFTER } else { LOOK_EVERY };
+                    next_look = tokio::time::Instant::now() + after;
                 }
             }
         }
