@@ -541,7 +541,7 @@ mod tests {
     #[test]
     fn a_wait_that_ends_within_a_second_is_not_a_wait_for_input() {
         let own = std::process::id() as i32;
-        let pwait = libc::SYS_epoll_pwait as i64;
+        let pwait = libc::SYS_epoll_pwait;
         assert!(times_out_soon(own, pwait, &[3, 0, 8, 100, 0, 8]));
         assert!(!times_out_soon(own, pwait, &[3, 0, 8, 4000, 0, 8]));
         assert!(!times_out_soon(
@@ -550,11 +550,7 @@ mod tests {
             &[3, 0, 8, u64::from(u32::MAX), 0, 8]
         ));
         // ppoll without a timeout structure waits for ever.
-        assert!(!times_out_soon(
-            own,
-            libc::SYS_ppoll as i64,
-            &[1, 1, 0, 0, 8, 0]
-        ));
+        assert!(!times_out_soon(own, libc::SYS_ppoll, &[1, 1, 0, 0, 8, 0]));
     }
 
     #[test]
