@@ -60,6 +60,11 @@ pub struct Access {
     /// Whether the command runs confined by the session's sandbox, which
     /// lets the engine allow it without asking (`auto_allow`).
     pub containment: Containment,
+    /// Whether the command runs in a terminal session the model types
+    /// into (`bash` with `tty`): it then runs whatever is typed, which no
+    /// rule can see, so no allow rule short of a bare one covers it and a
+    /// deny rule on commands makes it ask.
+    pub terminal: bool,
 }
 
 /// How the command of a call runs: with the user's full authority, or
@@ -113,6 +118,7 @@ impl Access {
             command: Some(command.into()),
             described: true,
             containment: Containment::Unconfined,
+            terminal: false,
         }
     }
 
@@ -120,6 +126,13 @@ impl Access {
     #[must_use]
     pub fn sandboxed(mut self) -> Self {
         self.containment = Containment::Sandboxed;
+        self
+    }
+
+    /// This command, run in a terminal session the model types into.
+    #[must_use]
+    pub fn in_terminal(mut self) -> Self {
+        self.terminal = true;
         self
     }
 
@@ -148,6 +161,7 @@ impl Access {
             command: None,
             described: false,
             containment: Containment::Unconfined,
+            terminal: false,
         }
     }
 
@@ -162,6 +176,7 @@ impl Access {
             command: None,
             described: true,
             containment: Containment::Unconfined,
+            terminal: false,
         }
     }
 }

@@ -168,6 +168,15 @@ impl Hazard {
         )
     }
 
+    /// The hazard of a command run in a terminal session (`bash` with
+    /// `tty`): whatever is typed into it runs too.
+    pub fn terminal_session() -> Self {
+        Hazard::opaque(
+            "tty",
+            "it runs in a terminal session, where whatever is typed into it with write_stdin runs too, which no rule can see",
+        )
+    }
+
     fn opaque(construct: impl Into<String>, why: impl Into<String>) -> Self {
         Hazard::Opaque {
             construct: construct.into(),

@@ -919,3 +919,54 @@ async fn a_person_answers_and_session_grants_are_remembered() {
         Outcome::Denied
     );
 }
+
+/// Issue 30: a terminal session runs whatever is typed into it, so an
+/// allow rule for the command (`less` and `vi` run `!cmd`) does
+/// not cover it in a terminal; only a bare `bash` rule does, and a deny
+/// rule on commands makes it ask even in bypass mode.
+#[test]
+fn a_terminal_session_is_not_covered_by_the_rules_for_its_command() {
+    let ws = workspace();
+    let e = engine(
+        ws.path(),
+        Mode::Default,
+        &["bash(less *)", "bash(vi *)"],
+        &[],
+        &[],
+    );
+    for command in ["less docs/a.md", "vi docs/a.md"] {
+        assert_eq!(
+            verdict(&e, "bash", json!({"command": command})),
+            Allow,
+            "{command}"
+        );
+        let d = e.evaluate(
+            tool("bash").as_ref(),
+            &json!({"command": command, "tty": true}),
+        );
+        assert_eq!(d.verdict, Ask, "{command} in a terminal: {}", d.reason);
+        assert!(d.reason.contains("terminal session"), "{}", d.reason);
+    }
+    let bare = engine(ws.path(), Mode::Default, &["bash"], &[], &[]);
+    assert_eq!(
+        verdict(
+            &bare,
+            "bash",
+            json!({"command": "less docs/a.md", "tty": true})
+        ),
+        Allow
+    );
+    let denying = engine(ws.path(), Mode::Bypass, &[], &[], &["bash(rm *)"]);
+    assert_eq!(
+        verdict(&denying, "bash", json!({"command": "less docs/a.md"})),
+        Allow
+    );
+    assert_eq!(
+        verdict(
+            &denying,
+            "bash",
+            json!({"command": "less docs/a.md", "tty": true})
+        ),
+        Ask
+    );
+}

@@ -50,7 +50,13 @@ impl<'a> Evaluation<'a> {
             paths,
             targets,
             judged,
-            analysis: access.command.as_deref().map(CommandAnalysis::parse),
+            analysis: access.command.as_deref().map(|command| {
+                let mut analysis = CommandAnalysis::parse(command);
+                if access.terminal {
+                    analysis.hazards.push(Hazard::terminal_session());
+                }
+                analysis
+            }),
         }
     }
 
@@ -383,7 +389,11 @@ impl<'a> Evaluation<'a> {
             return (Some(source), None);
         }
         if let Some(command) = &self.access.command {
-            if let Some((_, source)) = candidates().find(|(r, _)| r.matches_whole_command(command))
+            // A rule naming the whole command vouches for it as written,
+            // not for what is typed into its terminal.
+            if !self.access.terminal
+                && let Some((_, source)) =
+                    candidates().find(|(r, _)| r.matches_whole_command(command))
             {
                 return (Some(source), None);
             }

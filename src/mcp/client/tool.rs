@@ -84,6 +84,7 @@ impl RemoteTool {
                     command: None,
                     described: true,
                     containment: Containment::Unconfined,
+                    terminal: false,
                 }
             }
         });

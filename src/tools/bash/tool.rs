@@ -214,7 +214,10 @@ pub fn permissions_in(sandbox: Option<&Sandbox>) -> Permissions {
     let active = sandbox.is_some_and(|s| s.mode() != SandboxMode::Off);
     let confining = sandbox.is_some_and(Sandbox::is_fully_confining);
     Permissions::typed(move |args: &BashArgs| {
-        let access = Access::command(args.command.as_str());
+        let mut access = Access::command(args.command.as_str());
+        if args.tty == Some(true) {
+            access = access.in_terminal();
+        }
         if active && args.dangerously_disable_sandbox == Some(true) {
             access.outside_sandbox(args.description.clone())
         } else if confining {
