@@ -499,6 +499,7 @@ mod tests {
             command: Some(c.to_owned()),
             described: true,
             containment: Default::default(),
+            terminal: false,
         }
     }
 
@@ -509,6 +510,7 @@ mod tests {
             command: None,
             described: true,
             containment: Default::default(),
+            terminal: false,
         }
     }
 
