@@ -11,7 +11,7 @@ use serde_json::{Value, json};
 
 use crate::support::cli;
 
-const VALID: &str = "the built-in tools are read, glob, grep, ls, edit, multi_edit, write, apply_patch, bash, bash_output, kill_shell, checkpoints, rewind";
+const VALID: &str = "the built-in tools are read, glob, grep, ls, edit, multi_edit, write, apply_patch, bash, bash_output, kill_shell, write_stdin, checkpoints, rewind";
 
 fn agentcore(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_agentcore"))
@@ -69,6 +69,7 @@ fn the_default_set_is_the_tools_of_before_and_multi_edit() {
         "bash",
         "bash_output",
         "kill_shell",
+        "write_stdin",
     ]);
     for format in ["mcp", "anthropic", "openai"] {
         assert_eq!(printed(format, &[]), default, "{format}");
