@@ -4,10 +4,10 @@
 //! stdout and stderr, and its master side sent back to agentcore over a
 //! socket pair (`SCM_RIGHTS`).
 //!
-//! - [`Winsize`]-sized terminals: [`attach_in_child`] runs between fork
-//!   and exec (async-signal-safe), [`attach_on_exec`] installs it as a
+//! - [`Winsize`]-sized terminals: `attach_in_child` runs between fork
+//!   and exec (async-signal-safe), `attach_on_exec` installs it as a
 //!   command's `pre_exec` for an unconfined command; the sandbox calls
-//!   [`attach_in_child`] in its last process before the exec.
+//!   `attach_in_child` in its last process before the exec.
 //! - [`Master`]: the master side in this process, read and written
 //!   without blocking the runtime.
 //! - [`waiting_for_input`]: whether a process of the terminal's foreground
