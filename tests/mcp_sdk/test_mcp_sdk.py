@@ -73,7 +73,7 @@ async def main() -> None:
 
     async def listing(session: ClientSession) -> None:
         tools = {t.name: dump(t) for t in (await session.list_tools()).tools}
-        check(sorted(tools) == ["bash", "bash_output", "edit", "glob", "grep", "kill_shell", "ls", "multi_edit", "read", "write"], "tools/list has the built-in tools")
+        check(sorted(tools) == ["bash", "bash_output", "edit", "glob", "grep", "kill_shell", "ls", "multi_edit", "read", "write", "write_stdin"], "tools/list has the built-in tools")
         check(tools["read"]["annotations"].get("readOnlyHint") is True, "read is readOnlyHint")
         check(tools["bash"]["annotations"].get("readOnlyHint") is False, "bash is not readOnlyHint")
         check(tools["edit"]["annotations"].get("destructiveHint") is True, "edit is destructiveHint")
