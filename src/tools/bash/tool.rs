@@ -464,7 +464,7 @@ impl BashTool {
             },
             None => (None, file_error),
         };
-        let mut text = render(ending, &sinks.collector, file, file_error);
+        let mut text = render(ending, &sinks.collector, file, file_error, cx.call_id());
         let limit = process::limit_line(confinement.as_ref(), ending);
         drop(confinement);
         if sandboxed
@@ -580,12 +580,14 @@ struct Started {
     file_error: Option<String>,
 }
 
-/// The result text: status line, truncation notice when cut, output.
+/// The result text: status line, truncation notice when cut (with how to
+/// read the saved output of call `call_id` again), output.
 fn render(
     ending: Ending,
     collector: &Collector,
     file: Option<OutputFile>,
     file_error: Option<String>,
+    call_id: &str,
 ) -> String {
     let Shown {
         head,
@@ -617,6 +619,8 @@ fn render(
                 omitted.lines, omitted.bytes
             ));
             if let Some(file) = file {
+                text.push('\n');
+                text.push_str(&super::kept::read_again_hint("call_id", call_id));
                 file.keep();
             }
         }
