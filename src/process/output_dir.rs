@@ -37,7 +37,7 @@ pub fn owned_prefix(prefix: &str) -> String {
 /// oldest files are removed first; a single output larger than the whole
 /// cap keeps only its beginning. Its files' age is capped too: a file
 /// finished longer than [`max_age`](Self::max_age) ago is removed when the
-/// next file is created. The folder and everything in it are removed when
+/// next file is created or a file is looked up. The folder and everything in it are removed when
 /// the `OutputDir` is dropped (when the session ends).
 ///
 /// ```
@@ -117,7 +117,8 @@ impl OutputDir {
     }
 
     /// Removes files finished longer than `max_age` ago (instead of
-    /// [`OutputDir::DEFAULT_MAX_AGE`]), when the next file is created.
+    /// [`OutputDir::DEFAULT_MAX_AGE`]), when the next file is created or a
+    /// file is looked up.
     ///
     /// ```
     /// use std::time::Duration;
@@ -155,9 +156,12 @@ impl OutputDir {
     /// The file created with `stem` (see [`OutputDir::create`]) and
     /// finished, while the folder keeps it: `None` for a file never made,
     /// still being written, discarded (the output fit in its result), or
-    /// removed by the folder's caps.
+    /// removed by the folder's caps (the files past the age cap are
+    /// removed first).
     pub(crate) fn kept(&self, stem: &str) -> Option<PathBuf> {
-        lock(&self.ledger)
+        let mut ledger = lock(&self.ledger);
+        ledger.remove_older_than(self.max_age);
+        ledger
             .files
             .iter()
             .rev()
@@ -666,7 +670,6 @@ mod tests {
         let mut open = dir.create("job-open").unwrap();
         open.write(b"abc");
         std::thread::sleep(Duration::from_millis(80));
-        assert_eq!(dir.kept("bash-old"), Some(old_path.clone()));
         let young = dir.create("bash-young").unwrap();
         assert!(!old_path.exists(), "the old file is removed");
         assert_eq!(dir.kept("bash-old"), None);
@@ -674,6 +677,11 @@ mod tests {
         assert_eq!(dir.used(), 3);
         open.keep();
         young.keep();
+        assert!(dir.kept("job-open").is_some());
+        // A lookup removes what has aged meanwhile.
+        std::thread::sleep(Duration::from_millis(80));
+        assert_eq!(dir.kept("job-open"), None);
+        assert_eq!(dir.used(), 0);
     }
 
     #[test]

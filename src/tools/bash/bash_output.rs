@@ -3,6 +3,7 @@
 //! whole output of a job or of a bash call whose result was cut, a page of
 //! lines at a time or the lines a pattern matches.
 
+use std::os::unix::fs::OpenOptionsExt;
 use std::path::PathBuf;
 use std::sync::{Arc, LazyLock};
 use std::time::Duration;
@@ -212,7 +213,12 @@ impl BashOutputTool {
             OutputDir::DEFAULT_MAX_AGE.as_secs() / 3600,
         );
         let page = run_blocking(cx, move |token| {
-            let file = std::fs::File::open(&path).map_err(|e| match e.kind() {
+            // Never through a link put in its place.
+            let file = std::fs::File::options()
+                .read(true)
+                .custom_flags(libc::O_NOFOLLOW)
+                .open(&path);
+            let file = file.map_err(|e| match e.kind() {
                 std::io::ErrorKind::NotFound => ToolError::new(gone.clone()),
                 _ => ToolError::new(format!(
                     "Could not read the saved output {}: {e}",

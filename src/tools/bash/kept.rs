@@ -85,7 +85,7 @@ pub(crate) fn read_page(
     let mut n = 0u64;
     // With a pattern: lines kept before the next match, after-context
     // still to show, and the last line shown (for the `--` separators).
-    let mut before: VecDeque<(u64, String)> = VecDeque::with_capacity(query.context);
+    let mut before: VecDeque<(u64, Shown)> = VecDeque::with_capacity(query.context);
     let mut after_left = 0usize;
     let mut last_match_shown = 0u64;
     loop {
@@ -110,7 +110,7 @@ pub(crate) fn read_page(
         }
         let Some(regex) = &query.pattern else {
             let line = lines.shown();
-            if !out.push(n, &line) {
+            if !out.push(n, &line.text) {
                 page.next = Some(n);
                 page.capped = true;
                 continue;
@@ -120,12 +120,12 @@ pub(crate) fn read_page(
         };
         let line = lines.shown();
         let showing = page.shown < query.limit && !out.full;
-        if regex.is_match(&line) {
+        if regex.is_match(line.own()) {
             page.matches += 1;
             if !showing {
                 page.next.get_or_insert(n);
                 // Still shown as the last shown match's context.
-                if after_left > 0 && out.push(n, &line) {
+                if after_left > 0 && out.push(n, &line.text) {
                     after_left -= 1;
                 }
                 continue;
@@ -136,9 +136,9 @@ pub(crate) fn read_page(
             }
             let mut fits = true;
             for (at, text) in before.drain(..) {
-                fits = fits && out.push(at, &text);
+                fits = fits && out.push(at, &text.text);
             }
-            if fits && out.push(n, &line) {
+            if fits && out.push(n, &line.text) {
                 page.shown += 1;
                 last_match_shown = n;
                 after_left = query.context;
@@ -148,7 +148,7 @@ pub(crate) fn read_page(
             }
         } else if after_left > 0 && !out.full {
             after_left -= 1;
-            if !out.push(n, &line) {
+            if !out.push(n, &line.text) {
                 page.capped = true;
             }
         } else if query.context > 0 && showing {
@@ -185,6 +185,8 @@ struct Out {
     last: u64,
     /// Set once a line did not fit: nothing more is shown.
     full: bool,
+    /// A `--` to write before the next line.
+    separate: bool,
 }
 
 impl Out {
@@ -197,11 +199,14 @@ impl Out {
         let mut number = itoa::Buffer::new();
         let number = number.format(n);
         let width = number.len().max(LINE_NUMBER_WIDTH);
-        let chars = width + 1 + line.chars().count() + 1;
+        let separator = if self.separate { "--\n" } else { "" };
+        let chars = separator.len() + width + 1 + line.chars().count() + 1;
         if self.chars + chars > MAX_OUTPUT_CHARS {
             self.full = true;
             return false;
         }
+        self.separate = false;
+        self.text.push_str(separator);
         for _ in number.len()..LINE_NUMBER_WIDTH {
             self.text.push(' ');
         }
@@ -217,11 +222,10 @@ impl Out {
         true
     }
 
+    /// Separates the next line from the last one (written with it, so
+    /// that a page never ends in a separator).
     fn separator(&mut self) {
-        if !self.full {
-            self.text.push_str("--\n");
-            self.chars += 3;
-        }
+        self.separate = true;
     }
 }
 
@@ -316,21 +320,43 @@ impl<R: Read> Lines<R> {
 
     /// The current line as shown: decoded lossily, cut at
     /// [`MAX_REREAD_LINE_CHARS`] characters with a note of the rest.
-    fn shown(&self) -> String {
+    fn shown(&self) -> Shown {
         let text = String::from_utf8_lossy(&self.line);
         let chars = text.chars().count() + self.extra_chars;
         if chars <= MAX_REREAD_LINE_CHARS {
-            return text.into_owned();
+            let own = text.len();
+            return Shown {
+                text: text.into_owned(),
+                own,
+            };
         }
-        let cut_at = text
+        let own = text
             .char_indices()
             .nth(MAX_REREAD_LINE_CHARS)
             .map_or(text.len(), |(at, _)| at);
-        format!(
-            "{} [… {} more characters]",
-            &text[..cut_at],
-            chars - MAX_REREAD_LINE_CHARS
-        )
+        Shown {
+            text: format!(
+                "{} [… {} more characters]",
+                &text[..own],
+                chars - MAX_REREAD_LINE_CHARS
+            ),
+            own,
+        }
+    }
+}
+
+/// A line as shown, and how much of it is the line's own text (the rest
+/// is the note on a cut line, which a pattern does not see).
+#[derive(Debug)]
+struct Shown {
+    text: String,
+    own: usize,
+}
+
+impl Shown {
+    /// What a pattern is matched against.
+    fn own(&self) -> &str {
+        &self.text[..self.own]
     }
 }
 
@@ -556,6 +582,28 @@ mod tests {
             render(&p, 1, &source(Some("nothing"))),
             "[No line matches the pattern; the output has 100 lines.]"
         );
+    }
+
+    #[test]
+    fn a_pattern_sees_a_cut_lines_text_not_its_note() {
+        let long = format!("{}\nshort\n", "z".repeat(MAX_REREAD_LINE_CHARS + 5));
+        let p = page(long.as_bytes(), &query(1, 10, Some("more characters"), 0));
+        assert_eq!(p.matches, 0);
+        let p = page(long.as_bytes(), &query(1, 10, Some("^z+$"), 0));
+        assert_eq!(p.matches, 1);
+        assert!(p.body.ends_with(" [… 5 more characters]\n"), "{}", p.body);
+    }
+
+    #[test]
+    fn a_page_cut_by_the_cap_never_ends_in_a_separator() {
+        // Groups of one long line each, apart: the cap falls between them.
+        let line = "m".repeat(1900);
+        let input: String = (0..40).map(|i| format!("{line}\n{i}\n")).collect();
+        let p = page(input.as_bytes(), &query(1, 2000, Some("^m"), 0));
+        assert!(p.capped);
+        assert!(!p.body.ends_with("--\n"));
+        assert!(p.body.chars().count() <= MAX_OUTPUT_CHARS);
+        assert_eq!(p.next, Some(2 * p.shown + 1));
     }
 
     #[test]
