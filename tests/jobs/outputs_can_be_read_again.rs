@@ -402,7 +402,7 @@ async fn hostile_arguments_get_errors_that_say_the_fix() {
     assert_eq!(gone.outcome, Outcome::Failed);
     let gone = gone.text();
     assert!(
-        gone.starts_with("The saved output of call_id \"big\" is gone"),
+        gone.starts_with("The saved output of call \"big\" is gone: the session's output folder removed it (the oldest first past 512 MiB, or after 12 hours)."),
         "{gone}"
     );
 }

@@ -149,14 +149,32 @@ impl BashOutputTool {
                 ToolError::new(format!(
                     "No kept output for call {}: only outputs that were cut are kept (a result \
                      that shows everything has nothing more to read), each for this session only, \
-                     until the session's output folder removes it (the oldest first past {} MiB, \
-                     or after {} hours). Use the call_id a result names in its \
-                     \"Read it again with bash_output\" line; for a background job give job_id.",
+                     until the session's output folder removes it ({}). Use the call_id a result \
+                     names in its \"Read it again with bash_output\" line; for a background job \
+                     give job_id.",
                     kept::quote(call_id),
-                    OutputDir::DEFAULT_CAPACITY / (1024 * 1024),
-                    OutputDir::DEFAULT_MAX_AGE.as_secs() / 3600,
+                    self.folder_caps(),
                 ))
             })
+    }
+
+    /// `the oldest first past 512 MiB, or after 12 hours`: when the
+    /// output folder removes a saved output.
+    fn folder_caps(&self) -> String {
+        let (capacity, age) = match &self.output_dir {
+            Some(dir) => (dir.capacity(), dir.max_age()),
+            None => (OutputDir::DEFAULT_CAPACITY, OutputDir::DEFAULT_MAX_AGE),
+        };
+        let secs = age.as_secs();
+        let age = match secs {
+            s if s >= 3600 && s % 3600 == 0 => format!("{} hours", s / 3600),
+            s if s >= 60 && s % 60 == 0 => format!("{} minutes", s / 60),
+            s => format!("{s} seconds"),
+        };
+        format!(
+            "the oldest first past {} MiB, or after {age}",
+            capacity / (1024 * 1024)
+        )
     }
 
     /// Reads a saved output again (`call_id`, or `job_id` with `offset`,
@@ -185,7 +203,7 @@ impl BashOutputTool {
                         kept::quote(job_id)
                     ))
                 })?;
-                ("job_id", job_id, path, Some(status))
+                ("job", job_id, path, Some(status))
             }
             (None, Some(call_id)) => {
                 if args.wait_ms.is_some() {
@@ -193,12 +211,16 @@ impl BashOutputTool {
                         "wait_ms applies to a background job; the saved output of a bash call is complete. Leave wait_ms out.",
                     ));
                 }
-                ("call_id", call_id, self.kept_call(call_id)?, None)
+                ("call", call_id, self.kept_call(call_id)?, None)
             }
             (None, None) => return Err(ToolError::new(NEITHER)),
         };
         let source = Source {
-            key,
+            key: if status.is_some() {
+                "job_id"
+            } else {
+                "call_id"
+            },
             id,
             pattern: args.pattern.as_deref().filter(|p| !p.is_empty()),
             context: args.context,
@@ -207,10 +229,9 @@ impl BashOutputTool {
         };
         let offset = query.offset;
         let gone = format!(
-            "The saved output of {key} {} is gone: the session's output folder removes the oldest files past {} MiB and files older than {} hours.",
+            "The saved output of {key} {} is gone: the session's output folder removed it ({}). Run the command again to see its output.",
             kept::quote(id),
-            OutputDir::DEFAULT_CAPACITY / (1024 * 1024),
-            OutputDir::DEFAULT_MAX_AGE.as_secs() / 3600,
+            self.folder_caps(),
         );
         let page = run_blocking(cx, move |token| {
             // Never through a link put in its place.
