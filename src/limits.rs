@@ -125,6 +125,21 @@ pub mod bash {
 
     /// The most bytes one `write_stdin` types.
     pub const MAX_INPUT_BYTES: usize = 64 * 1024;
+
+    /// Lines `bash_output` shows of a saved output when the model gives
+    /// no `limit` (matching lines, with a `pattern`).
+    pub const DEFAULT_REREAD_LIMIT: u64 = 200;
+
+    /// The largest `limit` a model may ask `bash_output` for.
+    pub const MAX_REREAD_LIMIT: u64 = 2000;
+
+    /// The most `context` lines `bash_output` shows on each side of a
+    /// matching line.
+    pub const MAX_REREAD_CONTEXT: u64 = 10;
+
+    /// Characters of one saved line `bash_output` shows before it is cut
+    /// (and matches a `pattern` against).
+    pub const MAX_REREAD_LINE_CHARS: usize = 2000;
 }
 
 /// Claude Code hooks.

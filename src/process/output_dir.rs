@@ -6,6 +6,7 @@ use std::fs::File;
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::{Duration, Instant};
 
 use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
 
@@ -34,8 +35,10 @@ pub fn owned_prefix(prefix: &str) -> String {
 ///
 /// Its total size is capped: when a new write would go over the cap, the
 /// oldest files are removed first; a single output larger than the whole
-/// cap keeps only its beginning. The folder and everything in it are removed
-/// when the `OutputDir` is dropped (when the session ends).
+/// cap keeps only its beginning. Its files' age is capped too: a file
+/// finished longer than [`max_age`](Self::max_age) ago is removed when the
+/// next file is created or a file is looked up. The folder and everything in it are removed when
+/// the `OutputDir` is dropped (when the session ends).
 ///
 /// ```
 /// use agentcore::process::OutputDir;
@@ -51,6 +54,7 @@ pub fn owned_prefix(prefix: &str) -> String {
 pub struct OutputDir {
     dir: TempDir,
     capacity: u64,
+    max_age: Duration,
     ledger: Arc<Mutex<Ledger>>,
 }
 
@@ -67,11 +71,22 @@ struct Entry {
     id: u64,
     path: PathBuf,
     size: u64,
+    /// The stem the file was created with, unsanitized, to find it by
+    /// ([`OutputDir::kept`]); `None` when too long to be worth keeping.
+    stem: Option<String>,
+    /// When its [`OutputFile`] was dropped (kept); `None` while written.
+    finished: Option<Instant>,
 }
+
+/// The longest stem an entry remembers (call ids are far shorter).
+const MAX_STEM_BYTES: usize = 256;
 
 impl OutputDir {
     /// The default cap on the folder's total size: 512 MiB.
     pub const DEFAULT_CAPACITY: u64 = 512 * 1024 * 1024;
+
+    /// The default cap on a finished file's age: 12 hours.
+    pub const DEFAULT_MAX_AGE: Duration = Duration::from_secs(12 * 60 * 60);
 
     /// A new folder in the system's temporary directory, capped at
     /// [`OutputDir::DEFAULT_CAPACITY`].
@@ -96,8 +111,31 @@ impl OutputDir {
         Ok(Self {
             dir,
             capacity,
+            max_age: Self::DEFAULT_MAX_AGE,
             ledger: Arc::default(),
         })
+    }
+
+    /// Removes files finished longer than `max_age` ago (instead of
+    /// [`OutputDir::DEFAULT_MAX_AGE`]), when the next file is created or a
+    /// file is looked up.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use agentcore::process::OutputDir;
+    ///
+    /// let dir = OutputDir::new()?.with_max_age(Duration::from_secs(3600));
+    /// assert_eq!(dir.max_age(), Duration::from_secs(3600));
+    /// # Ok::<(), std::io::Error>(())
+    /// ```
+    pub fn with_max_age(mut self, max_age: Duration) -> Self {
+        self.max_age = max_age;
+        self
+    }
+
+    /// The cap on a finished file's age.
+    pub fn max_age(&self) -> Duration {
+        self.max_age
     }
 
     /// The folder; a session adds it to the roots `read` may open.
@@ -115,9 +153,27 @@ impl OutputDir {
         lock(&self.ledger).total
     }
 
-    /// Creates a new file named after `stem` (sanitized, made unique).
+    /// The file created with `stem` (see [`OutputDir::create`]) and
+    /// finished, while the folder keeps it: `None` for a file never made,
+    /// still being written, discarded (the output fit in its result), or
+    /// removed by the folder's caps (the files past the age cap are
+    /// removed first).
+    pub(crate) fn kept(&self, stem: &str) -> Option<PathBuf> {
+        let mut ledger = lock(&self.ledger);
+        ledger.remove_older_than(self.max_age);
+        ledger
+            .files
+            .iter()
+            .rev()
+            .find(|e| e.finished.is_some() && e.stem.as_deref() == Some(stem))
+            .map(|e| e.path.clone())
+    }
+
+    /// Creates a new file named after `stem` (sanitized, made unique),
+    /// removing first the files older than [`max_age`](Self::max_age).
     pub(crate) fn create(&self, stem: &str) -> io::Result<OutputFile> {
         let mut ledger = lock(&self.ledger);
+        ledger.remove_older_than(self.max_age);
         let id = ledger.next_id;
         ledger.next_id += 1;
         let path = self.path().join(format!("{id:06}-{}.log", sanitize(stem)));
@@ -130,6 +186,8 @@ impl OutputDir {
             id,
             path: path.clone(),
             size: 0,
+            stem: (stem.len() <= MAX_STEM_BYTES).then(|| stem.to_owned()),
+            finished: None,
         });
         Ok(OutputFile {
             id,
@@ -322,6 +380,24 @@ pub fn sweep_stale_sessions(dir: &Path) -> StaleSessions {
     found
 }
 
+impl Ledger {
+    /// Removes the files finished longer than `max_age` ago (a file still
+    /// written is never removed for its age).
+    fn remove_older_than(&mut self, max_age: Duration) {
+        let mut freed = 0;
+        self.files.retain(|e| {
+            let old = e.finished.is_some_and(|at| at.elapsed() >= max_age);
+            if old {
+                // A file already gone is as good as removed.
+                let _ = std::fs::remove_file(&e.path);
+                freed += e.size;
+            }
+            !old
+        });
+        self.total = self.total.saturating_sub(freed);
+    }
+}
+
 fn lock(ledger: &Mutex<Ledger>) -> MutexGuard<'_, Ledger> {
     // Every update of the ledger is completed before the lock is released,
     // so a panic elsewhere cannot leave it half-written.
@@ -453,6 +529,17 @@ impl OutputFile {
     }
 }
 
+impl Drop for OutputFile {
+    /// The file is finished: from now on its age counts, and
+    /// [`OutputDir::kept`] finds it.
+    fn drop(&mut self) {
+        let mut ledger = lock(&self.ledger);
+        if let Some(entry) = ledger.files.iter_mut().find(|e| e.id == self.id) {
+            entry.finished = Some(Instant::now());
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
 
@@ -568,6 +655,54 @@ mod tests {
         f.keep();
         assert_eq!(std::fs::read(&path).unwrap(), b"12345678");
         assert_eq!(dir.used(), 8);
+    }
+
+    #[test]
+    fn finished_files_older_than_the_age_cap_go_when_the_next_is_created() {
+        let dir = OutputDir::with_capacity(100)
+            .unwrap()
+            .with_max_age(Duration::from_millis(50));
+        let mut old = dir.create("bash-old").unwrap();
+        old.write(b"12345");
+        let old_path = old.path().to_owned();
+        old.keep();
+        // Still written: never removed for its age.
+        let mut open = dir.create("job-open").unwrap();
+        open.write(b"abc");
+        std::thread::sleep(Duration::from_millis(80));
+        let young = dir.create("bash-young").unwrap();
+        assert!(!old_path.exists(), "the old file is removed");
+        assert_eq!(dir.kept("bash-old"), None);
+        assert!(open.path().exists());
+        assert_eq!(dir.used(), 3);
+        open.keep();
+        young.keep();
+        assert!(dir.kept("job-open").is_some());
+        // A lookup removes what has aged meanwhile.
+        std::thread::sleep(Duration::from_millis(80));
+        assert_eq!(dir.kept("job-open"), None);
+        assert_eq!(dir.used(), 0);
+    }
+
+    #[test]
+    fn kept_files_are_found_by_their_stem_once_finished_and_while_kept() {
+        let dir = OutputDir::with_capacity(10).unwrap();
+        let mut a = dir.create("bash-call/1").unwrap();
+        a.write(b"123456");
+        let a_path = a.path().to_owned();
+        assert_eq!(dir.kept("bash-call/1"), None, "still written");
+        a.keep();
+        assert_eq!(dir.kept("bash-call/1"), Some(a_path));
+        assert_eq!(dir.kept("bash-call_1"), None, "the stem, not its file name");
+        let b = dir.create("bash-fits").unwrap();
+        b.discard();
+        assert_eq!(dir.kept("bash-fits"), None);
+        // The cap removes `a`: no longer found.
+        let mut c = dir.create("bash-c").unwrap();
+        c.write(b"12345678");
+        c.keep();
+        assert_eq!(dir.kept("bash-call/1"), None);
+        assert!(dir.kept("bash-c").is_some());
     }
 
     #[test]

@@ -142,6 +142,7 @@ pub(crate) fn builtin_tools_of(
     bash: BashTool,
     checkpoints: Option<&Checkpoints>,
 ) -> ToolRegistry {
+    let output_dir = bash.output_dir().clone();
     let mut bash = Some(bash);
     let mut registry = ToolRegistry::new();
     for builtin in tools.iter() {
@@ -163,7 +164,9 @@ pub(crate) fn builtin_tools_of(
                 // A set holds each tool once.
                 None => continue,
             },
-            Builtin::BashOutput => BashOutputTool::new(jobs.clone()).into_dyn(),
+            Builtin::BashOutput => BashOutputTool::new(jobs.clone())
+                .output_dir(output_dir.clone())
+                .into_dyn(),
             Builtin::KillShell => KillShellTool::new(jobs.clone()).into_dyn(),
             Builtin::WriteStdin => WriteStdinTool::new(jobs.clone()).into_dyn(),
             Builtin::Checkpoints => match checkpoints {

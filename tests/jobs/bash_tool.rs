@@ -348,6 +348,13 @@ async fn large_output_keeps_head_and_tail_with_a_counted_notice_and_the_full_fil
     let mut lines = text.lines();
     assert_eq!(lines.next(), Some("Exit code: 0"));
     let notice = lines.next().unwrap();
+    // Then how to read the saved output again
+    // (tests/jobs/outputs_can_be_read_again.rs).
+    let hint = lines.next().unwrap();
+    assert!(
+        hint.starts_with("Read it again with bash_output {\"call_id\": \"t\", "),
+        "{hint}"
+    );
     let prefix = "[Output truncated: ";
     assert!(notice.starts_with(prefix), "{notice}");
     let rest = &notice[prefix.len()..];

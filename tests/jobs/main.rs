@@ -22,5 +22,6 @@ const SANDBOXED: bool = false;
 mod bash_tool;
 mod bash_tool_sandboxed;
 mod commands_never_wait_for_input;
+mod outputs_can_be_read_again;
 mod read_only_commands_run_side_by_side;
 mod terminal_sessions;

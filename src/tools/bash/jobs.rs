@@ -11,7 +11,7 @@
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 use std::time::Duration;
 
@@ -390,6 +390,9 @@ impl Job {
                 "[Output truncated: {} lines ({} bytes) omitted from the middle. Full output: {full}]",
                 omitted.lines, omitted.bytes
             );
+            if self.full_output.is_some() {
+                let _ = writeln!(text, "{}", super::kept::read_again_hint("job_id", &self.id));
+            }
         }
         let mut body = head;
         if !tail.is_empty() {
@@ -631,6 +634,23 @@ impl Job {
     ) -> String {
         self.wait_for_news(wait, cancel).await;
         self.read(filter)
+    }
+
+    /// The file holding all the job printed, from its start (`None` when
+    /// it could not be made).
+    pub(crate) fn full_output(&self) -> Option<&Path> {
+        self.full_output.as_deref()
+    }
+
+    /// Waits up to `wait` for news (as [`Job::read_after`] does), then
+    /// the job's status: `None` while it runs.
+    pub(crate) async fn status_after(
+        &self,
+        wait: Duration,
+        cancel: &Cancellation,
+    ) -> Option<JobStatus> {
+        self.wait_for_news(wait, cancel).await;
+        self.status()
     }
 
     /// Stops the job as a timeout would and waits for it to end; then

@@ -26,8 +26,12 @@
 //! The result text starts with a status line (`Exit code: N`,
 //! `Killed by signal S`, `Timed out after T ms` or `Interrupted`), then,
 //! only when the output was cut,
-//! `[Output truncated: L lines (B bytes) omitted from the middle. Full output: PATH]`,
+//! `[Output truncated: L lines (B bytes) omitted from the middle. Full output: PATH]`
+//! and, when the output was saved,
+//! `Read it again with bash_output {"call_id": "ID", "pattern": "REGEX"} or {"call_id": "ID", "offset": N, "limit": M}.`,
 //! then the output's head and tail, at most 30,000 characters.
+//! [`bash_output`] reads a saved output again, by call id or job id, a page
+//! of lines or the lines a pattern matches at a time.
 //!
 //! [`OutputDir`]: crate::process::OutputDir
 //! [`adopt_orphans`]: crate::process::adopt_orphans
@@ -36,6 +40,7 @@
 
 pub mod bash_output;
 mod jobs;
+mod kept;
 pub mod kill_shell;
 mod output;
 mod progress;

@@ -69,8 +69,8 @@ once with a job id and the first output; read more with bash_output, stop it \
 with kill_shell. At most {max_jobs} background jobs run at once; each is killed \
 after {job_minutes} minutes, and all when the session ends.
 - Output longer than {} characters keeps its beginning and its end; the \
-full output is saved to a file whose path is given, which you can read in \
-parts.
+full output is saved: read it again with bash_output (`call_id` with `offset` \
+and `limit`, or a `pattern`), as the cut result says.
 - Prefer the dedicated tools for reading, searching and editing files.",
         DEFAULT_TIMEOUT_MS / MS_PER_MINUTE,
         MAX_TIMEOUT_MS / MS_PER_MINUTE,
@@ -520,7 +520,7 @@ impl BashTool {
             },
             None => (None, file_error),
         };
-        let mut text = render(ending, &sinks.collector, file, file_error);
+        let mut text = render(ending, &sinks.collector, file, file_error, cx.call_id());
         let limit = process::limit_line(confinement.as_ref(), ending);
         drop(confinement);
         if sandboxed
@@ -708,12 +708,14 @@ struct Started {
     file_error: Option<String>,
 }
 
-/// The result text: status line, truncation notice when cut, output.
+/// The result text: status line, truncation notice when cut (with how to
+/// read the saved output of call `call_id` again), output.
 fn render(
     ending: Ending,
     collector: &Collector,
     file: Option<OutputFile>,
     file_error: Option<String>,
+    call_id: &str,
 ) -> String {
     let Shown {
         head,
@@ -745,6 +747,8 @@ fn render(
                 omitted.lines, omitted.bytes
             ));
             if let Some(file) = file {
+                text.push('\n');
+                text.push_str(&super::kept::read_again_hint("call_id", call_id));
                 file.keep();
             }
         }
