@@ -63,13 +63,16 @@ fn bench(c: &mut Criterion) {
         b.to_async(&runtime).iter(|| async {
             let n = NEXT.fetch_add(1, Ordering::Relaxed);
             let line = format!("line {n}");
-            call(
+            // What arrived while typing counts: the terminal echoes the
+            // line as it is typed, and cat may answer before the call
+            // returns.
+            let mut seen = call(
                 &session,
                 "write_stdin",
                 json!({"session_id": id, "text": format!("{line}\n"), "yield_ms": 0}),
             )
-            .await;
-            let mut seen = String::new();
+            .await
+            .text();
             // The terminal echoes the typed line, then cat prints it: the
             // answer is the second.
             while seen.matches(&line).count() < 2 {
