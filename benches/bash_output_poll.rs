@@ -149,7 +149,7 @@ fn main() {
                 };
                 if i == 1 || i == 2 {
                     assert!(
-                        text.contains("(no new output)"),
+                        text.contains("(no new output"),
                         "silent job printed: {text}"
                     );
                 }

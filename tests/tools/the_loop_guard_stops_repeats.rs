@@ -159,3 +159,51 @@ async fn bypass_keeps_the_guard_unless_the_policy_turns_it_off_there() {
             .contains("repeat")
     );
 }
+
+/// Waiting for a silent background job is not a loop: a `bash_output`
+/// that waited a second or more says how long the job has run, so the
+/// model can keep waiting for a long quiet build.
+#[cfg(target_os = "linux")]
+#[tokio::test]
+async fn waiting_for_a_silent_job_is_never_taken_for_a_loop() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut config = SessionConfig::new(dir.path());
+    config.mode = Some(Mode::Bypass);
+    let session = Session::start(config).unwrap();
+    let (sink, _events) = EventSink::channel();
+    let started = session
+        .turn(sink)
+        .run(vec![ToolCall::new(
+            "s",
+            "bash",
+            json!({"command": "sleep 60", "run_in_background": true}),
+        )])
+        .await
+        .unwrap()
+        .results
+        .remove(0);
+    assert!(!started.is_error(), "{}", started.text());
+    let poll = json!({"job_id": "job-1", "wait_ms": 1_100});
+    for n in 1..=5 {
+        let (sink, _events) = EventSink::channel();
+        let result = session
+            .turn(sink)
+            .run(vec![ToolCall::new(
+                format!("p{n}"),
+                "bash_output",
+                poll.clone(),
+            )])
+            .await
+            .unwrap()
+            .results
+            .remove(0);
+        let text = result.text();
+        assert_eq!(result.outcome, Outcome::Success, "poll {n}: {text}");
+        assert!(
+            text.starts_with("(no new output; running for ") && text.ends_with("Status: running"),
+            "poll {n}: {text}"
+        );
+        assert!(!text.contains("identical"), "poll {n}: {text}");
+    }
+    session.end_jobs().await;
+}

@@ -134,6 +134,20 @@ const EXITS_BUFFERED: usize = 64;
 #[cfg(target_os = "linux")]
 pub(crate) const WAITING_LINE: &str = "Status: running, waiting for input";
 
+/// What a read of a job shows when nothing new arrived.
+const NO_NEW_OUTPUT: &str = "(no new output)\n";
+
+/// How long a job has run, to the second: `45 s`, `2 min 05 s`,
+/// `1 h 02 min`.
+fn running_for(elapsed: Duration) -> String {
+    let s = elapsed.as_secs();
+    match s {
+        0..60 => format!("{s} s"),
+        60..3600 => format!("{} min {:02} s", s / 60, s % 60),
+        _ => format!("{} h {:02} min", s / 3600, s % 3600 / 60),
+    }
+}
+
 /// The `Status: …` line of a job: `None` is running.
 pub(crate) fn status_line(status: Option<JobStatus>) -> String {
     match status {
@@ -189,6 +203,9 @@ pub(crate) struct Job {
     status: watch::Sender<Option<JobStatus>>,
     full_output: Option<PathBuf>,
     exits: broadcast::Sender<JobExit>,
+    /// When the job started: a read with nothing new says how long it has
+    /// run.
+    started: std::time::Instant,
     /// The terminal of a terminal session (`bash` with `tty`).
     #[cfg(target_os = "linux")]
     terminal: Option<Arc<Terminal>>,
@@ -258,15 +275,32 @@ impl Job {
         if let Some(terminal) = &self.terminal {
             let mut text = self.shown_terminal(terminal, &unread, filter);
             if status.is_none() && terminal.master().waiting_for_input() {
+                // A program waiting for input prints nothing until it
+                // gets some: looking again is not waiting for progress.
                 text.push_str(WAITING_LINE);
             } else {
+                self.say_how_long(&mut text, status);
                 text.push_str(&status_line(status));
             }
             return text;
         }
         let mut text = self.shown(&unread, filter);
+        self.say_how_long(&mut text, status);
         text.push_str(&status_line(status));
         text
+    }
+
+    /// Turns `(no new output)` of a running job into `(no new output;
+    /// running for T)`: a model waiting for a long quiet command learns
+    /// that time passes, and the loop guard sees a changed result when it
+    /// waited a second or more (polls within one second stay identical).
+    fn say_how_long(&self, text: &mut String, status: Option<JobStatus>) {
+        if status.is_none() && text == NO_NEW_OUTPUT {
+            *text = format!(
+                "(no new output; running for {})\n",
+                running_for(self.started.elapsed())
+            );
+        }
     }
 
     /// What a read of a terminal session shows: the screen of a
@@ -293,7 +327,7 @@ impl Job {
             text.push('\n');
         }
         if text.is_empty() {
-            text.push_str("(no new output)\n");
+            text.push_str(NO_NEW_OUTPUT);
         }
         text
     }
@@ -413,7 +447,7 @@ impl Job {
             }
         }
         if body.is_empty() {
-            text.push_str("(no new output)\n");
+            text.push_str(NO_NEW_OUTPUT);
         } else {
             text.push_str(&body);
             if !text.ends_with('\n') {
@@ -559,6 +593,7 @@ impl Jobs {
             status: watch::Sender::new(None),
             full_output,
             exits: self.exits.clone(),
+            started: std::time::Instant::now(),
             #[cfg(target_os = "linux")]
             terminal,
         });
@@ -754,6 +789,14 @@ pub(crate) fn shorten(command: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn running_times_are_said_to_the_second() {
+        assert_eq!(running_for(Duration::from_millis(999)), "0 s");
+        assert_eq!(running_for(Duration::from_secs(59)), "59 s");
+        assert_eq!(running_for(Duration::from_secs(125)), "2 min 05 s");
+        assert_eq!(running_for(Duration::from_secs(3_720)), "1 h 02 min");
+    }
 
     #[test]
     fn status_lines_are_the_documented_ones() {
