@@ -54,3 +54,49 @@ fn mcp_serves_a_terminal_session_and_write_stdin() {
     drop(client);
     let _ = child.wait();
 }
+
+/// Issue 30, items 3 and 4: over MCP, a cut `bash` result names the call
+/// id under which its full output is kept, and `bash_output` with that id
+/// and a pattern returns exactly the matching lines.
+#[test]
+fn mcp_reads_a_cut_output_again_by_the_call_id_it_names() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = std::fs::canonicalize(dir.path()).unwrap();
+    let state = tempfile::tempdir().unwrap();
+    let (mut child, mut client) = serve(
+        &["--root", root.to_str().unwrap(), "--mode", "bypass"],
+        state.path(),
+    );
+    let (text, is_error) = client.call("bash", json!({"command": "seq 1 100000"}));
+    assert!(!is_error, "{text}");
+    let hint = text
+        .lines()
+        .find(|l| l.starts_with("Read it again with bash_output {\"call_id\": \""))
+        .unwrap_or_else(|| panic!("no hint in the cut result: {text}"));
+    let call_id = hint
+        .trim_start_matches("Read it again with bash_output {\"call_id\": \"")
+        .split('"')
+        .next()
+        .unwrap()
+        .to_owned();
+    let (text, is_error) = client.call(
+        "bash_output",
+        json!({"call_id": call_id, "pattern": "^9999[0-9]$"}),
+    );
+    assert!(!is_error, "{text}");
+    let found: Vec<&str> = text
+        .lines()
+        .filter(|l| l.trim_start().starts_with(|c: char| c.is_ascii_digit()))
+        .collect();
+    assert_eq!(found.len(), 10, "{text}");
+    for (i, line) in found.iter().enumerate() {
+        assert!(line.ends_with(&format!("9999{i}")), "{text}");
+    }
+    let (text, is_error) = client.call(
+        "bash_output",
+        json!({"call_id": "no-such-call", "pattern": "x"}),
+    );
+    assert!(is_error, "{text}");
+    drop(client);
+    let _ = child.wait();
+}
