@@ -80,6 +80,19 @@ pub mod multi_edit {
     pub const MAX_EDITS: usize = 100;
 }
 
+/// Results of tools mounted from other MCP servers.
+pub mod mcp {
+    /// Characters of text (text and JSON blocks together) a result shows at
+    /// most, head and tail, as bash's output; the whole text is kept in a
+    /// file of the session's output folder.
+    pub const MAX_RESULT_CHARS: usize = super::bash::MAX_OUTPUT_CHARS;
+    /// Images a result shows at most; later ones are kept as files.
+    pub const MAX_RESULT_IMAGES: usize = 8;
+    /// The largest image a result shows, in decoded bytes (read's cap);
+    /// a larger one is kept as a file.
+    pub const MAX_IMAGE_BYTES: u64 = super::read::MAX_IMAGE_BYTES;
+}
+
 /// The `bash` tool and its background jobs.
 pub mod bash {
     use super::Duration;

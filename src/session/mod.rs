@@ -291,7 +291,12 @@ impl Session {
             registry.register(tool.clone())?;
         }
         #[cfg(feature = "mcp-client")]
-        mcp.register_into(&mut registry);
+        {
+            for connection in &mcp.connections {
+                connection.keep_results_in(output_dir.clone());
+            }
+            mcp.register_into(&mut registry);
+        }
         let registry = Arc::new(registry);
         let gate: Arc<dyn Gate> = match &hooks {
             Some(runner) => Arc::new(PreToolUseGate::new(runner.clone(), approval.clone())),

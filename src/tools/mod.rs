@@ -29,7 +29,7 @@ pub mod read;
 mod schema;
 pub mod set;
 pub mod spec;
-mod text;
+pub(crate) mod text;
 pub mod write;
 
 pub use fn_tool::{FnTool, fn_tool};

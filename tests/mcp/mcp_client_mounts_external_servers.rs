@@ -634,3 +634,76 @@ fn agentcore_mcp_serves_the_mounted_tools_of_its_policy_too() {
     let status = child.wait().unwrap();
     assert!(status.success());
 }
+
+/// Issue 32, item 4: a mounted tool's result is bounded as our own tools'
+/// are. 100,000 lines come back as head and tail within 30,000 characters
+/// and a note naming the file that keeps the whole text, which `read`
+/// pages through in the same session; past eight images, the others are
+/// kept as files and named, and `read` shows one as an image.
+#[test]
+fn a_huge_mounted_result_is_cut_and_kept_where_read_reaches_it() {
+    let dirs = Dirs::new();
+    let policy = dirs.etc().join("policy.toml");
+    std::fs::write(&policy, fake("fake", "normal", "")).unwrap();
+    // The kept files go with their session, and their paths are known only
+    // from the results: one run, fed a turn at a time.
+    let mut child = cli::agentcore_run_child(
+        dirs.root(),
+        "jsonl",
+        &["--policy", policy.to_str().unwrap()],
+    );
+    let flood = child.turn(&[("f", "mcp__fake__flood", json!({"n": 100_000}))]);
+    let cut = end(&flood, "f");
+    assert_eq!(cut["outcome"], "success", "{cut:#}");
+    let shown = text(cut);
+    assert!(shown.starts_with("line 1\nline 2\n"), "{}", &shown[..40]);
+    assert!(
+        shown.ends_with("line 100000\n"),
+        "{}",
+        &shown[shown.len() - 40..]
+    );
+    assert!(shown.chars().count() <= 30_500, "{}", shown.chars().count());
+    let note = shown
+        .lines()
+        .find(|l| l.starts_with("[Result truncated: "))
+        .unwrap_or_else(|| panic!("no note: {}", &shown[..200]));
+    let path = note
+        .split("Full result: ")
+        .nth(1)
+        .and_then(|rest| rest.split(" (read it").next())
+        .unwrap_or_else(|| panic!("{note}"))
+        .to_owned();
+    let read = child.turn(&[(
+        "r",
+        "read",
+        json!({"file_path": path, "offset": 50_000, "limit": 2}),
+    )]);
+    let page = end(&read, "r");
+    assert_eq!(page["outcome"], "success", "{page:#}");
+    assert!(text(page).contains("line 50000\n"), "{page:#}");
+    assert!(text(page).contains("line 50001"), "{page:#}");
+
+    let pictures = child.turn(&[("p", "mcp__fake__pictures", json!({"n": 10}))]);
+    let p = end(&pictures, "p");
+    assert_eq!(p["outcome"], "success", "{p:#}");
+    let blocks = p["content"].as_array().unwrap();
+    let images = blocks.iter().filter(|b| b["type"] == "image").count();
+    assert_eq!(images, 8, "{p:#}");
+    let notes = text(p);
+    let kept: Vec<&str> = notes
+        .lines()
+        .filter_map(|l| l.split("Kept at: ").nth(1))
+        .filter_map(|rest| rest.split(" (read it").next())
+        .collect();
+    assert_eq!(kept.len(), 2, "{notes}");
+    assert!(
+        notes.contains("[Image 9 (image/png) left out: a result shows at most 8 images."),
+        "{notes}"
+    );
+    let read = child.turn(&[("ri", "read", json!({"file_path": kept[0]}))]);
+    let image = end(&read, "ri");
+    assert_eq!(image["outcome"], "success", "{image:#}");
+    assert_eq!(image["content"][0]["type"], "image", "{image:#}");
+    assert_eq!(image["content"][0]["data"], "iVBORw0KGgpGQUtF", "{image:#}");
+    child.finish();
+}

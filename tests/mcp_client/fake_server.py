@@ -5,6 +5,7 @@ the MCP client (tests/mcp/mcp_client_mounts_external_servers.rs).
 Usage: fake_server.py [normal|slow-start|exit-at-start|hostile]
 
 Tools: echo (read-only), kinds (every content kind), count (progress),
+flood (n numbered lines), pictures (n small PNG images),
 fail (isError), crash (exits mid-call), retire (drops echo
 from the list and says so with notifications/tools/list_changed), hire (adds
 the read-only tool fresh and says so the same way), hang (never answers; a
@@ -50,7 +51,15 @@ TOOLS = [
      "annotations": {"destructiveHint": True}},
     {"name": "hire", "description": "Starts offering fresh.", "inputSchema": OBJECT,
      "annotations": {"readOnlyHint": True}},
+    {"name": "flood", "description": "Returns n numbered lines.",
+     "inputSchema": {"type": "object", "properties": {"n": {"type": "integer"}}, "required": ["n"]},
+     "annotations": {"readOnlyHint": True}},
+    {"name": "pictures", "description": "Returns n small PNG images.",
+     "inputSchema": {"type": "object", "properties": {"n": {"type": "integer"}}, "required": ["n"]},
+     "annotations": {"readOnlyHint": True}},
 ]
+# A PNG signature and a few bytes: what read recognises as an image.
+PNG = "iVBORw0KGgpGQUtF"
 FRESH = {"name": "fresh", "description": "Says it is new.",
          "inputSchema": {"type": "object", "properties": {"n": {"type": "integer"}}, "required": ["n"]},
          "annotations": {"readOnlyHint": True}}
@@ -134,6 +143,13 @@ def call(id, params):
         result(id, {"content": [{"type": "text", "text": "fresh hired"}]})
     elif name == "fresh":
         result(id, {"content": [{"type": "text", "text": "fresh %s" % json.dumps(args.get("n"))}]})
+    elif name == "flood":
+        n = int(args.get("n", 0))
+        text = "".join("line %d\n" % i for i in range(1, n + 1))
+        result(id, {"content": [{"type": "text", "text": text}]})
+    elif name == "pictures":
+        n = int(args.get("n", 0))
+        result(id, {"content": [{"type": "image", "data": PNG, "mimeType": "image/png"} for _ in range(n)]})
     elif name == "delete.repo":
         result(id, {"content": [{"type": "text", "text": "deleted"}]})
     else:

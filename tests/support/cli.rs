@@ -93,3 +93,64 @@ pub fn text(end: &Value) -> String {
         .collect::<Vec<_>>()
         .join("\n")
 }
+
+/// An `agentcore run --format jsonl` fed one turn at a time, for tests
+/// whose next call depends on an earlier result (a path it named).
+pub struct RunChild {
+    child: std::process::Child,
+    stdin: Option<std::process::ChildStdin>,
+    stdout: std::io::BufReader<std::process::ChildStdout>,
+}
+
+/// Starts `agentcore run --format FORMAT --root ROOT EXTRA…` with piped
+/// stdin and stdout.
+pub fn agentcore_run_child(root: &Path, format: &str, extra: &[&str]) -> RunChild {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_agentcore"))
+        .args(["run", "--format", format, "--root"])
+        .arg(root)
+        .args(extra)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .spawn()
+        .expect("spawn agentcore run");
+    let stdin = child.stdin.take();
+    let stdout = std::io::BufReader::new(child.stdout.take().expect("stdout"));
+    RunChild {
+        child,
+        stdin,
+        stdout,
+    }
+}
+
+impl RunChild {
+    /// Sends one turn of `calls` and returns its events, up to and with
+    /// its `model_response`.
+    pub fn turn(&mut self, calls: &[(&str, &str, Value)]) -> Vec<Value> {
+        use std::io::BufRead;
+        let stdin = self.stdin.as_mut().expect("the run's input is open");
+        stdin
+            .write_all(turn(calls).as_bytes())
+            .expect("write a turn");
+        stdin.flush().expect("flush");
+        let mut events = Vec::new();
+        loop {
+            let mut line = String::new();
+            let n = self.stdout.read_line(&mut line).expect("read an event");
+            assert!(n > 0, "the run ended before the turn did: {events:#?}");
+            let event: Value = serde_json::from_str(&line).expect("one JSON event a line");
+            let done = event["type"] == "model_response";
+            events.push(event);
+            if done {
+                return events;
+            }
+        }
+    }
+
+    /// Closes the input and waits for the run to end successfully.
+    pub fn finish(mut self) {
+        drop(self.stdin.take());
+        let status = self.child.wait().expect("agentcore ends");
+        assert!(status.success(), "{status}");
+    }
+}

@@ -61,6 +61,9 @@ pub struct Connection {
     /// The tool names the server offers now, once a list change was
     /// fetched (`None`: the list it was mounted with).
     offered: tokio::sync::Mutex<Option<std::collections::BTreeSet<String>>>,
+    /// Where results too long to show are kept (the session's output
+    /// folder, set when the session starts).
+    results: std::sync::OnceLock<Arc<crate::process::OutputDir>>,
 }
 
 impl std::fmt::Debug for Connection {
@@ -207,6 +210,7 @@ impl Connection {
             tools_changed,
             mount_stale,
             offered: tokio::sync::Mutex::new(None),
+            results: std::sync::OnceLock::new(),
         });
         Ok((connection, tools))
     }
@@ -219,6 +223,18 @@ impl Connection {
     /// The server's name as configured.
     pub fn name(&self) -> &str {
         &self.config.name
+    }
+
+    /// Keeps results too long to show in `dir` (the session's output
+    /// folder, which `read` can page through); the first folder given
+    /// stays.
+    pub(crate) fn keep_results_in(&self, dir: Arc<crate::process::OutputDir>) {
+        let _ = self.results.set(dir);
+    }
+
+    /// Where results too long to show are kept, once the session said.
+    pub(crate) fn results_dir(&self) -> Option<&crate::process::OutputDir> {
+        self.results.get().map(Arc::as_ref)
     }
 
     /// Whether the server said its tool list changed

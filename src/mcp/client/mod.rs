@@ -14,6 +14,7 @@
 //! [`Session::connect`]: crate::session::Session::connect
 //! [`Session::mcp_failures`]: crate::session::Session::mcp_failures
 
+mod cap;
 mod config;
 mod connection;
 mod content;

@@ -12,7 +12,7 @@ use serde_json::{Map, Value};
 use super::MountFailure;
 use super::config::sanitize;
 use super::connection::{CallFailure, Connection};
-use super::content;
+use super::{cap, content};
 use crate::access::{Access, Capability, Containment, Permissions};
 
 /// A tool of an external MCP server, named `mcp__SERVER__TOOL`.
@@ -143,9 +143,13 @@ impl Tool for RemoteTool {
             };
             match self.connection.call(&self.remote, arguments, cx).await {
                 Ok(result) => {
-                    let blocks = content::blocks(
-                        &serialized(&result.content),
-                        result.structured_content.as_ref(),
+                    let blocks = cap::bounded(
+                        content::blocks(
+                            &serialized(&result.content),
+                            result.structured_content.as_ref(),
+                        ),
+                        cx.call_id(),
+                        self.connection.results_dir(),
                     );
                     if result.is_error == Some(true) {
                         Err(ToolError::with_content(blocks))
