@@ -144,6 +144,12 @@ pub struct Policy {
     /// ([`crate::loop_guard`]); on by default in every mode.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub loop_guard: Option<crate::loop_guard::LoopGuardConfig>,
+    /// `[tool_search]`: when mounted MCP tools are listed by name and one
+    /// line only, with `tool_search` for their full definitions
+    /// (docs/mcp.md).
+    #[cfg(feature = "mcp-client")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tool_search: Option<crate::mcp::client::ToolSearchConfig>,
 }
 
 /// A workspace root the policy adds.

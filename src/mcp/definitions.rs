@@ -48,7 +48,8 @@ fn definition(tool: &dyn agentcore_stages::Tool) -> Tool {
         None,
         None,
     );
-    let schema = match tool.schema() {
+    let (description, schema) = agentcore_stages::listing(tool);
+    let schema = match schema.as_ref() {
         Value::Object(schema) => schema.clone(),
         // Registered schemas compile, but MCP needs an object: fall back to
         // "any object" rather than fail the listing.
@@ -60,7 +61,7 @@ fn definition(tool: &dyn agentcore_stages::Tool) -> Tool {
     };
     Tool::new(
         tool.name().to_owned(),
-        tool.description().to_owned(),
+        description.into_owned(),
         Arc::new(schema),
     )
     .with_annotations(annotations)

@@ -15,10 +15,11 @@ use super::{MessageError, ToolAnswer, ToolCall};
 /// A tool's entry in a request's `tools`:
 /// `{"name":..,"description":..,"input_schema":{..}}`.
 pub fn tool_definition(tool: &dyn Tool) -> Value {
+    let (description, schema) = agentcore_stages::listing(tool);
     json!({
         "name": tool.name(),
-        "description": tool.description(),
-        "input_schema": tool.schema(),
+        "description": description,
+        "input_schema": schema,
     })
 }
 

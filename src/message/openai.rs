@@ -22,12 +22,13 @@ use super::{MessageError, ToolAnswer, ToolCall};
 /// A tool's entry in a request's `tools`:
 /// `{"type":"function","function":{"name":..,"description":..,"parameters":{..}}}`.
 pub fn tool_definition(tool: &dyn Tool) -> Value {
+    let (description, schema) = agentcore_stages::listing(tool);
     json!({
         "type": "function",
         "function": {
             "name": tool.name(),
-            "description": tool.description(),
-            "parameters": tool.schema(),
+            "description": description,
+            "parameters": schema,
         },
     })
 }

@@ -74,6 +74,12 @@ pub struct SessionConfig {
     /// The repeated-call loop guard ([`crate::loop_guard`]): on, 3
     /// repeats, unless the policy's `[loop_guard]` says otherwise.
     pub loop_guard: crate::loop_guard::LoopGuardConfig,
+    /// When mounted MCP tools are listed by name and one line only, with
+    /// `tool_search` for their full definitions: past 10,000 estimated
+    /// tokens of definitions, unless the policy's `[tool_search]` says
+    /// otherwise.
+    #[cfg(feature = "mcp-client")]
+    pub tool_search: crate::mcp::client::ToolSearchConfig,
 }
 
 /// The tools a harness adds to a session: [`SessionConfig::extra_tools`].
@@ -112,6 +118,8 @@ impl SessionConfig {
             extra_tools: ExtraTools::default(),
             checkpoints: crate::checkpoint::CheckpointConfig::off(),
             loop_guard: crate::loop_guard::LoopGuardConfig::default(),
+            #[cfg(feature = "mcp-client")]
+            tool_search: crate::mcp::client::ToolSearchConfig::default(),
         }
     }
 

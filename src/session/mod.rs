@@ -296,6 +296,22 @@ impl Session {
                 connection.keep_results_in(output_dir.clone());
             }
             mcp.register_into(&mut registry);
+            let tool_search = config
+                .policy
+                .as_ref()
+                .and_then(|p| p.tool_search)
+                .unwrap_or(config.tool_search);
+            if let Some(search) = mcp.list_by_summary(&tool_search) {
+                use agentcore_stages::TypedTool as _;
+                if let Err(err) = registry.register(search.into_dyn()) {
+                    mcp.failures.push(MountFailure {
+                        server: String::new(),
+                        message: format!(
+                            "the mounted tools are listed by name only, but tool_search could not be added ({err}): their full definitions reach the model only through errors"
+                        ),
+                    });
+                }
+            }
         }
         let registry = Arc::new(registry);
         let gate: Arc<dyn Gate> = match &hooks {

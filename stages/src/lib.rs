@@ -117,6 +117,8 @@ pub use outcome::{Content, Outcome, ToolError, ToolOutput, ToolResult};
 pub use pipeline::{Pipeline, PipelineService};
 pub use registry::{RegisteredTool, RegistryError, ToolRegistry};
 pub use stack::{Executable, Stage, StageStack};
-pub use tool::{InterruptBehavior, Tool, ValidationFailure, WithExtensions, is_concurrency_safe};
+pub use tool::{
+    InterruptBehavior, Tool, ValidationFailure, WithExtensions, is_concurrency_safe, listing,
+};
 pub use tower::BoxError;
 pub use typed::{DESERIALIZE_FAILURE_CODE, Typed, TypedTool, schema_for};

@@ -156,11 +156,60 @@ pub trait Tool: Send + Sync + 'static {
         false
     }
 
+    /// `Some(summary)` when the model is shown the tool by its name and
+    /// this one line only, with a schema taking any object, while its
+    /// calls are still coerced and validated against [`Tool::schema`]: a
+    /// session with more mounted tools than fit its budget lists them so
+    /// and offers a search for their full definitions. `None` (the
+    /// default): the description and schema as they are ([`listing`]).
+    fn summary_only(&self) -> Option<String> {
+        None
+    }
+
     /// Typed metadata the kernel does not know, for harness parts such as
     /// an approval engine.
     fn extensions(&self) -> &Extensions {
         static EMPTY: OnceLock<Extensions> = OnceLock::new();
         EMPTY.get_or_init(Extensions::new)
+    }
+}
+
+/// The description and schema the model is shown for `tool`: its own, or
+/// its one-line summary and a schema taking any object when it is listed
+/// by summary only ([`Tool::summary_only`]). Every writer of tool
+/// definitions goes through this.
+///
+/// ```
+/// use agentcore_stages::{Tool, listing};
+/// # use agentcore_stages::{BoxFuture, CallContext, GatedArgs, ToolError, ToolOutput};
+/// # use serde_json::{Value, json};
+/// struct Big(Value);
+/// impl Tool for Big {
+///     fn name(&self) -> &str { "big" }
+///     fn description(&self) -> &str { "A long story.\nWith many lines." }
+///     fn schema(&self) -> &Value { &self.0 }
+///     fn summary_only(&self) -> Option<String> { Some("A long story.".into()) }
+///     fn execute<'a>(&'a self, _: GatedArgs, _: &'a CallContext)
+///         -> BoxFuture<'a, Result<ToolOutput, ToolError>> {
+///         Box::pin(async { Ok(ToolOutput::text("")) })
+///     }
+/// }
+/// let big = Big(json!({"type": "object", "required": ["x"]}));
+/// let (description, schema) = listing(&big);
+/// assert_eq!(description, "A long story.");
+/// assert_eq!(*schema, json!({"type": "object"}));
+/// ```
+pub fn listing(tool: &dyn Tool) -> (std::borrow::Cow<'_, str>, std::borrow::Cow<'_, Value>) {
+    use std::borrow::Cow;
+    match tool.summary_only() {
+        Some(summary) => (
+            Cow::Owned(summary),
+            Cow::Owned(serde_json::json!({"type": "object"})),
+        ),
+        None => (
+            Cow::Borrowed(tool.description()),
+            Cow::Borrowed(tool.schema()),
+        ),
     }
 }
 
@@ -246,6 +295,9 @@ impl<T: Tool> Tool for WithExtensions<T> {
     }
     fn always_read_only(&self) -> bool {
         self.inner.always_read_only()
+    }
+    fn summary_only(&self) -> Option<String> {
+        self.inner.summary_only()
     }
     fn concurrency_safe(&self, args: &Value) -> Option<bool> {
         self.inner.concurrency_safe(args)

@@ -2,7 +2,7 @@
 """A small MCP server speaking JSON-RPC over stdio by hand, for the tests of
 the MCP client (tests/mcp/mcp_client_mounts_external_servers.rs).
 
-Usage: fake_server.py [normal|slow-start|exit-at-start|hostile]
+Usage: fake_server.py [normal|slow-start|exit-at-start|hostile|many]
 
 Tools: echo (read-only), kinds (every content kind), count (progress),
 flood (n numbered lines), pictures (n small PNG images),
@@ -74,6 +74,20 @@ if MODE == "hostile":
         {"name": "a b", "description": "Second of two.", "inputSchema": OBJECT},
         {"name": "bad", "description": "Broken schema.", "inputSchema": {"type": 12}},
         {"name": "ok", "description": "Fine.", "inputSchema": OBJECT},
+    ]
+
+if MODE == "many":
+    # 120 tools with long descriptions: about 20,000 tokens of definitions,
+    # past the default budget of tool_search.
+    TOOLS = [
+        {"name": "tool_%d" % i,
+         "description": "Does task number %d.\n" % i + ("Details of the task, said at length. " * 14),
+         "inputSchema": {"type": "object",
+                         "properties": {"count": {"type": "integer", "minimum": 1},
+                                        "label": {"type": "string"}},
+                         "required": ["count"]},
+         "annotations": {"readOnlyHint": True}}
+        for i in range(120)
     ]
 
 
@@ -150,6 +164,8 @@ def call(id, params):
     elif name == "pictures":
         n = int(args.get("n", 0))
         result(id, {"content": [{"type": "image", "data": PNG, "mimeType": "image/png"} for _ in range(n)]})
+    elif MODE == "many" and name.startswith("tool_"):
+        result(id, {"content": [{"type": "text", "text": "%s did %s" % (name, json.dumps(args.get("count")))}]})
     elif name == "delete.repo":
         result(id, {"content": [{"type": "text", "text": "deleted"}]})
     else:

@@ -64,6 +64,8 @@ pub struct Connection {
     /// Where results too long to show are kept (the session's output
     /// folder, set when the session starts).
     results: std::sync::OnceLock<Arc<crate::process::OutputDir>>,
+    /// Whether its tools are listed to the model by summary only.
+    by_summary: AtomicBool,
 }
 
 impl std::fmt::Debug for Connection {
@@ -211,6 +213,7 @@ impl Connection {
             mount_stale,
             offered: tokio::sync::Mutex::new(None),
             results: std::sync::OnceLock::new(),
+            by_summary: AtomicBool::new(false),
         });
         Ok((connection, tools))
     }
@@ -230,6 +233,17 @@ impl Connection {
     /// stays.
     pub(crate) fn keep_results_in(&self, dir: Arc<crate::process::OutputDir>) {
         let _ = self.results.set(dir);
+    }
+
+    /// Lists the server's tools to the model by summary only (or not).
+    pub(crate) fn list_by_summary(&self, on: bool) {
+        self.by_summary.store(on, Ordering::Release);
+    }
+
+    /// Whether the server's tools are listed to the model by summary only
+    /// (their full definitions come from `tool_search`).
+    pub fn listed_by_summary(&self) -> bool {
+        self.by_summary.load(Ordering::Acquire)
     }
 
     /// Where results too long to show are kept, once the session said.

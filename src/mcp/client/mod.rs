@@ -18,6 +18,7 @@ mod cap;
 mod config;
 mod connection;
 mod content;
+mod search;
 mod stdio;
 mod tool;
 
@@ -27,6 +28,9 @@ use agentcore_stages::Tool;
 
 pub use config::{DEFAULT_CALL_TIMEOUT, DEFAULT_STARTUP_TIMEOUT, McpServerConfig, sanitize};
 pub use connection::Connection;
+pub use search::{
+    Catalog, TOOL_SEARCH, ToolSearchArgs, ToolSearchConfig, ToolSearchTool, definition_tokens,
+};
 pub use tool::RemoteTool;
 
 /// A server that could not be mounted, or a tool of it that could not be.
@@ -54,6 +58,9 @@ pub struct Mounted {
     pub connections: Vec<Arc<Connection>>,
     /// Servers (or single tools) that could not be mounted.
     pub failures: Vec<MountFailure>,
+    /// What `tool_search` searches, once the tools are listed by summary
+    /// only ([`Mounted::list_by_summary`]).
+    catalog: Option<Catalog>,
 }
 
 impl std::fmt::Debug for Mounted {
@@ -135,6 +142,29 @@ impl Mounted {
         }
     }
 
+    /// Lists the mounted tools by summary only when their full definitions
+    /// take more tokens than `config` allows ([`definition_tokens`]): the
+    /// `tool_search` tool to register beside them, or `None` when they fit.
+    /// Call it after [`Mounted::register_into`]: the tools left out there
+    /// are not searched.
+    pub fn list_by_summary(&mut self, config: &ToolSearchConfig) -> Option<ToolSearchTool> {
+        let tokens: u64 = self
+            .tools
+            .iter()
+            .map(|t| definition_tokens(t.as_ref()))
+            .sum();
+        if !config.lists_by_summary(tokens) {
+            return None;
+        }
+        for connection in &self.connections {
+            connection.list_by_summary(true);
+        }
+        let catalog = Catalog::default();
+        catalog.set(self.tools.clone());
+        self.catalog = Some(catalog.clone());
+        Some(ToolSearchTool::new(catalog))
+    }
+
     /// The registry `registry` with the tools of every server whose tool
     /// list changed since it was last listed replaced by its new list;
     /// `None` when no list changed. Tools that cannot be registered are
@@ -177,6 +207,16 @@ impl Mounted {
                     });
                 }
             }
+        }
+        // The search sees the tools as they are now.
+        if let Some(catalog) = &self.catalog {
+            catalog.set(
+                fresh
+                    .iter()
+                    .filter(|t| self.owner_of(t.name()).is_some())
+                    .map(|t| t.tool().clone())
+                    .collect(),
+            );
         }
         Some((fresh, failures))
     }

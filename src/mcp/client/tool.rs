@@ -212,9 +212,35 @@ impl Tool for RemoteTool {
         true
     }
 
+    fn summary_only(&self) -> Option<String> {
+        self.connection
+            .listed_by_summary()
+            .then(|| summary_line(&self.description, &self.name))
+    }
+
     fn extensions(&self) -> &Extensions {
         &self.extensions
     }
+}
+
+/// Characters of a description's first line a summary keeps.
+const SUMMARY_CHARS: usize = 160;
+
+/// The one line a tool listed by summary only is shown: the first line of
+/// its description (cut at [`SUMMARY_CHARS`]) and how to get the rest.
+fn summary_line(description: &str, name: &str) -> String {
+    let first = description
+        .lines()
+        .map(str::trim)
+        .find(|l| !l.is_empty())
+        .unwrap_or("(no description)");
+    let mut line: String = first.chars().take(SUMMARY_CHARS).collect();
+    if first.chars().count() > SUMMARY_CHARS {
+        line.push('…');
+    }
+    format!(
+        "{line} (Listed by name only: call tool_search with \"select:{name}\" for its full definition before calling it.)"
+    )
 }
 
 /// The content blocks as their JSON wire form.

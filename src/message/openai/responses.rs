@@ -64,11 +64,12 @@ use super::super::{MessageError, ToolAnswer, ToolCall};
 /// `strict` as `true`. The pipeline validates the arguments against the
 /// schema anyway, and tells the model what to fix.
 pub fn tool_definition(tool: &dyn Tool) -> Value {
+    let (description, schema) = agentcore_stages::listing(tool);
     json!({
         "type": "function",
         "name": tool.name(),
-        "description": tool.description(),
-        "parameters": tool.schema(),
+        "description": description,
+        "parameters": schema,
         "strict": false,
     })
 }
