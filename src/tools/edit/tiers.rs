@@ -81,7 +81,13 @@ pub enum Tier {
 }
 
 impl Tier {
-    /// Every tier, in the order they are tried.
+    /// Every tier, in the order they are tried: exactly first; trailing
+    /// whitespace before indentation (whose matches take its own in);
+    /// inner whitespace after both (it ignores trailing whitespace too, and
+    /// compares indentation exactly, so a quote off only in indentation is
+    /// re-indented by its tier rather than landed unindented); look-alikes
+    /// after the whitespace tiers; escapes last, since reading them
+    /// rewrites `new_string`, only when nothing else finds the quote.
     pub const ALL: [Tier; 6] = [
         Tier::Exact,
         Tier::TrailingWhitespace,
@@ -1095,7 +1101,15 @@ mod tests {
     #[test]
     fn two_places_with_runs_collapsed_are_both_found() {
         let m = locate("x  = 1\ny = 2\nx =   1\n", "x = 1", &Tier::ALL).unwrap();
-        assert_eq!((m.tier, m.places.len()), (Tier::InnerWhitespace, 2));
+        assert_eq!((m.tier, m.places.len()), (Tier::InnerWhitespace, 2)); // Overlapping places both count, each mapped to its own bytes.
+        let m = locate("a  a\ta", "a a", &Tier::ALL).unwrap();
+        let ranges: Vec<_> = m.places.iter().map(|p| p.range.clone()).collect();
+        assert_eq!((m.tier, ranges), (Tier::InnerWhitespace, vec![0..4, 3..6]));
+        // A long file of runs: one pass, every place.
+        let text = "k  =  v;\n".repeat(20_000);
+        let m = locate(&text, "k = v;\nk = v;", &Tier::ALL).unwrap();
+        assert_eq!((m.tier, m.places.len()), (Tier::InnerWhitespace, 19_999));
+        assert_eq!(m.places[1].range, 9..26);
     }
 
     #[test]
