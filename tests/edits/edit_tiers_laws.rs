@@ -1,13 +1,17 @@
 //! Laws of the tolerant tiers, on random files made of lines that differ in
-//! indentation, trailing whitespace and look-alike characters, and quotes
-//! taken from them and perturbed the way models perturb them:
+//! indentation, trailing whitespace, runs of spaces inside a line and
+//! look-alike characters, and quotes taken from them and perturbed the way
+//! models perturb them (inner runs widened or narrowed, the whole quote
+//! escaped as a JSON string escaped twice):
 //!
 //! - a tiered edit never changes a byte outside the place it matched (on
 //!   text, and on CRLF, BOM and UTF-16 files);
 //! - the place it matched is the quote up to that tier's tolerance, never
 //!   some other text;
 //! - an exact match always wins over a tier;
-//! - a tier that finds two places never applies without `replace_all`.
+//! - a tier that finds two places never applies without `replace_all`;
+//! - runs inside a line match runs, never no run; escapes are read only
+//!   in a way that cannot read two ways, and `new_string` the same way.
 
 use agentcore::tools::edit::{
     EditError, Tier, apply_edit, apply_edit_tiered, edit_bytes_tiered, locate,
@@ -17,10 +21,13 @@ use proptest::prelude::*;
 use crate::support::files::utf16le;
 
 const INDENTS: [&str; 6] = ["", "  ", "    ", "\t", "\t\t", "        "];
-const BODIES: [&str; 8] = [
+const BODIES: [&str; 11] = [
     "a",
     "b()",
     "c = 1",
+    "x  =\t2",
+    "f(a, b)",
+    "p(\"a\\n\")",
     "say(\u{201C}q\u{201D})",
     "say(\"q\")",
     "x\u{00A0}y",
@@ -65,6 +72,36 @@ enum Perturb {
     Trailing(usize),
     Indent(usize),
     Fold,
+    /// Every run of spaces and tabs inside the line written as this one.
+    Inner(usize),
+    /// Its double quotes escaped (`\"`), the rest as it is.
+    EscapeQuotes,
+}
+
+const RUNS: [&str; 4] = [" ", "  ", "\t", " \t "];
+
+/// `body` with every run of spaces and tabs written as `run`.
+fn respace(body: &str, run: &str) -> String {
+    body.split([' ', '\t'])
+        .filter(|w| !w.is_empty())
+        .collect::<Vec<_>>()
+        .join(run)
+}
+
+/// `s` escaped as a JSON string's content is: what a model that escaped
+/// its JSON twice sends.
+fn escape_twice(s: &str) -> String {
+    let mut out = String::with_capacity(s.len() + 8);
+    for c in s.chars() {
+        match c {
+            '\\' => out.push_str("\\\\"),
+            '"' => out.push_str("\\\""),
+            '\n' => out.push_str("\\n"),
+            '\t' => out.push_str("\\t"),
+            c => out.push(c),
+        }
+    }
+    out
 }
 
 fn perturb() -> impl Strategy<Value = Perturb> {
@@ -73,6 +110,8 @@ fn perturb() -> impl Strategy<Value = Perturb> {
         (0..TRAILING.len()).prop_map(Perturb::Trailing),
         (0..INDENTS.len()).prop_map(Perturb::Indent),
         Just(Perturb::Fold),
+        (0..RUNS.len()).prop_map(Perturb::Inner),
+        Just(Perturb::EscapeQuotes),
     ]
 }
 
@@ -83,7 +122,8 @@ fn fold(s: &str) -> String {
         .replace('\u{2014}', "-")
 }
 
-/// A file, and a quote of a window of its lines, perturbed.
+/// A file, and a quote of a window of its lines, perturbed (or, one time
+/// in four, quoted exactly but escaped twice).
 fn file_and_quote() -> impl Strategy<Value = (String, String)> {
     proptest::collection::vec(line(), 1..12)
         .prop_flat_map(|lines| {
@@ -97,9 +137,15 @@ fn file_and_quote() -> impl Strategy<Value = (String, String)> {
                 Just(start..start + len),
                 proptest::collection::vec(perturb(), len),
                 Just(newline),
+                proptest::bool::weighted(0.25),
             )
         })
-        .prop_map(|(lines, window, perturbs, newline)| {
+        .prop_map(|(lines, window, perturbs, newline, escaped)| {
+            let perturbs = if escaped {
+                vec![Perturb::Keep; perturbs.len()]
+            } else {
+                perturbs
+            };
             let text = render(&lines);
             let mut quote = String::new();
             for (l, p) in lines[window].iter().zip(perturbs) {
@@ -119,18 +165,99 @@ fn file_and_quote() -> impl Strategy<Value = (String, String)> {
                         body
                     }
                     Perturb::Fold => fold(&body),
+                    Perturb::Inner(r) => respace(&body, RUNS[r]),
+                    Perturb::EscapeQuotes => body.replace('"', "\\\""),
                 };
                 quote.push_str(&format!("{indent}{body}{trailing}\n"));
             }
             if !newline {
                 quote.pop();
             }
+            if escaped {
+                quote = escape_twice(&quote);
+            }
             (text, quote)
         })
 }
 
 fn new_string() -> impl Strategy<Value = String> {
-    proptest::string::string_regex("( {0,4}|\t)[NEW()x]{0,6}\n?( {0,4}|\t)[z]{0,3}").unwrap()
+    proptest::string::string_regex(r#"( {0,4}|\t)[NEW()x"\\n]{0,6}\n?( {0,4}|\t)[z]{0,3}"#).unwrap()
+}
+
+/// Whether `region` is `quote` with runs of spaces and tabs inside lines
+/// compared as one space: line for line the same words (so a run is
+/// never matched by no run), the same indentation after the first line,
+/// a run at the quote's start or end (when it stops inside a line) where
+/// the region has one.
+fn inner_equal(region: &str, quote: &str) -> bool {
+    let blank = |c: char| c == ' ' || c == '\t';
+    let words = |l: &str| -> Vec<String> {
+        l.split([' ', '\t'])
+            .filter(|w| !w.is_empty())
+            .map(str::to_owned)
+            .collect()
+    };
+    let (r, q) = (region.strip_suffix('\n'), quote.strip_suffix('\n'));
+    if r.is_some() != q.is_some() {
+        return false;
+    }
+    let (r, q) = (r.unwrap_or(region), q.unwrap_or(quote));
+    let (rl, ql): (Vec<&str>, Vec<&str>) = (r.split('\n').collect(), q.split('\n').collect());
+    if rl.len() != ql.len() {
+        return false;
+    }
+    let indent = |l: &str| l.len() - l.trim_start_matches(blank).len();
+    let ends_open = !quote.ends_with('\n');
+    rl.iter().zip(&ql).enumerate().all(|(i, (r, q))| {
+        let last = i + 1 == rl.len();
+        words(r) == words(q)
+            && (i == 0 || words(q).is_empty() || r[..indent(r)] == q[..indent(q)])
+            && (i > 0 || r.starts_with(blank) == q.starts_with(blank))
+            && (!(last && ends_open) || r.ends_with(blank) == q.ends_with(blank))
+    })
+}
+
+/// Backslash escapes read: every one of `\n`, `\t`, `\\`, `\"`, `\'` with
+/// `full`, only `\"` and `\'` (a `\\` kept as it is) without.
+fn read(s: &str, full: bool) -> String {
+    let mut out = String::new();
+    let mut chars = s.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c != '\\' {
+            out.push(c);
+            continue;
+        }
+        match chars.peek().copied() {
+            Some('n') if full => out.push('\n'),
+            Some('t') if full => out.push('\t'),
+            Some('\\') if full => out.push('\\'),
+            Some('\\') => out.push_str("\\\\"),
+            Some(q @ ('"' | '\'')) => out.push(q),
+            _ => {
+                out.push('\\');
+                continue;
+            }
+        }
+        chars.next();
+    }
+    out
+}
+
+/// Whether a quote has raw newlines, tabs or double quotes (it was not
+/// escaped throughout) and also `\n`, `\t` or `\\`: its escapes read two
+/// ways.
+fn reads_two_ways(quote: &str) -> bool {
+    let mut raw = false;
+    let mut code = false;
+    let mut chars = quote.chars();
+    while let Some(c) = chars.next() {
+        match c {
+            '\\' => code |= matches!(chars.next(), Some('n' | 't' | '\\')),
+            '\n' | '\t' | '"' => raw = true,
+            _ => {}
+        }
+    }
+    raw && code
 }
 
 /// The text of a region under a tier's tolerance, line by line.
@@ -187,10 +314,19 @@ proptest! {
         match found.tier {
             Tier::Exact => prop_assert_eq!(region, quote.as_str()),
             Tier::LookAlikes => prop_assert_eq!(fold(region).replace('\u{200B}', ""), fold(&quote)),
+            Tier::InnerWhitespace => prop_assert!(inner_equal(region, &quote), "{:?} {:?}", region, quote),
+            Tier::Escaped => {
+                // Read one way, new_string the same way; never a quote
+                // whose escapes read two ways.
+                prop_assert!(!reads_two_ways(&quote), "{:?}", quote);
+                let full = region == read(&quote, true) && replacement == read(&new, true);
+                let quotes = region == read(&quote, false) && replacement == read(&new, false);
+                prop_assert!(full || quotes, "{:?} {:?} {:?}", region, quote, replacement);
+            }
             tier => prop_assert_eq!(tolerant(region, tier), tolerant(&quote, tier)),
         }
-        // Only the indentation tier rewrites new_string.
-        if found.tier != Tier::Indentation {
+        // Only the indentation and escape tiers rewrite new_string.
+        if !matches!(found.tier, Tier::Indentation | Tier::Escaped) {
             prop_assert_eq!(replacement.as_ref(), new.as_str());
         }
     }
@@ -271,6 +407,10 @@ proptest! {
         let second = match copy {
             Perturb::Indent(i) => quote.lines().map(|l| format!("{}{}\n", INDENTS[i], l.trim_start())).collect(),
             Perturb::Trailing(t) => quote.lines().map(|l| format!("{}{}\n", l, TRAILING[t])).collect(),
+            Perturb::Inner(r) => quote.lines().map(|l| {
+                let body = l.trim_start_matches([' ', '\t']);
+                format!("{}{}\n", &l[..l.len() - body.len()], respace(body, RUNS[r]))
+            }).collect(),
             _ => quote.lines().map(|l| format!("{l}\n")).collect::<String>(),
         };
         let text = format!("{text}{second}");

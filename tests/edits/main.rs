@@ -19,6 +19,7 @@ mod edit_tolerant_matching;
 mod edit_tool;
 mod edits_count_overlapping_places;
 mod edits_end_lines_as_the_file_does;
+mod edits_forgive_inner_runs_and_escaped_text;
 mod edits_reindent_to_the_files_structure;
 mod multi_edit_is_all_or_nothing;
 mod utf32_files_are_decoded_never_misread;

@@ -2,7 +2,9 @@
 //! lines (context and removed) found as whole lines of the file, after the
 //! hunks before it, with the tiers `edit` uses ([`locate`]): exactly, then
 //! ignoring trailing whitespace, then normalising indentation (added lines
-//! re-indented), then folding look-alike characters. The first tier that
+//! re-indented), then with runs of spaces and tabs inside lines compared as
+//! one space, then folding look-alike characters, then reading backslash
+//! escapes written literally (added lines read the same way). The first tier that
 //! finds a place decides; several places is a refusal, never a guess.
 //! Context lines are written back as the file has them, byte for byte;
 //! only removed lines go and added lines come.
@@ -177,7 +179,8 @@ pub fn apply_hunks(text: &str, hunks: &[Hunk]) -> Result<Patched, (usize, HunkEr
         }
         let place = &found.places[0];
         let range = cursor + place.range.start..cursor + place.range.end;
-        let replacement = replacement(&work[range.clone()], place, hunk).map_err(|e| (i, e))?;
+        let replacement =
+            replacement(&work[range.clone()], place, found.tier, hunk).map_err(|e| (i, e))?;
         cursor = range.end;
         edits.push((range, replacement));
         tiers.push(found.tier);
@@ -260,48 +263,82 @@ fn exact_lines(region: &str, needle: &str) -> Vec<Place> {
 }
 
 /// What the matched lines become: the file's own line for each context
-/// line, nothing for a removed one, the added text (re-indented by the
-/// place) for an added one, ending as the file's line before it ends
-/// (`\r\n` in a file of mixed endings), or the first one when none is
-/// before it.
-fn replacement(matched: &str, place: &Place, hunk: &Hunk) -> Result<String, HunkError> {
+/// line, nothing for a removed one, the added text (re-indented, or with
+/// its escapes read, by the place) for an added one, ending as the file's
+/// line before it ends (`\r\n` in a file of mixed endings), or the first
+/// one when none is before it.
+fn replacement(matched: &str, place: &Place, tier: Tier, hunk: &Hunk) -> Result<String, HunkError> {
     let file_lines: Vec<&str> = matched.split_inclusive('\n').collect();
-    let quoted = hunk
+    // Each hunk line as the place writes it, without its newline: context
+    // and added lines re-indented together after `Tier::Indentation`, each
+    // line alone otherwise (after `Tier::Escaped` a line may then hold
+    // newlines, and stands for as many lines of the file).
+    let written: Vec<String> = if tier == Tier::Indentation {
+        let given = hunk.new_text();
+        let new_text = place
+            .replacement(&given)
+            .map_err(|_| HunkError::IndentationUnclear)?;
+        let mut new_lines = new_text.split_inclusive('\n');
+        hunk.lines
+            .iter()
+            .map(|line| match line {
+                Line::Remove(text) => text.clone(),
+                _ => {
+                    let l = new_lines.next().unwrap_or_default();
+                    l.strip_suffix('\n').unwrap_or(l).to_owned()
+                }
+            })
+            .collect()
+    } else {
+        hunk.lines
+            .iter()
+            .map(|line| place.replacement(line.text()).map(|t| t.into_owned()))
+            .collect::<Result<_, _>>()
+            .map_err(|_| HunkError::IndentationUnclear)?
+    };
+    let spans = |text: &str| 1 + text.matches('\n').count();
+    let quoted: usize = hunk
         .lines
         .iter()
-        .filter(|l| !matches!(l, Line::Add(_)))
-        .count();
-    // Context and added lines, re-indented together, line for line.
-    let given = hunk.new_text();
-    let new_text = place
-        .replacement(&given)
-        .map_err(|_| HunkError::IndentationUnclear)?;
+        .zip(&written)
+        .filter(|(l, _)| !matches!(l, Line::Add(_)))
+        .map(|(_, text)| spans(text))
+        .sum();
     if file_lines.len() != quoted {
         // Not line for line (cannot happen for whole-line places): the
         // hunk's new text as the place writes it.
-        return Ok(new_text.into_owned());
+        return Ok(hunk
+            .lines
+            .iter()
+            .zip(&written)
+            .filter(|(l, _)| !matches!(l, Line::Remove(_)))
+            .map(|(_, text)| format!("{text}\n"))
+            .collect());
     }
     let ending_of = |line: &str| if line.ends_with("\r\n") { "\r\n" } else { "\n" };
     let mut ending = file_lines.first().map_or("\n", |l| ending_of(l));
     let mut out = String::with_capacity(matched.len());
     let mut file = file_lines.into_iter();
-    let mut new_lines = new_text.split_inclusive('\n');
-    for line in &hunk.lines {
+    for (line, text) in hunk.lines.iter().zip(&written) {
         match line {
             Line::Context(_) => {
-                new_lines.next();
-                let kept = file.next().unwrap_or_default();
-                ending = ending_of(kept);
-                out.push_str(kept);
+                for kept in file.by_ref().take(spans(text)) {
+                    ending = ending_of(kept);
+                    out.push_str(kept);
+                }
             }
             Line::Remove(_) => {
-                if let Some(gone) = file.next() {
+                for gone in file.by_ref().take(spans(text)) {
                     ending = ending_of(gone);
                 }
             }
             Line::Add(_) => {
-                let added = new_lines.next().unwrap_or_default();
-                out.push_str(added.strip_suffix('\n').unwrap_or(added));
+                for (k, part) in text.split('\n').enumerate() {
+                    if k > 0 {
+                        out.push_str(ending);
+                    }
+                    out.push_str(part);
+                }
                 out.push_str(ending);
             }
         }
@@ -389,6 +426,27 @@ mod tests {
             "fn f() {\n\tif ok {\n\t\trun();\n\t\tdone();\n\t}\n}\n"
         );
         assert_eq!(out.tiers, [Tier::Indentation]);
+    }
+
+    #[test]
+    fn inner_runs_and_escaped_quotes_are_matched_and_context_kept() {
+        // Tiers do not combine: each finds the hunk's lines alone.
+        let text = "x  =  1;\nsay(\"hi\");\n";
+        let out = apply(
+            text,
+            "@@\n x  =  1;\n-say(\\\"hi\\\");\n+say(\\\"bye\\\");\n",
+        )
+        .unwrap();
+        // Context kept as the file has it; the added line read as the
+        // removed one was.
+        assert_eq!(out.text, "x  =  1;\nsay(\"bye\");\n");
+        assert_eq!(out.tiers, [Tier::Escaped]);
+        let out = apply(text, "@@\n-x = 1;\n+x = 2;\n").unwrap();
+        assert_eq!(out.text, "x = 2;\nsay(\"hi\");\n");
+        assert_eq!(out.tiers, [Tier::InnerWhitespace]);
+        // Lines whose `\n` might be the code's own are not read.
+        let err = apply("puts(\"a\\n\");\n", "@@\n-puts(\\\"a\\n\\\");\n+x\n").unwrap_err();
+        assert!(matches!(err.1, HunkError::NotFound { .. }), "{:?}", err.1);
     }
 
     #[test]

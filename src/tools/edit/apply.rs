@@ -84,7 +84,11 @@ fn tolerant_note(tier: Tier) -> &'static str {
         Tier::Exact => "matched exactly",
         Tier::TrailingWhitespace => "matched ignoring trailing whitespace",
         Tier::Indentation => "matched after normalising indentation",
+        Tier::InnerWhitespace => {
+            "matched with runs of spaces and tabs inside lines compared as one space"
+        }
         Tier::LookAlikes => "matched after folding look-alike characters",
+        Tier::Escaped => "matched after reading backslash escapes in old_string",
     }
 }
 

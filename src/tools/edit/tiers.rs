@@ -1,14 +1,23 @@
 //! Where an edit's `old_string` lands in a text: exactly, or, when it has no
-//! exact match, by the tolerant tiers of issue 17, tried in order:
+//! exact match, by the tolerant tiers of issues 17 and 31, tried in order,
+//! the strictest first (a tier never comes before one whose matches it
+//! takes in, so a looser tier cannot decide where a stricter one would):
 //!
 //! 1. [`Tier::TrailingWhitespace`]: whole lines, trailing whitespace of
 //!    every line ignored;
 //! 2. [`Tier::Indentation`]: whole lines, leading indentation ignored too
 //!    (tabs or spaces, any depth); the place remembers how the file indents
 //!    so that `new_string` can be re-indented ([`Place::replacement`]);
-//! 3. [`Tier::LookAlikes`]: Unicode look-alikes folded (curly quotes,
+//! 3. [`Tier::InnerWhitespace`]: runs of spaces and tabs inside a line
+//!    compared as one space (never as none), trailing whitespace ignored,
+//!    indentation compared exactly, anywhere in a line;
+//! 4. [`Tier::LookAlikes`]: Unicode look-alikes folded (curly quotes,
 //!    non-breaking and other spaces, dashes, the ellipsis, zero-width
-//!    characters), anywhere in a line.
+//!    characters), anywhere in a line;
+//! 5. [`Tier::Escaped`]: backslash escapes written literally in
+//!    `old_string` (`\n`, `\t`, `\"`, `\'`, `\\`, by a model that escaped
+//!    its JSON twice) read as the characters they stand for, then found
+//!    exactly; `new_string` is read the same way.
 //!
 //! [`locate`] is pure and shared by every tool that quotes text to change
 //! (`edit`, `multi_edit` and `apply_patch`): the first tier that
@@ -25,13 +34,26 @@
 //! let place = &found.places[0];
 //! assert_eq!(&text[place.range.clone()], "\tlet x = 1;   \n");
 //! assert_eq!(place.replacement("    let x = 2;\n").unwrap(), "\tlet x = 2;\n");
+//!
+//! let text = "const   x    =  5;\n";
+//! let found = locate(text, "x = 5", &Tier::ALL).unwrap();
+//! assert_eq!(found.tier, Tier::InnerWhitespace);
+//! assert_eq!(&text[found.places[0].range.clone()], "x    =  5");
+//!
+//! let text = "say(\"hi\");\nend();\n";
+//! let found = locate(text, r#"say(\"hi\");\nend();"#, &Tier::ALL).unwrap();
+//! assert_eq!(found.tier, Tier::Escaped);
+//! let place = &found.places[0];
+//! assert_eq!(&text[place.range.clone()], "say(\"hi\");\nend();");
+//! assert_eq!(place.replacement(r#"say(\"bye\");"#).unwrap(), "say(\"bye\");");
 //! ```
 
 use std::borrow::Cow;
 use std::ops::Range;
 
 /// How an `old_string` was found. The order of [`Tier::ALL`] is the order
-/// in which they are tried.
+/// in which they are tried: the strictest first, and never a tier before
+/// one whose matches it takes in (see the module documentation).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub enum Tier {
@@ -42,17 +64,37 @@ pub enum Tier {
     /// Whole lines, leading and trailing whitespace of each line ignored;
     /// `new_string` is re-indented to the file's indentation.
     Indentation,
+    /// Runs of spaces and tabs inside a line compared as one space (a run
+    /// never matches no run), trailing whitespace ignored, indentation
+    /// compared exactly; `new_string` is written as given.
+    InnerWhitespace,
     /// Unicode look-alike characters folded to their ASCII forms.
     LookAlikes,
+    /// Backslash escapes written literally in `old_string` (`\n`, `\t`,
+    /// `\"`, `\'`, `\\`) read as the characters they stand for, then found
+    /// exactly; `new_string` is read the same way. Tried last, only when
+    /// reading the escapes changes `old_string`. An `old_string` with a
+    /// raw newline, tab or double quote was not escaped throughout: then
+    /// only `\"` and `\'` are read, and not at all when it also holds
+    /// `\n`, `\t` or `\\` (which might be the code's own escapes).
+    Escaped,
 }
 
 impl Tier {
-    /// Every tier, in the order they are tried.
-    pub const ALL: [Tier; 4] = [
+    /// Every tier, in the order they are tried: exactly first; trailing
+    /// whitespace before indentation (whose matches take its own in);
+    /// inner whitespace after both (it ignores trailing whitespace too, and
+    /// compares indentation exactly, so a quote off only in indentation is
+    /// re-indented by its tier rather than landed unindented); look-alikes
+    /// after the whitespace tiers; escapes last, since reading them
+    /// rewrites `new_string`, only when nothing else finds the quote.
+    pub const ALL: [Tier; 6] = [
         Tier::Exact,
         Tier::TrailingWhitespace,
         Tier::Indentation,
+        Tier::InnerWhitespace,
         Tier::LookAlikes,
+        Tier::Escaped,
     ];
 
     /// The note the success text ends with (none for an exact match).
@@ -63,7 +105,13 @@ impl Tier {
             Tier::Indentation => {
                 Some("(matched after normalising indentation; new_string re-indented)")
             }
+            Tier::InnerWhitespace => {
+                Some("(matched with runs of spaces and tabs inside lines compared as one space)")
+            }
             Tier::LookAlikes => Some("(matched after folding look-alike characters)"),
+            Tier::Escaped => Some(
+                "(matched after reading backslash escapes in old_string as the characters they stand for; new_string read the same way)",
+            ),
         }
     }
 }
@@ -83,7 +131,18 @@ pub struct Match {
 pub struct Place {
     /// The byte range of the text that the replacement takes the place of.
     pub range: Range<usize>,
-    reindent: Option<Reindent>,
+    rewrite: Rewrite,
+}
+
+/// What a place does to `new_string` before writing it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+enum Rewrite {
+    /// Nothing: written as given.
+    None,
+    /// [`Tier::Indentation`]: re-indented to the file.
+    Reindent(Reindent),
+    /// [`Tier::Escaped`]: its escapes read as `old_string`'s were.
+    Unescape(Reading),
 }
 
 impl Place {
@@ -91,13 +150,14 @@ impl Place {
     pub fn exact(range: Range<usize>) -> Self {
         Self {
             range,
-            reindent: None,
+            rewrite: Rewrite::None,
         }
     }
 
     /// `new` as it is to be written at this place: as given, except after
-    /// [`Tier::Indentation`], where every line's indentation is moved to
-    /// the file's. When the quote's lines are indented relative to each
+    /// [`Tier::Escaped`], where its backslash escapes are read as
+    /// `old_string`'s were, and after [`Tier::Indentation`], where every
+    /// line's indentation is moved to the file's. When the quote's lines are indented relative to each
     /// other as the file's are, by one shift (scaled when they indent by
     /// different steps, written with tabs when the file's lines there are
     /// indented with tabs); when they are not, each line of `new` takes
@@ -106,9 +166,10 @@ impl Place {
     /// the quote indents as it does; [`IndentationUnclear`] when some line
     /// has none of these, rather than a guess.
     pub fn replacement<'a>(&self, new: &'a str) -> Result<Cow<'a, str>, IndentationUnclear> {
-        match &self.reindent {
-            None => Ok(Cow::Borrowed(new)),
-            Some(r) => r.apply(new).map(Cow::Owned),
+        match &self.rewrite {
+            Rewrite::None => Ok(Cow::Borrowed(new)),
+            Rewrite::Reindent(r) => r.apply(new).map(Cow::Owned),
+            Rewrite::Unescape(reading) => Ok(reading.read(new)),
         }
     }
 }
@@ -295,7 +356,25 @@ pub(crate) fn places<'a>(text: &'a str, needle: &'a str, tier: Tier) -> Places<'
         Tier::TrailingWhitespace | Tier::Indentation => {
             LinePlaces::new(text, needle, tier).map_or(Places::None, Places::Lines)
         }
-        Tier::LookAlikes => Folded::new(text, needle).map_or(Places::None, Places::Folded),
+        Tier::InnerWhitespace => {
+            Folded::new(text, needle, Fold::InnerWhitespace).map_or(Places::None, Places::Folded)
+        }
+        Tier::LookAlikes => {
+            Folded::new(text, needle, Fold::LookAlikes).map_or(Places::None, Places::Folded)
+        }
+        Tier::Escaped => Reading::of(needle)
+            .and_then(|reading| {
+                let read = reading.read(needle);
+                // Unchanged, or blank once read: nothing to find.
+                if read == needle || read.trim().is_empty() {
+                    return None;
+                }
+                Some(Places::Escaped(
+                    Occurrences::new(text.as_bytes(), read.into_owned().into_bytes()),
+                    reading,
+                ))
+            })
+            .unwrap_or(Places::None),
     }
 }
 
@@ -307,8 +386,10 @@ pub(crate) enum Places<'a> {
     Exact(Occurrences<'a>),
     /// The two line tiers.
     Lines(LinePlaces<'a>),
-    /// [`Tier::LookAlikes`].
+    /// [`Tier::InnerWhitespace`] and [`Tier::LookAlikes`].
     Folded(Box<Folded<'a>>),
+    /// [`Tier::Escaped`]: the needle as read, found exactly.
+    Escaped(Occurrences<'a>, Reading),
 }
 
 impl Iterator for Places<'_> {
@@ -320,6 +401,10 @@ impl Iterator for Places<'_> {
             Places::Exact(o) => o.next().map(Place::exact),
             Places::Lines(l) => l.next(),
             Places::Folded(f) => f.next(),
+            Places::Escaped(o, reading) => o.next().map(|range| Place {
+                range,
+                rewrite: Rewrite::Unescape(*reading),
+            }),
         }
     }
 }
@@ -499,17 +584,19 @@ impl Iterator for LinePlaces<'_> {
                 continue;
             }
             let end = last_end + usize::from(self.wants_newline);
-            let reindent = (self.tier == Tier::Indentation).then(|| {
+            let rewrite = if self.tier == Tier::Indentation {
                 let bodies: Vec<&str> = self
                     .window
                     .iter()
                     .map(|&(s, e, _)| &self.text[s..e])
                     .collect();
-                reindent(&bodies, &self.quoted)
-            });
+                Rewrite::Reindent(reindent(&bodies, &self.quoted))
+            } else {
+                Rewrite::None
+            };
             return Some(Place {
                 range: first..end,
-                reindent,
+                rewrite,
             });
         }
         None
@@ -591,11 +678,89 @@ fn fold(s: &str) -> Cow<'_, str> {
     Cow::Owned(out)
 }
 
-/// The places of [`Tier::LookAlikes`]: the needle's occurrences in the
-/// folded text (overlapping ones too), mapped back to the text as they are
-/// found: a place starts at the first character whose folded form it
-/// starts in, and ends after the last character whose folded form it ends
-/// in. Holds the folded text, not the places.
+/// How a folding tier writes a text before searching it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Fold {
+    /// [`Tier::InnerWhitespace`]: [`collapse`].
+    InnerWhitespace,
+    /// [`Tier::LookAlikes`]: [`fold`].
+    LookAlikes,
+}
+
+/// What a run of spaces and tabs is, for [`Tier::InnerWhitespace`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Run {
+    /// It ends its line: dropped.
+    Trailing,
+    /// It starts its line (and does not end it): kept as it is, so
+    /// indentation is compared exactly.
+    Leading,
+    /// Between two characters of a line: one space.
+    Inner,
+}
+
+fn is_blank(b: u8) -> bool {
+    b == b' ' || b == b'\t'
+}
+
+/// The end of the run of spaces and tabs that starts at `at`.
+fn run_end(bytes: &[u8], at: usize) -> usize {
+    at + bytes[at..].iter().take_while(|&&b| is_blank(b)).count()
+}
+
+/// What the run `at..end` of `s` is. `end_ends_line`: whether the end of
+/// `s` ends a line (true of the file's text; not of a quote, which may
+/// stop in the middle of one: a quote's last run is inner, so that `a `
+/// never matches `ab`).
+fn run_kind(bytes: &[u8], at: usize, end: usize, end_ends_line: bool) -> Run {
+    let rest = &bytes[end..];
+    if rest.starts_with(b"\n") || rest.starts_with(b"\r\n") || (rest.is_empty() && end_ends_line) {
+        Run::Trailing
+    } else if at == 0 || bytes[at - 1] == b'\n' {
+        Run::Leading
+    } else {
+        Run::Inner
+    }
+}
+
+/// `s` with every run of spaces and tabs inside a line written as one
+/// space and every run that ends a line dropped; indentation is kept.
+fn collapse(s: &str, end_ends_line: bool) -> Cow<'_, str> {
+    let bytes = s.as_bytes();
+    let mut out: Option<String> = None;
+    let mut from = 0;
+    let mut at = 0;
+    while let Some(i) = bytes[at..].iter().position(|&b| is_blank(b)) {
+        let start = at + i;
+        let end = run_end(bytes, start);
+        at = end;
+        let keep = match run_kind(bytes, start, end, end_ends_line) {
+            Run::Leading => continue,
+            Run::Inner if end - start == 1 && bytes[start] == b' ' => continue,
+            Run::Inner => " ",
+            Run::Trailing => "",
+        };
+        let out = out.get_or_insert_with(|| String::with_capacity(s.len()));
+        out.push_str(&s[from..start]);
+        out.push_str(keep);
+        from = end;
+    }
+    match out {
+        None => Cow::Borrowed(s),
+        Some(mut out) => {
+            out.push_str(&s[from..]);
+            Cow::Owned(out)
+        }
+    }
+}
+
+/// The places of a folding tier ([`Tier::InnerWhitespace`],
+/// [`Tier::LookAlikes`]): the needle's occurrences in the folded text
+/// (overlapping ones too), mapped back to the text as they are found: a
+/// place starts at the first piece of the text whose folded form it
+/// starts in, and ends after the last piece whose folded form it ends in
+/// (a piece is a character, or a run of spaces and tabs folded as one).
+/// Holds the folded text, not the places.
 pub(crate) struct Folded<'a> {
     text: &'a str,
     /// The needle's occurrences in the folded text (which it holds).
@@ -604,20 +769,28 @@ pub(crate) struct Folded<'a> {
     ends: Cursor<'a>,
 }
 
-/// A walk over the text's characters with the folded offset each starts
-/// at; zero-width characters are skipped.
+/// A walk over the pieces of the text with the folded offsets each
+/// covers; pieces folded to nothing are skipped.
 struct Cursor<'a> {
-    chars: std::str::CharIndices<'a>,
-    /// The current character: where it is, its length, and the folded
+    text: &'a str,
+    fold: Fold,
+    /// Where the next piece starts.
+    at: usize,
+    /// The end of the indentation being walked, a space or tab a piece.
+    leading_until: usize,
+    /// The current piece: where it is, its length, and the folded
     /// range it covers.
     current: Option<(usize, usize, Range<usize>)>,
     cum: usize,
 }
 
 impl<'a> Cursor<'a> {
-    fn new(text: &'a str) -> Self {
+    fn new(text: &'a str, fold: Fold) -> Self {
         let mut cursor = Self {
-            chars: text.char_indices(),
+            text,
+            fold,
+            at: 0,
+            leading_until: 0,
             current: None,
             cum: 0,
         };
@@ -625,21 +798,44 @@ impl<'a> Cursor<'a> {
         cursor
     }
 
+    /// The piece at `at`: its length and the length of its folded form.
+    fn piece(&mut self, at: usize) -> Option<(usize, usize)> {
+        let c = self.text[at..].chars().next()?;
+        let len = c.len_utf8();
+        let bytes = self.text.as_bytes();
+        Some(match self.fold {
+            Fold::LookAlikes => (len, fold_char(c).map_or(len, str::len)),
+            Fold::InnerWhitespace if !is_blank(bytes[at]) || at < self.leading_until => (len, len),
+            Fold::InnerWhitespace => {
+                let end = run_end(bytes, at);
+                match run_kind(bytes, at, end, true) {
+                    Run::Trailing => (end - at, 0),
+                    Run::Inner => (end - at, 1),
+                    Run::Leading => {
+                        self.leading_until = end;
+                        (1, 1)
+                    }
+                }
+            }
+        })
+    }
+
     fn advance(&mut self) {
         self.current = None;
-        for (at, c) in self.chars.by_ref() {
-            let out = fold_char(c).map_or(c.len_utf8(), str::len);
+        while let Some((len, out)) = self.piece(self.at) {
+            let at = self.at;
+            self.at += len;
             if out == 0 {
                 continue;
             }
             let covers = self.cum..self.cum + out;
             self.cum += out;
-            self.current = Some((at, c.len_utf8(), covers));
+            self.current = Some((at, len, covers));
             return;
         }
     }
 
-    /// The character whose folded form satisfies `hit`, moving forward.
+    /// The piece whose folded form satisfies `hit`, moving forward.
     fn find(&mut self, hit: impl Fn(&Range<usize>) -> bool) -> Option<(usize, usize)> {
         loop {
             let (at, len, covers) = self.current.clone()?;
@@ -652,10 +848,13 @@ impl<'a> Cursor<'a> {
 }
 
 impl<'a> Folded<'a> {
-    fn new(text: &'a str, needle: &str) -> Option<Box<Self>> {
-        let (text_f, needle_f) = (fold(text), fold(needle));
+    fn new(text: &'a str, needle: &str, how: Fold) -> Option<Box<Self>> {
+        let (text_f, needle_f) = match how {
+            Fold::LookAlikes => (fold(text), fold(needle)),
+            Fold::InnerWhitespace => (collapse(text, true), collapse(needle, false)),
+        };
         let unchanged = matches!((&text_f, &needle_f), (Cow::Borrowed(_), Cow::Borrowed(_)));
-        if needle_f.is_empty() || unchanged {
+        if needle_f.trim().is_empty() || unchanged {
             return None;
         }
         Some(Box::new(Self {
@@ -664,8 +863,8 @@ impl<'a> Folded<'a> {
                 text_f.into_owned().into_bytes(),
                 needle_f.into_owned().into_bytes(),
             ),
-            starts: Cursor::new(text),
-            ends: Cursor::new(text),
+            starts: Cursor::new(text, how),
+            ends: Cursor::new(text, how),
         }))
     }
 }
@@ -685,8 +884,85 @@ impl Iterator for Folded<'_> {
             .unwrap_or((self.text.len(), 0));
         Some(Place {
             range: start..at + len,
-            reindent: None,
+            rewrite: Rewrite::None,
         })
+    }
+}
+
+/// How [`Tier::Escaped`] reads the backslash escapes of a quote (and of
+/// its `new_string`), left to right, a backslash and the character after
+/// it at a time; any other pair is kept as written.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Reading {
+    /// `\n`, `\t`, `\"`, `\'` and `\\` read: the quote was escaped
+    /// throughout (no raw newline, tab or double quote in it), as a JSON
+    /// string escaped twice is.
+    Full,
+    /// Only `\"` and `\'` read: the quote has a raw newline, tab or double
+    /// quote, so it was not escaped throughout, and holds no `\n`, `\t`
+    /// or `\\` (which might then be the code's own escapes).
+    Quotes,
+}
+
+impl Reading {
+    /// How `quote` is read, or `None` when it cannot be read without a
+    /// guess (a quote not escaped throughout that holds `\n`, `\t` or
+    /// `\\`) or holds no backslash.
+    pub(crate) fn of(quote: &str) -> Option<Reading> {
+        if !quote.contains('\\') {
+            return None;
+        }
+        // Left to right, a backslash and the character after it at a time.
+        let (mut raw, mut code_escapes) = (false, false);
+        let mut chars = quote.chars();
+        while let Some(c) = chars.next() {
+            match c {
+                '\\' => code_escapes |= matches!(chars.next(), Some('n' | 't' | '\\')),
+                '\n' | '\t' | '"' => raw = true,
+                _ => {}
+            }
+        }
+        match (raw, code_escapes) {
+            (false, _) => Some(Reading::Full),
+            (true, false) => Some(Reading::Quotes),
+            (true, true) => None,
+        }
+    }
+
+    /// `s` with its escapes read.
+    pub(crate) fn read(self, s: &str) -> Cow<'_, str> {
+        if !s.contains('\\') {
+            return Cow::Borrowed(s);
+        }
+        let mut out = String::with_capacity(s.len());
+        let mut chars = s.chars().peekable();
+        while let Some(c) = chars.next() {
+            if c != '\\' {
+                out.push(c);
+                continue;
+            }
+            let read = match (self, chars.peek()) {
+                (Reading::Full, Some('n')) => '\n',
+                (Reading::Full, Some('t')) => '\t',
+                (Reading::Full, Some('\\')) => '\\',
+                (Reading::Quotes, Some('\\')) => {
+                    // A pair kept as written, so that its second backslash
+                    // starts no escape.
+                    chars.next();
+                    out.push_str("\\\\");
+                    continue;
+                }
+                (_, Some('"')) => '"',
+                (_, Some('\'')) => '\'',
+                _ => {
+                    out.push('\\');
+                    continue;
+                }
+            };
+            chars.next();
+            out.push(read);
+        }
+        Cow::Owned(out)
     }
 }
 
@@ -764,6 +1040,134 @@ mod tests {
             one("it's fine...\n", "it\u{2019}s fine\u{2026}"),
             (Tier::LookAlikes, "it's fine...".into())
         );
+    }
+
+    #[test]
+    fn inner_runs_of_spaces_and_tabs_compare_as_one_space_either_way() {
+        // The file has the wider runs, or the quote has.
+        let text = "fn f() {\n    const   x    =  5;\n}\n";
+        assert_eq!(
+            one(text, "const x = 5;"),
+            (Tier::InnerWhitespace, "const   x    =  5;".into())
+        );
+        assert_eq!(
+            one("a = b;\n", "a  =\tb;"),
+            (Tier::InnerWhitespace, "a = b;".into())
+        );
+        // Several lines: indentation compared exactly, trailing
+        // whitespace dropped, the span ends where the quote ends.
+        let text = "if a  {\n\tb(1,  2);  \n}\n";
+        assert_eq!(
+            one(text, "if a {\n\tb(1, 2);\n"),
+            (Tier::InnerWhitespace, "if a  {\n\tb(1,  2);  \n".into())
+        );
+        assert_eq!(
+            one(text, "if a {\n\tb(1, 2);"),
+            (Tier::InnerWhitespace, "if a  {\n\tb(1,  2);".into())
+        );
+        // A quote that starts or ends in a run takes the file's whole run.
+        assert_eq!(
+            one("x   =  1\n", " = 1"),
+            (Tier::InnerWhitespace, "   =  1".into())
+        );
+        assert_eq!(
+            one("x \t = 1\n", "x  "),
+            (Tier::InnerWhitespace, "x \t ".into())
+        );
+    }
+
+    #[test]
+    fn a_run_never_matches_no_run_and_indentation_is_not_forgiven() {
+        for (text, quote) in [
+            ("ab\n", "a b"),
+            ("a b\n", "ab"),
+            ("a+b\n", "a + b"),
+            // A quote's last run is inside a line: it needs a run there.
+            ("ab\n", "a "),
+            ("a  \nb\n", "a b"),
+            // Indentation (after the first line) is compared exactly.
+            ("f  (x)\n\tg()\n", "f (x)\n    g()"),
+            ("f  (x)\n    g()\n", "f (x)\n  g()"),
+        ] {
+            assert!(
+                places(text, quote, Tier::InnerWhitespace).next().is_none(),
+                "{text:?} {quote:?}"
+            );
+        }
+        assert_eq!(collapse("  a \t b  \n  c\t", true), "  a b\n  c");
+        assert_eq!(collapse("a \t", false), "a ");
+    }
+
+    #[test]
+    fn two_places_with_runs_collapsed_are_both_found() {
+        let m = locate("x  = 1\ny = 2\nx =   1\n", "x = 1", &Tier::ALL).unwrap();
+        assert_eq!((m.tier, m.places.len()), (Tier::InnerWhitespace, 2)); // Overlapping places both count, each mapped to its own bytes.
+        let m = locate("a  a\ta", "a a", &Tier::ALL).unwrap();
+        let ranges: Vec<_> = m.places.iter().map(|p| p.range.clone()).collect();
+        assert_eq!((m.tier, ranges), (Tier::InnerWhitespace, vec![0..4, 3..6]));
+        // A long file of runs: one pass, every place.
+        let text = "k  =  v;\n".repeat(20_000);
+        let m = locate(&text, "k = v;\nk = v;", &Tier::ALL).unwrap();
+        assert_eq!((m.tier, m.places.len()), (Tier::InnerWhitespace, 19_999));
+        assert_eq!(m.places[1].range, 9..26);
+    }
+
+    #[test]
+    fn escapes_written_literally_are_read_and_new_string_read_the_same_way() {
+        let text = "fn main() {\n\tprintf(\"a\\n\");\n}\n";
+        // Escaped throughout, as a JSON string escaped twice.
+        let quote = r#"\tprintf(\"a\\n\");\n}"#;
+        let m = locate(text, quote, &Tier::ALL).unwrap();
+        assert_eq!((m.tier, m.places.len()), (Tier::Escaped, 1));
+        let place = &m.places[0];
+        assert_eq!(&text[place.range.clone()], "\tprintf(\"a\\n\");\n}");
+        assert_eq!(
+            place.replacement(r#"\tputs(\"b\\n\");\n}"#).unwrap(),
+            "\tputs(\"b\\n\");\n}"
+        );
+        // Quotes only escaped, with raw newlines: only quotes are read.
+        let text = "say(\"hi\")\nsay('it')\n";
+        let quote = "say(\\\"hi\\\")\nsay(\\'it\\')";
+        let m = locate(text, quote, &Tier::ALL).unwrap();
+        assert_eq!(m.tier, Tier::Escaped);
+        assert_eq!(
+            m.places[0].replacement("say(\\\"a\\n\\\")\\\\").unwrap(),
+            "say(\"a\\n\")\\\\"
+        );
+    }
+
+    #[test]
+    fn escapes_that_read_two_ways_or_change_nothing_find_nothing() {
+        // Raw newline (not escaped throughout) with `\n` inside: the
+        // code's own escape, or an escaped newline? Not guessed.
+        let text = "printf(\"a\\n\");\nreturn 0;\nprintf(\"a\n\");\n";
+        let quote = "printf(\\\"a\\n\\\");\nreturn 0;";
+        assert!(places(text, quote, Tier::Escaped).next().is_none());
+        assert_eq!(Reading::of(quote), None);
+        assert_eq!(Reading::of("a\\\\b\tc"), None);
+        assert_eq!(Reading::of("\"a\\tb\""), None);
+        // No escape, an unknown one, or blank once read.
+        assert!(places("a\nb", "a b", Tier::Escaped).next().is_none());
+        assert!(places("C:\\dir", "C:\\dir", Tier::Escaped).next().is_none());
+        assert!(places("x\n\t\n", "\\n\\t", Tier::Escaped).next().is_none());
+        assert_eq!(Reading::Full.read("\\d\\\\n\\"), "\\d\\n\\");
+        assert_eq!(Reading::Quotes.read("\\\\\"\\n"), "\\\\\"\\n");
+    }
+
+    #[test]
+    fn a_literal_backslash_n_in_the_file_is_found_exactly_first() {
+        // A C string holding backslash-n, quoted as the file has it.
+        let text = "puts(\"a\\n\");\nputs(\"a\n\");\n";
+        let m = locate(text, "puts(\"a\\n\");", &Tier::ALL).unwrap();
+        assert_eq!((m.tier, m.places.len()), (Tier::Exact, 1));
+        assert_eq!(m.places[0].range, 0..12);
+        assert_eq!(m.places[0].replacement("x\\n").unwrap(), "x\\n");
+    }
+
+    #[test]
+    fn escaped_text_at_two_places_is_two_places() {
+        let m = locate("a\tb\nc\na\tb\n", "a\\tb", &Tier::ALL).unwrap();
+        assert_eq!((m.tier, m.places.len()), (Tier::Escaped, 2));
     }
 
     #[test]
