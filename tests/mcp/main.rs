@@ -12,6 +12,7 @@ mod support;
 mod mcp_approvals_asked_through_the_client;
 mod mcp_client_lists_many_tools_by_name_and_searches_them;
 mod mcp_client_mounts_an_http_server;
+mod mcp_client_mounts_an_https_server;
 mod mcp_client_mounts_external_servers;
 mod mcp_client_negotiates_the_protocol_version;
 mod mcp_http_face_python_sdk;

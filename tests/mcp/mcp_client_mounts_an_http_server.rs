@@ -2,7 +2,8 @@
 //! `agentcore mcp --http` through `[[mcp_servers]] url` (with the bearer
 //! token in `headers`) and edits a file through it, read-before-write
 //! holding across the boundary; a wrong token or a dead address fails the
-//! mount by name, and the run goes on.
+//! mount by name, and the run goes on; plain http:// reaches only this
+//! machine unless the entry allows it.
 
 use std::process::Output;
 
@@ -88,10 +89,13 @@ fn a_wrong_token_or_a_dead_address_fails_the_mount_by_name() {
 }
 
 #[test]
-fn an_https_or_odd_url_is_refused_with_the_fix() {
+fn plain_http_to_another_machine_or_an_odd_url_is_refused_with_the_fix() {
     for (url, expected) in [
-        ("https://example.com/mcp", "no TLS"),
-        ("ftp://example.com/mcp", "not an http:// URL"),
+        (
+            "http://example.com/mcp",
+            "which is not this machine: what is sent (tokens too) could be read or changed on the way. Use https://, or set `allow_insecure = true`",
+        ),
+        ("ftp://example.com/mcp", "not an https:// or http:// URL"),
     ] {
         let input = turn(&[("b", "ls", json!({}))]);
         let (_, output) = run(&policy(url, TOKEN), &input);

@@ -25,13 +25,16 @@ pub const DEFAULT_CALL_TIMEOUT: Duration = Duration::from_secs(600);
 /// call_timeout_secs = 600               # silence allowed in a call (progress resets it); default 600
 /// ```
 ///
-/// Or a streamable-HTTP server (plain `http://`; this build has no TLS):
+/// Or a streamable-HTTP server: `https://` (rustls; the platform's roots,
+/// plus those of `ca_file`; the certificate must name the host), or plain
+/// `http://` to a loopback address (any host with `allow_insecure`):
 ///
 /// ```toml
 /// [[mcp_servers]]
 /// name = "remote"
-/// url = "http://agentcore-alice:8080/mcp"
+/// url = "https://mcp.example.com/mcp"
 /// headers = { Authorization = "Bearer …" }   # sent on every request
+/// ca_file = "/etc/company/root-ca.pem"       # a private CA, trusted besides the platform's
 /// ```
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -54,6 +57,14 @@ pub struct McpServerConfig {
     /// HTTP headers for `url`.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub headers: BTreeMap<String, String>,
+    /// PEM certificates trusted as roots for an `https://` `url`, besides
+    /// the platform's (a company's own CA).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ca_file: Option<std::path::PathBuf>,
+    /// Allows plain `http://` to a host that is not a loopback address
+    /// (what is sent, tokens included, can be read on the way).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub allow_insecure: bool,
     /// Seconds the server has to complete the MCP handshake.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub startup_timeout_secs: Option<f64>,
@@ -108,15 +119,7 @@ impl McpServerConfig {
                 "MCP server {:?} has neither `command` nor `url`; give the program to start as `command`",
                 self.name
             )),
-            (None, Some(url)) if url.starts_with("https://") => Err(format!(
-                "MCP server {:?}: this build speaks plain http:// to streamable-HTTP servers (no TLS); reach {url} through a local TLS proxy, or start a stdio server with `command`",
-                self.name
-            )),
-            (None, Some(url)) if !url.starts_with("http://") => Err(format!(
-                "MCP server {:?}: `url` {url:?} is not an http:// URL; write e.g. \"http://127.0.0.1:8080/mcp\"",
-                self.name
-            )),
-            (None, Some(_)) => Ok(()),
+            (None, Some(url)) => self.check_url(url),
             (Some(command), None) if command.trim().is_empty() => Err(format!(
                 "MCP server {:?} has an empty `command`; give the program to start",
                 self.name
@@ -124,6 +127,47 @@ impl McpServerConfig {
             (Some(_), None) => Ok(()),
         }
     }
+}
+
+impl McpServerConfig {
+    /// An `https://` URL, or an `http://` one to a loopback address (to
+    /// any host with `allow_insecure`); `ca_file` only beside `https://`.
+    fn check_url(&self, url: &str) -> Result<(), String> {
+        let name = &self.name;
+        let parsed = http::Uri::try_from(url.as_bytes()).ok().filter(|u| {
+            u.host().is_some_and(|h| !h.is_empty())
+                && matches!(u.scheme_str(), Some("http" | "https"))
+        });
+        let Some(parsed) = parsed else {
+            return Err(format!(
+                "MCP server {name:?}: `url` {url:?} is not an https:// or http:// URL with a host; write e.g. \"https://mcp.example.com/mcp\""
+            ));
+        };
+        let host = parsed.host().unwrap_or_default();
+        if parsed.scheme_str() == Some("http") {
+            if self.ca_file.is_some() {
+                return Err(format!(
+                    "MCP server {name:?}: `ca_file` is for https:// servers, and `url` {url:?} is plain http://; use https:// or leave `ca_file` out"
+                ));
+            }
+            if !is_loopback(host) && !self.allow_insecure {
+                return Err(format!(
+                    "MCP server {name:?}: `url` {url:?} is plain http:// to {host}, which is not this machine: what is sent (tokens too) could be read or changed on the way. Use https://, or set `allow_insecure = true` in its entry if the network is yours"
+                ));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Whether `host` (as a URL writes it) is this machine: `localhost`, an
+/// address of 127.0.0.0/8 or `[::1]`.
+fn is_loopback(host: &str) -> bool {
+    let bare = host.trim_start_matches('[').trim_end_matches(']');
+    bare.eq_ignore_ascii_case("localhost")
+        || bare
+            .parse::<std::net::IpAddr>()
+            .is_ok_and(|ip| ip.is_loopback())
 }
 
 fn seconds(value: Option<f64>) -> Option<Duration> {
@@ -177,13 +221,59 @@ mod tests {
         );
         config.url = Some("http://localhost:1/mcp".into());
         assert!(config.check().is_ok());
-        config.url = Some("https://localhost:1/mcp".into());
-        assert!(config.check().unwrap_err().contains("no TLS"));
+        config.url = Some("https://mcp.example.com/mcp".into());
+        assert!(config.check().is_ok());
         config.url = Some("localhost:1/mcp".into());
-        assert!(config.check().unwrap_err().contains("not an http:// URL"));
+        assert!(
+            config
+                .check()
+                .unwrap_err()
+                .contains("not an https:// or http:// URL with a host")
+        );
+        config.url = Some("ftp://localhost/mcp".into());
+        assert!(config.check().unwrap_err().contains("not an https://"));
         config.command = Some("x".into());
         assert!(config.check().unwrap_err().contains("both"));
         config.url = None;
+        assert!(config.check().is_ok());
+    }
+
+    #[test]
+    fn plain_http_reaches_only_this_machine_unless_allowed() {
+        let mut config = McpServerConfig {
+            name: "r".into(),
+            ..McpServerConfig::default()
+        };
+        for url in [
+            "http://localhost:8080/mcp",
+            "http://127.0.0.1/mcp",
+            "http://127.3.4.5:1/mcp",
+            "http://[::1]:9/mcp",
+        ] {
+            config.url = Some(url.into());
+            assert!(config.check().is_ok(), "{url}");
+        }
+        for url in [
+            "http://agentcore-alice:8080/mcp",
+            "http://10.0.0.2/mcp",
+            "http://localhost.example.com/mcp",
+            "http://[::2]/mcp",
+        ] {
+            config.url = Some(url.into());
+            let err = config.check().unwrap_err();
+            assert!(err.contains("which is not this machine"), "{url}: {err}");
+            assert!(err.contains("allow_insecure = true"), "{err}");
+        }
+        config.allow_insecure = true;
+        assert!(config.check().is_ok());
+        config.ca_file = Some("/ca.pem".into());
+        assert!(
+            config
+                .check()
+                .unwrap_err()
+                .contains("`ca_file` is for https://")
+        );
+        config.url = Some("https://mcp.example.com/mcp".into());
         assert!(config.check().is_ok());
     }
 

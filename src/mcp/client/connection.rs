@@ -97,11 +97,22 @@ impl Connection {
             message,
         };
         if let Some(url) = config.url.clone() {
-            let transport = rmcp::transport::StreamableHttpClientTransport::from_config(
+            let client = http_client(&config).map_err(fail)?;
+            let transport = rmcp::transport::StreamableHttpClientTransport::with_client(
+                client.clone(),
                 http_transport_config(&config, &url).map_err(fail)?,
             );
             let what = format!("a streamable-HTTP server at {url}");
-            return Self::handshake(config, transport, StderrTail::spawn(None), &what).await;
+            let mounted = Self::handshake(config, transport, StderrTail::spawn(None), &what).await;
+            return match mounted {
+                Err(mut failure) => {
+                    if let Some(why) = connection_failure(&client, &url).await {
+                        failure.message.push_str(&format!(" (connecting: {why})"));
+                    }
+                    Err(failure)
+                }
+                mounted => mounted,
+            };
         }
         let program = config.command.clone().unwrap_or_default();
         let mut command = tokio::process::Command::new(&program);
@@ -159,7 +170,8 @@ impl Connection {
             Ok(Err(err)) => {
                 let tail = stderr_tail.settled().await;
                 return Err(fail(format!(
-                    "MCP server {name:?} failed the MCP handshake: {err}{tail}"
+                    "MCP server {name:?} failed the MCP handshake: {}{tail}",
+                    with_causes(&err)
                 )));
             }
             Err(_) => {
@@ -539,6 +551,82 @@ fn http_transport_config(
     let mut transport = StreamableHttpClientTransportConfig::with_uri(url.to_owned());
     transport.custom_headers = headers;
     Ok(transport)
+}
+
+/// `err` and each cause under it not already in its text, joined by `: `
+/// (an HTTP client's "error sending request" hides the refused
+/// certificate below it).
+fn with_causes(err: &dyn std::error::Error) -> String {
+    let mut text = err.to_string();
+    let mut cause = err.source();
+    while let Some(next) = cause {
+        let part = next.to_string();
+        if !text.contains(&part) {
+            text.push_str(": ");
+            text.push_str(&part);
+        }
+        cause = next.source();
+    }
+    text
+}
+
+/// Why connecting to `url` fails, with every cause (a refused certificate
+/// and its reason), or `None` when a connection can be made: the
+/// handshake's own error names only the request that failed.
+async fn connection_failure(client: &reqwest::Client, url: &str) -> Option<String> {
+    match client.get(url).timeout(Duration::from_secs(5)).send().await {
+        Err(err) if err.is_connect() || err.is_timeout() => Some(with_causes(&err)),
+        _ => None,
+    }
+}
+
+/// The HTTP client of a `url` server: rustls with the ring provider, the
+/// platform's roots and those of `ca_file`, the certificate checked against
+/// the host's name; no proxy from the environment.
+fn http_client(config: &McpServerConfig) -> Result<reqwest::Client, String> {
+    let name = &config.name;
+    // ring, not aws-lc-rs: no CMake or C build beyond ring's own. ring has
+    // no post-quantum key exchange, hence rustls's deprecation note.
+    #[allow(deprecated)]
+    let provider = Arc::new(rustls::crypto::ring::default_provider());
+    let mut extra = Vec::new();
+    if let Some(path) = &config.ca_file {
+        use rustls::pki_types::CertificateDer;
+        use rustls::pki_types::pem::PemObject;
+        let unreadable = |e: &dyn std::fmt::Display| {
+            format!(
+                "MCP server {name:?}: `ca_file` {} cannot be read as PEM certificates: {e}",
+                path.display()
+            )
+        };
+        for cert in CertificateDer::pem_file_iter(path).map_err(|e| unreadable(&e))? {
+            extra.push(cert.map_err(|e| unreadable(&e))?);
+        }
+        if extra.is_empty() {
+            return Err(format!(
+                "MCP server {name:?}: `ca_file` {} holds no PEM certificate (-----BEGIN CERTIFICATE-----)",
+                path.display()
+            ));
+        }
+    }
+    let verifier =
+        rustls_platform_verifier::Verifier::new_with_extra_roots(extra, provider.clone()).map_err(
+            |e| {
+                format!("MCP server {name:?}: the platform's certificate roots cannot be used: {e}")
+            },
+        )?;
+    let mut tls = rustls::ClientConfig::builder_with_provider(provider)
+        .with_safe_default_protocol_versions()
+        .map_err(|e| format!("MCP server {name:?}: TLS cannot be set up: {e}"))?
+        .dangerous()
+        .with_custom_certificate_verifier(Arc::new(verifier))
+        .with_no_client_auth();
+    tls.alpn_protocols = vec![b"http/1.1".to_vec()];
+    reqwest::Client::builder()
+        .tls_backend_preconfigured(tls)
+        .no_proxy()
+        .build()
+        .map_err(|e| format!("MCP server {name:?}: its HTTP client cannot be built: {e}"))
 }
 
 /// The last few KiB a server wrote to stderr.

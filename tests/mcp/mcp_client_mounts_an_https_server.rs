@@ -1,0 +1,209 @@
+//! Issue 32, item 1: the MCP client reaches `https://` servers with
+//! rustls. A private CA named in `ca_file` is trusted besides the
+//! platform's roots; without it the server's certificate is refused; a
+//! certificate for another name is refused; plain `http://` reaches only
+//! loopback unless the entry says `allow_insecure = true`.
+//!
+//! The server is `agentcore mcp --http` behind a small TLS front
+//! (tests/mcp_client/tls_proxy.py), with a CA and a certificate for
+//! `localhost` made by `openssl` for the test.
+
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
+
+use serde_json::{Value, json};
+
+use crate::support::cli::{self, end, text, turn};
+use crate::support::http::{TOKEN, running};
+
+const TLS_PROXY: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/mcp_client/tls_proxy.py");
+
+fn openssl(dir: &Path, args: &[&str]) {
+    let output = Command::new("openssl")
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .expect("openssl runs");
+    assert!(
+        output.status.success(),
+        "openssl {args:?}: {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+}
+
+/// A CA (`ca.pem`) and a certificate it signed for `localhost` only
+/// (`server.pem`, `server.key`) in `dir`.
+fn certificates(dir: &Path) {
+    openssl(
+        dir,
+        &[
+            "req",
+            "-x509",
+            "-newkey",
+            "rsa:2048",
+            "-nodes",
+            "-days",
+            "2",
+            "-subj",
+            "/CN=agentcore test CA",
+            "-keyout",
+            "ca.key",
+            "-out",
+            "ca.pem",
+        ],
+    );
+    std::fs::write(
+        dir.join("ext.cnf"),
+        "basicConstraints=CA:FALSE\nsubjectAltName=DNS:localhost\nextendedKeyUsage=serverAuth\n",
+    )
+    .unwrap();
+    openssl(
+        dir,
+        &[
+            "req",
+            "-newkey",
+            "rsa:2048",
+            "-nodes",
+            "-subj",
+            "/CN=localhost",
+            "-keyout",
+            "server.key",
+            "-out",
+            "server.csr",
+        ],
+    );
+    openssl(
+        dir,
+        &[
+            "x509",
+            "-req",
+            "-in",
+            "server.csr",
+            "-CA",
+            "ca.pem",
+            "-CAkey",
+            "ca.key",
+            "-CAcreateserial",
+            "-days",
+            "2",
+            "-extfile",
+            "ext.cnf",
+            "-out",
+            "server.pem",
+        ],
+    );
+}
+
+/// The TLS front, killed when dropped.
+struct Front {
+    child: Child,
+    port: u16,
+}
+
+impl Drop for Front {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn front(certs: &Path, backend: u16) -> Front {
+    let mut child = Command::new("python3")
+        .arg(TLS_PROXY)
+        .arg(certs.join("server.pem"))
+        .arg(certs.join("server.key"))
+        .arg(backend.to_string())
+        .stdout(Stdio::piped())
+        .spawn()
+        .expect("python3 runs");
+    let mut line = String::new();
+    BufReader::new(child.stdout.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    let port = line.trim().parse().expect("the front's port");
+    Front { child, port }
+}
+
+fn run(policy: &str, input: &str) -> (Vec<Value>, Output) {
+    let root = tempfile::tempdir().unwrap();
+    let etc = tempfile::tempdir().unwrap();
+    let file = etc.path().join("policy.toml");
+    std::fs::write(&file, policy).unwrap();
+    let file = file.to_string_lossy().into_owned();
+    let output = cli::agentcore_run(root.path(), "jsonl", &["--policy", &file], input);
+    (cli::events(&output), output)
+}
+
+fn policy(url: &str, ca_file: Option<&PathBuf>) -> String {
+    let ca = ca_file
+        .map(|p| format!("ca_file = {}\n", json!(p)))
+        .unwrap_or_default();
+    format!(
+        "allow = [\"mcp__remote__*\"]\n[[mcp_servers]]\nname = \"remote\"\nurl = {}\nheaders = {{ Authorization = {} }}\nstartup_timeout_secs = 20\n{ca}",
+        json!(url),
+        json!(format!("Bearer {TOKEN}")),
+    )
+}
+
+#[test]
+fn an_https_server_signed_by_the_ca_file_is_mounted_and_others_are_refused() {
+    let certs = tempfile::tempdir().unwrap();
+    certificates(certs.path());
+    let server = running("127.0.0.1:0", &[], &[("AGENTCORE_MCP_TOKEN", TOKEN)]);
+    std::fs::write(server.root.path().join("notes.txt"), "over tls\n").unwrap();
+    let front = front(certs.path(), server.connect.port());
+    let ca = certs.path().join("ca.pem");
+    let read = turn(&[("r", "mcp__remote__read", json!({"file_path": "notes.txt"}))]);
+
+    // Trusted through ca_file, named localhost: mounted, read through it.
+    let url = format!("https://localhost:{}/mcp", front.port);
+    let (events, output) = run(&policy(&url, Some(&ca)), &read);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "{stderr}");
+    let r = end(&events, "r");
+    assert_eq!(r["outcome"], "success", "{r:#} {stderr}");
+    assert!(text(r).contains("over tls"), "{r:#}");
+
+    // Without ca_file the platform's roots do not know the CA.
+    let (events, output) = run(&policy(&url, None), &read);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "{stderr}");
+    assert!(stderr.contains("MCP server \"remote\""), "{stderr}");
+    assert!(
+        stderr.contains("invalid peer certificate: UnknownIssuer"),
+        "the refusal names the certificate: {stderr}"
+    );
+    assert_eq!(end(&events, "r")["outcome"], "failed");
+
+    // The certificate is for localhost, not for 127.0.0.1.
+    let by_address = format!("https://127.0.0.1:{}/mcp", front.port);
+    let (events, output) = run(&policy(&by_address, Some(&ca)), &read);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "{stderr}");
+    assert!(stderr.contains("MCP server \"remote\""), "{stderr}");
+    assert!(
+        stderr.contains("invalid peer certificate") && stderr.contains("not valid for name"),
+        "the refusal names the certificate: {stderr}"
+    );
+    assert_eq!(end(&events, "r")["outcome"], "failed");
+    assert!(!stderr.contains(TOKEN), "{stderr}");
+}
+
+#[test]
+fn a_ca_file_that_is_not_pem_fails_the_mount_by_name() {
+    let etc = tempfile::tempdir().unwrap();
+    let bad = etc.path().join("ca.pem");
+    std::fs::write(&bad, "not a certificate\n").unwrap();
+    let (_, output) = run(
+        &policy("https://localhost:1/mcp", Some(&bad)),
+        &turn(&[("b", "ls", json!({}))]),
+    );
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "{stderr}");
+    assert!(
+        stderr.contains("MCP server \"remote\": `ca_file` ")
+            && stderr.contains("holds no PEM certificate"),
+        "{stderr}"
+    );
+}
