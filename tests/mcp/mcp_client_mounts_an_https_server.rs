@@ -207,3 +207,53 @@ fn a_ca_file_that_is_not_pem_fails_the_mount_by_name() {
         "{stderr}"
     );
 }
+
+/// A server that answers with a redirect does not get the request, nor
+/// the token of `headers`, sent anywhere else: the mount fails by name and
+/// the address it pointed to sees no request.
+#[test]
+fn a_redirect_is_not_followed_and_the_token_goes_nowhere_else() {
+    use std::io::{Read, Write};
+    use std::net::TcpListener;
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicBool, Ordering};
+
+    let elsewhere = TcpListener::bind("127.0.0.1:0").unwrap();
+    let elsewhere_port = elsewhere.local_addr().unwrap().port();
+    elsewhere.set_nonblocking(true).unwrap();
+    let redirector = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = redirector.local_addr().unwrap().port();
+    let done = Arc::new(AtomicBool::new(false));
+    let stop = done.clone();
+    let thread = std::thread::spawn(move || {
+        redirector.set_nonblocking(true).unwrap();
+        while !stop.load(Ordering::Relaxed) {
+            if let Ok((mut conn, _)) = redirector.accept() {
+                conn.set_nonblocking(false).unwrap();
+                let mut buf = [0u8; 8192];
+                let _ = conn.read(&mut buf);
+                let _ = write!(
+                    conn,
+                    "HTTP/1.1 307 Temporary Redirect\r\nLocation: http://127.0.0.1:{elsewhere_port}/mcp\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
+                );
+            }
+            std::thread::sleep(std::time::Duration::from_millis(5));
+        }
+    });
+    let url = format!("http://127.0.0.1:{port}/mcp");
+    let (events, output) = run(
+        &policy(&url, None),
+        &turn(&[("r", "mcp__remote__read", json!({"file_path": "x"}))]),
+    );
+    done.store(true, Ordering::Relaxed);
+    thread.join().unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "{stderr}");
+    assert!(stderr.contains("MCP server \"remote\""), "{stderr}");
+    assert_eq!(end(&events, "r")["outcome"], "failed");
+    assert!(
+        elsewhere.accept().is_err(),
+        "the redirect was followed to the other address"
+    );
+    assert!(!stderr.contains(TOKEN), "{stderr}");
+}

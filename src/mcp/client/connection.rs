@@ -582,7 +582,7 @@ async fn connection_failure(client: &reqwest::Client, url: &str) -> Option<Strin
 
 /// The HTTP client of a `url` server: rustls with the ring provider, the
 /// platform's roots and those of `ca_file`, the certificate checked against
-/// the host's name; no proxy from the environment.
+/// the host's name; no proxy from the environment, no redirects.
 fn http_client(config: &McpServerConfig) -> Result<reqwest::Client, String> {
     let name = &config.name;
     // ring, not aws-lc-rs: no CMake or C build beyond ring's own. ring has
@@ -622,9 +622,13 @@ fn http_client(config: &McpServerConfig) -> Result<reqwest::Client, String> {
         .with_custom_certificate_verifier(Arc::new(verifier))
         .with_no_client_auth();
     tls.alpn_protocols = vec![b"http/1.1".to_vec()];
+    // No redirects: a server's answer may not send the request, and the
+    // token in its headers, to another URL (plain http:// included) that
+    // the entry's checks never saw.
     reqwest::Client::builder()
         .tls_backend_preconfigured(tls)
         .no_proxy()
+        .redirect(reqwest::redirect::Policy::none())
         .build()
         .map_err(|e| format!("MCP server {name:?}: its HTTP client cannot be built: {e}"))
 }
