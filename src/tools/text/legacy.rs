@@ -1,0 +1,526 @@
+//! Files in a legacy encoding (windows-1252, Shift_JIS, GBK, EUC-KR...):
+//! which one, and whether it is known well enough to write in.
+//!
+//! Only bytes that are neither UTF-8 nor announced by a byte-order mark
+//! come here. `chardetng` guesses the encoding from the whole file; the
+//! guess is then judged, and it is *sure* only when all of these hold:
+//!
+//! 1. the detector rates it (`guess_assess`), and it is not a stateful
+//!    encoding (ISO-2022-JP) nor one that is not written as itself;
+//! 2. the file decodes in it without a malformed sequence and without a
+//!    control character other than tab, line feed, vertical tab, form
+//!    feed, carriage return and escape (C0 and C1 controls, NUL and DEL
+//!    mean binary, whatever decodes them);
+//! 3. re-encoding the decoded text gives back exactly the file's bytes
+//!    (the round trip that makes untouched bytes stay as they were);
+//! 4. the evidence decides: the file has at least [`MIN_EVIDENCE`]
+//!    non-ASCII bytes, or no other encoding of [`RIVALS`] also passes 2
+//!    and 3 (then there is nothing to choose between).
+//!
+//! When 2 fails the file is not text. When 1, 3 or 4 fails the guess is
+//! *unsure*: `read` shows the file decoded with the guess and says it is
+//! a guess, and the edit tools refuse it ([`Doubt`] says why).
+//!
+//! Everything here streams: [`Survey`] and [`Trial`] take chunks, so `read`
+//! and `grep` judge a file of any size in bounded memory, and
+//! [`detect`] is the same on a slice.
+
+use chardetng::EncodingDetector;
+use encoding_rs::{
+    BIG5, CoderResult, Decoder, Encoder, EncoderResult, EUC_JP, EUC_KR, Encoding as Charset, GBK,
+    ISO_2022_JP, SHIFT_JIS, WINDOWS_1252,
+};
+
+/// Non-ASCII bytes from which the detector's statistics are trusted even
+/// when another encoding would decode the file too: 16 bytes are 8 CJK
+/// characters or 16 accented letters.
+pub(crate) const MIN_EVIDENCE: u64 = 16;
+
+/// The encodings that compete with a guess on a file with little evidence:
+/// one for each family of scripts a short file is mistaken between.
+pub(crate) const RIVALS: [&Charset; 6] = [WINDOWS_1252, SHIFT_JIS, GBK, EUC_KR, BIG5, EUC_JP];
+
+/// What a file that is not UTF-8 is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Verdict {
+    /// Decoded and written back exactly in this encoding, and it is the
+    /// one the evidence points to.
+    Sure(&'static Charset),
+    /// Most likely this encoding, but not surely, for this reason.
+    Unsure(&'static Charset, Doubt),
+    /// Not text in the encoding that fits it best.
+    NotText,
+}
+
+/// Why a guess is not sure.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Doubt {
+    /// Few non-ASCII bytes, and they decode exactly in this other
+    /// encoding too.
+    Ambiguous {
+        /// The file's non-ASCII bytes.
+        non_ascii: u64,
+        /// An other encoding the file is valid in.
+        rival: &'static Charset,
+    },
+    /// Decoding and encoding again does not give back the same bytes.
+    Inexact,
+    /// A stateful encoding (ISO-2022-JP) or one not written as itself.
+    Unsupported,
+    /// The detector does not rate its own guess.
+    Unrated,
+}
+
+/// The name of an encoding as the tools show it: `windows-1252`,
+/// `shift_jis`, `gbk`, `euc-kr`.
+pub(crate) fn name(charset: &'static Charset) -> String {
+    charset.name().to_ascii_lowercase()
+}
+
+impl Doubt {
+    /// Why the guess `guess` is unsure, as a clause of a sentence.
+    pub(crate) fn reason(self, guess: &'static Charset) -> String {
+        match self {
+            Doubt::Ambiguous { non_ascii, rival } => format!(
+                "it has only {non_ascii} non-ASCII byte{} (fewer than {MIN_EVIDENCE}), and they are valid {} too",
+                if non_ascii == 1 { "" } else { "s" },
+                name(rival)
+            ),
+            Doubt::Inexact => format!(
+                "some of its bytes would not be written back the same in {}",
+                name(guess)
+            ),
+            Doubt::Unsupported => format!("{} is not an encoding the tools write", name(guess)),
+            Doubt::Unrated => "the detector rates no encoding above the others".to_owned(),
+        }
+    }
+}
+
+/// The first pass over a file: the detector, the count of non-ASCII
+/// bytes, and a [`Trial`] of each of [`RIVALS`].
+pub(crate) struct Survey {
+    detector: EncodingDetector,
+    non_ascii: u64,
+    rivals: Vec<Trial>,
+}
+
+/// What a [`Survey`] found.
+pub(crate) struct Surveyed {
+    /// The detector's guess, and whether it rates it.
+    pub(crate) guess: &'static Charset,
+    rated: bool,
+    non_ascii: u64,
+    /// The rivals that decode the file exactly.
+    exact: Vec<&'static Charset>,
+}
+
+impl Survey {
+    pub(crate) fn new() -> Self {
+        Self {
+            detector: EncodingDetector::new(),
+            non_ascii: 0,
+            rivals: RIVALS.iter().map(|c| Trial::new(c)).collect(),
+        }
+    }
+
+    /// The next chunk of the file.
+    pub(crate) fn feed(&mut self, chunk: &[u8]) {
+        self.detector.feed(chunk, false);
+        self.non_ascii += chunk.iter().filter(|b| !b.is_ascii()).count() as u64;
+        for rival in &mut self.rivals {
+            rival.check(chunk, false);
+        }
+    }
+
+    /// The end of the file.
+    pub(crate) fn finish(mut self) -> Surveyed {
+        self.detector.feed(&[], true);
+        for rival in &mut self.rivals {
+            rival.check(&[], true);
+        }
+        let (guess, rated) = self.detector.guess_assess(None, false);
+        Surveyed {
+            guess,
+            rated,
+            non_ascii: self.non_ascii,
+            exact: self
+                .rivals
+                .iter()
+                .filter(|t| t.is_exact())
+                .map(|t| t.charset)
+                .collect(),
+        }
+    }
+}
+
+impl Surveyed {
+    /// The verdict, given the whole file's [`Trial`] of [`Surveyed::guess`].
+    pub(crate) fn verdict(&self, trial: &Trial) -> Verdict {
+        let guess = self.guess;
+        debug_assert_eq!(trial.charset, guess);
+        if !trial.is_text() {
+            return Verdict::NotText;
+        }
+        let doubt = if guess == ISO_2022_JP || guess.output_encoding() != guess {
+            Some(Doubt::Unsupported)
+        } else if !trial.is_exact() {
+            Some(Doubt::Inexact)
+        } else if !self.rated {
+            Some(Doubt::Unrated)
+        } else if self.non_ascii >= MIN_EVIDENCE {
+            None
+        } else {
+            self.exact
+                .iter()
+                .find(|c| **c != guess)
+                .map(|rival| Doubt::Ambiguous {
+                    non_ascii: self.non_ascii,
+                    rival,
+                })
+        };
+        match doubt {
+            None => Verdict::Sure(guess),
+            Some(doubt) => Verdict::Unsure(guess, doubt),
+        }
+    }
+}
+
+/// One encoding tried on a file chunk by chunk: the text it decodes to,
+/// whether that is text (no malformed sequence, no binary control), and
+/// whether encoding it again gives back the same bytes.
+pub(crate) struct Trial {
+    charset: &'static Charset,
+    decoder: Decoder,
+    encoder: Encoder,
+    /// The last chunk decoded.
+    out: String,
+    /// `out` encoded again.
+    encoded: Vec<u8>,
+    /// Bytes fed that the encoded text has not matched yet (a sequence
+    /// the decoder holds across a chunk boundary).
+    pending: Vec<u8>,
+    text: bool,
+    exact: bool,
+}
+
+impl Trial {
+    pub(crate) fn new(charset: &'static Charset) -> Self {
+        Self {
+            charset,
+            decoder: charset.new_decoder_without_bom_handling(),
+            encoder: charset.output_encoding().new_encoder(),
+            out: String::new(),
+            encoded: Vec::new(),
+            pending: Vec::new(),
+            text: true,
+            exact: true,
+        }
+    }
+
+    /// The encoding tried.
+    pub(crate) fn charset(&self) -> &'static Charset {
+        self.charset
+    }
+
+    /// Whether the bytes so far are text in this encoding.
+    pub(crate) fn is_text(&self) -> bool {
+        self.text
+    }
+
+    /// Whether they are text and come back exactly when encoded again.
+    pub(crate) fn is_exact(&self) -> bool {
+        self.text && self.exact
+    }
+
+    /// Judges the next chunk without keeping its text (once it failed,
+    /// does nothing).
+    fn check(&mut self, chunk: &[u8], last: bool) {
+        if self.is_exact() {
+            self.feed(chunk, last);
+        }
+    }
+
+    /// Decodes the next chunk (malformed sequences as U+FFFD) and judges
+    /// it; the text of this chunk.
+    pub(crate) fn feed(&mut self, chunk: &[u8], last: bool) -> &str {
+        self.out.clear();
+        let mut rest = chunk;
+        loop {
+            let need = self
+                .decoder
+                .max_utf8_buffer_length(rest.len())
+                .unwrap_or(rest.len().saturating_mul(3).saturating_add(16));
+            self.out.reserve(need);
+            let (result, read, replaced) = self.decoder.decode_to_string(rest, &mut self.out, last);
+            if replaced {
+                self.text = false;
+            }
+            rest = &rest[read..];
+            if result == CoderResult::InputEmpty {
+                break;
+            }
+        }
+        if self.text && self.out.chars().any(is_binary_control) {
+            self.text = false;
+        }
+        if self.is_exact() {
+            self.round_trip(chunk, last);
+        } else {
+            self.pending = Vec::new();
+        }
+        &self.out
+    }
+
+    /// Encodes the last decoded text and matches it against the bytes.
+    fn round_trip(&mut self, chunk: &[u8], last: bool) {
+        self.pending.extend_from_slice(chunk);
+        self.encoded.clear();
+        let mut src = self.out.as_str();
+        loop {
+            let need = self
+                .encoder
+                .max_buffer_length_from_utf8_without_replacement(src.len())
+                .unwrap_or(src.len().saturating_mul(4).saturating_add(16));
+            self.encoded.reserve(need);
+            let (result, read) =
+                self.encoder
+                    .encode_from_utf8_to_vec_without_replacement(src, &mut self.encoded, last);
+            src = &src[read..];
+            match result {
+                EncoderResult::InputEmpty => break,
+                EncoderResult::OutputFull => {}
+                EncoderResult::Unmappable(_) => {
+                    self.exact = false;
+                    break;
+                }
+            }
+        }
+        if self.exact && self.pending.starts_with(&self.encoded) {
+            self.pending.drain(..self.encoded.len());
+        } else {
+            self.exact = false;
+        }
+        if !self.exact || (last && !self.pending.is_empty()) {
+            self.exact = false;
+            self.pending = Vec::new();
+        }
+    }
+}
+
+/// A control character that does not occur in text: C0 controls but
+/// tab, line feed, vertical tab, form feed, carriage return and escape;
+/// DEL; the C1 controls.
+fn is_binary_control(c: char) -> bool {
+    match c {
+        '\t' | '\n' | '\u{0B}' | '\u{0C}' | '\r' | '\u{1B}' => false,
+        _ => c < ' ' || ('\u{7F}'..='\u{9F}').contains(&c),
+    }
+}
+
+/// [`Survey`] and [`Trial`] over a whole slice: the verdict, and the text
+/// decoded with the guess (for [`Verdict::NotText`] too, lossily).
+pub(crate) fn detect(bytes: &[u8]) -> (Verdict, String) {
+    let mut survey = Survey::new();
+    survey.feed(bytes);
+    let surveyed = survey.finish();
+    let mut trial = Trial::new(surveyed.guess);
+    let text = trial.feed(bytes, true).to_owned();
+    (surveyed.verdict(&trial), text)
+}
+
+/// The first character of `text` that `charset` cannot store, if any.
+pub(crate) fn first_unencodable(text: &str, charset: &'static Charset) -> Option<char> {
+    // ASCII is stored as itself in every encoding that comes here.
+    if text.is_ascii() {
+        return None;
+    }
+    let mut encoder = charset.new_encoder();
+    let mut buf = vec![0u8; 1024];
+    let mut src = text;
+    loop {
+        let (result, read, _) = encoder.encode_from_utf8_without_replacement(src, &mut buf, true);
+        src = &src[read..];
+        match result {
+            EncoderResult::InputEmpty => return None,
+            EncoderResult::OutputFull => {}
+            EncoderResult::Unmappable(c) => return Some(c),
+        }
+    }
+}
+
+/// `text` in `charset`, or the first character it cannot store.
+pub(crate) fn encode(text: &str, charset: &'static Charset) -> Result<Vec<u8>, char> {
+    let mut encoder = charset.new_encoder();
+    let mut out = Vec::with_capacity(
+        encoder
+            .max_buffer_length_from_utf8_without_replacement(text.len())
+            .unwrap_or(text.len()),
+    );
+    let mut src = text;
+    loop {
+        let (result, read) = encoder.encode_from_utf8_to_vec_without_replacement(src, &mut out, true);
+        src = &src[read..];
+        match result {
+            EncoderResult::InputEmpty => return Ok(out),
+            EncoderResult::OutputFull => out.reserve(
+                encoder
+                    .max_buffer_length_from_utf8_without_replacement(src.len())
+                    .unwrap_or(src.len())
+                    .max(16),
+            ),
+            EncoderResult::Unmappable(c) => return Err(c),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use encoding_rs::WINDOWS_1251;
+
+    use super::*;
+
+    fn encoded(text: &str, charset: &'static Charset) -> Vec<u8> {
+        encode(text, charset).expect("encodable")
+    }
+
+    const GERMAN: &str = "// Größe des Puffers, in Bytes: für Überläufe prüfen.\nlet größe = 4096; // äöüß ÄÖÜ\n";
+    const JAPANESE: &str = "// 日本語のコメントです。設定ファイルを読み込みます。\nlet x = 1;\n";
+    const CHINESE: &str = "// 这是一个简体中文的注释，用于读取配置文件。\nlet x = 1;\n";
+    const KOREAN: &str = "// 이것은 한국어 주석입니다. 설정 파일을 읽습니다.\nlet x = 1;\n";
+
+    #[test]
+    fn real_text_in_each_encoding_is_detected_surely() {
+        for (text, charset) in [
+            (GERMAN, WINDOWS_1252),
+            (JAPANESE, SHIFT_JIS),
+            (CHINESE, GBK),
+            (KOREAN, EUC_KR),
+        ] {
+            let bytes = encoded(text, charset);
+            let (verdict, decoded) = detect(&bytes);
+            assert_eq!(verdict, Verdict::Sure(charset), "{}", charset.name());
+            assert_eq!(decoded, text);
+        }
+    }
+
+    #[test]
+    fn names_are_encoding_rs_names_in_lowercase() {
+        assert_eq!(name(WINDOWS_1252), "windows-1252");
+        assert_eq!(name(SHIFT_JIS), "shift_jis");
+        assert_eq!(name(GBK), "gbk");
+        assert_eq!(name(EUC_KR), "euc-kr");
+        // "Latin-1" is windows-1252 to encoding_rs, as to browsers.
+        assert_eq!(Charset::for_label(b"latin1"), Some(WINDOWS_1252));
+        assert_eq!(Charset::for_label(b"iso-8859-1"), Some(WINDOWS_1252));
+    }
+
+    #[test]
+    fn every_byte_of_windows_1252_round_trips() {
+        // The five bytes windows-1252 leaves undefined (81 8D 8F 90 9D)
+        // decode to C1 controls, which make a file binary; every other
+        // byte is a character and comes back as itself.
+        let mut trial = Trial::new(WINDOWS_1252);
+        let all: Vec<u8> = (0..=255u8).collect();
+        trial.feed(&all, true);
+        assert!(!trial.is_text(), "controls are not text");
+        for b in 0..=255u8 {
+            let mut t = Trial::new(WINDOWS_1252);
+            let text = t.feed(&[b], true).to_owned();
+            let back = encode(&text, WINDOWS_1252).expect("every decoded byte encodes");
+            assert_eq!(back, [b], "byte {b:#04x}");
+            let control = b < 0x20 && !b"\t\n\x0B\x0C\r\x1B".contains(&b)
+                || b == 0x7F
+                || [0x81, 0x8D, 0x8F, 0x90, 0x9D].contains(&b);
+            assert_eq!(t.is_exact(), !control, "byte {b:#04x}");
+        }
+    }
+
+    #[test]
+    fn a_short_file_valid_in_several_encodings_is_unsure() {
+        // B0 A1 is 가 in EUC-KR, 啊 in GBK, ｰ｡ in Shift_JIS, °¡ in windows-1252.
+        let (verdict, _) = detect(b"x = \"\xB0\xA1\";\n");
+        match verdict {
+            Verdict::Unsure(_, Doubt::Ambiguous { non_ascii, rival }) => {
+                assert_eq!(non_ascii, 2);
+                assert!(RIVALS.contains(&rival));
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn a_lone_accent_that_no_cjk_encoding_accepts_is_sure() {
+        // E9 before a line feed is no lead byte's partner in any CJK
+        // encoding: windows-1252 is the only rival that decodes it.
+        assert_eq!(detect(b"caf\xE9\n").0, Verdict::Sure(WINDOWS_1252));
+    }
+
+    #[test]
+    fn binary_and_controls_are_not_text() {
+        assert_eq!(detect(b"\x01\x02\xFF\xFE\x03").0, Verdict::NotText);
+        assert_eq!(detect(b"abc\xE9\0def").0, Verdict::NotText);
+        // A C1 control (an undefined windows-1252 byte) is binary too.
+        assert_eq!(detect(b"caf\xE9 \x81\x8D\x90\n").0, Verdict::NotText);
+    }
+
+    #[test]
+    fn a_guess_that_does_not_round_trip_is_unsure() {
+        // ED 40 is an NEC-selected IBM extension in Shift_JIS: it decodes
+        // to 纊, which the encoder writes as FA 5C.
+        let mut bytes = encoded(JAPANESE, SHIFT_JIS);
+        bytes.extend_from_slice(b"\xED\x40\n");
+        let (verdict, text) = detect(&bytes);
+        assert_eq!(verdict, Verdict::Unsure(SHIFT_JIS, Doubt::Inexact));
+        assert!(text.ends_with("纊\n"));
+    }
+
+    #[test]
+    fn unencodable_characters_are_found_never_replaced() {
+        assert_eq!(first_unencodable("a € b", WINDOWS_1252), None);
+        assert_eq!(first_unencodable("a 日 b", WINDOWS_1252), Some('日'));
+        assert_eq!(first_unencodable("ascii only", SHIFT_JIS), None);
+        assert_eq!(first_unencodable("한", SHIFT_JIS), Some('한'));
+        assert_eq!(encode("x😀", EUC_KR), Err('😀'));
+        assert_eq!(encode("€", WINDOWS_1252), Ok(vec![0x80]));
+        // A long text past the first buffer.
+        let long = format!("{}Ω", "é".repeat(5000));
+        assert_eq!(first_unencodable(&long, WINDOWS_1252), Some('Ω'));
+        assert_eq!(encode(&long, WINDOWS_1251), Err('é'));
+    }
+
+    #[test]
+    fn chunk_boundaries_do_not_change_the_judgement() {
+        for (text, charset) in [(JAPANESE, SHIFT_JIS), (CHINESE, GBK), (KOREAN, EUC_KR)] {
+            let bytes = encoded(text, charset);
+            for cut in 0..bytes.len() {
+                let mut trial = Trial::new(charset);
+                let mut out = trial.feed(&bytes[..cut], false).to_owned();
+                out.push_str(trial.feed(&bytes[cut..], false));
+                out.push_str(trial.feed(&[], true));
+                assert!(trial.is_exact(), "{} cut at {cut}", charset.name());
+                assert_eq!(out, text);
+            }
+        }
+        // A lead byte at the very end is malformed.
+        let mut trial = Trial::new(SHIFT_JIS);
+        trial.feed(b"ab\x82", false);
+        trial.feed(&[], true);
+        assert!(!trial.is_text());
+    }
+
+    #[test]
+    fn stateful_and_non_writable_guesses_are_unsupported() {
+        let surveyed = Surveyed {
+            guess: ISO_2022_JP,
+            rated: true,
+            non_ascii: 100,
+            exact: Vec::new(),
+        };
+        let mut trial = Trial::new(ISO_2022_JP);
+        trial.feed(b"plain", true);
+        assert_eq!(
+            surveyed.verdict(&trial),
+            Verdict::Unsure(ISO_2022_JP, Doubt::Unsupported)
+        );
+    }
+}
