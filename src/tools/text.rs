@@ -518,6 +518,39 @@ mod tests {
     }
 
     #[test]
+    fn legacy_text_round_trips_and_refuses_what_it_cannot_store() {
+        // Not UTF-8 and no BOM: a lone ÿ that no CJK encoding accepts.
+        let d = try_decode(b"ab\xFFcd\r\nx\r\n").unwrap();
+        assert_eq!(d.text, "abÿcd\nx\n");
+        assert_eq!(
+            d.format.encoding,
+            Encoding::Legacy(encoding_rs::WINDOWS_1252)
+        );
+        assert_eq!(d.format.line_ending, LineEnding::Crlf);
+        round_trip(b"ab\xFFcd\r\nx\r\n");
+        let e = encode("ab€ 日", d.format).unwrap_err();
+        assert_eq!(e.character, '日');
+        assert!(e.to_string().starts_with(
+            "The file is windows-1252, which cannot store '日' (U+65E5); nothing was changed."
+        ));
+        assert_eq!(
+            d.format.encoding.check_storable("€"),
+            Ok(()),
+            "€ is 0x80 in windows-1252"
+        );
+        assert!(d.format.encoding.check_storable("Ω").is_err());
+        // After a UTF-8 BOM, invalid bytes are not text: the BOM says UTF-8.
+        assert_eq!(
+            try_decode(b"\xEF\xBB\xBFab\xFFcd").unwrap_err(),
+            NotDecoded::NotText
+        );
+        // An unsure guess says why, with code 13.
+        let why = try_decode(b"x = \"\xB0\xA1\";\n").unwrap_err();
+        assert_eq!(why.code(), ErrorCode::EncodingUncertain);
+        assert!(why.to_string().contains("but it has only 2 non-ASCII bytes"), "{why}");
+    }
+
+    #[test]
     fn boms_are_sniffed_once() {
         assert_eq!(Encoding::sniff(b"plain"), Encoding::Utf8);
         assert_eq!(Encoding::sniff(b"\xEF\xBB\xBFx"), Encoding::Utf8Bom);
@@ -540,7 +573,8 @@ mod tests {
 
     #[test]
     fn invalid_text_is_refused() {
-        assert!(decode(b"ab\xFFcd").is_none());
+        // Binary: a control character beside bytes that are not UTF-8.
+        assert_eq!(try_decode(b"ab\xFF\x01cd").unwrap_err(), NotDecoded::NotText);
         assert!(decode(b"\xEF\xBB\xBF\xC3").is_none());
         // Odd length and a lone surrogate in UTF-16.
         assert!(decode(&[0xFF, 0xFE, b'a']).is_none());

@@ -600,7 +600,7 @@ mod tests {
         let out = edit_bytes(b"a\r\nb\r\n", "a\r\nb", "x", false).unwrap();
         assert_eq!(out, b"x\r\n");
         assert_eq!(
-            edit_bytes(b"\xFF\xFF", "a", "b", false),
+            edit_bytes(b"\xFF\x01\xFF", "a", "b", false),
             Err(EditError::NotText)
         );
     }

@@ -14,8 +14,12 @@
 //! 3. re-encoding the decoded text gives back exactly the file's bytes
 //!    (the round trip that makes untouched bytes stay as they were);
 //! 4. the evidence decides: the file has at least [`MIN_EVIDENCE`]
-//!    non-ASCII bytes, or no other encoding of [`RIVALS`] also passes 2
-//!    and 3 (then there is nothing to choose between).
+//!    non-ASCII bytes; or the guess is one of [`RIVALS`] and no other of
+//!    them also passes 2 and 3 (then there is nothing to choose between:
+//!    a short file with a lone `é` before a line break is windows-1252,
+//!    no CJK encoding accepts it). A short file guessed to be in another
+//!    encoding (windows-1256, KOI8-U...) is unsure: few bytes do not tell
+//!    those apart.
 //!
 //! When 2 fails the file is not text. When 1, 3 or 4 fails the guess is
 //! *unsure*: `read` shows the file decoded with the guess and says it is
@@ -56,12 +60,13 @@ pub(crate) enum Verdict {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Doubt {
     /// Few non-ASCII bytes, and they decode exactly in this other
-    /// encoding too.
+    /// encoding too (or, without one, the guess is not one of
+    /// [`RIVALS`], and a few bytes do not tell it from its neighbours).
     Ambiguous {
         /// The file's non-ASCII bytes.
         non_ascii: u64,
         /// An other encoding the file is valid in.
-        rival: &'static Charset,
+        rival: Option<&'static Charset>,
     },
     /// Decoding and encoding again does not give back the same bytes.
     Inexact,
@@ -82,9 +87,12 @@ impl Doubt {
     pub(crate) fn reason(self, guess: &'static Charset) -> String {
         match self {
             Doubt::Ambiguous { non_ascii, rival } => format!(
-                "it has only {non_ascii} non-ASCII byte{} (fewer than {MIN_EVIDENCE}), and they are valid {} too",
+                "it has only {non_ascii} non-ASCII byte{} (fewer than {MIN_EVIDENCE}), {}",
                 if non_ascii == 1 { "" } else { "s" },
-                name(rival)
+                match rival {
+                    Some(rival) => format!("and they are valid {} too", name(rival)),
+                    None => "too few to tell it from other encodings".to_owned(),
+                }
             ),
             Doubt::Inexact => format!(
                 "some of its bytes would not be written back the same in {}",
@@ -169,13 +177,18 @@ impl Surveyed {
             Some(Doubt::Unrated)
         } else if self.non_ascii >= MIN_EVIDENCE {
             None
+        } else if !RIVALS.contains(&guess) {
+            Some(Doubt::Ambiguous {
+                non_ascii: self.non_ascii,
+                rival: None,
+            })
         } else {
             self.exact
                 .iter()
                 .find(|c| **c != guess)
                 .map(|rival| Doubt::Ambiguous {
                     non_ascii: self.non_ascii,
-                    rival,
+                    rival: Some(rival),
                 })
         };
         match doubt {
@@ -218,6 +231,7 @@ impl Trial {
     }
 
     /// The encoding tried.
+    #[cfg(test)]
     pub(crate) fn charset(&self) -> &'static Charset {
         self.charset
     }
@@ -438,14 +452,23 @@ mod tests {
     #[test]
     fn a_short_file_valid_in_several_encodings_is_unsure() {
         // B0 A1 is 가 in EUC-KR, 啊 in GBK, ｰ｡ in Shift_JIS, °¡ in windows-1252.
-        let (verdict, _) = detect(b"x = \"\xB0\xA1\";\n");
-        match verdict {
-            Verdict::Unsure(_, Doubt::Ambiguous { non_ascii, rival }) => {
-                assert_eq!(non_ascii, 2);
-                assert!(RIVALS.contains(&rival));
-            }
+        let bytes = b"x = \"\xB0\xA1\";\n";
+        for charset in [EUC_KR, GBK, SHIFT_JIS, WINDOWS_1252] {
+            let mut trial = Trial::new(charset);
+            trial.feed(bytes, true);
+            assert!(trial.is_exact(), "{}", charset.name());
+        }
+        match detect(bytes).0 {
+            Verdict::Unsure(_, Doubt::Ambiguous { non_ascii, .. }) => assert_eq!(non_ascii, 2),
             other => panic!("{other:?}"),
         }
+        // Korean with a few syllables only: the guess may be right, but
+        // GBK and windows-1252 read the same bytes too.
+        let short = encoded("// 안녕\n", EUC_KR);
+        assert!(matches!(
+            detect(&short).0,
+            Verdict::Unsure(_, Doubt::Ambiguous { non_ascii: 4, .. })
+        ));
     }
 
     #[test]
@@ -460,7 +483,19 @@ mod tests {
         assert_eq!(detect(b"\x01\x02\xFF\xFE\x03").0, Verdict::NotText);
         assert_eq!(detect(b"abc\xE9\0def").0, Verdict::NotText);
         // A C1 control (an undefined windows-1252 byte) is binary too.
-        assert_eq!(detect(b"caf\xE9 \x81\x8D\x90\n").0, Verdict::NotText);
+        assert_eq!(detect(b"caf\xE9 \x81\x01\n").0, Verdict::NotText);
+    }
+
+    #[test]
+    fn a_short_file_guessed_outside_the_rivals_is_unsure() {
+        // 81 8D 90 are letters in windows-1256 only: few bytes cannot tell
+        // it from the other single-byte encodings.
+        match detect(b"caf\xE9 \x81\x8D\x90\n").0 {
+            Verdict::Unsure(guess, Doubt::Ambiguous { rival: None, .. }) => {
+                assert!(!RIVALS.contains(&guess));
+            }
+            other => panic!("{other:?}"),
+        }
     }
 
     #[test]
