@@ -4,17 +4,16 @@
 //! [`crate::tools::text::legacy`]). Both stream, as the first pass does.
 
 use std::fs::File;
-use std::io::{self, Read, Seek, SeekFrom};
+use std::io;
 
 use agentcore_stages::{Content, ToolError};
 use tokio_util::sync::CancellationToken;
 
-use super::CHUNK_BYTES;
 use super::decode::TextDecoder;
 use super::lines::{LineCollector, LineReport};
 use crate::fs::read_state::StreamHasher;
 use crate::tools::text::Encoding;
-use crate::tools::text::legacy::{Survey, Verdict, name};
+use crate::tools::text::legacy::{self, Survey, Verdict, name};
 
 /// A file read again in its legacy encoding.
 pub(super) struct Reread {
@@ -68,24 +67,18 @@ pub(super) fn reread(
     }))
 }
 
-/// Every chunk of `file` from its start, checking for cancellation.
+/// Every chunk of `file` from its start; cancelled when the call is.
 fn each_chunk(
     file: &mut File,
     token: &CancellationToken,
     cannot: &dyn Fn(io::Error) -> ToolError,
     each: &mut dyn FnMut(&[u8]),
 ) -> Result<(), ToolError> {
-    file.seek(SeekFrom::Start(0)).map_err(cannot)?;
-    let mut buf = vec![0u8; CHUNK_BYTES];
-    loop {
+    legacy::each_chunk(file, &|| token.is_cancelled(), each).map_err(|e| {
         if token.is_cancelled() {
-            return Err(ToolError::cancelled(vec![Content::text("Read cancelled.")]));
+            ToolError::cancelled(vec![Content::text("Read cancelled.")])
+        } else {
+            cannot(e)
         }
-        match file.read(&mut buf) {
-            Ok(0) => return Ok(()),
-            Ok(n) => each(&buf[..n]),
-            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-            Err(e) => return Err(cannot(e)),
-        }
-    }
+    })
 }

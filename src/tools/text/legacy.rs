@@ -342,6 +342,46 @@ pub(crate) fn detect(bytes: &[u8]) -> (Verdict, String) {
     (surveyed.verdict(&trial), text)
 }
 
+/// [`Survey`] and [`Trial`] over a reader from its start, in 64 KiB
+/// chunks (memory bounded, whatever its size); `cancelled` is asked
+/// before every chunk, and stops it with an error.
+pub(crate) fn judge<R: std::io::Read + std::io::Seek>(
+    reader: &mut R,
+    cancelled: &dyn Fn() -> bool,
+) -> std::io::Result<Verdict> {
+    let mut survey = Survey::new();
+    each_chunk(reader, cancelled, &mut |chunk| survey.feed(chunk))?;
+    let surveyed = survey.finish();
+    let mut trial = Trial::new(surveyed.guess);
+    each_chunk(reader, cancelled, &mut |chunk| {
+        trial.feed(chunk, false);
+    })?;
+    trial.feed(&[], true);
+    Ok(surveyed.verdict(&trial))
+}
+
+/// Every chunk of `reader` from its start (an error once `cancelled`).
+pub(crate) fn each_chunk<R: std::io::Read + std::io::Seek>(
+    reader: &mut R,
+    cancelled: &dyn Fn() -> bool,
+    each: &mut dyn FnMut(&[u8]),
+) -> std::io::Result<()> {
+    use std::io::ErrorKind;
+    reader.seek(std::io::SeekFrom::Start(0))?;
+    let mut buf = vec![0u8; 64 << 10];
+    loop {
+        if cancelled() {
+            return Err(std::io::Error::other("cancelled"));
+        }
+        match reader.read(&mut buf) {
+            Ok(0) => return Ok(()),
+            Ok(n) => each(&buf[..n]),
+            Err(e) if e.kind() == ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+}
+
 /// The first character of `text` that `charset` cannot store, if any.
 pub(crate) fn first_unencodable(text: &str, charset: &'static Charset) -> Option<char> {
     // ASCII is stored as itself in every encoding that comes here.
@@ -541,6 +581,21 @@ mod tests {
         trial.feed(b"ab\x82", false);
         trial.feed(&[], true);
         assert!(!trial.is_text());
+    }
+
+    #[test]
+    fn a_reader_is_judged_as_a_slice_is() {
+        let mut bytes = encoded(JAPANESE, SHIFT_JIS).repeat(3000);
+        assert!(bytes.len() > 128 << 10, "several chunks");
+        let judged = judge(&mut std::io::Cursor::new(&bytes), &|| false).unwrap();
+        assert_eq!(judged, Verdict::Sure(SHIFT_JIS));
+        assert_eq!(judged, detect(&bytes).0);
+        bytes.push(0);
+        assert_eq!(
+            judge(&mut std::io::Cursor::new(&bytes), &|| false).unwrap(),
+            Verdict::NotText
+        );
+        assert!(judge(&mut std::io::Cursor::new(&bytes), &|| true).is_err());
     }
 
     #[test]
