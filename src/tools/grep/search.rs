@@ -6,6 +6,7 @@
 
 use std::collections::HashMap;
 use std::fs::File;
+use std::io::{Seek, SeekFrom};
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
@@ -213,6 +214,9 @@ impl Search<'_> {
         let Some(mut decoding) = decoding_searcher(self.searcher, charset) else {
             return searched.hit(None);
         };
+        if file.seek(SeekFrom::Start(0)).is_err() {
+            return searched.hit(None);
+        }
         let reader = CancelReader {
             file,
             token: self.token,
