@@ -613,4 +613,67 @@ mod tests {
             Verdict::Unsure(ISO_2022_JP, Doubt::Unsupported)
         );
     }
+
+    /// Every character a two-byte (or one-byte) sequence of `charset`
+    /// decodes to and encodes back from: what a file in it can hold.
+    fn storable(charset: &'static Charset) -> Vec<char> {
+        let mut chars = Vec::new();
+        let mut try_bytes = |bytes: &[u8]| {
+            let mut trial = Trial::new(charset);
+            let text = trial.feed(bytes, true).to_owned();
+            if trial.is_exact() && text.chars().count() == 1 && !text.is_ascii() {
+                chars.extend(text.chars());
+            }
+        };
+        for lead in 0x80..=0xFFu8 {
+            try_bytes(&[lead]);
+            for trail in 0x40..=0xFEu8 {
+                try_bytes(&[lead, trail]);
+            }
+        }
+        chars.sort_unstable();
+        chars.dedup();
+        chars
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(64))]
+
+        /// Text of characters an encoding can store is encoded and
+        /// decoded back to itself, and the bytes come back exactly, in
+        /// whatever chunks they are fed.
+        #[test]
+        fn storable_text_round_trips(
+            which in 0..4usize,
+            picks in proptest::collection::vec((0..100_000usize, proptest::bool::ANY), 0..200),
+            cut in 0..1000usize,
+        ) {
+            use std::sync::LazyLock;
+            static POOLS: LazyLock<Vec<(&'static Charset, Vec<char>)>> = LazyLock::new(|| {
+                [WINDOWS_1252, SHIFT_JIS, GBK, EUC_KR]
+                    .into_iter()
+                    .map(|c| (c, storable(c)))
+                    .collect()
+            });
+            let (charset, pool) = &POOLS[which];
+            let text: String = picks
+                .iter()
+                .map(|&(i, ascii)| {
+                    if ascii {
+                        char::from(b" \nabcxyz=;{}"[i % 12])
+                    } else {
+                        pool[i % pool.len()]
+                    }
+                })
+                .collect();
+            let bytes = encode(&text, charset).expect("storable");
+            let cut = cut.min(bytes.len());
+            let mut trial = Trial::new(charset);
+            let mut back = trial.feed(&bytes[..cut], false).to_owned();
+            back.push_str(trial.feed(&bytes[cut..], true));
+            proptest::prop_assert_eq!(&back, &text);
+            proptest::prop_assert!(trial.is_exact());
+            proptest::prop_assert_eq!(first_unencodable(&text, charset), None);
+        }
+    }
 }
