@@ -20,7 +20,7 @@
 /// | 5 | [`AmbiguousMatch`](Self::AmbiguousMatch) | the text to replace is found at several places and the call asks for one | edit, multi_edit, apply_patch |
 /// | 6 | [`NoChange`](Self::NoChange) | `old_string` and `new_string` are the same | edit, multi_edit |
 /// | 7 | [`FileExists`](Self::FileExists) | a file to create exists already (an empty `old_string` on a non-empty file, `*** Add File` or `*** Move to` onto an existing file) | edit, multi_edit, apply_patch |
-/// | 8 | [`NotText`](Self::NotText) | the file is not valid text: not UTF-8, nor UTF-16 or UTF-32 after a byte-order mark, nor a legacy encoding (it has bytes or control characters no text encoding explains) | edit, multi_edit, apply_patch, write (of non-ASCII content) |
+/// | 8 | [`NotText`](Self::NotText) | the file is not valid text: not UTF-8, nor UTF-16 or UTF-32 after a byte-order mark, nor a legacy encoding (it has bytes or control characters no text encoding explains) | edit, multi_edit, apply_patch |
 /// | 9 | [`BlankOldString`](Self::BlankOldString) | a non-empty `old_string` of whitespace only | edit, multi_edit |
 /// | 10 | [`InvalidPatch`](Self::InvalidPatch) | the patch cannot be parsed | apply_patch |
 /// | 11 | [`NoSuchCheckpoint`](Self::NoSuchCheckpoint) | the rewind does not name exactly one of `to`, `call` or `turn`, or no kept checkpoint matches it | rewind |
