@@ -384,7 +384,8 @@ pub(crate) fn encode<'a>(text: &'a str, format: Format) -> Result<Cow<'a, [u8]>,
             Cow::Owned(out)
         }
         Encoding::Legacy(charset) => Cow::Owned(
-            legacy::encode(&text, charset).map_err(|character| Unencodable { character, charset })?,
+            legacy::encode(&text, charset)
+                .map_err(|character| Unencodable { character, charset })?,
         ),
     })
 }
@@ -460,7 +461,10 @@ mod tests {
 
     fn round_trip(bytes: &[u8]) -> Format {
         let decoded = decode(bytes).expect("text");
-        assert_eq!(encode(&decoded.text, decoded.format).unwrap().as_ref(), bytes);
+        assert_eq!(
+            encode(&decoded.text, decoded.format).unwrap().as_ref(),
+            bytes
+        );
         decoded.format
     }
 
@@ -547,7 +551,11 @@ mod tests {
         // An unsure guess says why, with code 13.
         let why = try_decode(b"x = \"\xB0\xA1\";\n").unwrap_err();
         assert_eq!(why.code(), ErrorCode::EncodingUncertain);
-        assert!(why.to_string().contains("but it has only 2 non-ASCII bytes"), "{why}");
+        assert!(
+            why.to_string()
+                .contains("but it has only 2 non-ASCII bytes"),
+            "{why}"
+        );
     }
 
     #[test]
@@ -574,7 +582,10 @@ mod tests {
     #[test]
     fn invalid_text_is_refused() {
         // Binary: a control character beside bytes that are not UTF-8.
-        assert_eq!(try_decode(b"ab\xFF\x01cd").unwrap_err(), NotDecoded::NotText);
+        assert_eq!(
+            try_decode(b"ab\xFF\x01cd").unwrap_err(),
+            NotDecoded::NotText
+        );
         assert!(decode(b"\xEF\xBB\xBF\xC3").is_none());
         // Odd length and a lone surrogate in UTF-16.
         assert!(decode(&[0xFF, 0xFE, b'a']).is_none());

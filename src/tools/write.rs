@@ -23,9 +23,9 @@ use serde::Deserialize;
 use tokio_util::sync::CancellationToken;
 
 use super::text::{self, Encoding, NotDecoded, Unencodable};
-use crate::error_code::ErrorCode;
 use crate::access::{Access, Permissions};
 use crate::diff::unified_diff;
+use crate::error_code::ErrorCode;
 use crate::fs::beneath::FileError;
 use crate::fs::file_tool::{
     FileTool, cancelled, cannot_read, commit_failure, path_failure, read_existing,

@@ -98,10 +98,16 @@ async fn read_shows_the_text_under_a_line_naming_the_encoding() {
             lines.next(),
             Some(format!("(file is {}; shown as UTF-8)", case.name).as_str())
         );
-        assert_eq!(lines.next().map(|l| l.split_once('\t').unwrap().1), case.text.lines().next());
+        assert_eq!(
+            lines.next().map(|l| l.split_once('\t').unwrap().1),
+            case.text.lines().next()
+        );
         // Line numbers, offset and limit as for UTF-8.
         let part = ok(&env
-            .call("read", json!({"file_path": "f.txt", "offset": 2, "limit": 1}))
+            .call(
+                "read",
+                json!({"file_path": "f.txt", "offset": 2, "limit": 1}),
+            )
             .await);
         let mut lines = part.lines();
         assert_eq!(
@@ -126,7 +132,10 @@ async fn edit_writes_back_in_the_files_encoding_and_changes_only_its_span() {
             env.put("f.txt", &before);
             // A partial read is enough for an edit, as for UTF-8.
             ok(&env
-                .call("read", json!({"file_path": "f.txt", "offset": 2, "limit": 1}))
+                .call(
+                    "read",
+                    json!({"file_path": "f.txt", "offset": 2, "limit": 1}),
+                )
                 .await);
             ok(&env.edit("f.txt", case.old, case.new).await);
             only_the_span_changed(case, &text, &before, &env.bytes("f.txt"));
@@ -226,7 +235,11 @@ async fn a_character_the_encoding_cannot_store_is_code_12_and_nothing_is_written
         );
         let patched = refused(&env.call("apply_patch", json!({"patch": patch})).await, 12);
         assert!(patched.contains(&said), "{patched}");
-        let write = refused(&env.write("f.txt", &format!("{}{character}", case.text)).await, 12);
+        let write = refused(
+            &env.write("f.txt", &format!("{}{character}", case.text))
+                .await,
+            12,
+        );
         assert!(write.starts_with(&said), "{write}");
         // Never a ?, a U+FFFD or an HTML entity: nothing at all.
         assert_eq!(env.bytes("f.txt"), before, "{}", case.name);
@@ -259,7 +272,8 @@ async fn a_short_file_valid_in_several_encodings_is_shown_as_a_guess_and_not_edi
         )
         .await;
     refused(&multi, 13);
-    let patch = "*** Begin Patch\n*** Update File: short.txt\n@@\n-y = 1;\n+y = 2;\n*** End Patch\n";
+    let patch =
+        "*** Begin Patch\n*** Update File: short.txt\n@@\n-y = 1;\n+y = 2;\n*** End Patch\n";
     refused(&env.call("apply_patch", json!({"patch": patch})).await, 13);
     refused(&env.write("short.txt", "x = \"가\";\n").await, 13);
     assert_eq!(env.bytes("short.txt"), bytes);
@@ -309,15 +323,34 @@ async fn grep(env: &Env, args: Value) -> ToolResult {
 async fn grep_finds_words_in_legacy_files_and_shows_them_in_utf8() {
     let env = Env::new();
     for case in &CASES {
-        env.put(&format!("{}.txt", case.name), encode(case.text, case.charset));
+        env.put(
+            &format!("{}.txt", case.name),
+            encode(case.text, case.charset),
+        );
     }
     env.put("plain.txt", "nothing here\n");
     for (pattern, file, line) in [
-        ("Grüße", "windows-1252.txt", "3:// Grüße aus Köln, schöne Äpfel, süße Öfen"),
+        (
+            "Grüße",
+            "windows-1252.txt",
+            "3:// Grüße aus Köln, schöne Äpfel, süße Öfen",
+        ),
         ("let größe", "windows-1252.txt", "2:let größe = 4096;"),
-        ("日本語", "shift_jis.txt", "1:// 日本語のコメントです。設定を読み込みます。"),
-        ("简体中文", "gbk.txt", "1:// 这是一个简体中文的注释，用于读取配置。"),
-        ("한국어", "euc-kr.txt", "1:// 이것은 한국어 주석입니다. 설정을 읽습니다."),
+        (
+            "日本語",
+            "shift_jis.txt",
+            "1:// 日本語のコメントです。設定を読み込みます。",
+        ),
+        (
+            "简体中文",
+            "gbk.txt",
+            "1:// 这是一个简体中文的注释，用于读取配置。",
+        ),
+        (
+            "한국어",
+            "euc-kr.txt",
+            "1:// 이것은 한국어 주석입니다. 설정을 읽습니다.",
+        ),
     ] {
         let r = grep(&env, json!({"pattern": pattern, "output_mode": "content"})).await;
         assert_eq!(r.outcome, Outcome::Success, "{}", r.text());
@@ -326,7 +359,11 @@ async fn grep_finds_words_in_legacy_files_and_shows_them_in_utf8() {
         assert!(r.text().contains(file), "{pattern}: {}", r.text());
     }
     // An ASCII pattern shows the whole line decoded, never as U+FFFD.
-    let r = grep(&env, json!({"pattern": "^fn main", "output_mode": "content"})).await;
+    let r = grep(
+        &env,
+        json!({"pattern": "^fn main", "output_mode": "content"}),
+    )
+    .await;
     assert_eq!(r.text().lines().count(), 4, "{}", r.text());
     let r = grep(
         &env,

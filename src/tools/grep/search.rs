@@ -19,9 +19,9 @@ use tokio_util::sync::CancellationToken;
 use super::args::OutputMode;
 use super::legacy::{Utf8Watch, decoding_searcher};
 use super::sink::{CancelReader, Collect, Line, Raw};
-use crate::tools::text::legacy::{Verdict, judge};
 use crate::fs::walk::{Entry, Filters, Flow, Kind, default_threads, walk, walk_error};
 use crate::fs::workspace::Workspace;
+use crate::tools::text::legacy::{Verdict, judge};
 
 /// Bytes of one file's content-mode lines kept during the walk at most
 /// (text plus bookkeeping); the rest are counted, and searched again only
@@ -165,18 +165,18 @@ impl Search<'_> {
         let Ok(Some((file, stat))) = entry.open_file() else {
             return Flow::Continue;
         };
-        let hit = self
-            .search_file(file, matcher, searcher)
-            .map(|(matches, count, lines, charset)| FileHit {
-                path: entry.into_path(),
-                // The stat fields' widths differ between targets.
-                #[allow(clippy::unnecessary_cast, clippy::useless_conversion)]
-                id: (stat.st_dev as u64, stat.st_ino as u64),
-                matches,
-                count,
-                lines,
-                charset,
-            });
+        let hit =
+            self.search_file(file, matcher, searcher)
+                .map(|(matches, count, lines, charset)| FileHit {
+                    path: entry.into_path(),
+                    // The stat fields' widths differ between targets.
+                    #[allow(clippy::unnecessary_cast, clippy::useless_conversion)]
+                    id: (stat.st_dev as u64, stat.st_ino as u64),
+                    matches,
+                    count,
+                    lines,
+                    charset,
+                });
         let mut found = found.lock().unwrap_or_else(|p| p.into_inner());
         let hit = hit.map(|hit| found.keep(hit));
         if stat.st_nlink > 1 {

@@ -252,13 +252,15 @@ fn read(
     // likely in, if it is text in that.
     let mut note = (!valid_text).then(|| INVALID_TEXT_NOTE.to_owned());
     let (report, hash) = match (valid_text, encoding) {
-        (false, Encoding::Utf8) => match legacy::reread(&mut file, offset, limit, token, &cannot)? {
-            Some(reread) => {
-                note = Some(reread.note);
-                (reread.report, reread.hash)
+        (false, Encoding::Utf8) => {
+            match legacy::reread(&mut file, offset, limit, token, &cannot)? {
+                Some(reread) => {
+                    note = Some(reread.note);
+                    (reread.report, reread.hash)
+                }
+                None => (report, hash),
             }
-            None => (report, hash),
-        },
+        }
         _ => (report, hash),
     };
 

@@ -31,7 +31,7 @@
 
 use chardetng::EncodingDetector;
 use encoding_rs::{
-    BIG5, CoderResult, Decoder, Encoder, EncoderResult, EUC_JP, EUC_KR, Encoding as Charset, GBK,
+    BIG5, CoderResult, Decoder, EUC_JP, EUC_KR, Encoder, EncoderResult, Encoding as Charset, GBK,
     ISO_2022_JP, SHIFT_JIS, WINDOWS_1252,
 };
 
@@ -296,9 +296,11 @@ impl Trial {
                 .max_buffer_length_from_utf8_without_replacement(src.len())
                 .unwrap_or(src.len().saturating_mul(4).saturating_add(16));
             self.encoded.reserve(need);
-            let (result, read) =
-                self.encoder
-                    .encode_from_utf8_to_vec_without_replacement(src, &mut self.encoded, last);
+            let (result, read) = self.encoder.encode_from_utf8_to_vec_without_replacement(
+                src,
+                &mut self.encoded,
+                last,
+            );
             src = &src[read..];
             match result {
                 EncoderResult::InputEmpty => break,
@@ -412,7 +414,8 @@ pub(crate) fn encode(text: &str, charset: &'static Charset) -> Result<Vec<u8>, c
     );
     let mut src = text;
     loop {
-        let (result, read) = encoder.encode_from_utf8_to_vec_without_replacement(src, &mut out, true);
+        let (result, read) =
+            encoder.encode_from_utf8_to_vec_without_replacement(src, &mut out, true);
         src = &src[read..];
         match result {
             EncoderResult::InputEmpty => return Ok(out),
@@ -437,7 +440,8 @@ mod tests {
         encode(text, charset).expect("encodable")
     }
 
-    const GERMAN: &str = "// Größe des Puffers, in Bytes: für Überläufe prüfen.\nlet größe = 4096; // äöüß ÄÖÜ\n";
+    const GERMAN: &str =
+        "// Größe des Puffers, in Bytes: für Überläufe prüfen.\nlet größe = 4096; // äöüß ÄÖÜ\n";
     const JAPANESE: &str = "// 日本語のコメントです。設定ファイルを読み込みます。\nlet x = 1;\n";
     const CHINESE: &str = "// 这是一个简体中文的注释，用于读取配置文件。\nlet x = 1;\n";
     const KOREAN: &str = "// 이것은 한국어 주석입니다. 설정 파일을 읽습니다.\nlet x = 1;\n";
