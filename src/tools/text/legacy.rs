@@ -230,12 +230,6 @@ impl Trial {
         }
     }
 
-    /// The encoding tried.
-    #[cfg(test)]
-    pub(crate) fn charset(&self) -> &'static Charset {
-        self.charset
-    }
-
     /// Whether the bytes so far are text in this encoding.
     pub(crate) fn is_text(&self) -> bool {
         self.text
