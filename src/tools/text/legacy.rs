@@ -329,14 +329,26 @@ fn is_binary_control(c: char) -> bool {
 
 /// [`Survey`] and [`Trial`] over a whole slice: the verdict, and the text
 /// decoded with the guess (for [`Verdict::NotText`] too, lossily).
+///
+/// Fed in chunks of [`CHUNK_BYTES`], so that the survey's six trials hold
+/// a chunk's text each, never the whole file's.
 pub(crate) fn detect(bytes: &[u8]) -> (Verdict, String) {
     let mut survey = Survey::new();
-    survey.feed(bytes);
+    for chunk in bytes.chunks(CHUNK_BYTES) {
+        survey.feed(chunk);
+    }
     let surveyed = survey.finish();
     let mut trial = Trial::new(surveyed.guess);
-    let text = trial.feed(bytes, true).to_owned();
+    let mut text = String::with_capacity(bytes.len());
+    for chunk in bytes.chunks(CHUNK_BYTES) {
+        text.push_str(trial.feed(chunk, false));
+    }
+    text.push_str(trial.feed(&[], true));
     (surveyed.verdict(&trial), text)
 }
+
+/// The chunks files are surveyed and decoded in.
+const CHUNK_BYTES: usize = 64 << 10;
 
 /// [`Survey`] and [`Trial`] over a reader from its start, in 64 KiB
 /// chunks (memory bounded, whatever its size); `cancelled` is asked
@@ -364,7 +376,7 @@ pub(crate) fn each_chunk<R: std::io::Read + std::io::Seek>(
 ) -> std::io::Result<()> {
     use std::io::ErrorKind;
     reader.seek(std::io::SeekFrom::Start(0))?;
-    let mut buf = vec![0u8; 64 << 10];
+    let mut buf = vec![0u8; CHUNK_BYTES];
     loop {
         if cancelled() {
             return Err(std::io::Error::other("cancelled"));
