@@ -277,6 +277,9 @@ async fn a_short_file_valid_in_several_encodings_is_shown_as_a_guess_and_not_edi
     refused(&env.call("apply_patch", json!({"patch": patch})).await, 13);
     refused(&env.write("short.txt", "x = \"가\";\n").await, 13);
     assert_eq!(env.bytes("short.txt"), bytes);
+    // ASCII is the same bytes in every candidate: write needs no guess.
+    ok(&env.write("short.txt", "x = 1;\n").await);
+    assert_eq!(env.bytes("short.txt"), b"x = 1;\n");
 }
 
 #[tokio::test]
@@ -291,6 +294,10 @@ async fn a_binary_file_is_still_code_8() {
     );
     refused(&env.edit("bin.txt", "valid", "x").await, 8);
     assert_eq!(env.bytes("bin.txt"), bytes);
+    // write replaces a file that is text in no encoding with UTF-8, as
+    // before.
+    ok(&env.write("bin.txt", "naïve\n").await);
+    assert_eq!(env.bytes("bin.txt"), "naïve\n".as_bytes());
 }
 
 #[tokio::test]
@@ -382,4 +389,28 @@ async fn grep_searches_a_file_whose_encoding_is_a_guess_as_bytes() {
     env.put("short.txt", b"x = \"\xB0\xA1\";\n");
     let r = grep(&env, json!({"pattern": "x =", "output_mode": "content"})).await;
     assert_eq!(r.text(), "short.txt:1:x = \"\u{FFFD}\u{FFFD}\";");
+}
+
+#[tokio::test]
+async fn grep_decodes_a_legacy_file_again_when_its_window_lies_past_the_kept_lines() {
+    // Far more matching lines than the walk keeps (256 KiB a file): the
+    // window deep inside is found by searching the file again, decoded.
+    let env = Env::new();
+    let text: String = (1..=30_000).map(|n| format!("café {n} naïve\n")).collect();
+    env.put("big.txt", encode(&text, WINDOWS_1252));
+    let r = grep(
+        &env,
+        json!({"pattern": "café", "output_mode": "content", "offset": 29_000, "head_limit": 2}),
+    )
+    .await;
+    assert_eq!(r.outcome, Outcome::Success, "{}", r.text());
+    let mut lines = r.text().lines().map(str::to_owned).collect::<Vec<_>>();
+    lines.truncate(2);
+    assert_eq!(
+        lines,
+        [
+            "big.txt:29001:café 29001 naïve",
+            "big.txt:29002:café 29002 naïve"
+        ]
+    );
 }
