@@ -414,3 +414,29 @@ async fn grep_decodes_a_legacy_file_again_when_its_window_lies_past_the_kept_lin
         ]
     );
 }
+
+#[tokio::test]
+async fn utf8_with_a_stray_byte_is_a_guess_and_not_edited() {
+    // Mostly UTF-8, with one windows-1252 byte: no single encoding reads
+    // it right, so nothing is written in one.
+    let env = Env::new();
+    let mut bytes = "// Größe des Puffers: für Überläufe prüfen\nlet größe = 1;\n"
+        .as_bytes()
+        .to_vec();
+    bytes.extend_from_slice(b"// caf\xE9\n");
+    env.put("mixed.txt", &bytes);
+    let shown = read(&env, "mixed.txt").await;
+    let first = shown.lines().next().unwrap();
+    assert!(first.starts_with("(file is probably "), "{first}");
+    assert!(
+        first.contains("non-ASCII bytes are UTF-8 characters"),
+        "{first}"
+    );
+    let r = refused(
+        &env.edit("mixed.txt", "let größe = 1;", "let größe = 2;")
+            .await,
+        13,
+    );
+    assert!(r.contains("looks like UTF-8 with stray bytes"), "{r}");
+    assert_eq!(env.bytes("mixed.txt"), bytes);
+}

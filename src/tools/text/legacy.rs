@@ -23,7 +23,13 @@
 //!    encoding (windows-1256, KOI8-U...) is unsure: few bytes do not tell
 //!    those apart.
 //!
-//! When 2 fails the file is not text. When 1, 3 or 4 fails the guess is
+//! 5. the guess does not hide UTF-8: at most half of the non-ASCII bytes
+//!    form valid UTF-8 characters (otherwise the file is most likely UTF-8
+//!    with a few stray bytes of another encoding, a mix no single encoding
+//!    reads right; in real text of the legacy encodings a small share of
+//!    byte pairs happen to be UTF-8).
+//!
+//! When 2 fails the file is not text. When 1, 3, 4 or 5 fails the guess is
 //! *unsure*: `read` shows the file decoded with the guess and says it is
 //! a guess, and the edit tools refuse it ([`Doubt`] says why).
 //!
@@ -76,6 +82,14 @@ pub(crate) enum Doubt {
     Unsupported,
     /// The detector does not rate its own guess.
     Unrated,
+    /// Most of the non-ASCII bytes are UTF-8 characters: a UTF-8 file
+    /// with stray bytes, which the guess would show garbled.
+    Mixed {
+        /// Non-ASCII bytes that form valid UTF-8 characters.
+        utf8: u64,
+        /// The file's non-ASCII bytes.
+        non_ascii: u64,
+    },
 }
 
 /// The name of an encoding as the tools show it: `windows-1252`,
@@ -102,6 +116,9 @@ impl Doubt {
             ),
             Doubt::Unsupported => format!("{} is not an encoding the tools write", name(guess)),
             Doubt::Unrated => "the detector rates no encoding above the others".to_owned(),
+            Doubt::Mixed { utf8, non_ascii } => format!(
+                "{utf8} of its {non_ascii} non-ASCII bytes are UTF-8 characters: it looks like UTF-8 with stray bytes of another encoding, which no single encoding reads right"
+            ),
         }
     }
 }
@@ -112,6 +129,7 @@ pub(crate) struct Survey {
     detector: EncodingDetector,
     non_ascii: u64,
     rivals: Vec<Trial>,
+    utf8: Utf8Count,
 }
 
 /// What a [`Survey`] found.
@@ -120,6 +138,8 @@ pub(crate) struct Surveyed {
     pub(crate) guess: &'static Charset,
     rated: bool,
     non_ascii: u64,
+    /// Non-ASCII bytes that form valid UTF-8 characters.
+    utf8: u64,
     /// The rivals that decode the file exactly.
     exact: Vec<&'static Charset>,
 }
@@ -130,6 +150,7 @@ impl Survey {
             detector: EncodingDetector::new(),
             non_ascii: 0,
             rivals: RIVALS.iter().map(|c| Trial::new(c)).collect(),
+            utf8: Utf8Count::default(),
         }
     }
 
@@ -144,6 +165,7 @@ impl Survey {
             }
         }
         self.non_ascii += chunk.iter().filter(|b| !b.is_ascii()).count() as u64;
+        self.utf8.feed(chunk);
     }
 
     /// The end of the file.
@@ -157,6 +179,7 @@ impl Survey {
             guess,
             rated,
             non_ascii: self.non_ascii,
+            utf8: self.utf8.valid,
             exact: self
                 .rivals
                 .iter()
@@ -181,6 +204,11 @@ impl Surveyed {
             Some(Doubt::Inexact)
         } else if !self.rated {
             Some(Doubt::Unrated)
+        } else if self.utf8.saturating_mul(2) > self.non_ascii {
+            Some(Doubt::Mixed {
+                utf8: self.utf8,
+                non_ascii: self.non_ascii,
+            })
         } else if self.non_ascii >= MIN_EVIDENCE {
             None
         } else if !RIVALS.contains(&guess) {
@@ -319,6 +347,47 @@ impl Trial {
         if !self.exact || (last && !self.pending.is_empty()) {
             self.exact = false;
             self.pending = Vec::new();
+        }
+    }
+}
+
+/// Counts the bytes of valid multi-byte UTF-8 characters in a stream fed
+/// in chunks (a character cut by a chunk boundary counts).
+#[derive(Default)]
+struct Utf8Count {
+    /// Bytes in complete valid characters.
+    valid: u64,
+    /// The bytes of the character being read, and how many it needs.
+    have: u8,
+    need: u8,
+    /// The range the next continuation byte must be in (the second byte
+    /// of some leads is narrower: no overlong forms, no surrogates).
+    next: (u8, u8),
+}
+
+impl Utf8Count {
+    fn feed(&mut self, chunk: &[u8]) {
+        for &b in chunk {
+            if self.need > 0 && (self.next.0..=self.next.1).contains(&b) {
+                self.have += 1;
+                self.next = (0x80, 0xBF);
+                if self.have == self.need {
+                    self.valid += u64::from(self.need);
+                    self.need = 0;
+                }
+                continue;
+            }
+            (self.need, self.next) = match b {
+                0xC2..=0xDF => (2, (0x80, 0xBF)),
+                0xE0 => (3, (0xA0, 0xBF)),
+                0xED => (3, (0x80, 0x9F)),
+                0xE1..=0xEF => (3, (0x80, 0xBF)),
+                0xF0 => (4, (0x90, 0xBF)),
+                0xF1..=0xF3 => (4, (0x80, 0xBF)),
+                0xF4 => (4, (0x80, 0x8F)),
+                _ => (0, (0, 0)),
+            };
+            self.have = 1;
         }
     }
 }
@@ -615,11 +684,55 @@ mod tests {
     }
 
     #[test]
+    fn utf8_with_stray_bytes_is_unsure() {
+        // UTF-8 text with one stray windows-1252 byte: read as
+        // windows-1252 it would show "Ã¼" for every "ü".
+        let mut bytes = GERMAN.as_bytes().to_vec();
+        bytes.extend_from_slice(b"// caf\xE9\n");
+        match detect(&bytes).0 {
+            Verdict::Unsure(_, Doubt::Mixed { utf8, non_ascii }) => {
+                assert_eq!(non_ascii, utf8 + 1);
+            }
+            other => panic!("{other:?}"),
+        }
+        // Real windows-1252 with a few pairs that happen to be UTF-8
+        // ("ß“" is DF 93) is still sure.
+        let text = format!("{GERMAN}// „Fuß“ und „Maß“\n");
+        assert_eq!(
+            detect(&encoded(&text, WINDOWS_1252)).0,
+            Verdict::Sure(WINDOWS_1252)
+        );
+        // Chinese UTF-8 with one stray GBK character.
+        let mut bytes = CHINESE.as_bytes().to_vec();
+        bytes.extend_from_slice(&encoded("// 中\n", GBK));
+        assert!(matches!(
+            detect(&bytes).0,
+            Verdict::Unsure(_, Doubt::Mixed { .. }) | Verdict::NotText
+        ));
+    }
+
+    #[test]
+    fn utf8_characters_are_counted_across_chunks() {
+        let text = "aé€😀\u{FFFF}b".as_bytes();
+        for cut in 0..text.len() {
+            let mut count = Utf8Count::default();
+            count.feed(&text[..cut]);
+            count.feed(&text[cut..]);
+            assert_eq!(count.valid, 2 + 3 + 4 + 3, "cut at {cut}");
+        }
+        let mut count = Utf8Count::default();
+        // Overlong, surrogate, cut, lone continuation: none counts.
+        count.feed(b"\xC0\xAF \xE0\x80\x80 \xED\xA0\x80 \xE2\x82 \x80 \xF4\x90\x80\x80");
+        assert_eq!(count.valid, 0);
+    }
+
+    #[test]
     fn stateful_and_non_writable_guesses_are_unsupported() {
         let surveyed = Surveyed {
             guess: ISO_2022_JP,
             rated: true,
             non_ascii: 100,
+            utf8: 0,
             exact: Vec::new(),
         };
         let mut trial = Trial::new(ISO_2022_JP);
