@@ -20,10 +20,12 @@
 /// | 5 | [`AmbiguousMatch`](Self::AmbiguousMatch) | the text to replace is found at several places and the call asks for one | edit, multi_edit, apply_patch |
 /// | 6 | [`NoChange`](Self::NoChange) | `old_string` and `new_string` are the same | edit, multi_edit |
 /// | 7 | [`FileExists`](Self::FileExists) | a file to create exists already (an empty `old_string` on a non-empty file, `*** Add File` or `*** Move to` onto an existing file) | edit, multi_edit, apply_patch |
-/// | 8 | [`NotText`](Self::NotText) | the file is not valid text (UTF-8, or UTF-16 or UTF-32 after a byte-order mark) | edit, multi_edit, apply_patch |
+/// | 8 | [`NotText`](Self::NotText) | the file is not valid text: not UTF-8, nor UTF-16 or UTF-32 after a byte-order mark, nor a legacy encoding (it has bytes or control characters no text encoding explains) | edit, multi_edit, apply_patch |
 /// | 9 | [`BlankOldString`](Self::BlankOldString) | a non-empty `old_string` of whitespace only | edit, multi_edit |
 /// | 10 | [`InvalidPatch`](Self::InvalidPatch) | the patch cannot be parsed | apply_patch |
 /// | 11 | [`NoSuchCheckpoint`](Self::NoSuchCheckpoint) | the rewind does not name exactly one of `to`, `call` or `turn`, or no kept checkpoint matches it | rewind |
+/// | 12 | [`Unencodable`](Self::Unencodable) | the file is in a legacy encoding (windows-1252, Shift_JIS, GBK, EUC-KR...) that cannot store a character of the new text | edit, multi_edit, apply_patch, write |
+/// | 13 | [`EncodingUncertain`](Self::EncodingUncertain) | the file is not UTF-8 and its legacy encoding is only a guess (too few non-ASCII bytes to tell it from another, or bytes that would not be written back the same) | edit, multi_edit, apply_patch, write (of non-ASCII content) |
 ///
 /// Failures that are not a tool's own refusal (schema issues, denials,
 /// errors while running) have no code. A typed tool whose arguments pass
@@ -65,8 +67,8 @@ pub enum ErrorCode {
     NoChange = 6,
     /// 7: the file to create exists already.
     FileExists = 7,
-    /// 8: the file is not valid text (UTF-8, or UTF-16 or UTF-32 after a
-    /// byte-order mark); changing it could corrupt it.
+    /// 8: the file is not valid text (UTF-8, UTF-16 or UTF-32 after a
+    /// byte-order mark, or a legacy encoding); changing it could corrupt it.
     NotText = 8,
     /// 9: a non-empty `old_string` of whitespace only, which would match
     /// blank space anywhere.
@@ -77,11 +79,18 @@ pub enum ErrorCode {
     /// or `turn`), or no kept checkpoint matches it (none that late, or
     /// dropped to keep the store under its size).
     NoSuchCheckpoint = 11,
+    /// 12: the file is in a legacy encoding that cannot store a
+    /// character of the new text; nothing is written (never a `?`, a
+    /// U+FFFD or an HTML entity in its place).
+    Unencodable = 12,
+    /// 13: the file is not UTF-8 and its legacy encoding is a guess, not
+    /// known surely; changing it could write in the wrong encoding.
+    EncodingUncertain = 13,
 }
 
 impl ErrorCode {
     /// Every code, in order of its number.
-    pub const ALL: [ErrorCode; 11] = [
+    pub const ALL: [ErrorCode; 13] = [
         ErrorCode::BadPath,
         ErrorCode::NotRead,
         ErrorCode::ModifiedSinceRead,
@@ -93,6 +102,8 @@ impl ErrorCode {
         ErrorCode::BlankOldString,
         ErrorCode::InvalidPatch,
         ErrorCode::NoSuchCheckpoint,
+        ErrorCode::Unencodable,
+        ErrorCode::EncodingUncertain,
     ];
 
     /// The number a call's `error_code` carries.
@@ -117,9 +128,9 @@ mod tests {
     use super::ErrorCode;
 
     #[test]
-    fn the_numbers_are_one_to_eleven_in_order() {
+    fn the_numbers_are_one_to_thirteen_in_order() {
         let numbers: Vec<i64> = ErrorCode::ALL.into_iter().map(i64::from).collect();
-        assert_eq!(numbers, (1..=11).collect::<Vec<_>>());
+        assert_eq!(numbers, (1..=13).collect::<Vec<_>>());
         for code in ErrorCode::ALL {
             assert_eq!(ErrorCode::from_i64(code.as_i64()), Some(code));
         }

@@ -3,14 +3,24 @@
 //!
 //! [`decode`] accepts UTF-8 (with or without a BOM) and UTF-16 and UTF-32 after a BOM,
 //! strictly: one invalid sequence and the file is not text, so that an edit
-//! can never turn bytes it did not understand into U+FFFD. A file whose every
+//! can never turn bytes it did not understand into U+FFFD. Bytes that are
+//! not UTF-8 and have no BOM are given to [`legacy`]: a file surely in a
+//! legacy encoding (windows-1252, Shift_JIS, GBK, EUC-KR...) is decoded
+//! from it and [`encode`]d back in it, exactly; an unsure guess is refused
+//! ([`NotDecoded::Unsure`]), and a character the encoding cannot store is
+//! refused ([`Unencodable`]), never replaced. A file whose every
 //! line ends in CRLF is handed out with LF endings (as `read` shows it) and
 //! [`encode`] puts the CRs back; the pair is exact, so untouched lines come
 //! back as they were.
 
 use std::borrow::Cow;
 
-use encoding_rs::{UTF_16BE, UTF_16LE};
+use encoding_rs::{Encoding as Charset, UTF_16BE, UTF_16LE};
+
+use crate::error_code::ErrorCode;
+use legacy::{Doubt, Verdict};
+
+pub(crate) mod legacy;
 
 const UTF8_BOM: &[u8] = b"\xEF\xBB\xBF";
 const UTF16LE_BOM: &[u8] = b"\xFF\xFE";
@@ -34,6 +44,10 @@ pub(crate) enum Encoding {
     Utf32Le,
     /// UTF-32 big-endian after the BOM `00 00 FE FF`.
     Utf32Be,
+    /// A legacy encoding without a BOM (windows-1252, Shift_JIS, GBK,
+    /// EUC-KR...), detected surely (see [`legacy`]): every character is
+    /// written back in it, or the write is refused.
+    Legacy(&'static Charset),
 }
 
 impl Encoding {
@@ -65,6 +79,19 @@ impl Encoding {
             Encoding::Utf16Be => UTF16BE_BOM,
             Encoding::Utf32Le => UTF32LE_BOM,
             Encoding::Utf32Be => UTF32BE_BOM,
+            Encoding::Legacy(_) => b"",
+        }
+    }
+
+    /// Whether `text` can be stored in this encoding: the first character
+    /// it cannot store otherwise (only a legacy encoding lacks some).
+    pub(crate) fn check_storable(self, text: &str) -> Result<(), Unencodable> {
+        match self {
+            Encoding::Legacy(charset) => match legacy::first_unencodable(text, charset) {
+                Some(character) => Err(Unencodable { character, charset }),
+                None => Ok(()),
+            },
+            _ => Ok(()),
         }
     }
 
@@ -130,17 +157,120 @@ pub(crate) struct Decoded<'a> {
     pub(crate) format: Format,
 }
 
-/// Decodes a file's bytes, or `None` when they are not valid UTF-8 or
-/// UTF-16 text.
+/// Why a file's bytes are not handed out as text.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum NotDecoded {
+    /// Not text: invalid after a BOM, or in the encoding that fits best
+    /// (code 8).
+    NotText,
+    /// Text in a legacy encoding, most likely this one, but not surely
+    /// (code 13).
+    Unsure(&'static Charset, Doubt),
+}
+
+impl NotDecoded {
+    /// The code of the refusal: 8 or 13.
+    pub(crate) fn code(self) -> ErrorCode {
+        match self {
+            NotDecoded::NotText => ErrorCode::NotText,
+            NotDecoded::Unsure(..) => ErrorCode::EncodingUncertain,
+        }
+    }
+}
+
+/// The message of code 8, for every tool that changes files.
+pub(crate) const NOT_TEXT: &str = "File is not valid text (UTF-8, UTF-16, or a legacy encoding such as windows-1252 or Shift_JIS); refusing to edit it so that nothing is corrupted.";
+
+impl std::fmt::Display for NotDecoded {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match *self {
+            NotDecoded::NotText => f.write_str(NOT_TEXT),
+            NotDecoded::Unsure(guess, doubt) => write!(
+                f,
+                "File is not UTF-8 and its encoding is not known for sure: it reads as {name}, but {reason}. Refusing to change it so that nothing is written in the wrong encoding. If you know its encoding, convert it to UTF-8 with bash (iconv -f ENCODING -t utf-8 FILE > FILE.utf8 && mv FILE.utf8 FILE, ENCODING being {name} if the guess is right), then read it again.",
+                name = legacy::name(guess),
+                reason = doubt.reason(guess),
+            ),
+        }
+    }
+}
+
+/// A character the file's encoding cannot store (code 12).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Unencodable {
+    /// The character.
+    pub(crate) character: char,
+    /// The file's encoding.
+    pub(crate) charset: &'static Charset,
+}
+
+impl Unencodable {
+    /// The encoding's name as the tools show it (`windows-1252`).
+    pub(crate) fn encoding(&self) -> String {
+        legacy::name(self.charset)
+    }
+}
+
+impl std::fmt::Display for Unencodable {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        unencodable_message(f, self.character, &self.encoding())
+    }
+}
+
+/// The message of code 12: the file is `encoding`, which cannot store
+/// `character`.
+pub(crate) fn unencodable_message(
+    f: &mut impl std::fmt::Write,
+    character: char,
+    encoding: &str,
+) -> std::fmt::Result {
+    let shown = if character.is_control() || character.is_whitespace() {
+        format!("{character:?}")
+    } else {
+        format!("'{character}'")
+    };
+    write!(
+        f,
+        "The file is {encoding}, which cannot store {shown} (U+{code:04X}); nothing was changed. Use only characters {encoding} has (write {shown} another way, e.g. as an escape sequence of the file's language), or convert the file to UTF-8 first with bash (iconv -f {encoding} -t utf-8 FILE > FILE.utf8 && mv FILE.utf8 FILE), read it again, then change it.",
+        code = u32::from(character),
+    )
+}
+
+/// Decodes a file's bytes, or `None` when they are not text (see
+/// [`try_decode`] for why).
 pub(crate) fn decode(bytes: &[u8]) -> Option<Decoded<'_>> {
+    try_decode(bytes).ok()
+}
+
+/// Decodes a file's bytes: UTF-8, UTF-16 or UTF-32 after a BOM, or a
+/// legacy encoding detected surely; otherwise why not.
+pub(crate) fn try_decode(bytes: &[u8]) -> Result<Decoded<'_>, NotDecoded> {
     let encoding = Encoding::sniff(bytes);
     let rest = &bytes[encoding.bom().len()..];
-    let text: Cow<'_, str> = match encoding {
-        Encoding::Utf8 | Encoding::Utf8Bom => Cow::Borrowed(std::str::from_utf8(rest).ok()?),
-        Encoding::Utf16Le => decode_utf16(rest, true)?,
-        Encoding::Utf16Be => decode_utf16(rest, false)?,
-        Encoding::Utf32Le => Cow::Owned(decode_utf32(rest, false)?),
-        Encoding::Utf32Be => Cow::Owned(decode_utf32(rest, true)?),
+    let not_text = NotDecoded::NotText;
+    let (text, encoding): (Cow<'_, str>, Encoding) = match encoding {
+        Encoding::Utf8 | Encoding::Utf8Bom => match std::str::from_utf8(rest) {
+            Ok(text) => (Cow::Borrowed(text), encoding),
+            Err(_) if encoding == Encoding::Utf8 => match legacy::detect(bytes) {
+                (Verdict::Sure(charset), text) => (Cow::Owned(text), Encoding::Legacy(charset)),
+                (Verdict::Unsure(charset, doubt), _) => {
+                    return Err(NotDecoded::Unsure(charset, doubt));
+                }
+                (Verdict::NotText, _) => return Err(not_text),
+            },
+            Err(_) => return Err(not_text),
+        },
+        Encoding::Utf16Le => (decode_utf16(rest, true).ok_or(not_text)?, encoding),
+        Encoding::Utf16Be => (decode_utf16(rest, false).ok_or(not_text)?, encoding),
+        Encoding::Utf32Le => (
+            Cow::Owned(decode_utf32(rest, false).ok_or(not_text)?),
+            encoding,
+        ),
+        Encoding::Utf32Be => (
+            Cow::Owned(decode_utf32(rest, true).ok_or(not_text)?),
+            encoding,
+        ),
+        Encoding::Legacy(_) => return Err(not_text),
     };
     let line_ending = line_ending(&text);
     let text = match line_ending {
@@ -148,7 +278,7 @@ pub(crate) fn decode(bytes: &[u8]) -> Option<Decoded<'_>> {
         LineEnding::Cr => Cow::Owned(text.replace('\r', "\n")),
         LineEnding::Lf | LineEnding::Mixed => text,
     };
-    Some(Decoded {
+    Ok(Decoded {
         text,
         format: Format {
             encoding,
@@ -210,14 +340,16 @@ fn line_ending(text: &str) -> LineEnding {
 }
 
 /// Encodes `text` (LF endings for a CRLF file) back in `format`: CRs put
-/// back, BOM restored, UTF-16 re-encoded.
-pub(crate) fn encode<'a>(text: &'a str, format: Format) -> Cow<'a, [u8]> {
+/// back, BOM restored, UTF-16 or the legacy encoding re-encoded. Refused
+/// when the encoding cannot store a character of `text` (never a `?`, a
+/// U+FFFD or an HTML entity in its place).
+pub(crate) fn encode<'a>(text: &'a str, format: Format) -> Result<Cow<'a, [u8]>, Unencodable> {
     let text: Cow<'a, str> = match format.line_ending {
         LineEnding::Crlf => Cow::Owned(text.replace('\n', "\r\n")),
         LineEnding::Cr => Cow::Owned(text.replace('\n', "\r")),
         LineEnding::Lf | LineEnding::Mixed => Cow::Borrowed(text),
     };
-    match format.encoding {
+    Ok(match format.encoding {
         Encoding::Utf8 => match text {
             Cow::Borrowed(s) => Cow::Borrowed(s.as_bytes()),
             Cow::Owned(s) => Cow::Owned(s.into_bytes()),
@@ -251,6 +383,45 @@ pub(crate) fn encode<'a>(text: &'a str, format: Format) -> Cow<'a, [u8]> {
             }
             Cow::Owned(out)
         }
+        Encoding::Legacy(charset) => Cow::Owned(
+            legacy::encode(&text, charset)
+                .map_err(|character| Unencodable { character, charset })?,
+        ),
+    })
+}
+
+/// Streaming UTF-8 validation: `carry` holds a sequence cut by the chunk
+/// boundary (at most 3 bytes).
+pub(crate) fn check_utf8(carry: &mut Vec<u8>, chunk: &[u8], last: bool, valid: &mut bool) {
+    let mut rest = chunk;
+    if !carry.is_empty() {
+        // Complete the cut sequence with up to 3 bytes of this chunk.
+        let had = carry.len();
+        let take = rest.len().min(4 - had);
+        carry.extend_from_slice(&rest[..take]);
+        match std::str::from_utf8(carry) {
+            Ok(_) => rest = &rest[take..],
+            // The cut character is complete (it starts at 0, so the valid
+            // prefix covers it and reaches into this chunk).
+            Err(e) if e.valid_up_to() > 0 => rest = &rest[e.valid_up_to() - had..],
+            // Still incomplete: this chunk was too short to finish it.
+            Err(e) if e.error_len().is_none() && !last => return,
+            Err(_) => {
+                *valid = false;
+                return;
+            }
+        }
+        carry.clear();
+    }
+    match std::str::from_utf8(rest) {
+        Ok(_) => {}
+        Err(e) if e.error_len().is_none() && !last => {
+            carry.extend_from_slice(&rest[e.valid_up_to()..]);
+        }
+        Err(_) => *valid = false,
+    }
+    if last && !carry.is_empty() {
+        *valid = false;
     }
 }
 
@@ -290,7 +461,10 @@ mod tests {
 
     fn round_trip(bytes: &[u8]) -> Format {
         let decoded = decode(bytes).expect("text");
-        assert_eq!(encode(&decoded.text, decoded.format).as_ref(), bytes);
+        assert_eq!(
+            encode(&decoded.text, decoded.format).unwrap().as_ref(),
+            bytes
+        );
         decoded.format
     }
 
@@ -348,6 +522,43 @@ mod tests {
     }
 
     #[test]
+    fn legacy_text_round_trips_and_refuses_what_it_cannot_store() {
+        // Not UTF-8 and no BOM: a lone ÿ that no CJK encoding accepts.
+        let d = try_decode(b"ab\xFFcd\r\nx\r\n").unwrap();
+        assert_eq!(d.text, "abÿcd\nx\n");
+        assert_eq!(
+            d.format.encoding,
+            Encoding::Legacy(encoding_rs::WINDOWS_1252)
+        );
+        assert_eq!(d.format.line_ending, LineEnding::Crlf);
+        round_trip(b"ab\xFFcd\r\nx\r\n");
+        let e = encode("ab€ 日", d.format).unwrap_err();
+        assert_eq!(e.character, '日');
+        assert!(e.to_string().starts_with(
+            "The file is windows-1252, which cannot store '日' (U+65E5); nothing was changed."
+        ));
+        assert_eq!(
+            d.format.encoding.check_storable("€"),
+            Ok(()),
+            "€ is 0x80 in windows-1252"
+        );
+        assert!(d.format.encoding.check_storable("Ω").is_err());
+        // After a UTF-8 BOM, invalid bytes are not text: the BOM says UTF-8.
+        assert_eq!(
+            try_decode(b"\xEF\xBB\xBFab\xFFcd").unwrap_err(),
+            NotDecoded::NotText
+        );
+        // An unsure guess says why, with code 13.
+        let why = try_decode(b"x = \"\xB0\xA1\";\n").unwrap_err();
+        assert_eq!(why.code(), ErrorCode::EncodingUncertain);
+        assert!(
+            why.to_string()
+                .contains("but it has only 2 non-ASCII bytes"),
+            "{why}"
+        );
+    }
+
+    #[test]
     fn boms_are_sniffed_once() {
         assert_eq!(Encoding::sniff(b"plain"), Encoding::Utf8);
         assert_eq!(Encoding::sniff(b"\xEF\xBB\xBFx"), Encoding::Utf8Bom);
@@ -370,10 +581,53 @@ mod tests {
 
     #[test]
     fn invalid_text_is_refused() {
-        assert!(decode(b"ab\xFFcd").is_none());
+        // Binary: a control character beside bytes that are not UTF-8.
+        assert_eq!(
+            try_decode(b"ab\xFF\x01cd").unwrap_err(),
+            NotDecoded::NotText
+        );
         assert!(decode(b"\xEF\xBB\xBF\xC3").is_none());
         // Odd length and a lone surrogate in UTF-16.
         assert!(decode(&[0xFF, 0xFE, b'a']).is_none());
         assert!(decode(&[0xFF, 0xFE, 0x00, 0xD8, b'a', 0]).is_none());
+    }
+
+    #[test]
+    fn utf8_validation_across_chunk_boundaries() {
+        let text = "añb€c😀d".as_bytes();
+        for cut in 0..text.len() {
+            let mut carry = Vec::new();
+            let mut valid = true;
+            check_utf8(&mut carry, &text[..cut], false, &mut valid);
+            check_utf8(&mut carry, &text[cut..], false, &mut valid);
+            check_utf8(&mut carry, &[], true, &mut valid);
+            assert!(valid, "cut at {cut}");
+        }
+        for cut in 0..4 {
+            let bad = b"ab\xFFcd";
+            let mut carry = Vec::new();
+            let mut valid = true;
+            check_utf8(&mut carry, &bad[..cut], false, &mut valid);
+            check_utf8(&mut carry, &bad[cut..], false, &mut valid);
+            check_utf8(&mut carry, &[], true, &mut valid);
+            assert!(!valid, "cut at {cut}");
+        }
+        let mut carry = Vec::new();
+        let mut valid = true;
+        check_utf8(&mut carry, b"a\xE2\x82", false, &mut valid);
+        check_utf8(&mut carry, &[], true, &mut valid);
+        assert!(!valid, "truncated sequence at the end");
+    }
+
+    #[test]
+    fn byte_by_byte_validation() {
+        let text = "x€😀ñ".as_bytes();
+        let mut carry = Vec::new();
+        let mut valid = true;
+        for b in text {
+            check_utf8(&mut carry, std::slice::from_ref(b), false, &mut valid);
+        }
+        check_utf8(&mut carry, &[], true, &mut valid);
+        assert!(valid);
     }
 }

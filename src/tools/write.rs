@@ -1,10 +1,17 @@
 //! The `write` tool: a whole file, written exactly as given.
 //!
+//! A new file is UTF-8. Content over an existing file in a legacy encoding
+//! (windows-1252, Shift_JIS...) is written in that encoding, or refused
+//! when the encoding cannot store one of its characters (code 12) or is
+//! only a guess (code 13); ASCII content is the same bytes in all of them,
+//! so only non-ASCII content makes the tool look at the old bytes.
+//!
 //! A new file needs no read; overwriting needs a full read of the file as
 //! it is now (a partial read is not enough: the model would overwrite what
 //! it never saw). The write is atomic, keeps mode and owner, and writes
 //! hard-linked files in place.
 
+use std::borrow::Cow;
 use std::path::PathBuf;
 
 use agentcore_stages::TypedTool;
@@ -15,15 +22,16 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use tokio_util::sync::CancellationToken;
 
-use super::text;
+use super::text::{self, Encoding, NotDecoded, Unencodable};
 use crate::access::{Access, Permissions};
 use crate::diff::unified_diff;
+use crate::error_code::ErrorCode;
 use crate::fs::beneath::FileError;
 use crate::fs::file_tool::{
     FileTool, cancelled, cannot_read, commit_failure, path_failure, read_existing,
     refuse_read_denied, stamp_written, write_through,
 };
-use crate::fs::read_state::{FileReadState, Freshness, StaleRead};
+use crate::fs::read_state::{FileReadState, Freshness, StaleRead, hash_bytes};
 use crate::fs::workspace::Workspace;
 use crate::tools::spec::ToolSpec;
 
@@ -176,7 +184,16 @@ fn check(
         .freshness_of(&path, &open.file, &open.meta)
         .map_err(|e| path_failure(cannot_read(&shown, &e)))?
     {
-        Freshness::Unchanged => Ok(()),
+        Freshness::Unchanged if args.content.is_ascii() => Ok(()),
+        // Non-ASCII content: codes 12 and 13 of the file's encoding.
+        Freshness::Unchanged => {
+            let old = read_existing(workspace, &path)
+                .map_err(|e| path_failure(e.message(&shown, "write")))?
+                .unwrap_or_default();
+            content_bytes(&args.content, &old)
+                .map(|_| ())
+                .map_err(|(code, message)| ValidationFailure::new(code.into(), message))
+        }
         Freshness::NotRead => Err(StaleRead::NotRead.into()),
         // Overwriting what was never fully seen.
         Freshness::Partial => {
@@ -219,6 +236,7 @@ fn execute(
         Err(e) => return Err(ToolError::new(e.message(&shown, "write"))),
     };
     let mut hash = 0;
+    let mut bytes = Cow::Borrowed(args.content.as_bytes());
     if let Some(open) = &existing {
         // The last check, under the path lock, right before the write: a
         // file created or changed while the call waited at the gate is not
@@ -232,15 +250,25 @@ fn execute(
             Some(stamp) => hash = stamp.hash,
             None => return Err(StaleRead::ModifiedBeforeWrite.into()),
         }
+        if !args.content.is_ascii() {
+            // In the file's own encoding: judged on the bytes the model read.
+            let old = read_existing(workspace, &path)
+                .map_err(|e| ToolError::new(e.message(&shown, "write")))?
+                .unwrap_or_default();
+            if hash_bytes(&old) != hash {
+                return Err(StaleRead::ModifiedBeforeWrite.into());
+            }
+            bytes = content_bytes(&args.content, &old)
+                .map_err(|(_, message)| ToolError::new(message))?;
+        }
     }
     if token.is_cancelled() {
         return Err(cancelled(&shown));
     }
-    let bytes = args.content.as_bytes();
-    let written = write_through(workspace, &path, existing.as_ref(), hash, bytes, token)
+    let written = write_through(workspace, &path, existing.as_ref(), hash, &bytes, token)
         .map_err(|e| commit_failure(e, &shown, "write"))?;
     // Past the point of no return: the call reports what happened.
-    stamp_written(state, &path, &written, bytes);
+    stamp_written(state, &path, &written, &bytes);
     let mut out = if existing.is_some() {
         format!("The file {shown} has been updated successfully.")
     } else {
@@ -251,6 +279,30 @@ fn execute(
         out.push_str(&note);
     }
     Ok(ToolOutput::text(out))
+}
+
+/// `content` as it is written over a file of bytes `old`: in the file's
+/// legacy encoding when it is surely in one, else as given (UTF-8: a file
+/// that is UTF-8, UTF-16 or not text at all is replaced by UTF-8). Refused
+/// when that encoding cannot store a character of `content` (12), or when
+/// the file's encoding is only a guess (13).
+fn content_bytes<'a>(content: &'a str, old: &[u8]) -> Result<Cow<'a, [u8]>, (ErrorCode, String)> {
+    if content.is_ascii() {
+        return Ok(Cow::Borrowed(content.as_bytes()));
+    }
+    match text::try_decode(old) {
+        Ok(decoded) => match decoded.format.encoding {
+            Encoding::Legacy(charset) => text::legacy::encode(content, charset)
+                .map(Cow::Owned)
+                .map_err(|character| {
+                    let e = Unencodable { character, charset };
+                    (ErrorCode::Unencodable, e.to_string())
+                }),
+            _ => Ok(Cow::Borrowed(content.as_bytes())),
+        },
+        Err(NotDecoded::NotText) => Ok(Cow::Borrowed(content.as_bytes())),
+        Err(unsure) => Err((unsure.code(), unsure.to_string())),
+    }
 }
 
 #[cfg(test)]

@@ -23,8 +23,7 @@ const NOT_READ: &str = "File has not been read yet. Read it first before writing
 const MODIFIED: &str = "File has been modified since read, either by the user or by a linter. Read it again before attempting to write it.";
 const UNEXPECTED: &str =
     "File has been unexpectedly modified. Read it again before attempting to write it.";
-const NOT_TEXT: &str =
-    "File is not valid UTF-8 or UTF-16 text; refusing to edit it so that nothing is corrupted.";
+const NOT_TEXT: &str = "File is not valid text (UTF-8, UTF-16, or a legacy encoding such as windows-1252 or Shift_JIS); refusing to edit it so that nothing is corrupted.";
 
 #[tokio::test]
 async fn edit_after_read_replaces_and_shows_the_changed_lines_with_four_lines_of_context() {
@@ -161,11 +160,26 @@ async fn empty_old_string_on_an_existing_file_is_code_7() {
 #[tokio::test]
 async fn invalid_utf8_is_code_8_and_left_untouched() {
     let env = Env::new();
-    let bytes = b"valid line\n\xFF\xFEbroken \xC3(\n".to_vec();
+    // Not UTF-8, and a control character no text encoding explains.
+    let bytes = b"valid line\n\xFF\xFEbroken \xC3\x01(\n".to_vec();
     env.put("bad.txt", &bytes);
     env.read("bad.txt").await;
     refused_saying(&env.edit("bad.txt", "valid", "x").await, 8, NOT_TEXT);
     assert_eq!(env.bytes("bad.txt"), bytes);
+    // Without the control character it may be text in a legacy encoding,
+    // but three non-ASCII bytes do not tell which: code 13, untouched.
+    let maybe = b"valid line\n\xFF\xFEbroken \xC3(\n".to_vec();
+    env.put("maybe.txt", &maybe);
+    env.read("maybe.txt").await;
+    let r = env.edit("maybe.txt", "valid", "x").await;
+    assert_eq!(r.error_code, Some(13), "{}", r.text());
+    assert!(
+        r.text()
+            .starts_with("File is not UTF-8 and its encoding is not known for sure"),
+        "{}",
+        r.text()
+    );
+    assert_eq!(env.bytes("maybe.txt"), maybe);
     // UTF-16 with a lone surrogate is not text either.
     let bad16 = [0xFF, 0xFE, b'a', 0, 0x00, 0xD8, b'b', 0];
     env.put("bad16.txt", bad16);

@@ -21,5 +21,6 @@ mod edits_count_overlapping_places;
 mod edits_end_lines_as_the_file_does;
 mod edits_forgive_inner_runs_and_escaped_text;
 mod edits_reindent_to_the_files_structure;
+mod legacy_encodings_round_trip;
 mod multi_edit_is_all_or_nothing;
 mod utf32_files_are_decoded_never_misread;

@@ -264,17 +264,24 @@ async fn boms_are_decoded() {
 #[tokio::test]
 async fn invalid_utf8_is_shown_lossily_under_a_note() {
     let env = Env::new();
-    env.write("latin1.txt", b"caf\xE9\nok\n");
-    let text = env.ok(json!({"file_path": "latin1.txt"})).await;
+    // Not UTF-8, and with a control character: text in no encoding.
+    env.write("bad.txt", b"caf\xE9\x01\nok\n");
+    let text = env.ok(json!({"file_path": "bad.txt"})).await;
     let lines: Vec<&str> = text.lines().collect();
     assert_eq!(
         lines[0],
         "(Note: this file is not valid UTF-8 or UTF-16 text; invalid bytes are shown as \u{FFFD}. It cannot be edited with the edit tool.)"
     );
-    assert_eq!(lines[1], "     1\tcaf\u{FFFD}");
+    assert_eq!(lines[1], "     1\tcaf\u{FFFD}\u{1}");
     assert_eq!(lines[2], "     2\tok");
+    // Without it, the same bytes are windows-1252 (Latin-1) text.
+    env.write("latin1.txt", b"caf\xE9\nok\n");
+    assert_eq!(
+        env.ok(json!({"file_path": "latin1.txt"})).await,
+        "(file is windows-1252; shown as UTF-8)\n     1\tcafé\n     2\tok"
+    );
     // The note is about the whole file, even when the bad byte is not shown.
-    env.write("late.txt", b"fine\nstill fine\nbad \xFF here\n");
+    env.write("late.txt", b"fine\nstill fine\nbad \xFF\x01 here\n");
     let text = env.ok(json!({"file_path": "late.txt", "limit": 1})).await;
     assert!(
         text.starts_with("(Note: this file is not valid UTF-8"),

@@ -214,17 +214,15 @@ fn rewrite(
     move_to: Option<&str>,
     seen: &mut BTreeMap<PathBuf, String>,
 ) -> Result<Action, Refusal> {
-    let decoded = text::decode(bytes).ok_or_else(|| {
-        Refusal::new(
-            ErrorCode::NotText,
-            format!(
-                "{title}: File is not valid UTF-8 or UTF-16 text; refusing to edit it so that nothing is corrupted."
-            ),
-        )
-    })?;
+    let decoded = text::try_decode(bytes)
+        .map_err(|why| Refusal::new(why.code(), format!("{title}: {why}")))?;
     let patched = apply_hunks(&decoded.text, hunks)
         .map_err(|(i, e)| Refusal::new(e.code(), format!("{title}, hunk {}: {e}", i + 1)))?;
-    let new_bytes = text::encode(&patched.text, decoded.format).into_owned();
+    // Code 12: a legacy encoding that cannot store a character the hunks
+    // add refuses the whole patch.
+    let new_bytes = text::encode(&patched.text, decoded.format)
+        .map_err(|e| Refusal::new(ErrorCode::Unencodable, format!("{title}: {e}")))?
+        .into_owned();
     let to = match move_to {
         None => None,
         Some(given) => Some(move_target(workspace, title, given, seen)?),

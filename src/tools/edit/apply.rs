@@ -51,11 +51,23 @@ pub enum EditError {
     /// Empty `old_string` on a non-empty file (code 7).
     #[error("Cannot create new file - file already exists.")]
     FileExists,
-    /// The bytes are not valid UTF-8 or UTF-16 text (code 8).
-    #[error(
-        "File is not valid UTF-8 or UTF-16 text; refusing to edit it so that nothing is corrupted."
-    )]
+    /// The bytes are not valid text: not UTF-8, UTF-16 or UTF-32 after a
+    /// byte-order mark, nor a legacy encoding (code 8).
+    #[error("{}", text::NOT_TEXT)]
     NotText,
+    /// The file is in a legacy encoding that cannot store a character of
+    /// the new text (code 12).
+    #[error("{}", unencodable_text(*.character, .encoding))]
+    Unencodable {
+        /// The character.
+        character: char,
+        /// The file's encoding, as the tools name it (`windows-1252`).
+        encoding: String,
+    },
+    /// The file is not UTF-8 and its legacy encoding is only a guess
+    /// (code 13); holds the message.
+    #[error("{0}")]
+    EncodingUncertain(String),
     /// A non-empty `old_string` of whitespace only (code 9): it would
     /// match blank space anywhere.
     #[error(
@@ -93,7 +105,7 @@ fn tolerant_note(tier: Tier) -> &'static str {
 }
 
 impl EditError {
-    /// The code of the refusal (4 to 9).
+    /// The code of the refusal (4 to 9, 12 or 13).
     pub fn code(&self) -> ErrorCode {
         match self {
             EditError::NotFound(_)
@@ -104,6 +116,34 @@ impl EditError {
             EditError::FileExists => ErrorCode::FileExists,
             EditError::NotText => ErrorCode::NotText,
             EditError::Blank => ErrorCode::BlankOldString,
+            EditError::Unencodable { .. } => ErrorCode::Unencodable,
+            EditError::EncodingUncertain(_) => ErrorCode::EncodingUncertain,
+        }
+    }
+}
+
+/// The message of [`EditError::Unencodable`].
+fn unencodable_text(character: char, encoding: &str) -> String {
+    let mut out = String::new();
+    // Writing into a String cannot fail.
+    let _ = text::unencodable_message(&mut out, character, encoding);
+    out
+}
+
+impl From<text::NotDecoded> for EditError {
+    fn from(why: text::NotDecoded) -> Self {
+        match why {
+            text::NotDecoded::NotText => EditError::NotText,
+            unsure => EditError::EncodingUncertain(unsure.to_string()),
+        }
+    }
+}
+
+impl From<text::Unencodable> for EditError {
+    fn from(e: text::Unencodable) -> Self {
+        EditError::Unencodable {
+            character: e.character,
+            encoding: e.encoding(),
         }
     }
 }
@@ -216,7 +256,7 @@ pub fn edit_bytes_tiered(
 ) -> Result<(Vec<u8>, Tier), EditError> {
     let edited = edit_decoded(bytes, old, new, replace_all, true)?;
     Ok((
-        text::encode(&edited.applied.text, edited.format).into_owned(),
+        text::encode(&edited.applied.text, edited.format)?.into_owned(),
         edited.applied.tier,
     ))
 }
@@ -246,7 +286,7 @@ pub fn edit_bytes(
     replace_all: bool,
 ) -> Result<Vec<u8>, EditError> {
     let edited = edit_decoded(bytes, old, new, replace_all, false)?;
-    Ok(text::encode(&edited.applied.text, edited.format).into_owned())
+    Ok(text::encode(&edited.applied.text, edited.format)?.into_owned())
 }
 
 /// An edit of a file's bytes, before encoding.
@@ -337,7 +377,7 @@ pub(super) fn locate_decoded<'a>(
     if old == new {
         return Err(EditError::NoChange);
     }
-    let decoded = text::decode(bytes).ok_or(EditError::NotText)?;
+    let decoded = text::try_decode(bytes)?;
     let format = decoded.format;
     let (old_n, new_n) = (format.normalize(old), format.normalize(new));
     let tier = find_tiered(&decoded.text, &old_n, &new_n, replace_all, old)?;
@@ -359,7 +399,7 @@ pub(super) fn edit_decoded<'a>(
     if old == new {
         return Err(EditError::NoChange);
     }
-    let decoded = text::decode(bytes).ok_or(EditError::NotText)?;
+    let decoded = text::try_decode(bytes)?;
     let format = decoded.format;
     let (old_n, new_n) = (format.normalize(old), format.normalize(new));
     let applied = if tiered {
@@ -564,7 +604,7 @@ mod tests {
         let out = edit_bytes(b"a\r\nb\r\n", "a\r\nb", "x", false).unwrap();
         assert_eq!(out, b"x\r\n");
         assert_eq!(
-            edit_bytes(b"\xFF\xFF", "a", "b", false),
+            edit_bytes(b"\xFF\x01\xFF", "a", "b", false),
             Err(EditError::NotText)
         );
     }

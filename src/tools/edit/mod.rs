@@ -246,7 +246,7 @@ fn check(
         read_all(&open.file, open.meta.len()).map_err(|e| path_failure(cannot_read(&shown, &e)))?;
     let hash = hash_bytes(&bytes);
     {
-        let decoded = text::decode(&bytes).ok_or_else(|| edit_failure(EditError::NotText))?;
+        let decoded = text::try_decode(&bytes).map_err(|why| edit_failure(why.into()))?;
         if args.old_string.is_empty() && !decoded.text.is_empty() {
             return Err(edit_failure(EditError::FileExists));
         }
@@ -260,6 +260,12 @@ fn check(
             Freshness::Partial | Freshness::Unchanged => {}
         }
         let format = decoded.format;
+        // Code 12: the file's encoding must store new_string (the rest of
+        // the new text comes from the file).
+        format
+            .encoding
+            .check_storable(&args.new_string)
+            .map_err(|e| edit_failure(e.into()))?;
         let (old, new) = (
             format.normalize(&args.old_string),
             format.normalize(&args.new_string),
@@ -394,7 +400,8 @@ fn execute(
         true,
     )
     .map_err(|e| ToolError::new(e.to_string()))?;
-    let new_bytes = text::encode(&edited.applied.text, edited.format);
+    let new_bytes = text::encode(&edited.applied.text, edited.format)
+        .map_err(|e| ToolError::new(e.to_string()))?;
     let written = write_through(workspace, &path, existing.as_ref(), hash, &new_bytes, token)
         .map_err(|e| commit_failure(e, &shown, "edit"))?;
     // Past the point of no return: the call reports what happened.

@@ -309,8 +309,8 @@ fn check(
     let bytes =
         read_all(&open.file, open.meta.len()).map_err(|e| path_failure(cannot_read(&shown, &e)))?;
     let hash = hash_bytes(&bytes);
-    if text::decode(&bytes).is_none() {
-        return Err(edits_failure(EditsError::File(super::EditError::NotText)));
+    if let Err(why) = text::try_decode(&bytes) {
+        return Err(edits_failure(EditsError::File(why.into())));
     }
     match state.freshness_by_hash(&path, &open.meta, hash) {
         Freshness::NotRead => return Err(StaleRead::NotRead.into()),
@@ -390,7 +390,8 @@ fn execute(
     }
     let edited = edit_sequence_decoded(&bytes, &args.edits.steps())
         .map_err(|e| ToolError::new(e.to_string()))?;
-    let new_bytes = text::encode(&edited.applied.text, edited.format);
+    let new_bytes = text::encode(&edited.applied.text, edited.format)
+        .map_err(|e| ToolError::new(e.to_string()))?;
     let written = write_through(workspace, &path, existing.as_ref(), hash, &new_bytes, token)
         .map_err(|e| commit_failure(e, &shown, "edit"))?;
     // Past the point of no return: the call reports what happened.

@@ -114,7 +114,9 @@ pub fn apply_edits_tiered(text: &str, steps: &[Step<'_>]) -> Result<EditsApplied
 /// [`edit_bytes_tiered`]: super::edit_bytes_tiered
 pub fn edit_bytes_sequence(bytes: &[u8], steps: &[Step<'_>]) -> Result<Vec<u8>, EditsError> {
     let edited = edit_sequence_decoded(bytes, steps)?;
-    Ok(text::encode(&edited.applied.text, edited.format).into_owned())
+    let bytes = text::encode(&edited.applied.text, edited.format)
+        .map_err(|e| EditsError::File(e.into()))?;
+    Ok(bytes.into_owned())
 }
 
 /// A sequence applied: the new text, where every edit's text now lies in
@@ -146,8 +148,21 @@ pub(crate) fn edit_sequence_decoded<'a>(
     bytes: &'a [u8],
     steps: &[Step<'_>],
 ) -> Result<SequenceDecoded<'a>, EditsError> {
-    let decoded = text::decode(bytes).ok_or(EditsError::File(EditError::NotText))?;
+    let decoded = text::try_decode(bytes).map_err(|e| EditsError::File(e.into()))?;
     let format = decoded.format;
+    // Code 12 before any edit is tried: the file's encoding must store
+    // every new string (the rest of the text comes from the file).
+    let total = steps.len();
+    for (i, step) in steps.iter().enumerate() {
+        format
+            .encoding
+            .check_storable(step.new)
+            .map_err(|e| EditsError::Step {
+                number: i + 1,
+                total,
+                error: e.into(),
+            })?;
+    }
     let applied = apply_sequence(&decoded.text, steps, Some(format))?;
     Ok(SequenceDecoded {
         old_text: decoded.text,
@@ -299,7 +314,7 @@ mod tests {
         let out = edit_bytes_sequence(b"a\r\nb\r\n", &[step("a\nb", "x\ny"), step("y", "z")]);
         assert_eq!(out.unwrap(), b"x\r\nz\r\n");
         assert_eq!(
-            edit_bytes_sequence(b"\xFF\xFF", &[step("a", "b")]).unwrap_err(),
+            edit_bytes_sequence(b"\xFF\x01\xFF", &[step("a", "b")]).unwrap_err(),
             EditsError::File(EditError::NotText)
         );
     }

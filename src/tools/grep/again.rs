@@ -3,10 +3,11 @@
 //! still the same file (device and inode).
 
 use grep_regex::RegexMatcher;
-use grep_searcher::Searcher;
+use grep_searcher::{Searcher, SearcherBuilder};
 use tokio_util::sync::CancellationToken;
 
 use super::args::OutputMode;
+use super::legacy::decoding_searcher;
 use super::search::FileHit;
 use super::sink::{CancelReader, Collect, Line, Raw};
 use crate::fs::beneath;
@@ -17,6 +18,9 @@ pub(crate) struct Again<'a> {
     pub(crate) workspace: &'a Workspace,
     pub(crate) matcher: &'a RegexMatcher,
     pub(crate) searcher: Searcher,
+    /// What `searcher` was built from, for a file decoded from a legacy
+    /// encoding.
+    pub(crate) builder: &'a SearcherBuilder,
     pub(crate) token: &'a CancellationToken,
     /// Files that changed since the walk searched them (shown paths).
     pub(crate) changed: Vec<String>,
@@ -53,7 +57,12 @@ impl Again<'_> {
                     file,
                     token: self.token,
                 };
-                let searched = self.searcher.search_reader(self.matcher, reader, &mut sink);
+                // Decoded as the walk decoded it.
+                let mut decoding = hit
+                    .charset
+                    .and_then(|charset| decoding_searcher(self.builder, charset));
+                let searcher = decoding.as_mut().unwrap_or(&mut self.searcher);
+                let searched = searcher.search_reader(self.matcher, reader, &mut sink);
                 let binary = sink.binary;
                 searched.is_ok() && !binary && (ended_early || count == hit.count)
             }

@@ -26,6 +26,7 @@ mod again;
 mod args;
 mod capped;
 mod layout;
+mod legacy;
 mod matcher;
 mod page;
 mod search;
@@ -202,6 +203,7 @@ fn grep(
                 workspace,
                 matcher: &matcher,
                 searcher: searcher.build(),
+                builder: &searcher,
                 token,
                 changed: Vec::new(),
             };

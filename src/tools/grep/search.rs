@@ -6,18 +6,22 @@
 
 use std::collections::HashMap;
 use std::fs::File;
+use std::io::{Seek, SeekFrom};
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
 use agentcore_stages::ToolError;
+use encoding_rs::Encoding as Charset;
 use grep_regex::RegexMatcher;
 use grep_searcher::{Searcher, SearcherBuilder};
 use tokio_util::sync::CancellationToken;
 
 use super::args::OutputMode;
+use super::legacy::{Utf8Watch, decoding_searcher};
 use super::sink::{CancelReader, Collect, Line, Raw};
 use crate::fs::walk::{Entry, Filters, Flow, Kind, default_threads, walk, walk_error};
 use crate::fs::workspace::Workspace;
+use crate::tools::text::legacy::{Verdict, judge};
 
 /// Bytes of one file's content-mode lines kept during the walk at most
 /// (text plus bookkeeping); the rest are counted, and searched again only
@@ -39,6 +43,9 @@ pub(crate) struct FileHit {
     /// Content mode: the first of those lines (all of them when
     /// `lines.len() == count`).
     pub(crate) lines: Vec<Line>,
+    /// The legacy encoding the file was searched decoded from, when it is
+    /// not UTF-8 (see [`super::legacy`]).
+    pub(crate) charset: Option<&'static Charset>,
 }
 
 impl FileHit {
@@ -158,17 +165,18 @@ impl Search<'_> {
         let Ok(Some((file, stat))) = entry.open_file() else {
             return Flow::Continue;
         };
-        let hit = self
-            .search_file(file, matcher, searcher)
-            .map(|(matches, count, lines)| FileHit {
-                path: entry.into_path(),
-                // The stat fields' widths differ between targets.
-                #[allow(clippy::unnecessary_cast, clippy::useless_conversion)]
-                id: (stat.st_dev as u64, stat.st_ino as u64),
-                matches,
-                count,
-                lines,
-            });
+        let hit =
+            self.search_file(file, matcher, searcher)
+                .map(|(matches, count, lines, charset)| FileHit {
+                    path: entry.into_path(),
+                    // The stat fields' widths differ between targets.
+                    #[allow(clippy::unnecessary_cast, clippy::useless_conversion)]
+                    id: (stat.st_dev as u64, stat.st_ino as u64),
+                    matches,
+                    count,
+                    lines,
+                    charset,
+                });
         let mut found = found.lock().unwrap_or_else(|p| p.into_inner());
         let hit = hit.map(|hit| found.keep(hit));
         if stat.st_nlink > 1 {
@@ -179,15 +187,52 @@ impl Search<'_> {
         Flow::Continue
     }
 
-    /// Searches one file: its matches, its number of output lines and the
-    /// prefix of them kept, or `None` when it has no match, is binary, or
-    /// could not be read.
+    /// Searches one file: its matches, its number of output lines, the
+    /// prefix of them kept and the legacy encoding it was decoded from, or
+    /// `None` when it has no match, is binary, or could not be read. A
+    /// file that is not UTF-8 is judged, and searched again decoded when
+    /// its encoding is sure.
     fn search_file(
         &self,
         file: File,
         matcher: &RegexMatcher,
         searcher: &mut Searcher,
-    ) -> Option<(u64, usize, Vec<Line>)> {
+    ) -> Option<(u64, usize, Vec<Line>, Option<&'static Charset>)> {
+        let mut reader = Utf8Watch::new(CancelReader {
+            file,
+            token: self.token,
+        });
+        let searched = self.search_reader(&mut reader, matcher, searcher)?;
+        if !reader.not_utf8() || self.token.is_cancelled() {
+            return searched.hit(None);
+        }
+        let mut file = reader.inner.file;
+        let cancelled = || self.token.is_cancelled();
+        let Ok(Verdict::Sure(charset)) = judge(&mut file, &cancelled) else {
+            return searched.hit(None);
+        };
+        let Some(mut decoding) = decoding_searcher(self.searcher, charset) else {
+            return searched.hit(None);
+        };
+        if file.seek(SeekFrom::Start(0)).is_err() {
+            return searched.hit(None);
+        }
+        let reader = CancelReader {
+            file,
+            token: self.token,
+        };
+        self.search_reader(reader, matcher, &mut decoding)?
+            .hit(Some(charset))
+    }
+
+    /// One search of a reader: `None` when it failed or found the file
+    /// binary.
+    fn search_reader(
+        &self,
+        reader: impl std::io::Read,
+        matcher: &RegexMatcher,
+        searcher: &mut Searcher,
+    ) -> Option<Searched> {
         // Keeps a prefix of the file's lines within the budgets; every
         // line is counted.
         let mut lines = Vec::new();
@@ -206,12 +251,30 @@ impl Search<'_> {
             true
         };
         let mut sink = Collect::new(self.mode, self.token, &mut keep);
-        let reader = CancelReader {
-            file,
-            token: self.token,
-        };
         let searched = searcher.search_reader(matcher, reader, &mut sink);
         let (binary, matches, count) = (sink.binary, sink.matches, sink.count);
-        (searched.is_ok() && !binary && matches > 0).then_some((matches, count, lines))
+        (searched.is_ok() && !binary).then_some(Searched {
+            matches,
+            count,
+            lines,
+        })
+    }
+}
+
+/// What one search of a file found.
+struct Searched {
+    matches: u64,
+    count: usize,
+    lines: Vec<Line>,
+}
+
+impl Searched {
+    /// The file's hit, if it matched.
+    #[allow(clippy::type_complexity)]
+    fn hit(
+        self,
+        charset: Option<&'static Charset>,
+    ) -> Option<(u64, usize, Vec<Line>, Option<&'static Charset>)> {
+        (self.matches > 0).then_some((self.matches, self.count, self.lines, charset))
     }
 }

@@ -1,10 +1,11 @@
 //! Decoding a text file chunk by chunk for `read`: UTF-8 checked as it
-//! streams, UTF-16 and UTF-32 turned into UTF-8.
+//! streams, UTF-16, UTF-32 and legacy encodings turned into UTF-8.
 
 use encoding_rs::{Decoder, UTF_16BE, UTF_16LE};
 
 use super::lines::LineCollector;
-use crate::tools::text::Encoding;
+use crate::tools::text::legacy::Trial;
+use crate::tools::text::{Encoding, check_utf8};
 
 /// Turns raw chunks into UTF-8-ish bytes for the line collector and tells
 /// whether the whole file was valid text.
@@ -26,6 +27,9 @@ pub(super) enum TextDecoder {
         out: String,
         valid: bool,
     },
+    /// A legacy encoding, judged as it decodes (see
+    /// [`crate::tools::text::legacy`]): valid when it is text.
+    Legacy(Box<Trial>),
 }
 
 impl TextDecoder {
@@ -49,6 +53,7 @@ impl TextDecoder {
                     valid: true,
                 };
             }
+            Encoding::Legacy(charset) => return TextDecoder::Legacy(Box::new(Trial::new(charset))),
         };
         TextDecoder::Utf16 {
             decoder: Box::new(utf16.new_decoder_without_bom_handling()),
@@ -108,6 +113,15 @@ impl TextDecoder {
                 }
                 lines.feed(out.as_bytes());
             }
+            TextDecoder::Legacy(trial) => lines.feed(trial.feed(chunk, last).as_bytes()),
+        }
+    }
+
+    /// The trial of a legacy encoding, to judge once the file is read.
+    pub(super) fn trial(&self) -> Option<&Trial> {
+        match self {
+            TextDecoder::Legacy(trial) => Some(trial),
+            _ => None,
         }
     }
 
@@ -116,6 +130,7 @@ impl TextDecoder {
             TextDecoder::Utf8 { valid, .. }
             | TextDecoder::Utf16 { valid, .. }
             | TextDecoder::Utf32 { valid, .. } => *valid,
+            TextDecoder::Legacy(trial) => trial.is_text(),
         }
     }
 }
@@ -135,84 +150,5 @@ fn push_utf32(unit: &[u8], big_endian: bool, out: &mut String, valid: &mut bool)
             *valid = false;
             out.push(char::REPLACEMENT_CHARACTER);
         }
-    }
-}
-
-/// Streaming UTF-8 validation: `carry` holds a sequence cut by the chunk
-/// boundary (at most 3 bytes).
-fn check_utf8(carry: &mut Vec<u8>, chunk: &[u8], last: bool, valid: &mut bool) {
-    let mut rest = chunk;
-    if !carry.is_empty() {
-        // Complete the cut sequence with up to 3 bytes of this chunk.
-        let had = carry.len();
-        let take = rest.len().min(4 - had);
-        carry.extend_from_slice(&rest[..take]);
-        match std::str::from_utf8(carry) {
-            Ok(_) => rest = &rest[take..],
-            // The cut character is complete (it starts at 0, so the valid
-            // prefix covers it and reaches into this chunk).
-            Err(e) if e.valid_up_to() > 0 => rest = &rest[e.valid_up_to() - had..],
-            // Still incomplete: this chunk was too short to finish it.
-            Err(e) if e.error_len().is_none() && !last => return,
-            Err(_) => {
-                *valid = false;
-                return;
-            }
-        }
-        carry.clear();
-    }
-    match std::str::from_utf8(rest) {
-        Ok(_) => {}
-        Err(e) if e.error_len().is_none() && !last => {
-            carry.extend_from_slice(&rest[e.valid_up_to()..]);
-        }
-        Err(_) => *valid = false,
-    }
-    if last && !carry.is_empty() {
-        *valid = false;
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn utf8_validation_across_chunk_boundaries() {
-        let text = "añb€c😀d".as_bytes();
-        for cut in 0..text.len() {
-            let mut carry = Vec::new();
-            let mut valid = true;
-            check_utf8(&mut carry, &text[..cut], false, &mut valid);
-            check_utf8(&mut carry, &text[cut..], false, &mut valid);
-            check_utf8(&mut carry, &[], true, &mut valid);
-            assert!(valid, "cut at {cut}");
-        }
-        for cut in 0..4 {
-            let bad = b"ab\xFFcd";
-            let mut carry = Vec::new();
-            let mut valid = true;
-            check_utf8(&mut carry, &bad[..cut], false, &mut valid);
-            check_utf8(&mut carry, &bad[cut..], false, &mut valid);
-            check_utf8(&mut carry, &[], true, &mut valid);
-            assert!(!valid, "cut at {cut}");
-        }
-        let mut carry = Vec::new();
-        let mut valid = true;
-        check_utf8(&mut carry, b"a\xE2\x82", false, &mut valid);
-        check_utf8(&mut carry, &[], true, &mut valid);
-        assert!(!valid, "truncated sequence at the end");
-    }
-
-    #[test]
-    fn byte_by_byte_validation() {
-        let text = "x€😀ñ".as_bytes();
-        let mut carry = Vec::new();
-        let mut valid = true;
-        for b in text {
-            check_utf8(&mut carry, std::slice::from_ref(b), false, &mut valid);
-        }
-        check_utf8(&mut carry, &[], true, &mut valid);
-        assert!(valid);
     }
 }

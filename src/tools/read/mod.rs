@@ -5,7 +5,9 @@
 //! for the [`FileReadState`] stamp, decoded (UTF-8, or UTF-16 after a BOM),
 //! checked for valid UTF-8, and split into lines of which only the shown
 //! ones are kept. Memory is bounded by the output, not by the file, however
-//! deep the offset.
+//! deep the offset. A file that turns out not to be UTF-8 (and has no BOM)
+//! is streamed twice more: once to guess its legacy encoding, once to
+//! decode it with the guess (the first line of the output names it).
 
 use std::fs::File;
 use std::io::{self, Read};
@@ -39,6 +41,7 @@ use decode::TextDecoder;
 use lines::{LineCollector, shown_lines};
 
 mod decode;
+mod legacy;
 mod lines;
 
 /// A file with a NUL byte in this many first bytes is binary.
@@ -245,6 +248,21 @@ fn read(
     let valid_text = text.is_valid();
     let report = lines.finish();
     let (hash, _) = hasher.finish();
+    // Not UTF-8 and no BOM: read again in the legacy encoding it is most
+    // likely in, if it is text in that.
+    let mut note = (!valid_text).then(|| INVALID_TEXT_NOTE.to_owned());
+    let (report, hash) = match (valid_text, encoding) {
+        (false, Encoding::Utf8) => {
+            match legacy::reread(&mut file, offset, limit, token, &cannot)? {
+                Some(reread) => {
+                    note = Some(reread.note);
+                    (reread.report, reread.hash)
+                }
+                None => (report, hash),
+            }
+        }
+        _ => (report, hash),
+    };
 
     // The stamp records which lines were shown in full; reads of the same
     // content add up in the ledger, so a read with offset/limit that shows
@@ -269,8 +287,7 @@ fn read(
     }
 
     let mut out_len = report.body_len;
-    let note = (!valid_text).then_some(INVALID_TEXT_NOTE);
-    if let Some(note) = note {
+    if let Some(note) = &note {
         out_len += note.len() + 1;
     }
     let last_shown = offset + report.shown - 1;
@@ -293,7 +310,7 @@ fn read(
     record();
 
     let mut out = String::with_capacity(out_len);
-    if let Some(note) = note {
+    if let Some(note) = &note {
         out.push_str(note);
         out.push('\n');
     }
@@ -305,7 +322,8 @@ fn read(
     Ok(ToolOutput::text(out))
 }
 
-/// The first line of a file that is not valid text.
+/// The first line of a file that is not valid text (nor text in a legacy
+/// encoding).
 const INVALID_TEXT_NOTE: &str = "(Note: this file is not valid UTF-8 or UTF-16 text; invalid bytes are shown as \u{FFFD}. It cannot be edited with the edit tool.)";
 
 fn read_head(file: &mut File, n: usize) -> io::Result<Vec<u8>> {
