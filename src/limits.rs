@@ -80,6 +80,12 @@ pub mod multi_edit {
     pub const MAX_EDITS: usize = 100;
 }
 
+/// The `edit_lines` tool.
+pub mod edit_lines {
+    /// The most operations one call may make.
+    pub const MAX_OPERATIONS: usize = 100;
+}
+
 /// The `bash` tool and its background jobs.
 pub mod bash {
     use super::Duration;
