@@ -326,6 +326,7 @@ pub(crate) fn apply<'a>(lines: &[Line<'a>], ops: &'a [LineOp]) -> Applied {
     let no_final_newline = lines.last().is_some_and(|l| !l.has_newline());
     let count = out.len();
     let mut text = String::new();
+    let mut lines_after = count;
     for (i, line) in out.iter().enumerate() {
         text.push_str(line.content);
         let end = if i + 1 < count {
@@ -335,6 +336,11 @@ pub(crate) fn apply<'a>(lines: &[Line<'a>], ops: &'a [LineOp]) -> Applied {
                 default_end
             }
         } else if no_final_newline && line.has_newline() {
+            if line.content.is_empty() {
+                // An empty last line without an ending is no line: the
+                // line before it ends the file.
+                lines_after -= 1;
+            }
             ""
         } else {
             line.end
@@ -345,7 +351,7 @@ pub(crate) fn apply<'a>(lines: &[Line<'a>], ops: &'a [LineOp]) -> Applied {
         text,
         changed,
         lines_before: lines.len(),
-        lines_after: count,
+        lines_after,
     }
 }
 
