@@ -13,6 +13,8 @@ mod apply_patch_cancelled_midway_reports_cancelled;
 mod apply_patch_lands_all_or_nothing;
 mod edit_laws;
 mod edit_lines_equals_changes_by_index;
+mod edit_lines_follows_the_ledger_and_explains_bad_input;
+mod edit_lines_keeps_encodings_and_line_endings;
 mod edit_lines_refuses_stale_and_ambiguous_anchors;
 mod edit_reads_once_and_still_refuses_lost_updates;
 mod edit_robustness_corpus;

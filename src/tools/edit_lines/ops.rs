@@ -12,19 +12,20 @@ use schemars::{JsonSchema, Schema, SchemaGenerator};
 use serde::Deserialize;
 
 use super::anchor::{Anchor, looks_anchored};
+use crate::tools::schema::builtin_args;
 use crate::limits::edit_lines::MAX_OPERATIONS;
 
-/// What an operation does.
+/// What an operation does: `replace` lines `start`–`end` with `text`,
+/// `delete` lines `start`–`end`, `insert_after` or `insert_before` the
+/// line `anchor` (`insert_after` `0:` at the top of the file). (The
+/// variants carry no doc comments, so that the schema is a plain `enum`.)
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
+#[allow(missing_docs)]
 pub enum OpKind {
-    /// Replace lines `start`–`end` with `text`.
     Replace,
-    /// Delete lines `start`–`end`.
     Delete,
-    /// Insert `text` after the line `anchor` (`0:` for the top of the file).
     InsertAfter,
-    /// Insert `text` before the line `anchor`.
     InsertBefore,
 }
 
@@ -42,21 +43,17 @@ impl OpKind {
 /// One operation of an `edit_lines` call, as the model writes it. The
 /// field docs are the descriptions the model reads.
 #[derive(Clone, Debug, Deserialize, JsonSchema)]
-#[schemars(description = "")]
+#[schemars(description = "", transform = builtin_args)]
 pub struct Operation {
     /// replace (lines start–end become text), delete (lines start–end), insert_after or insert_before (text beside the line anchor).
     pub op: OpKind,
     /// replace, delete: the first line, as LINE:HASH from read (e.g. "12:a3f").
-    #[serde(default)]
     pub start: Option<String>,
     /// replace, delete: the last line, as LINE:HASH (default: start).
-    #[serde(default)]
     pub end: Option<String>,
     /// insert_after, insert_before: the line, as LINE:HASH; "0:" with insert_after inserts at the top of the file.
-    #[serde(default)]
     pub anchor: Option<String>,
     /// replace, insert_after, insert_before: the new lines, joined with \n, without read's LINE:HASH prefixes.
-    #[serde(default)]
     pub text: Option<String>,
 }
 
