@@ -23,7 +23,8 @@ use crate::fs::workspace::Workspace;
 use crate::tools::spec::ToolSpec;
 
 const DESCRIPTION: &str = "Applies a patch that adds, deletes, updates and renames files, all or \
-nothing. Read every file you update or delete first with the read tool. The patch is \
+nothing. Prefer it for changes across several files, or if you are used to writing this patch \
+format; for one change to one file, edit is simpler. Read every file you update or delete first with the read tool. The patch is \
 `*** Begin Patch`, then file sections, then `*** End Patch`. `*** Add File: PATH` is followed by \
 the new file's lines, each after `+` (the file must not exist). `*** Delete File: PATH` stands \
 alone. `*** Update File: PATH`, optionally followed by `*** Move to: NEW_PATH`, is followed by \

@@ -66,7 +66,9 @@ use crate::fs::workspace::OpenFile;
 use crate::fs::workspace::Workspace;
 use crate::tools::spec::ToolSpec;
 
-const DESCRIPTION: &str = "Performs a string replacement in a file. Read the file first with \
+const DESCRIPTION: &str = "Performs a string replacement in a file: one change, found by quoting \
+a unique snippet (for several changes to one file prefer multi_edit; where offered, apply_patch for \
+changes across files, and edit_lines when quoting text exactly keeps failing). Read the file first with \
 the read tool: editing a file you have not read, or that changed since you read it, is refused. \
 `old_string` should match the file exactly, including indentation (copy it from the read output \
 without the line-number prefix); when it has no exact match, a place that differs from it only in \

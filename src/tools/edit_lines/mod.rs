@@ -50,7 +50,8 @@ use crate::tools::spec::ToolSpec;
 const DESCRIPTION: &str = "Changes lines of a file by their anchors. When this tool is offered, \
 read shows each line as `LINE:HASH` and a tab before the text (e.g. `12:a3f`); cite lines by \
 those anchors. Prefer it when quoting text exactly for edit keeps failing, or to replace, delete \
-or insert whole lines after a read. Read the file first. `operations` is a list, each one of: \
+or insert whole lines after a read; for a change you can quote uniquely, edit is simpler. Read the \
+file first. `operations` is a list, each one of: \
 `{\"op\":\"replace\",\"start\":\"12:a3f\",\"end\":\"14:9bc\",\"text\":\"...\"}` (lines 12–14 \
 become text; end defaults to start), `{\"op\":\"delete\",\"start\":\"30:e01\",\"end\":...}`, \
 `{\"op\":\"insert_after\",\"anchor\":\"20:17d\",\"text\":\"...\"}` (`\"0:\"` inserts at the top \
