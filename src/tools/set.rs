@@ -92,7 +92,9 @@ impl Builtin {
     /// (`session::tests::every_spec_matches_its_tool` checks it against
     /// each registered tool's name, label and schema).
     pub const fn spec(self) -> &'static ToolSpec {
-        use super::{apply_patch, bash, checkpoints, edit, edit_lines, glob, grep, ls, read, write};
+        use super::{
+            apply_patch, bash, checkpoints, edit, edit_lines, glob, grep, ls, read, write,
+        };
         match self {
             Builtin::Read => &read::SPEC,
             Builtin::Glob => &glob::SPEC,

@@ -39,10 +39,7 @@ fn draws() -> impl Strategy<Value = Vec<Draw>> {
             0u8..4,
             0usize..4,
             1usize..4,
-            proptest::collection::vec(
-                proptest::string::string_regex("[xy} ]{0,5}").unwrap(),
-                1..4,
-            ),
+            proptest::collection::vec(proptest::string::string_regex("[xy} ]{0,5}").unwrap(), 1..4),
         )
             .prop_map(|(kind, skip, span, new)| Draw {
                 kind,
@@ -54,14 +51,13 @@ fn draws() -> impl Strategy<Value = Vec<Draw>> {
     )
 }
 
+/// A change by index: at line `.0` (0-based), remove `.1` lines, put `.2`.
+type Splice = (usize, usize, Vec<String>);
+
 /// The operations the draws make on a file of `anchors.len()` lines,
 /// laid out left to right so that none overlaps another, in a shuffled
 /// order; and the same changes as (index, removed, new lines) splices.
-fn plan(
-    anchors: &[String],
-    draws: &[Draw],
-    rotate: usize,
-) -> (Vec<Value>, Vec<(usize, usize, Vec<String>)>) {
+fn plan(anchors: &[String], draws: &[Draw], rotate: usize) -> (Vec<Value>, Vec<Splice>) {
     let n = anchors.len();
     let mut ops = Vec::new();
     let mut splices = Vec::new();
@@ -129,7 +125,7 @@ fn plan(
 }
 
 /// The splices made by index, last first, on the lines.
-fn by_index(lines: &[String], splices: &[(usize, usize, Vec<String>)]) -> Vec<String> {
+fn by_index(lines: &[String], splices: &[Splice]) -> Vec<String> {
     let mut out = lines.to_vec();
     for (at, remove, new) in splices.iter().rev() {
         out.splice(*at..*at + *remove, new.iter().cloned());

@@ -29,18 +29,27 @@ async fn a_file_not_read_or_changed_since_is_refused_as_edit_refuses_it() {
     env.put("a.txt", "one\ntwo\n");
     let op = json!([{"op": "delete", "start": anchor(1, "one")}]);
     let text = refused(&env.edit_lines("a.txt", op.clone()).await, 2);
-    assert_eq!(text, "File has not been read yet. Read it first before writing to it.");
+    assert_eq!(
+        text,
+        "File has not been read yet. Read it first before writing to it."
+    );
     env.read_anchors("a.txt").await;
     fs::write(env.path("a.txt"), "one\ntwo\nthree\n").unwrap();
     let text = refused(&env.edit_lines("a.txt", op.clone()).await, 3);
-    assert!(text.starts_with("File has been modified since read"), "{text}");
+    assert!(
+        text.starts_with("File has been modified since read"),
+        "{text}"
+    );
     assert_eq!(env.bytes("a.txt"), b"one\ntwo\nthree\n");
     // Read again: allowed, and the tool's own write is stamped, so the next
     // call needs no read.
     env.read_anchors("a.txt").await;
     ok(&env.edit_lines("a.txt", op).await);
     ok(&env
-        .edit_lines("a.txt", json!([{"op": "delete", "start": anchor(2, "three")}]))
+        .edit_lines(
+            "a.txt",
+            json!([{"op": "delete", "start": anchor(2, "three")}]),
+        )
         .await);
     assert_eq!(env.bytes("a.txt"), b"two\n");
 }
@@ -53,17 +62,29 @@ async fn the_anchor_column_never_reaches_the_file() {
     // Text that merely contains colons and tabs is written verbatim.
     let text = "key: value\n12:30\tlunch\nplain";
     ok(&env
-        .edit_lines("a.txt", json!([{"op": "replace", "start": anchor(2, "two"), "text": text}]))
+        .edit_lines(
+            "a.txt",
+            json!([{"op": "replace", "start": anchor(2, "two"), "text": text}]),
+        )
         .await);
-    assert_eq!(env.bytes("a.txt"), b"one\nkey: value\n12:30\tlunch\nplain\n");
+    assert_eq!(
+        env.bytes("a.txt"),
+        b"one\nkey: value\n12:30\tlunch\nplain\n"
+    );
     // read's own output pasted as the text is refused, not written.
     let shown = env.call("read", json!({"file_path": "a.txt"})).await.text();
     let pasted: Vec<&str> = shown.lines().take(2).collect();
     let r = env
-        .edit_lines("a.txt", json!([{"op": "insert_after", "anchor": anchor(1, "one"), "text": pasted.join("\n")}]))
+        .edit_lines(
+            "a.txt",
+            json!([{"op": "insert_after", "anchor": anchor(1, "one"), "text": pasted.join("\n")}]),
+        )
         .await;
     refused_args(&r, "the text holds read's LINE:HASH prefixes");
-    assert_eq!(env.bytes("a.txt"), b"one\nkey: value\n12:30\tlunch\nplain\n");
+    assert_eq!(
+        env.bytes("a.txt"),
+        b"one\nkey: value\n12:30\tlunch\nplain\n"
+    );
     // And what edit_lines writes never has a hash column: every line of
     // the file is a line the model gave or one that was there.
     for line in String::from_utf8(env.bytes("a.txt")).unwrap().lines() {
@@ -78,13 +99,31 @@ async fn hostile_operations_are_refused_with_the_fix() {
     env.read_anchors("a.txt").await;
     let a1 = anchor(1, "one");
     for (ops, says) in [
-        (json!([{"op": "delete", "start": "one"}]), "anchor \"one\" has no ':'"),
-        (json!([{"op": "delete", "start": "1:xyz"}]), "does not end in a hash of 3 hex digits"),
-        (json!([{"op": "delete", "start": "0:"}]), "line 0 is not a line"),
-        (json!([{"op": "delete", "start": "1:abc\u{0}"}]), "LINE:HASH"),
-        (json!([{"op": "delete", "start": "18446744073709551616:abc"}]), "too large"),
-        (json!([{"op": "replace", "start": a1, "end": a1, "text": "x"},
-                {"op": "delete", "start": a1}]), "overlap"),
+        (
+            json!([{"op": "delete", "start": "one"}]),
+            "anchor \"one\" has no ':'",
+        ),
+        (
+            json!([{"op": "delete", "start": "1:xyz"}]),
+            "does not end in a hash of 3 hex digits",
+        ),
+        (
+            json!([{"op": "delete", "start": "0:"}]),
+            "line 0 is not a line",
+        ),
+        (
+            json!([{"op": "delete", "start": "1:abc\u{0}"}]),
+            "LINE:HASH",
+        ),
+        (
+            json!([{"op": "delete", "start": "18446744073709551616:abc"}]),
+            "too large",
+        ),
+        (
+            json!([{"op": "replace", "start": a1, "end": a1, "text": "x"},
+                {"op": "delete", "start": a1}]),
+            "overlap",
+        ),
         (json!([{"op": "frobnicate", "start": a1}]), "frobnicate"),
         (json!([]), "less than 1 item"),
     ] {
@@ -97,14 +136,28 @@ async fn hostile_operations_are_refused_with_the_fix() {
         .collect();
     let r = env.edit_lines("a.txt", Value::Array(many)).await;
     assert_eq!(r.outcome, agentcore::Outcome::Failed);
-    assert!(r.text().contains("has more than 100 items"), "{}", &r.text()[..200.min(r.text().len())]);
+    assert!(
+        r.text().contains("has more than 100 items"),
+        "{}",
+        &r.text()[..200.min(r.text().len())]
+    );
     // Past the end: code 14, with the last lines shown.
     let text = refused(
-        &env.edit_lines("a.txt", json!([{"op": "delete", "start": "4:abc", "end": "99:abc"}])).await,
+        &env.edit_lines(
+            "a.txt",
+            json!([{"op": "delete", "start": "4:abc", "end": "99:abc"}]),
+        )
+        .await,
         14,
     );
-    assert!(text.contains("4:abc is past the end: the file has 3 lines."), "{text}");
-    assert!(text.contains(&format!("     3:{}\tthree", line_hash(b"three"))), "{text}");
+    assert!(
+        text.contains("4:abc is past the end: the file has 3 lines."),
+        "{text}"
+    );
+    assert!(
+        text.contains(&format!("     3:{}\tthree", line_hash(b"three"))),
+        "{text}"
+    );
     assert_eq!(env.bytes("a.txt"), b"one\ntwo\nthree\n");
 }
 
@@ -112,21 +165,37 @@ async fn hostile_operations_are_refused_with_the_fix() {
 async fn missing_binary_and_unchanged_are_told() {
     let env = Env::anchored();
     let text = refused(
-        &env.edit_lines("nope.txt", json!([{"op": "insert_after", "anchor": "0:", "text": "x"}])).await,
+        &env.edit_lines(
+            "nope.txt",
+            json!([{"op": "insert_after", "anchor": "0:", "text": "x"}]),
+        )
+        .await,
         1,
     );
     assert!(text.starts_with("File does not exist: nope.txt."), "{text}");
     assert!(text.contains("use the write tool"), "{text}");
     env.put("bin.dat", b"\xFF\xFEa\x00\x00\xD8");
-    let r = env.edit_lines("bin.dat", json!([{"op": "insert_after", "anchor": "0:", "text": "x"}])).await;
+    let r = env
+        .edit_lines(
+            "bin.dat",
+            json!([{"op": "insert_after", "anchor": "0:", "text": "x"}]),
+        )
+        .await;
     refused(&r, 8);
     env.put("same.txt", "a\nb\n");
     env.read_anchors("same.txt").await;
     let text = refused(
-        &env.edit_lines("same.txt", json!([{"op": "replace", "start": anchor(2, "b"), "text": "b"}])).await,
+        &env.edit_lines(
+            "same.txt",
+            json!([{"op": "replace", "start": anchor(2, "b"), "text": "b"}]),
+        )
+        .await,
         6,
     );
-    assert_eq!(text, "No changes to make: the operations leave every line as it is.");
+    assert_eq!(
+        text,
+        "No changes to make: the operations leave every line as it is."
+    );
 }
 
 #[tokio::test]
@@ -135,7 +204,10 @@ async fn an_empty_file_takes_lines_at_the_top() {
     env.put("e.txt", "");
     env.read("e.txt").await;
     ok(&env
-        .edit_lines("e.txt", json!([{"op": "insert_after", "anchor": "0:", "text": "first\nsecond"}]))
+        .edit_lines(
+            "e.txt",
+            json!([{"op": "insert_after", "anchor": "0:", "text": "first\nsecond"}]),
+        )
         .await);
     assert_eq!(env.bytes("e.txt"), b"first\nsecond\n");
 }

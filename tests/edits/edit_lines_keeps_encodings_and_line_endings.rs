@@ -13,7 +13,10 @@ use crate::support::files::{Env, ok, utf16le};
 async fn replace_line(env: &Env, name: &str, n: usize, text: &str) {
     let shown = env.read_anchors(name).await;
     ok(&env
-        .edit_lines(name, json!([{"op": "replace", "start": shown[n - 1].0, "text": text}]))
+        .edit_lines(
+            name,
+            json!([{"op": "replace", "start": shown[n - 1].0, "text": text}]),
+        )
         .await);
 }
 
@@ -32,7 +35,10 @@ async fn crlf_lines_stay_crlf() {
             ]),
         )
         .await);
-    assert_eq!(env.bytes("w.txt"), b"one\r\nTWO\r\nTWO'\r\nthree\r\nfour\r\n");
+    assert_eq!(
+        env.bytes("w.txt"),
+        b"one\r\nTWO\r\nTWO'\r\nthree\r\nfour\r\n"
+    );
 }
 
 #[tokio::test]
@@ -42,7 +48,10 @@ async fn utf16_with_its_bom_stays_utf16() {
     let shown = env.read_anchors("u.txt").await;
     assert_eq!(shown[1].1, "béta");
     ok(&env
-        .edit_lines("u.txt", json!([{"op": "replace", "start": shown[1].0, "text": "βeta ✓"}]))
+        .edit_lines(
+            "u.txt",
+            json!([{"op": "replace", "start": shown[1].0, "text": "βeta ✓"}]),
+        )
         .await);
     assert_eq!(env.bytes("u.txt"), utf16le("alpha\r\nβeta ✓\r\ngamma\r\n"));
 }
@@ -61,7 +70,10 @@ async fn a_missing_final_line_ending_stays_missing() {
     env.put("n.txt", "a\nb");
     let shown = env.read_anchors("n.txt").await;
     ok(&env
-        .edit_lines("n.txt", json!([{"op": "insert_after", "anchor": shown[1].0, "text": "c"}]))
+        .edit_lines(
+            "n.txt",
+            json!([{"op": "insert_after", "anchor": shown[1].0, "text": "c"}]),
+        )
         .await);
     assert_eq!(env.bytes("n.txt"), b"a\nb\nc");
     replace_line(&env, "n.txt", 3, "C\n").await;
@@ -73,7 +85,10 @@ async fn mixed_endings_keep_each_lines_own() {
     let env = Env::anchored();
     env.put("m.txt", "a\r\nb\nc\r\n");
     let shown = env.read_anchors("m.txt").await;
-    assert_eq!(shown.iter().map(|(_, t)| t.as_str()).collect::<Vec<_>>(), ["a", "b", "c"]);
+    assert_eq!(
+        shown.iter().map(|(_, t)| t.as_str()).collect::<Vec<_>>(),
+        ["a", "b", "c"]
+    );
     ok(&env
         .edit_lines(
             "m.txt",

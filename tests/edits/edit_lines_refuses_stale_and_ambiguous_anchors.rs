@@ -22,7 +22,10 @@ async fn read_shows_anchors_and_edit_lines_takes_them() {
     let env = Env::anchored();
     env.put("src/main.rs", FILE);
     let shown = env.read_anchors("src/main.rs").await;
-    assert_eq!(shown[1], (anchor(2, "    let a = 1;"), "    let a = 1;".to_owned()));
+    assert_eq!(
+        shown[1],
+        (anchor(2, "    let a = 1;"), "    let a = 1;".to_owned())
+    );
     let r = env
         .edit_lines(
             "src/main.rs",
@@ -39,7 +42,13 @@ async fn read_shows_anchors_and_edit_lines_takes_them() {
     );
     // The changed lines come back with their anchors.
     let fresh = anchored_lines(&text);
-    assert!(fresh.contains(&(anchor(5, "    let c = a + b;"), "    let c = a + b;".to_owned())), "{text}");
+    assert!(
+        fresh.contains(&(
+            anchor(5, "    let c = a + b;"),
+            "    let c = a + b;".to_owned()
+        )),
+        "{text}"
+    );
     assert_eq!(
         String::from_utf8(env.bytes("src/main.rs")).unwrap(),
         "// top\nfn main() {\n    let a = 10;\n    let b = 20;\n    let c = a + b;\n    println!(\"{a} {b}\");\n}\n"
@@ -52,7 +61,9 @@ async fn a_stale_anchor_refuses_the_call_and_shows_the_lines_now() {
     env.put("src/main.rs", FILE);
     let shown = env.read_anchors("src/main.rs").await;
     // The model's own edit moves every line below the first down by one.
-    ok(&env.edit("src/main.rs", "fn main() {", "// entry\nfn main() {").await);
+    ok(&env
+        .edit("src/main.rs", "fn main() {", "// entry\nfn main() {")
+        .await);
     let before = env.bytes("src/main.rs");
     let r = env
         .edit_lines(
@@ -65,7 +76,10 @@ async fn a_stale_anchor_refuses_the_call_and_shows_the_lines_now() {
         .await;
     let text = refused(&r, 14);
     assert_eq!(env.bytes("src/main.rs"), before, "nothing is written");
-    assert!(text.starts_with("Nothing was changed: 2 anchors no longer stand for the lines you meant."), "{text}");
+    assert!(
+        text.starts_with("Nothing was changed: 2 anchors no longer stand for the lines you meant."),
+        "{text}"
+    );
     assert!(
         text.contains(&format!(
             "Operation 1 of 2 (replace {}): {} is stale: line 3 is now {}.",
@@ -75,7 +89,12 @@ async fn a_stale_anchor_refuses_the_call_and_shows_the_lines_now() {
         )),
         "{text}"
     );
-    assert!(text.contains("Operation 2 of 2 (delete 40:abc): 40:abc is past the end: the file has 6 lines."), "{text}");
+    assert!(
+        text.contains(
+            "Operation 2 of 2 (delete 40:abc): 40:abc is past the end: the file has 6 lines."
+        ),
+        "{text}"
+    );
     // The current lines around it, with their anchors: enough to re-anchor.
     let now = anchored_lines(&text);
     let b = now
@@ -86,9 +105,16 @@ async fn a_stale_anchor_refuses_the_call_and_shows_the_lines_now() {
         .clone();
     assert_eq!(b, anchor(4, "    let b = 2;"));
     ok(&env
-        .edit_lines("src/main.rs", json!([{"op": "replace", "start": b, "text": "    let b = 3;"}]))
+        .edit_lines(
+            "src/main.rs",
+            json!([{"op": "replace", "start": b, "text": "    let b = 3;"}]),
+        )
         .await);
-    assert!(String::from_utf8(env.bytes("src/main.rs")).unwrap().contains("    let b = 3;\n"));
+    assert!(
+        String::from_utf8(env.bytes("src/main.rs"))
+            .unwrap()
+            .contains("    let b = 3;\n")
+    );
 }
 
 #[tokio::test]
@@ -103,7 +129,10 @@ async fn a_repeated_line_that_moved_under_its_anchor_is_refused_as_ambiguous() {
     // line between a and b, which hashes the same.
     ok(&env.edit("notes.txt", "a\n", "a\nz\nw\n").await);
     let r = env
-        .edit_lines("notes.txt", json!([{"op": "replace", "start": blank_before_c, "text": "between b and c"}]))
+        .edit_lines(
+            "notes.txt",
+            json!([{"op": "replace", "start": blank_before_c, "text": "between b and c"}]),
+        )
         .await;
     let text = refused(&r, 14);
     assert!(
@@ -112,23 +141,48 @@ async fn a_repeated_line_that_moved_under_its_anchor_is_refused_as_ambiguous() {
         )),
         "{text}"
     );
-    assert_eq!(env.bytes("notes.txt"), b"a\nz\nw\n\nb\n\nc\n", "nothing landed");
+    assert_eq!(
+        env.bytes("notes.txt"),
+        b"a\nz\nw\n\nb\n\nc\n",
+        "nothing landed"
+    );
     // The lines shown carry their anchors; after a read the line is exact.
-    assert!(anchored_lines(&text).iter().any(|(a, t)| a == &anchor(6, "") && t.is_empty()), "{text}");
+    assert!(
+        anchored_lines(&text)
+            .iter()
+            .any(|(a, t)| a == &anchor(6, "") && t.is_empty()),
+        "{text}"
+    );
     let shown = env.read_anchors("notes.txt").await;
     ok(&env
-        .edit_lines("notes.txt", json!([{"op": "replace", "start": shown[5].0, "text": "between b and c"}]))
+        .edit_lines(
+            "notes.txt",
+            json!([{"op": "replace", "start": shown[5].0, "text": "between b and c"}]),
+        )
         .await);
-    assert_eq!(env.bytes("notes.txt"), b"a\nz\nw\n\nb\nbetween b and c\nc\n");
+    assert_eq!(
+        env.bytes("notes.txt"),
+        b"a\nz\nw\n\nb\nbetween b and c\nc\n"
+    );
 }
 
 #[tokio::test]
 async fn a_line_read_in_a_partial_read_of_the_current_file_is_exact() {
     let env = Env::anchored();
     env.put("notes.txt", "}\nx\n}\ny\n");
-    ok(&env.call("read", json!({"file_path": "notes.txt", "offset": 3, "limit": 1})).await);
+    ok(&env
+        .call(
+            "read",
+            json!({"file_path": "notes.txt", "offset": 3, "limit": 1}),
+        )
+        .await);
     // Line 3 was shown as the file is now: exact, though line 1 repeats it.
-    ok(&env.edit_lines("notes.txt", json!([{"op": "delete", "start": anchor(3, "}")}])).await);
+    ok(&env
+        .edit_lines(
+            "notes.txt",
+            json!([{"op": "delete", "start": anchor(3, "}")}]),
+        )
+        .await);
     assert_eq!(env.bytes("notes.txt"), b"}\nx\ny\n");
 }
 
@@ -163,7 +217,10 @@ async fn a_hash_collision_near_an_anchor_is_detected() {
         .edit_lines("c.rs", json!([{"op": "delete", "start": shown[0].0}]))
         .await;
     let text = refused(&r, 14);
-    assert!(text.contains("is ambiguous: line 3 has the same hash"), "{text}");
+    assert!(
+        text.contains("is ambiguous: line 3 has the same hash"),
+        "{text}"
+    );
     assert_eq!(
         String::from_utf8(env.bytes("c.rs")).unwrap(),
         format!("{x}\nmiddle\n{y}\nEND\n")

@@ -237,7 +237,10 @@ mod tests {
         let pinned = LineHash::of_digest(xxhash_rust::xxh3::xxh3_64(b"fn main() {"));
         assert_eq!(line_hash(b"fn main() {"), pinned);
         assert_eq!(LineHash::of_digest(u64::MAX).to_string(), "fff");
-        assert_eq!(LineHash::of_digest(0x00A0_0000_0000_0000).to_string(), "00a");
+        assert_eq!(
+            LineHash::of_digest(0x00A0_0000_0000_0000).to_string(),
+            "00a"
+        );
     }
 
     #[test]
@@ -295,7 +298,7 @@ mod tests {
             cuts.sort_unstable();
             for cut in cuts {
                 let cut = cut.min(line.len());
-                h.update(&line[at.max(0)..cut.max(at)]);
+                h.update(&line[at..cut.max(at)]);
                 at = cut.max(at);
             }
             h.update(&line[at..]);

@@ -162,11 +162,7 @@ fn push_anchored(out: &mut String, n: usize, hash: LineHash, content: &str) {
 
 /// The 0-based line ranges `regions` (merged, in order) shown with their
 /// anchors, `...` between separate ones, at most [`MAX_SHOWN_LINES`].
-fn show_regions(
-    lines: &[Line<'_>],
-    hashes: &[LineHash],
-    mut regions: Vec<Range<usize>>,
-) -> String {
+fn show_regions(lines: &[Line<'_>], hashes: &[LineHash], mut regions: Vec<Range<usize>>) -> String {
     regions.sort_by_key(|r| r.start);
     let mut merged: Vec<Range<usize>> = Vec::new();
     for r in regions {
@@ -480,9 +476,18 @@ mod tests {
         let bad = check_anchors(&h, &ops[..1], &|n| n == 2);
         assert!(bad.is_empty());
         let message = describe_bad_anchors(&lines, &h, &ops, &check_anchors(&h, &ops, &|_| false));
-        assert!(message.starts_with("Nothing was changed: 3 anchors"), "{message}");
-        assert!(message.contains(&format!("     3:{}\tfn b() {{", h[2])), "{message}");
-        assert!(message.contains("is past the end: the file has 4 lines"), "{message}");
+        assert!(
+            message.starts_with("Nothing was changed: 3 anchors"),
+            "{message}"
+        );
+        assert!(
+            message.contains(&format!("     3:{}\tfn b() {{", h[2])),
+            "{message}"
+        );
+        assert!(
+            message.contains("is past the end: the file has 4 lines"),
+            "{message}"
+        );
     }
 
     #[test]
@@ -512,6 +517,7 @@ mod tests {
     }
 
     #[test]
+    #[allow(clippy::single_range_in_vec_init)]
     fn long_lines_are_cut_when_shown() {
         let long = "é".repeat(SHOWN_LINE_CHARS + 7);
         let lines = split(&long);

@@ -200,8 +200,8 @@ fn failure((code, message): Refusal) -> ValidationFailure {
 /// The file's text with its line endings as they are (a CRLF file's
 /// `\r\n` back), so that its lines are `read`'s; and its format.
 fn raw_text(bytes: &[u8]) -> Result<(Cow<'_, str>, Format), Refusal> {
-    let decoded = text::decode(bytes)
-        .ok_or_else(|| (ErrorCode::NotText, EditError::NotText.to_string()))?;
+    let decoded =
+        text::decode(bytes).ok_or_else(|| (ErrorCode::NotText, EditError::NotText.to_string()))?;
     let format = decoded.format;
     let raw = match format.line_ending {
         LineEnding::Crlf => Cow::Owned(decoded.text.replace('\n', "\r\n")),
@@ -433,7 +433,8 @@ mod tests {
 
     #[test]
     fn a_call_writes_its_file_path() {
-        let args = json!({"file_path": "src/a.rs", "operations": [{"op": "delete", "start": "1:abc"}]});
+        let args =
+            json!({"file_path": "src/a.rs", "operations": [{"op": "delete", "start": "1:abc"}]});
         assert_eq!(Permissions::of(&tool(), &args), Access::write(["src/a.rs"]));
     }
 
@@ -452,7 +453,13 @@ mod tests {
 
     #[test]
     fn the_description_names_every_kind_and_the_top_of_the_file() {
-        for word in ["replace", "delete", "insert_after", "insert_before", "\"0:\""] {
+        for word in [
+            "replace",
+            "delete",
+            "insert_after",
+            "insert_before",
+            "\"0:\"",
+        ] {
             assert!(DESCRIPTION.contains(word), "{word}");
         }
     }

@@ -12,8 +12,8 @@ use schemars::{JsonSchema, Schema, SchemaGenerator};
 use serde::Deserialize;
 
 use super::anchor::{Anchor, looks_anchored};
-use crate::tools::schema::builtin_args;
 use crate::limits::edit_lines::MAX_OPERATIONS;
+use crate::tools::schema::builtin_args;
 
 /// What an operation does: `replace` lines `start`–`end` with `text`,
 /// `delete` lines `start`–`end`, `insert_after` or `insert_before` the
@@ -342,7 +342,9 @@ fn check_line_op(op: &LineOp) -> Result<(), String> {
         }
     }
     let text = op.text();
-    let mut lines = text_lines(text).into_iter().filter(|l| !l.trim().is_empty());
+    let mut lines = text_lines(text)
+        .into_iter()
+        .filter(|l| !l.trim().is_empty());
     if let Some(first) = lines.next()
         && looks_anchored(first)
         && lines.all(looks_anchored)
@@ -446,19 +448,58 @@ mod tests {
     #[test]
     fn incomplete_or_confused_operations_say_what_to_give() {
         for (ops, says) in [
-            (json!([{"op": "replace", "start": "2:abc"}]), "replace needs `text`"),
-            (json!([{"op": "replace", "text": "x"}]), "replace needs `start`"),
-            (json!([{"op": "delete", "start": "2:abc", "text": "x"}]), "use replace"),
-            (json!([{"op": "insert_after", "text": "x"}]), "needs `anchor`"),
-            (json!([{"op": "insert_after", "anchor": "2:abc"}]), "needs `text`"),
-            (json!([{"op": "insert_after", "anchor": "2:abc", "text": ""}]), "nothing would be inserted"),
-            (json!([{"op": "insert_before", "anchor": "0:", "text": "x"}]), "line 0 is not a line"),
-            (json!([{"op": "delete", "start": "0:"}]), "line 0 is not a line"),
-            (json!([{"op": "delete", "start": "4:abc", "end": "2:abc"}]), "before start"),
-            (json!([{"op": "delete", "start": "4:abc", "end": "4:abd"}]), "same line"),
-            (json!([{"op": "insert_after", "start": "4:abc", "text": "x"}]), "takes no `start`"),
-            (json!([{"op": "insert_after", "anchor": "4:abc", "end": "5:abc", "text": "x"}]), "takes no `end`"),
-            (json!([{"op": "replace", "anchor": "4:abc", "text": "x"}]), "takes no `anchor`"),
+            (
+                json!([{"op": "replace", "start": "2:abc"}]),
+                "replace needs `text`",
+            ),
+            (
+                json!([{"op": "replace", "text": "x"}]),
+                "replace needs `start`",
+            ),
+            (
+                json!([{"op": "delete", "start": "2:abc", "text": "x"}]),
+                "use replace",
+            ),
+            (
+                json!([{"op": "insert_after", "text": "x"}]),
+                "needs `anchor`",
+            ),
+            (
+                json!([{"op": "insert_after", "anchor": "2:abc"}]),
+                "needs `text`",
+            ),
+            (
+                json!([{"op": "insert_after", "anchor": "2:abc", "text": ""}]),
+                "nothing would be inserted",
+            ),
+            (
+                json!([{"op": "insert_before", "anchor": "0:", "text": "x"}]),
+                "line 0 is not a line",
+            ),
+            (
+                json!([{"op": "delete", "start": "0:"}]),
+                "line 0 is not a line",
+            ),
+            (
+                json!([{"op": "delete", "start": "4:abc", "end": "2:abc"}]),
+                "before start",
+            ),
+            (
+                json!([{"op": "delete", "start": "4:abc", "end": "4:abd"}]),
+                "same line",
+            ),
+            (
+                json!([{"op": "insert_after", "start": "4:abc", "text": "x"}]),
+                "takes no `start`",
+            ),
+            (
+                json!([{"op": "insert_after", "anchor": "4:abc", "end": "5:abc", "text": "x"}]),
+                "takes no `end`",
+            ),
+            (
+                json!([{"op": "replace", "anchor": "4:abc", "text": "x"}]),
+                "takes no `anchor`",
+            ),
             (json!([{"op": "delete", "start": "four"}]), "LINE:HASH"),
             (json!([{"op": "move", "start": "4:abc"}]), "unknown variant"),
             (json!([]), "1 to 100 operations, not 0"),
