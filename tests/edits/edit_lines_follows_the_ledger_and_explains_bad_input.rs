@@ -211,3 +211,70 @@ async fn an_empty_file_takes_lines_at_the_top() {
         .await);
     assert_eq!(env.bytes("e.txt"), b"first\nsecond\n");
 }
+
+#[tokio::test]
+async fn one_preview_diff_and_a_change_at_the_gate_is_a_lost_update_refused() {
+    use std::sync::{Arc, Mutex};
+
+    use agentcore::stages::gate::gate_fn;
+    use agentcore::{GateDecision, Outcome};
+
+    let env = Env::anchored();
+    env.put("a.txt", "one\r\ntwo\r\nthree\r\n");
+    env.read_anchors("a.txt").await;
+    let seen = Arc::new(Mutex::new(None));
+    let s = seen.clone();
+    let gate = gate_fn(move |req| {
+        *s.lock().unwrap() = req.preview.clone();
+        async { Ok(GateDecision::Allow) }
+    });
+    let ops = json!([
+        {"op": "replace", "start": anchor(2, "two"), "text": "TWO"},
+        {"op": "delete", "start": anchor(3, "three")},
+    ]);
+    let r = env
+        .call_gated(
+            "edit_lines",
+            json!({"file_path": "a.txt", "operations": ops}),
+            Arc::new(gate),
+        )
+        .await;
+    ok(&r);
+    let preview = seen.lock().unwrap().clone().expect("a preview");
+    assert!(preview.contains("-two\n-three\n+TWO"), "{preview}");
+    assert!(!preview.contains('\r'), "{preview}");
+    assert_eq!(env.bytes("a.txt"), b"one\r\nTWO\r\n");
+    // Someone writes the file while a person decides: nothing is written
+    // over it.
+    let gate = env.gate_that_writes("a.txt", "theirs\n");
+    let r = env
+        .call_gated(
+            "edit_lines",
+            json!({"file_path": "a.txt", "operations": [{"op": "delete", "start": anchor(1, "one")}]}),
+            gate,
+        )
+        .await;
+    assert_eq!(r.outcome, Outcome::Failed, "{}", r.text());
+    assert!(r.text().contains("unexpectedly modified"), "{}", r.text());
+    assert_eq!(env.bytes("a.txt"), b"theirs\n");
+}
+
+#[tokio::test]
+async fn a_line_read_cuts_is_anchored_by_all_of_it() {
+    let env = Env::anchored();
+    let long = "x".repeat(5_000);
+    env.put("l.txt", format!("a\n{long}\nb\n"));
+    let shown = env.read_anchors("l.txt").await;
+    assert!(
+        shown[1].1.ends_with("[… 3000 more characters]"),
+        "cut as read cuts"
+    );
+    assert_eq!(shown[1].0, anchor(2, &long));
+    ok(&env
+        .edit_lines(
+            "l.txt",
+            json!([{"op": "replace", "start": shown[1].0, "text": "short"}]),
+        )
+        .await);
+    assert_eq!(env.bytes("l.txt"), b"a\nshort\nb\n");
+}
