@@ -73,7 +73,7 @@ pub(crate) fn hashes(lines: &[Line<'_>]) -> Vec<LineHash> {
 
 /// Why an anchor does not stand for a line of the file as it is now.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum AnchorProblem {
+pub(crate) enum AnchorProblem {
     /// The file has fewer lines.
     PastEnd,
     /// The line has another hash now (this one).
@@ -87,13 +87,13 @@ pub enum AnchorProblem {
 /// An anchor that does not stand for a line, with the operation citing it
 /// (0-based).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct BadAnchor {
+pub(crate) struct BadAnchor {
     /// The operation citing it, 0-based.
-    pub op: usize,
+    pub(crate) op: usize,
     /// The anchor.
-    pub anchor: Anchor,
+    pub(crate) anchor: Anchor,
     /// Why it does not stand.
-    pub problem: AnchorProblem,
+    pub(crate) problem: AnchorProblem,
 }
 
 /// Checks every anchor of `ops` against `lines` (with their `hashes`):

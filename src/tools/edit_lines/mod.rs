@@ -29,7 +29,6 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use tokio_util::sync::CancellationToken;
 
-pub use self::lines::{AnchorProblem, BadAnchor};
 pub use self::ops::{LineOp, OpKind, Operation, Operations};
 
 use self::lines::{Applied, Line, apply, changed_lines, check_anchors, describe_bad_anchors};

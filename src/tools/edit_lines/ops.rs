@@ -22,6 +22,7 @@ use crate::tools::schema::builtin_args;
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 #[allow(missing_docs)]
+#[non_exhaustive]
 pub enum OpKind {
     Replace,
     Delete,
@@ -60,6 +61,7 @@ pub struct Operation {
 /// An operation checked, by the lines of the file as the model last read
 /// it: `start` ≤ `end`.
 #[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum LineOp {
     /// Lines `start`–`end` become `text`'s lines.
     Replace {
