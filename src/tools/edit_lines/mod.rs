@@ -15,7 +15,7 @@
 //! does it (byte-order mark, UTF-16, line endings kept).
 
 pub mod anchor;
-mod lines;
+pub(crate) mod lines;
 mod ops;
 
 use std::borrow::Cow;

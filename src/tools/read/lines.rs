@@ -381,6 +381,34 @@ mod tests {
     }
 
     proptest! {
+        /// `read` with anchors and `edit_lines` agree on what the lines
+        /// are and on each one's hash, whatever the line endings (LF,
+        /// CRLF, lone CRs, a CR at the end) and however the bytes come.
+        #[test]
+        fn anchors_are_the_hashes_edit_lines_checks(
+            parts in proptest::collection::vec(
+                proptest::collection::vec(proptest::sample::select(b"ab \r\n".to_vec()), 0..12),
+                0..6,
+            ),
+        ) {
+            use crate::tools::edit_lines::anchor::line_hash;
+            use crate::tools::edit_lines::lines::split;
+            let bytes = parts.concat();
+            let text = std::str::from_utf8(&bytes).unwrap();
+            let mut c = LineCollector::new(1, 1000).with_anchors();
+            for part in &parts {
+                c.feed(part);
+            }
+            let r = c.finish();
+            let expected: Vec<String> = split(text)
+                .iter()
+                .enumerate()
+                .map(|(i, l)| format!("{:>6}:{}\t{}", i + 1, line_hash(l.content.as_bytes()), l.content))
+                .collect();
+            prop_assert_eq!(r.body, expected.join("\n"));
+            prop_assert_eq!(r.total_lines, expected.len() as u64);
+        }
+
         /// Whatever the bytes and however they are chunked, the lines are
         /// laid out as the plain reference lays them out.
         #[test]
