@@ -13,19 +13,20 @@
 ///
 /// | code | variant | what went wrong | returned by |
 /// |---|---|---|---|
-/// | 1 | [`BadPath`](Self::BadPath) | the path cannot be used: outside the workspace, empty, with a NUL byte, too long, not found where a file must exist, a directory or special file, a hard link with names outside, unreadable, covered by a read-deny rule, named twice in one patch (also when the check itself could not run) | write, edit, multi_edit, apply_patch |
-/// | 2 | [`NotRead`](Self::NotRead) | the file was not read first (for `write`: not read in full) | write, edit, multi_edit, apply_patch |
-/// | 3 | [`ModifiedSinceRead`](Self::ModifiedSinceRead) | the file changed since it was read | write, edit, multi_edit, apply_patch |
+/// | 1 | [`BadPath`](Self::BadPath) | the path cannot be used: outside the workspace, empty, with a NUL byte, too long, not found where a file must exist, a directory or special file, a hard link with names outside, unreadable, covered by a read-deny rule, named twice in one patch (also when the check itself could not run) | write, edit, multi_edit, apply_patch, edit_lines |
+/// | 2 | [`NotRead`](Self::NotRead) | the file was not read first (for `write`: not read in full) | write, edit, multi_edit, apply_patch, edit_lines |
+/// | 3 | [`ModifiedSinceRead`](Self::ModifiedSinceRead) | the file changed since it was read | write, edit, multi_edit, apply_patch, edit_lines |
 /// | 4 | [`TextNotFound`](Self::TextNotFound) | the text to replace (an `old_string`, a hunk's context or `@@` line) is not in the file, or is found only with indentation that cannot be carried over | edit, multi_edit, apply_patch |
 /// | 5 | [`AmbiguousMatch`](Self::AmbiguousMatch) | the text to replace is found at several places and the call asks for one | edit, multi_edit, apply_patch |
-/// | 6 | [`NoChange`](Self::NoChange) | `old_string` and `new_string` are the same | edit, multi_edit |
+/// | 6 | [`NoChange`](Self::NoChange) | `old_string` and `new_string` are the same | edit, multi_edit, edit_lines |
 /// | 7 | [`FileExists`](Self::FileExists) | a file to create exists already (an empty `old_string` on a non-empty file, `*** Add File` or `*** Move to` onto an existing file) | edit, multi_edit, apply_patch |
-/// | 8 | [`NotText`](Self::NotText) | the file is not valid text: not UTF-8, nor UTF-16 or UTF-32 after a byte-order mark, nor a legacy encoding (it has bytes or control characters no text encoding explains) | edit, multi_edit, apply_patch |
+/// | 8 | [`NotText`](Self::NotText) | the file is not valid text: not UTF-8, nor UTF-16 or UTF-32 after a byte-order mark, nor a legacy encoding (it has bytes or control characters no text encoding explains) | edit, multi_edit, apply_patch, edit_lines |
 /// | 9 | [`BlankOldString`](Self::BlankOldString) | a non-empty `old_string` of whitespace only | edit, multi_edit |
 /// | 10 | [`InvalidPatch`](Self::InvalidPatch) | the patch cannot be parsed | apply_patch |
 /// | 11 | [`NoSuchCheckpoint`](Self::NoSuchCheckpoint) | the rewind does not name exactly one of `to`, `call` or `turn`, or no kept checkpoint matches it | rewind |
-/// | 12 | [`Unencodable`](Self::Unencodable) | the file is in a legacy encoding (windows-1252, Shift_JIS, GBK, EUC-KR...) that cannot store a character of the new text | edit, multi_edit, apply_patch, write |
-/// | 13 | [`EncodingUncertain`](Self::EncodingUncertain) | the file is not UTF-8 and its legacy encoding is only a guess (too few non-ASCII bytes to tell it from another, or bytes that would not be written back the same) | edit, multi_edit, apply_patch, write (of non-ASCII content) |
+/// | 12 | [`Unencodable`](Self::Unencodable) | the file is in a legacy encoding (windows-1252, Shift_JIS, GBK, EUC-KR...) that cannot store a character of the new text | edit, multi_edit, apply_patch, write, edit_lines |
+/// | 13 | [`EncodingUncertain`](Self::EncodingUncertain) | the file is not UTF-8 and its legacy encoding is only a guess (too few non-ASCII bytes to tell it from another, or bytes that would not be written back the same) | edit, multi_edit, apply_patch, edit_lines, write (of non-ASCII content) |
+/// | 14 | [`StaleAnchor`](Self::StaleAnchor) | a line anchor (`LINE:HASH`) does not stand for a line of the file as it is now: past its end, the line's hash changed, or the hash repeats within 16 lines of a line not read since the file changed; the message shows the current lines with their anchors | edit_lines |
 ///
 /// Failures that are not a tool's own refusal (schema issues, denials,
 /// errors while running) have no code. A typed tool whose arguments pass
@@ -86,11 +87,17 @@ pub enum ErrorCode {
     /// 13: the file is not UTF-8 and its legacy encoding is a guess, not
     /// known surely; changing it could write in the wrong encoding.
     EncodingUncertain = 13,
+    /// 14: a line anchor of `edit_lines` (`LINE:HASH`, as `read` shows
+    /// it) does not stand for a line of the file as it is now: the line is
+    /// past the end, its hash changed, or its hash repeats within 16 lines
+    /// and the model has not read the line since the file changed. The
+    /// message shows the current lines around it with their anchors.
+    StaleAnchor = 14,
 }
 
 impl ErrorCode {
     /// Every code, in order of its number.
-    pub const ALL: [ErrorCode; 13] = [
+    pub const ALL: [ErrorCode; 14] = [
         ErrorCode::BadPath,
         ErrorCode::NotRead,
         ErrorCode::ModifiedSinceRead,
@@ -104,6 +111,7 @@ impl ErrorCode {
         ErrorCode::NoSuchCheckpoint,
         ErrorCode::Unencodable,
         ErrorCode::EncodingUncertain,
+        ErrorCode::StaleAnchor,
     ];
 
     /// The number a call's `error_code` carries.
@@ -128,9 +136,9 @@ mod tests {
     use super::ErrorCode;
 
     #[test]
-    fn the_numbers_are_one_to_thirteen_in_order() {
+    fn the_numbers_are_one_to_fourteen_in_order() {
         let numbers: Vec<i64> = ErrorCode::ALL.into_iter().map(i64::from).collect();
-        assert_eq!(numbers, (1..=13).collect::<Vec<_>>());
+        assert_eq!(numbers, (1..=14).collect::<Vec<_>>());
         for code in ErrorCode::ALL {
             assert_eq!(ErrorCode::from_i64(code.as_i64()), Some(code));
         }

@@ -93,6 +93,12 @@ pub mod mcp {
     pub const MAX_IMAGE_BYTES: u64 = super::read::MAX_IMAGE_BYTES;
 }
 
+/// The `edit_lines` tool.
+pub mod edit_lines {
+    /// The most operations one call may make.
+    pub const MAX_OPERATIONS: usize = 100;
+}
+
 /// The `bash` tool and its background jobs.
 pub mod bash {
     use super::Duration;

@@ -41,7 +41,7 @@ pub struct RecordsItself;
 impl CheckpointLayer {
     /// A layer recording into `checkpoints`; `file_tools` are the tools
     /// whose writes are exactly the paths the gate judged (the built-in
-    /// `edit`, `multi_edit`, `write`, `apply_patch`): for them only those
+    /// `edit`, `multi_edit`, `edit_lines`, `write`, `apply_patch`): for them only those
     /// paths are looked at, for every other tool the whole roots.
     pub fn new(checkpoints: Checkpoints, file_tools: impl IntoIterator<Item = String>) -> Self {
         Self {

@@ -214,8 +214,9 @@ fn tools_help() -> String {
         .replace(", ", " and ");
     format!(
         "The built-in tools the model sees, comma-separated, e.g. \
-read,grep,glob,ls,edit,multi_edit,write,bash or read,grep,glob,ls,apply_patch,bash. \
-The built-in tools: {all}. Default: {by_default} ({on_request} only when named). \
+read,grep,glob,ls,edit,multi_edit,write,bash or read,grep,glob,ls,apply_patch,bash; \
+default stands for the default tools (default,apply_patch for OpenAI models, default,edit_lines \
+for models that fail string edits). The built-in tools: {all}. Default: {by_default} ({on_request} only when named). \
 bash_output and kill_shell need bash; {need_checkpoints} need checkpoints on (--checkpoints)."
     )
 }

@@ -19,6 +19,7 @@ use crate::tools::checkpoints::CheckpointsTool;
 use crate::tools::checkpoints::rewind::RewindTool;
 use crate::tools::edit::EditTool;
 use crate::tools::edit::multi_edit::MultiEditTool;
+use crate::tools::edit_lines::EditLinesTool;
 use crate::tools::glob::GlobTool;
 use crate::tools::grep::GrepTool;
 use crate::tools::ls::LsTool;
@@ -147,7 +148,10 @@ pub(crate) fn builtin_tools_of(
     let mut registry = ToolRegistry::new();
     for builtin in tools.iter() {
         let tool: Arc<dyn Tool> = match builtin {
-            Builtin::Read => ReadTool::new(workspace.clone(), read_state.clone()).into_dyn(),
+            // A model offered edit_lines sees each line's anchor.
+            Builtin::Read => ReadTool::new(workspace.clone(), read_state.clone())
+                .line_anchors(tools.contains(Builtin::EditLines))
+                .into_dyn(),
             Builtin::Glob => GlobTool::new(workspace.clone()).into_dyn(),
             Builtin::Grep => GrepTool::new(workspace.clone()).into_dyn(),
             Builtin::Ls => LsTool::new(workspace.clone()).into_dyn(),
@@ -158,6 +162,9 @@ pub(crate) fn builtin_tools_of(
             Builtin::Write => WriteTool::new(workspace.clone(), read_state.clone()).into_dyn(),
             Builtin::ApplyPatch => {
                 ApplyPatchTool::new(workspace.clone(), read_state.clone()).into_dyn()
+            }
+            Builtin::EditLines => {
+                EditLinesTool::new(workspace.clone(), read_state.clone()).into_dyn()
             }
             Builtin::Bash => match bash.take() {
                 Some(bash) => bash.into_dyn(),

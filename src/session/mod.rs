@@ -318,7 +318,7 @@ impl Session {
             Some(runner) => Arc::new(PreToolUseGate::new(runner.clone(), approval.clone())),
             None => Arc::new(approval.clone()),
         };
-        let file_tools = ["edit", "multi_edit", "write", "apply_patch"]
+        let file_tools = ["edit", "multi_edit", "edit_lines", "write", "apply_patch"]
             .into_iter()
             .filter(|name| registry.get(name).is_some())
             .map(str::to_owned)
@@ -750,13 +750,13 @@ mod tests {
         };
         assert_eq!(names("edit,read".parse().unwrap()), ["edit", "read"]);
         let default = names(ToolSet::default());
-        assert_eq!(default.len(), Builtin::ALL.len() - 3);
+        assert_eq!(default.len(), Builtin::ALL.len() - 4);
         assert!(default.iter().any(|n| n == "multi_edit"));
-        for on_request in ["apply_patch", "checkpoints", "rewind"] {
+        for on_request in ["apply_patch", "edit_lines", "checkpoints", "rewind"] {
             assert!(!default.iter().any(|n| n == on_request), "{on_request}");
         }
         let all = names(ToolSet::new(Builtin::ALL).unwrap());
-        for on_request in ["apply_patch", "checkpoints", "rewind"] {
+        for on_request in ["apply_patch", "edit_lines", "checkpoints", "rewind"] {
             assert!(all.iter().any(|n| n == on_request), "{on_request}");
         }
     }

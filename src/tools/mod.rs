@@ -1,5 +1,5 @@
 //! The built-in tools, one folder (or file) per family: `read`, `glob`,
-//! `grep`, `ls`, `edit` (with `multi_edit`), `write`, `apply_patch`,
+//! `grep`, `ls`, `edit` (with `multi_edit`), `edit_lines`, `write`, `apply_patch`,
 //! `bash` (with `bash_output` and `kill_shell` for its background jobs),
 //! and `checkpoints` (with `rewind`) over the session's
 //! [checkpoints](crate::checkpoint).
@@ -21,6 +21,7 @@ pub mod apply_patch;
 pub mod bash;
 pub mod checkpoints;
 pub mod edit;
+pub mod edit_lines;
 mod fn_tool;
 pub mod glob;
 pub mod grep;

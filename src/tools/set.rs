@@ -12,6 +12,9 @@
 //! assert!(!set.contains(Builtin::Bash));
 //! assert!(ToolSet::default().contains(Builtin::MultiEdit));
 //! assert!(!ToolSet::default().contains(Builtin::ApplyPatch));
+//! assert!(!ToolSet::default().contains(Builtin::EditLines));
+//! let more: ToolSet = "default,edit_lines".parse().unwrap();
+//! assert!(more.contains(Builtin::EditLines) && more.contains(Builtin::Edit));
 //! assert!(!ToolSet::default().contains(Builtin::Rewind));
 //! let err = "read,cat".parse::<ToolSet>().unwrap_err();
 //! assert!(err.to_string().starts_with("unknown tool \"cat\""));
@@ -43,6 +46,9 @@ pub enum Builtin {
     Write,
     /// `apply_patch` (offered only on request).
     ApplyPatch,
+    /// `edit_lines` (offered only on request; `read` then shows each
+    /// line's anchor).
+    EditLines,
     /// `bash`.
     Bash,
     /// `bash_output` (reads bash's background jobs; needs `bash`).
@@ -61,7 +67,7 @@ pub enum Builtin {
 
 impl Builtin {
     /// Every built-in tool, in the order `--tools` documents them.
-    pub const ALL: [Builtin; 14] = [
+    pub const ALL: [Builtin; 15] = [
         Builtin::Read,
         Builtin::Glob,
         Builtin::Grep,
@@ -70,6 +76,7 @@ impl Builtin {
         Builtin::MultiEdit,
         Builtin::Write,
         Builtin::ApplyPatch,
+        Builtin::EditLines,
         Builtin::Bash,
         Builtin::BashOutput,
         Builtin::KillShell,
@@ -85,7 +92,9 @@ impl Builtin {
     /// (`session::tests::every_spec_matches_its_tool` checks it against
     /// each registered tool's name, label and schema).
     pub const fn spec(self) -> &'static ToolSpec {
-        use super::{apply_patch, bash, checkpoints, edit, glob, grep, ls, read, write};
+        use super::{
+            apply_patch, bash, checkpoints, edit, edit_lines, glob, grep, ls, read, write,
+        };
         match self {
             Builtin::Read => &read::SPEC,
             Builtin::Glob => &glob::SPEC,
@@ -95,6 +104,7 @@ impl Builtin {
             Builtin::MultiEdit => &edit::multi_edit::SPEC,
             Builtin::Write => &write::SPEC,
             Builtin::ApplyPatch => &apply_patch::SPEC,
+            Builtin::EditLines => &edit_lines::SPEC,
             Builtin::Bash => &bash::SPEC,
             Builtin::BashOutput => &bash::bash_output::SPEC,
             Builtin::KillShell => &bash::kill_shell::SPEC,
@@ -116,12 +126,14 @@ impl Builtin {
 
     /// Whether a session registers it when nothing is chosen: not
     /// `apply_patch` (models trained on it use it instead of `edit`), nor
-    /// `checkpoints` and `rewind` (a model should not undo the user's work
-    /// unasked).
+    /// `edit_lines` (it puts an anchor beside every line `read` shows,
+    /// which costs tokens a model that edits by quoting does not need),
+    /// nor `checkpoints` and `rewind` (a model should not undo the user's
+    /// work unasked).
     fn by_default(self) -> bool {
         !matches!(
             self,
-            Builtin::ApplyPatch | Builtin::Checkpoints | Builtin::Rewind
+            Builtin::ApplyPatch | Builtin::EditLines | Builtin::Checkpoints | Builtin::Rewind
         )
     }
 
@@ -147,8 +159,9 @@ impl fmt::Display for Builtin {
 
 /// A choice of built-in tools: at least one, each tool's companions
 /// included. The default is every built-in tool but `apply_patch`,
-/// `checkpoints` and `rewind`, which are offered on request (models
-/// trained on `apply_patch` use it instead of `edit`; a model should not
+/// `edit_lines`, `checkpoints` and `rewind`, which are offered on request
+/// (models trained on `apply_patch` use it instead of `edit`;
+/// `edit_lines` is for models that fail string edits; a model should not
 /// undo the user's work unasked).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ToolSet {
@@ -217,20 +230,26 @@ impl ToolSet {
 }
 
 /// A comma-separated list of names, as `--tools` takes it (spaces around
-/// names and empty items are ignored).
+/// names and empty items are ignored); `default` stands for the default
+/// tools, so `default,edit_lines` adds one to them.
 impl FromStr for ToolSet {
     type Err = ToolSetError;
 
     fn from_str(s: &str) -> Result<Self, ToolSetError> {
-        let tools = s
-            .split(',')
-            .map(str::trim)
-            .filter(|name| !name.is_empty())
-            .map(|name| Builtin::from_name(name).ok_or_else(|| ToolSetError::Unknown(name.into())))
-            .collect::<Result<Vec<_>, _>>()?;
+        let mut tools = Vec::new();
+        for name in s.split(',').map(str::trim).filter(|name| !name.is_empty()) {
+            if name == DEFAULT_NAME {
+                tools.extend(ToolSet::default().iter());
+                continue;
+            }
+            tools.push(Builtin::from_name(name).ok_or_else(|| ToolSetError::Unknown(name.into()))?);
+        }
         Self::new(tools)
     }
 }
+
+/// The name that stands for the default tools in a list of names.
+const DEFAULT_NAME: &str = "default";
 
 /// The names, comma-separated: what [`FromStr`] reads back.
 impl fmt::Display for ToolSet {
@@ -272,6 +291,18 @@ mod tests {
                 .to_string(),
             "kill_shell works only beside bash: add bash to the tools, or leave kill_shell out"
         );
+    }
+
+    #[test]
+    fn default_stands_for_the_default_tools() {
+        let set: ToolSet = "default, edit_lines".parse().unwrap();
+        let mut expected: Vec<Builtin> = ToolSet::default().iter().collect();
+        expected.push(Builtin::EditLines);
+        assert_eq!(set.iter().collect::<Vec<_>>(), expected);
+        let set: ToolSet = "apply_patch,default".parse().unwrap();
+        assert_eq!(set.iter().next(), Some(Builtin::ApplyPatch));
+        assert_eq!(set.iter().count(), ToolSet::default().iter().count() + 1);
+        assert_eq!("default".parse::<ToolSet>().unwrap(), ToolSet::default());
     }
 
     #[test]

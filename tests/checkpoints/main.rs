@@ -10,6 +10,7 @@ mod support;
 
 mod a_command_is_found_by_the_change_feed;
 mod a_diff_shows_what_a_rewind_would_change;
+mod edit_lines_is_recorded_and_rewound;
 mod every_change_is_recorded_and_rewound;
 mod rewind_laws;
 mod rewind_never_clobbers_what_no_call_made;

@@ -344,7 +344,7 @@ fn help_names_no_wrong_count_of_built_in_tools() {
     let help = String::from_utf8_lossy(&output.stdout).to_lowercase();
     assert!(help.contains("built-in"), "{help}");
     // There are thirteen (read, glob, grep, ls, edit, multi_edit, write,
-    // apply_patch, bash, bash_output, kill_shell, write_stdin, checkpoints, rewind): a
+    // apply_patch, edit_lines, bash, bash_output, kill_shell, write_stdin, checkpoints, rewind): a
     // count would drift.
     for count in [
         "seven", "eight", "nine", "ten ", "eleven", "twelve", " 7 ", " 10 ", " 11 ",

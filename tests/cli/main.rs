@@ -24,5 +24,6 @@ mod exit_statuses;
 mod mcp_ends_when_its_client_stops_reading;
 mod pretty_output_fits_the_terminal;
 mod run_hints_when_reading_a_terminal;
+mod run_offers_edit_lines_on_request;
 mod run_results_are_the_next_request;
 mod sandbox_exec_confines_one_command;

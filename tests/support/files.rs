@@ -1,4 +1,4 @@
-//! A scratch workspace with the read, edit, multi_edit, apply_patch and write tools over one ledger,
+//! A scratch workspace with the read, edit, multi_edit, apply_patch, edit_lines and write tools over one ledger,
 //! shared by the write and edit behaviour tests, and the small helpers of
 //! the file tools' tests: results that must have succeeded or failed,
 //! files to write, date or encode.
@@ -14,6 +14,7 @@ use agentcore::stages::gate::gate_fn;
 use agentcore::tools::apply_patch::ApplyPatchTool;
 use agentcore::tools::edit::EditTool;
 use agentcore::tools::edit::multi_edit::MultiEditTool;
+use agentcore::tools::edit_lines::EditLinesTool;
 use agentcore::tools::read::ReadTool;
 use agentcore::tools::write::WriteTool;
 use agentcore::{Call, Gate, Outcome, Pipeline, ToolRegistry, ToolResult};
@@ -25,6 +26,8 @@ use tower::ServiceExt;
 pub struct Env {
     pub dir: tempfile::TempDir,
     pub state: FileReadState,
+    /// Whether `read` shows line anchors (as beside `edit_lines`).
+    pub anchors: bool,
 }
 
 impl Env {
@@ -36,6 +39,16 @@ impl Env {
         Self {
             dir,
             state: FileReadState::new(),
+            anchors: false,
+        }
+    }
+
+    /// A workspace whose `read` shows line anchors, as in a session
+    /// offering `edit_lines`.
+    pub fn anchored() -> Self {
+        Self {
+            anchors: true,
+            ..Self::new()
         }
     }
 
@@ -61,13 +74,19 @@ impl Env {
         let ws = Workspace::new(self.root()).unwrap();
         Arc::new(
             ToolRegistry::new()
-                .with(ReadTool::new(ws.clone(), self.state.clone()).into_dyn())
+                .with(
+                    ReadTool::new(ws.clone(), self.state.clone())
+                        .line_anchors(self.anchors)
+                        .into_dyn(),
+                )
                 .unwrap()
                 .with(EditTool::new(ws.clone(), self.state.clone()).into_dyn())
                 .unwrap()
                 .with(MultiEditTool::new(ws.clone(), self.state.clone()).into_dyn())
                 .unwrap()
                 .with(ApplyPatchTool::new(ws.clone(), self.state.clone()).into_dyn())
+                .unwrap()
+                .with(EditLinesTool::new(ws.clone(), self.state.clone()).into_dyn())
                 .unwrap()
                 .with(WriteTool::new(ws, self.state.clone()).into_dyn())
                 .unwrap(),
@@ -110,6 +129,24 @@ impl Env {
         assert_eq!(r.outcome, Outcome::Success, "{}", r.text());
     }
 
+    /// Reads `name` with anchors on: each shown line's anchor (`12:a3f`)
+    /// and text, as the model sees them.
+    pub async fn read_anchors(&self, name: &str) -> Vec<(String, String)> {
+        assert!(self.anchors, "read_anchors needs Env::anchored()");
+        let r = self.call("read", json!({"file_path": name})).await;
+        assert_eq!(r.outcome, Outcome::Success, "{}", r.text());
+        anchored_lines(&r.text())
+    }
+
+    /// An `edit_lines` call on `name`.
+    pub async fn edit_lines(&self, name: &str, operations: Value) -> ToolResult {
+        self.call(
+            "edit_lines",
+            json!({"file_path": name, "operations": operations}),
+        )
+        .await
+    }
+
     pub async fn edit(&self, name: &str, old: &str, new: &str) -> ToolResult {
         self.call(
             "edit",
@@ -135,6 +172,24 @@ impl Env {
             }
         }))
     }
+}
+
+/// The lines of anchored `read` output (or of an edit_lines message that
+/// shows lines): each `    N:HHH\ttext` as (`N:HHH`, text); other lines
+/// skipped.
+pub fn anchored_lines(text: &str) -> Vec<(String, String)> {
+    text.lines()
+        .filter_map(|line| {
+            let (head, body) = line.split_once('\t')?;
+            let head = head.trim_start();
+            let (n, h) = head.split_once(':')?;
+            let ok = !n.is_empty()
+                && n.bytes().all(|b| b.is_ascii_digit())
+                && h.len() == 3
+                && h.bytes().all(|b| b.is_ascii_hexdigit());
+            ok.then(|| (head.to_owned(), body.to_owned()))
+        })
+        .collect()
 }
 
 /// The text of a result that succeeded.

@@ -140,3 +140,38 @@ fn checkpoint_tool_definitions_are_unchanged() {
         }
     }
 }
+
+/// `apply_patch` and `edit_lines`, offered only when named, are pinned
+/// too, with `read` as it is beside `edit_lines` (its description names
+/// the anchors): `agentcore tools --tools read,apply_patch,edit_lines`.
+#[test]
+fn on_request_edit_tool_definitions_are_unchanged() {
+    for (format, pinned) in [
+        (
+            "anthropic",
+            include_str!("../snapshots/tools_on_request_anthropic.json"),
+        ),
+        (
+            "openai",
+            include_str!("../snapshots/tools_on_request_openai.json"),
+        ),
+        (
+            "mcp",
+            include_str!("../snapshots/tools_on_request_mcp.json"),
+        ),
+    ] {
+        let now = definitions_with(
+            format,
+            &["--tools".as_ref(), "read,apply_patch,edit_lines".as_ref()],
+        );
+        if now != pinned {
+            let diff = similar::TextDiff::from_lines(pinned, now.as_str())
+                .unified_diff()
+                .header("pinned", "now")
+                .to_string();
+            panic!(
+                "the {format} definitions of read, apply_patch and edit_lines differ from tests/snapshots/tools_on_request_{format}.json:\n{diff}"
+            );
+        }
+    }
+}

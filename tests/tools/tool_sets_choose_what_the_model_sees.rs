@@ -11,7 +11,7 @@ use serde_json::{Value, json};
 
 use crate::support::cli;
 
-const VALID: &str = "the built-in tools are read, glob, grep, ls, edit, multi_edit, write, apply_patch, bash, bash_output, kill_shell, write_stdin, checkpoints, rewind";
+const VALID: &str = "the built-in tools are read, glob, grep, ls, edit, multi_edit, write, apply_patch, edit_lines, bash, bash_output, kill_shell, write_stdin, checkpoints, rewind";
 
 fn agentcore(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_agentcore"))
@@ -220,4 +220,19 @@ fn apply_patch_is_offered_on_request_and_works_in_a_run() {
     assert_eq!(end["outcome"], "success", "{end}");
     assert_eq!(std::fs::read(dir.path().join("a.txt")).unwrap(), b"beta\n");
     assert_eq!(std::fs::read(dir.path().join("b.txt")).unwrap(), b"new\n");
+}
+
+#[test]
+fn edit_lines_is_offered_on_request_and_default_names_the_default_set() {
+    let default = printed("mcp", &[]);
+    assert!(!default.contains(&"edit_lines".to_owned()));
+    let mut with = default.clone();
+    with.push("edit_lines".to_owned());
+    with.sort();
+    assert_eq!(printed("mcp", &["--tools", "default,edit_lines"]), with);
+    let mut with = default.clone();
+    with.push("apply_patch".to_owned());
+    with.sort();
+    assert_eq!(printed("openai", &["--tools", "default,apply_patch"]), with);
+    assert_eq!(printed("anthropic", &["--tools", "default"]), default);
 }

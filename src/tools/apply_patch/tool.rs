@@ -23,7 +23,8 @@ use crate::fs::workspace::Workspace;
 use crate::tools::spec::ToolSpec;
 
 const DESCRIPTION: &str = "Applies a patch that adds, deletes, updates and renames files, all or \
-nothing. Read every file you update or delete first with the read tool. The patch is \
+nothing. Prefer it for changes across several files, or if you are used to writing this patch \
+format; for one change to one file, edit is simpler. Read every file you update or delete first with the read tool. The patch is \
 `*** Begin Patch`, then file sections, then `*** End Patch`. `*** Add File: PATH` is followed by \
 the new file's lines, each after `+` (the file must not exist). `*** Delete File: PATH` stands \
 alone. `*** Update File: PATH`, optionally followed by `*** Move to: NEW_PATH`, is followed by \
@@ -31,7 +32,8 @@ hunks: an `@@` line (optionally with the text of a line above the change, such a
 starts its function, to find first), then the lines of the change: ` ` (a space) before a context \
 line, `-` before a line removed, `+` before a line added. Give about 3 lines of context above and \
 below each change; context and removed lines must match lines of the file in order (trailing \
-whitespace, indentation and look-alike characters are forgiven when that leaves one place). \
+whitespace, indentation, runs of spaces inside a line, look-alike characters and quotes escaped \
+twice are forgiven when that leaves one place). \
 `*** End of File` after a hunk's last line anchors it at the end of the file. If any hunk or \
 file fails, no file is changed and the error names the file and the hunk.";
 

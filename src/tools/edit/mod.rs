@@ -66,17 +66,21 @@ use crate::fs::workspace::OpenFile;
 use crate::fs::workspace::Workspace;
 use crate::tools::spec::ToolSpec;
 
-const DESCRIPTION: &str = "Performs a string replacement in a file. Read the file first with \
+const DESCRIPTION: &str = "Performs a string replacement in a file: one change, found by quoting \
+a unique snippet (for several changes to one file prefer multi_edit; where offered, apply_patch for \
+changes across files, and edit_lines when quoting text exactly keeps failing). Read the file first with \
 the read tool: editing a file you have not read, or that changed since you read it, is refused. \
 `old_string` should match the file exactly, including indentation (copy it from the read output \
 without the line-number prefix); when it has no exact match, a place that differs from it only in \
 trailing whitespace, in indentation (tabs or spaces, any depth; `new_string` is then re-indented \
-to match) or in look-alike characters (curly quotes, non-breaking spaces, dashes) is used, and the \
+to match), in runs of spaces inside a line, or in look-alike characters (curly quotes, non-breaking \
+spaces, dashes) is used, and so is one where the file holds a character your `old_string` spells as \
+an escape (`\\n`, `\\t`, `\\\"`: JSON escaped twice; `new_string` is then read the same way); the \
 result says so. It must be unique in the file unless `replace_all` is true, so include enough \
 surrounding lines to make it unique; an `old_string` of whitespace only is refused. `replace_all` \
 replaces every occurrence, e.g. to rename a variable. An empty `old_string` creates a new file \
-with `new_string` as its content. Line endings (CRLF), a byte-order mark and UTF-16 encoding are \
-kept.";
+with `new_string` as its content. Line endings (CRLF), a byte-order mark, UTF-16 and legacy \
+encodings (windows-1252, Shift_JIS, GBK...) are kept.";
 
 /// The `edit` tool's identity: its name, label, Claude Code name and path argument.
 pub const SPEC: ToolSpec = ToolSpec::new("edit", "Edit File")

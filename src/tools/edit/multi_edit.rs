@@ -40,7 +40,8 @@ the file first with the read tool. Each edit works like the edit tool (same `old
 same refusals) and applies to the result of the edits before it, in order, so an edit must quote \
 the text as the earlier edits leave it. All or nothing: if any edit cannot be applied, the file is \
 not changed and the error names the edit (`Edit K of N:` and why). Prefer it to several edit calls on \
-the same file. To create a file, give the first edit an empty `old_string`.";
+the same file. To create a file, give the first edit an empty `old_string`. Where offered, prefer \
+apply_patch for changes across files, and edit_lines when quoting text exactly keeps failing.";
 
 /// The `multi_edit` tool's identity: its name, label, Claude Code name and path argument.
 pub const SPEC: ToolSpec = ToolSpec::new("multi_edit", "Multi-Edit File")

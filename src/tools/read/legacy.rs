@@ -33,6 +33,7 @@ pub(super) fn reread(
     file: &mut File,
     offset: u64,
     limit: u64,
+    anchors: bool,
     token: &CancellationToken,
     cannot: &dyn Fn(io::Error) -> ToolError,
 ) -> Result<Option<Reread>, ToolError> {
@@ -41,6 +42,9 @@ pub(super) fn reread(
     let surveyed = survey.finish();
 
     let mut lines = LineCollector::new(offset, limit);
+    if anchors {
+        lines = lines.with_anchors();
+    }
     let mut hasher = StreamHasher::new();
     let mut text = TextDecoder::new(Encoding::Legacy(surveyed.guess));
     each_chunk(file, token, cannot, &mut |chunk| {

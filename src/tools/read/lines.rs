@@ -5,6 +5,7 @@ use std::borrow::Cow;
 
 use super::{MAX_LINE_CHARS, MAX_OUTPUT_BYTES};
 use crate::fs::read_state::ShownLines;
+use crate::tools::edit_lines::anchor::{HASH_DIGITS, LineHasher};
 
 /// Bytes of one line kept: enough for [`MAX_LINE_CHARS`] characters.
 const LINE_KEEP_BYTES: usize = MAX_LINE_CHARS * 4 + 4;
@@ -40,6 +41,9 @@ pub(super) struct LineCollector {
     /// Characters of the current line beyond `kept`.
     extra_chars: usize,
     last_byte_cr: bool,
+    /// With anchors on: the hash of the current line so far, all of it
+    /// (not only the bytes kept), shown as `{line_no:>6}:{hash}\t`.
+    anchors: Option<LineHasher>,
     report: LineReport,
 }
 
@@ -53,6 +57,7 @@ impl LineCollector {
             kept: Vec::new(),
             extra_chars: 0,
             last_byte_cr: false,
+            anchors: None,
             report: LineReport {
                 body: String::new(),
                 body_len: 0,
@@ -62,6 +67,13 @@ impl LineCollector {
                 cut: Vec::new(),
             },
         }
+    }
+
+    /// Shows each line's anchor hash after its number (`12:a3f\t…`), for
+    /// `edit_lines`.
+    pub(super) fn with_anchors(mut self) -> Self {
+        self.anchors = Some(LineHasher::new());
+        self
     }
 
     fn in_range(&self) -> bool {
@@ -121,6 +133,9 @@ impl LineCollector {
         if part.is_empty() {
             return;
         }
+        if let Some(hasher) = &mut self.anchors {
+            hasher.update(part);
+        }
         let room = LINE_KEEP_BYTES.saturating_sub(self.kept.len());
         let (kept, rest) = part.split_at(part.len().min(room));
         self.kept.extend_from_slice(kept);
@@ -151,6 +166,7 @@ impl LineCollector {
             text.chars().count() + extra
         };
         let line_no = self.line_no;
+        let anchor = self.anchors.as_mut().map(LineHasher::finish);
         let r = &mut self.report;
         let sep = usize::from(r.shown > 0);
         let mut number = itoa::Buffer::new();
@@ -169,7 +185,8 @@ impl LineCollector {
         let line_len = cut
             .as_ref()
             .map_or(text.len(), |(kept, note)| kept.len() + note.len());
-        let entry_len = number.len().max(LINE_NUMBER_WIDTH) + 1 + line_len;
+        let anchor_len = anchor.map_or(0, |_| 1 + HASH_DIGITS);
+        let entry_len = number.len().max(LINE_NUMBER_WIDTH) + anchor_len + 1 + line_len;
         r.body_len += sep + entry_len;
         if r.body_len <= MAX_OUTPUT_BYTES {
             if sep == 1 {
@@ -179,6 +196,10 @@ impl LineCollector {
                 r.body.push(' ');
             }
             r.body.push_str(number);
+            if let Some(hash) = anchor {
+                use std::fmt::Write as _;
+                let _ = write!(r.body, ":{hash}");
+            }
             r.body.push('\t');
             match &cut {
                 Some((kept, note)) => {
@@ -270,6 +291,27 @@ mod tests {
     }
 
     #[test]
+    fn anchors_follow_the_numbers_and_hash_whole_lines() {
+        use crate::tools::edit_lines::anchor::line_hash;
+        let mut c = LineCollector::new(2, 2).with_anchors();
+        c.feed(b"a\r\nb\r");
+        c.feed(b"\nc ");
+        let r = c.finish();
+        let (b, c) = (line_hash(b"b"), line_hash(b"c "));
+        assert_eq!(r.body, format!("     2:{b}\tb\n     3:{c}\tc "));
+        assert_eq!(r.body_len, r.body.len());
+        // A cut line is hashed whole.
+        let line = "x".repeat(MAX_LINE_CHARS + LINE_KEEP_BYTES);
+        let mut c = LineCollector::new(1, 1).with_anchors();
+        for chunk in line.as_bytes().chunks(1000) {
+            c.feed(chunk);
+        }
+        let r = c.finish();
+        let expected = format!("     1:{}\t", line_hash(line.as_bytes()));
+        assert!(r.body.starts_with(&expected), "{}", &r.body[..20]);
+    }
+
+    #[test]
     fn long_lines_are_cut_with_the_count() {
         let line = "é".repeat(MAX_LINE_CHARS + 5000);
         let r = collect(&[line.as_bytes()], 1, 10);
@@ -339,6 +381,34 @@ mod tests {
     }
 
     proptest! {
+        /// `read` with anchors and `edit_lines` agree on what the lines
+        /// are and on each one's hash, whatever the line endings (LF,
+        /// CRLF, lone CRs, a CR at the end) and however the bytes come.
+        #[test]
+        fn anchors_are_the_hashes_edit_lines_checks(
+            parts in proptest::collection::vec(
+                proptest::collection::vec(proptest::sample::select(b"ab \r\n".to_vec()), 0..12),
+                0..6,
+            ),
+        ) {
+            use crate::tools::edit_lines::anchor::line_hash;
+            use crate::tools::edit_lines::lines::split;
+            let bytes = parts.concat();
+            let text = std::str::from_utf8(&bytes).unwrap();
+            let mut c = LineCollector::new(1, 1000).with_anchors();
+            for part in &parts {
+                c.feed(part);
+            }
+            let r = c.finish();
+            let expected: Vec<String> = split(text)
+                .iter()
+                .enumerate()
+                .map(|(i, l)| format!("{:>6}:{}\t{}", i + 1, line_hash(l.content.as_bytes()), l.content))
+                .collect();
+            prop_assert_eq!(r.body, expected.join("\n"));
+            prop_assert_eq!(r.total_lines, expected.len() as u64);
+        }
+
         /// Whatever the bytes and however they are chunked, the lines are
         /// laid out as the plain reference lays them out.
         #[test]

@@ -63,6 +63,19 @@ or relative to the workspace root. Read a file before editing or overwriting it.
     )
 });
 
+/// The description when `read` shows line anchors (a session offering
+/// `edit_lines`): the same, with the anchor in the line layout.
+static DESCRIPTION_ANCHORED: LazyLock<String> = LazyLock::new(|| {
+    DESCRIPTION.replacen(
+        "each line \
+prefixed by its 1-based number and a tab.",
+        "each line \
+prefixed by its 1-based number, a colon, a 3-hex-digit hash of the line and a tab (`12:a3f` is \
+the line's anchor for edit_lines).",
+        1,
+    )
+});
+
 /// The `read` tool's identity: its name, label, Claude Code name and path argument.
 pub const SPEC: ToolSpec = ToolSpec::new("read", "Read File")
     .claude_code("Read")
@@ -115,12 +128,27 @@ pub fn permissions() -> Permissions {
 pub struct ReadTool {
     workspace: Workspace,
     state: FileReadState,
+    anchors: bool,
 }
 
 impl ReadTool {
     /// A `read` tool confined to `workspace`, recording into `state`.
     pub fn new(workspace: Workspace, state: FileReadState) -> Self {
-        Self { workspace, state }
+        Self {
+            workspace,
+            state,
+            anchors: false,
+        }
+    }
+
+    /// The same tool, showing each line's anchor for `edit_lines` after
+    /// its number (`    12:a3f\t    return x`) when `on`; a session turns
+    /// it on when `edit_lines` is among its tools.
+    /// [`edit_lines::anchor`](crate::tools::edit_lines::anchor) says what
+    /// the hash is.
+    pub fn line_anchors(mut self, on: bool) -> Self {
+        self.anchors = on;
+        self
     }
 }
 
@@ -132,14 +160,22 @@ impl TypedTool for ReadTool {
     }
 
     fn description(&self) -> &str {
-        &DESCRIPTION
+        if self.anchors {
+            &DESCRIPTION_ANCHORED
+        } else {
+            &DESCRIPTION
+        }
     }
 
     async fn execute(&self, args: ReadArgs, cx: &CallContext) -> Result<ToolOutput, ToolError> {
         // The path as the gate judged it, when a gate did.
         let workspace = self.workspace.judged(cx.extensions().get());
         let state = self.state.clone();
-        run_blocking(cx, move |token| read(&workspace, &state, &args, &token)).await
+        let anchors = self.anchors;
+        run_blocking(cx, move |token| {
+            read(&workspace, &state, &args, anchors, &token)
+        })
+        .await
     }
 
     fn label(&self) -> Option<&str> {
@@ -178,6 +214,7 @@ fn read(
     workspace: &Workspace,
     state: &FileReadState,
     args: &ReadArgs,
+    anchors: bool,
     token: &CancellationToken,
 ) -> Result<ToolOutput, ToolError> {
     let path = workspace
@@ -225,6 +262,9 @@ fn read(
     let offset = args.offset.unwrap_or(1).max(1);
     let limit = args.limit.unwrap_or(DEFAULT_LIMIT).max(1);
     let mut lines = LineCollector::new(offset, limit);
+    if anchors {
+        lines = lines.with_anchors();
+    }
     let mut hasher = StreamHasher::new();
     let mut text = TextDecoder::new(encoding);
 
@@ -253,7 +293,7 @@ fn read(
     let mut note = (!valid_text).then(|| INVALID_TEXT_NOTE.to_owned());
     let (report, hash) = match (valid_text, encoding) {
         (false, Encoding::Utf8) => {
-            match legacy::reread(&mut file, offset, limit, token, &cannot)? {
+            match legacy::reread(&mut file, offset, limit, anchors, token, &cannot)? {
                 Some(reread) => {
                     note = Some(reread.note);
                     (reread.report, reread.hash)
@@ -384,6 +424,13 @@ mod tests {
         assert_eq!(image_type(b"GIF89a.."), Some("image/gif"));
         assert_eq!(image_type(b"RIFF\0\0\0\0WEBPVP8 "), Some("image/webp"));
         assert_eq!(image_type(b"RIFF\0\0\0\0WAVE"), None);
+    }
+
+    #[test]
+    fn the_anchored_description_names_the_anchor() {
+        assert!(DESCRIPTION.contains("number and a tab."));
+        assert!(DESCRIPTION_ANCHORED.contains("`12:a3f` is the line's anchor for edit_lines"));
+        assert_ne!(*DESCRIPTION, *DESCRIPTION_ANCHORED);
     }
 
     #[test]
