@@ -5,22 +5,10 @@
 //! mount by name, and the run goes on; plain http:// reaches only this
 //! machine unless the entry allows it.
 
-use std::process::Output;
+use serde_json::json;
 
-use serde_json::{Value, json};
-
-use crate::support::cli::{self, end, text, turn};
+use crate::support::cli::{end, run_with_policy as run, text, turn};
 use crate::support::http::{self, TOKEN, running};
-
-fn run(policy: &str, input: &str) -> (Vec<Value>, Output) {
-    let root = tempfile::tempdir().unwrap();
-    let etc = tempfile::tempdir().unwrap();
-    let file = etc.path().join("policy.toml");
-    std::fs::write(&file, policy).unwrap();
-    let file = file.to_string_lossy().into_owned();
-    let output = cli::agentcore_run(root.path(), "jsonl", &["--policy", &file], input);
-    (cli::events(&output), output)
-}
 
 fn policy(url: &str, token: &str) -> String {
     format!(

@@ -10,11 +10,11 @@
 
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Output, Stdio};
+use std::process::{Child, Command, Stdio};
 
-use serde_json::{Value, json};
+use serde_json::json;
 
-use crate::support::cli::{self, end, text, turn};
+use crate::support::cli::{end, run_with_policy as run, text, turn};
 use crate::support::http::{TOKEN, running};
 
 const TLS_PROXY: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/mcp_client/tls_proxy.py");
@@ -123,16 +123,6 @@ fn front(certs: &Path, backend: u16) -> Front {
         .unwrap();
     let port = line.trim().parse().expect("the front's port");
     Front { child, port }
-}
-
-fn run(policy: &str, input: &str) -> (Vec<Value>, Output) {
-    let root = tempfile::tempdir().unwrap();
-    let etc = tempfile::tempdir().unwrap();
-    let file = etc.path().join("policy.toml");
-    std::fs::write(&file, policy).unwrap();
-    let file = file.to_string_lossy().into_owned();
-    let output = cli::agentcore_run(root.path(), "jsonl", &["--policy", &file], input);
-    (cli::events(&output), output)
 }
 
 fn policy(url: &str, ca_file: Option<&PathBuf>) -> String {

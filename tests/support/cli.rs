@@ -154,3 +154,16 @@ impl RunChild {
         assert!(status.success(), "{status}");
     }
 }
+
+/// Writes `policy` to a file of its own and runs `agentcore run --format
+/// jsonl --policy FILE` on an empty workspace with `input`: its events and
+/// output.
+pub fn run_with_policy(policy: &str, input: &str) -> (Vec<Value>, Output) {
+    let root = tempfile::tempdir().unwrap();
+    let etc = tempfile::tempdir().unwrap();
+    let file = etc.path().join("policy.toml");
+    std::fs::write(&file, policy).unwrap();
+    let file = file.to_string_lossy().into_owned();
+    let output = agentcore_run(root.path(), "jsonl", &["--policy", &file], input);
+    (events(&output), output)
+}
