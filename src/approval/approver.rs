@@ -49,6 +49,66 @@ pub enum ApprovalAnswer {
     Unanswered(String),
 }
 
+/// A question a mounted MCP server asks the person (MCP elicitation, form
+/// mode), as [`Approver::elicit`] gets it.
+#[derive(Clone, Debug, PartialEq)]
+#[non_exhaustive]
+pub struct ElicitationRequest {
+    /// The server's name as configured.
+    pub server: String,
+    /// The question, as the server wrote it: control characters other
+    /// than newlines and tabs escaped, at most [`MAX_ELICITATION_CHARS`]
+    /// characters (cut with `…`).
+    pub message: String,
+    /// The form: a JSON Schema object of primitive properties.
+    pub schema: Value,
+}
+
+/// The longest question text an approver is given.
+pub const MAX_ELICITATION_CHARS: usize = 4_000;
+
+impl ElicitationRequest {
+    /// The question of `server`, its `message` escaped and bounded.
+    pub fn new(server: impl Into<String>, message: &str, schema: Value) -> Self {
+        let mut shown: String = message
+            .chars()
+            .take(MAX_ELICITATION_CHARS)
+            .flat_map(|c| {
+                if c.is_control() && c != '\n' && c != '\t' {
+                    c.escape_default().collect::<Vec<_>>()
+                } else {
+                    vec![c]
+                }
+            })
+            .collect();
+        if message.chars().count() > MAX_ELICITATION_CHARS {
+            shown.push('…');
+        }
+        Self {
+            server: server.into(),
+            message: shown,
+            schema,
+        }
+    }
+
+    /// The question as a person is shown it: labelled with the server.
+    pub fn labelled(&self) -> String {
+        format!("MCP server {:?} asks: {}", self.server, self.message)
+    }
+}
+
+/// A person's answer to an [`ElicitationRequest`].
+#[derive(Clone, Debug, PartialEq)]
+#[non_exhaustive]
+pub enum ElicitationAnswer {
+    /// The form, filled in (an object).
+    Accept(Value),
+    /// The person would not answer; the server goes on without.
+    Decline,
+    /// The person dismissed the question.
+    Cancel,
+}
+
 /// Answers the engine's "ask": a harness with a person implements it.
 /// Without an approver (the CLI; the MCP server when its client cannot ask
 /// the user) "ask" is a deny whose reason starts `approval required: `.
@@ -61,6 +121,15 @@ pub trait Approver: Send + Sync + 'static {
     /// it is dropped if the call is cancelled or the timeout passes, and
     /// dropping it should withdraw the question.
     fn approve(&self, request: ApprovalRequest) -> BoxFuture<'static, ApprovalAnswer>;
+
+    /// Puts a mounted MCP server's question to the person. By default
+    /// nobody answers forms: [`ElicitationAnswer::Decline`], and the server
+    /// is told so. The future is dropped after the engine's ask timeout
+    /// (the server is then told the person cancelled).
+    fn elicit(&self, request: ElicitationRequest) -> BoxFuture<'static, ElicitationAnswer> {
+        let _ = request;
+        Box::pin(async { ElicitationAnswer::Decline })
+    }
 }
 
 /// An approver from an async closure.

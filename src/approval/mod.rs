@@ -97,7 +97,10 @@ pub(crate) mod paths;
 mod read_filter;
 mod rule;
 
-pub use approver::{ApprovalAnswer, ApprovalRequest, Approver, FnApprover, approver_fn};
+pub use approver::{
+    ApprovalAnswer, ApprovalRequest, Approver, ElicitationAnswer, ElicitationRequest, FnApprover,
+    MAX_ELICITATION_CHARS, approver_fn,
+};
 pub use decision::{Decision, DecisionSource, Verdict};
 pub use engine::ApprovalEngine;
 pub(crate) use engine::gate_decision;

@@ -40,7 +40,9 @@ use rmcp::service::{OriginatingRequestId, PeerRequestOptions};
 use rmcp::{Peer, RoleServer};
 use serde_json::{Value, json};
 
-use crate::approval::{ApprovalAnswer, ApprovalRequest, Approver};
+use crate::approval::{
+    ApprovalAnswer, ApprovalRequest, Approver, ElicitationAnswer, ElicitationRequest,
+};
 
 /// The preview's bytes carried in a question, at most.
 pub(crate) const MAX_PREVIEW_BYTES: usize = 8 * 1024;
@@ -169,6 +171,51 @@ impl Approver for ElicitationApprover {
                 Ok(ClientResult::ElicitResult(result)) => answer_of(&result),
                 Ok(_) => unreadable("the client's response is not an elicitation result"),
                 Err(err) => client_failed(&err.to_string()),
+            }
+        })
+    }
+
+    /// A mounted server's question, passed on to this server's own client
+    /// with the server's name before it; a form the client cannot be sent
+    /// (a schema that is not a flat form) or an answer it cannot give is a
+    /// decline.
+    fn elicit(&self, request: ElicitationRequest) -> BoxFuture<'static, ElicitationAnswer> {
+        let peer = self.peer.clone();
+        Box::pin(async move {
+            let Ok(schema) = serde_json::from_value::<ElicitationSchema>(request.schema.clone())
+            else {
+                return ElicitationAnswer::Decline;
+            };
+            let params = ElicitRequestParams::FormElicitationParams {
+                meta: None,
+                message: request.labelled(),
+                requested_schema: schema,
+            };
+            let handle = match peer
+                .send_cancellable_request(
+                    ServerRequest::ElicitRequest(ElicitRequest::new(params)),
+                    PeerRequestOptions::no_options(),
+                )
+                .await
+            {
+                Ok(handle) => handle,
+                Err(_) => return ElicitationAnswer::Decline,
+            };
+            let mut withdraw = Withdraw {
+                peer: peer.clone(),
+                id: Some(handle.id.clone()),
+            };
+            let response = handle.await_response().await;
+            withdraw.id = None;
+            match response {
+                Ok(ClientResult::ElicitResult(result)) => match result.action {
+                    ElicitationAction::Accept => {
+                        ElicitationAnswer::Accept(result.content.unwrap_or_else(|| json!({})))
+                    }
+                    ElicitationAction::Cancel => ElicitationAnswer::Cancel,
+                    _ => ElicitationAnswer::Decline,
+                },
+                _ => ElicitationAnswer::Decline,
             }
         })
     }

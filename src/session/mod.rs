@@ -294,6 +294,7 @@ impl Session {
         {
             for connection in &mcp.connections {
                 connection.keep_results_in(output_dir.clone());
+                connection.ask_through(approval.clone());
             }
             mcp.register_into(&mut registry);
             let tool_search = config

@@ -10,6 +10,7 @@
 mod support;
 
 mod mcp_approvals_asked_through_the_client;
+mod mcp_client_forwards_questions_to_the_person;
 mod mcp_client_lists_many_tools_by_name_and_searches_them;
 mod mcp_client_mounts_an_http_server;
 mod mcp_client_mounts_an_https_server;

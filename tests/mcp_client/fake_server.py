@@ -5,7 +5,7 @@ the MCP client (tests/mcp/mcp_client_mounts_external_servers.rs).
 Usage: fake_server.py [normal|slow-start|exit-at-start|hostile|many]
 
 Tools: echo (read-only), kinds (every content kind), count (progress),
-flood (n numbered lines), pictures (n small PNG images),
+flood (n numbered lines), pictures (n small PNG images), ask (elicitation),
 fail (isError), crash (exits mid-call), retire (drops echo
 from the list and says so with notifications/tools/list_changed), hire (adds
 the read-only tool fresh and says so the same way), hang (never answers; a
@@ -54,10 +54,14 @@ TOOLS = [
     {"name": "flood", "description": "Returns n numbered lines.",
      "inputSchema": {"type": "object", "properties": {"n": {"type": "integer"}}, "required": ["n"]},
      "annotations": {"readOnlyHint": True}},
+    {"name": "ask", "description": "Asks the user a question (elicitation) and returns the answer.",
+     "inputSchema": OBJECT, "annotations": {"readOnlyHint": True}},
     {"name": "pictures", "description": "Returns n small PNG images.",
      "inputSchema": {"type": "object", "properties": {"n": {"type": "integer"}}, "required": ["n"]},
      "annotations": {"readOnlyHint": True}},
 ]
+# What the client said it can do, in initialize.
+CLIENT_CAPS = {}
 # A PNG signature and a few bytes: what read recognises as an image.
 PNG = "iVBORw0KGgpGQUtF"
 FRESH = {"name": "fresh", "description": "Says it is new.",
@@ -157,6 +161,24 @@ def call(id, params):
         result(id, {"content": [{"type": "text", "text": "fresh hired"}]})
     elif name == "fresh":
         result(id, {"content": [{"type": "text", "text": "fresh %s" % json.dumps(args.get("n"))}]})
+    elif name == "ask":
+        if not CLIENT_CAPS.get("elicitation"):
+            result(id, {"content": [{"type": "text", "text": "answer: the client cannot ask"}]})
+            return
+        send({"jsonrpc": "2.0", "id": "q1", "method": "elicitation/create", "params": {
+            "message": "Which name?\x1b[31m (and a colour)",
+            "requestedSchema": {"type": "object", "properties": {
+                "name": {"type": "string", "title": "Name"},
+                "colour": {"type": "string", "default": "blue"}},
+                "required": ["name"]}}})
+        # The answer comes on stdin before anything else this server waits for.
+        for reply in sys.stdin:
+            reply = json.loads(reply)
+            if reply.get("id") == "q1":
+                break
+        answer = reply.get("result") or {}
+        result(id, {"content": [{"type": "text", "text": "answer: %s %s" % (
+            answer.get("action"), json.dumps(answer.get("content"), sort_keys=True))}]})
     elif name == "flood":
         n = int(args.get("n", 0))
         text = "".join("line %d\n" % i for i in range(1, n + 1))
@@ -180,6 +202,7 @@ for line in sys.stdin:
     method = message.get("method")
     id = message.get("id")
     if method == "initialize":
+        CLIENT_CAPS = (message.get("params") or {}).get("capabilities") or {}
         result(id, {"protocolVersion": "2025-06-18",
                     "capabilities": {"tools": {"listChanged": True}},
                     "serverInfo": {"name": "fake", "version": "1.0"}})

@@ -164,6 +164,27 @@ impl ApprovalEngine {
         self.inner.ask_timeout
     }
 
+    /// Puts a mounted MCP server's question to the bound approver:
+    /// [`ElicitationAnswer::Decline`] when there is none, and
+    /// [`ElicitationAnswer::Cancel`] when it takes longer than the ask
+    /// timeout.
+    pub async fn elicit(
+        &self,
+        request: super::approver::ElicitationRequest,
+    ) -> super::approver::ElicitationAnswer {
+        use super::approver::ElicitationAnswer;
+        let Some(approver) = self.approver() else {
+            return ElicitationAnswer::Decline;
+        };
+        let asked = approver.elicit(request);
+        match self.inner.ask_timeout {
+            Some(limit) => tokio::time::timeout(limit, asked)
+                .await
+                .unwrap_or(ElicitationAnswer::Cancel),
+            None => asked.await,
+        }
+    }
+
     pub(crate) fn approver(&self) -> Option<Arc<dyn Approver>> {
         read(&self.inner.approver)
     }

@@ -66,7 +66,15 @@ pub struct Connection {
     results: std::sync::OnceLock<Arc<crate::process::OutputDir>>,
     /// Whether its tools are listed to the model by summary only.
     by_summary: AtomicBool,
+    /// Who the server's questions (elicitation) go to, once the session
+    /// said.
+    asker: Asker,
 }
+
+/// The approval engine a server's questions go to: set by the session
+/// after the handshake; until then, and without an approver, they are
+/// declined.
+type Asker = Arc<std::sync::OnceLock<crate::approval::ApprovalEngine>>;
 
 impl std::fmt::Debug for Connection {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -153,10 +161,13 @@ impl Connection {
         let routes = Routes::default();
         let tools_changed = Arc::new(AtomicBool::new(false));
         let mount_stale = Arc::new(AtomicBool::new(false));
+        let asker: Asker = Arc::default();
         let handler = Handler {
             routes: routes.clone(),
             tools_changed: tools_changed.clone(),
             mount_stale: mount_stale.clone(),
+            server: config.name.clone(),
+            asker: asker.clone(),
         };
         let timeout = config.startup_timeout();
         let deadline = tokio::time::Instant::now() + timeout;
@@ -226,6 +237,7 @@ impl Connection {
             offered: tokio::sync::Mutex::new(None),
             results: std::sync::OnceLock::new(),
             by_summary: AtomicBool::new(false),
+            asker,
         });
         Ok((connection, tools))
     }
@@ -245,6 +257,12 @@ impl Connection {
     /// stays.
     pub(crate) fn keep_results_in(&self, dir: Arc<crate::process::OutputDir>) {
         let _ = self.results.set(dir);
+    }
+
+    /// Puts the server's questions (elicitation) to `engine`'s approver;
+    /// the first engine given stays.
+    pub(crate) fn ask_through(&self, engine: crate::approval::ApprovalEngine) {
+        let _ = self.asker.set(engine);
     }
 
     /// Lists the server's tools to the model by summary only (or not).
@@ -497,6 +515,9 @@ pub(crate) struct Handler {
     routes: Routes,
     tools_changed: Arc<AtomicBool>,
     mount_stale: Arc<AtomicBool>,
+    /// The server's name, which labels its questions.
+    server: String,
+    asker: Asker,
 }
 
 impl ClientHandler for Handler {
@@ -513,9 +534,46 @@ impl ClientHandler for Handler {
         self.mount_stale.store(true, Ordering::Release);
     }
 
+    async fn create_elicitation(
+        &self,
+        request: rmcp::model::ElicitRequestParams,
+        _context: rmcp::service::RequestContext<RoleClient>,
+    ) -> Result<rmcp::model::ElicitResult, rmcp::ErrorData> {
+        use crate::approval::{ElicitationAnswer, ElicitationRequest};
+        use rmcp::model::{ElicitRequestParams, ElicitResult, ElicitationAction};
+        let ElicitRequestParams::FormElicitationParams {
+            message,
+            requested_schema,
+            ..
+        } = request
+        else {
+            // URL mode is not declared: a server that sends it anyway is
+            // declined.
+            return Ok(ElicitResult::new(ElicitationAction::Decline));
+        };
+        let schema = serde_json::to_value(&requested_schema).unwrap_or(Value::Null);
+        let Some(engine) = self.asker.get() else {
+            return Ok(ElicitResult::new(ElicitationAction::Decline));
+        };
+        let asked = ElicitationRequest::new(self.server.clone(), &message, schema.clone());
+        Ok(match engine.elicit(asked).await {
+            ElicitationAnswer::Accept(content) => ElicitResult::new(ElicitationAction::Accept)
+                .with_content(Value::Object(with_defaults(content, &schema))),
+            ElicitationAnswer::Cancel => ElicitResult::new(ElicitationAction::Cancel),
+            _ => ElicitResult::new(ElicitationAction::Decline),
+        })
+    }
+
     fn get_info(&self) -> ClientConfig {
+        // Forms a person can answer (through the session's approver); a
+        // session without one declines them.
+        let mut capabilities = ClientCapabilities::default();
+        capabilities.elicitation = Some(
+            rmcp::model::ElicitationCapability::new()
+                .with_form(rmcp::model::FormElicitationCapability::default()),
+        );
         let mut info = ClientConfig::new(
-            ClientCapabilities::default(),
+            capabilities,
             Implementation::new("agentcore", env!("CARGO_PKG_VERSION")),
         );
         // rmcp's default is its LATEST, a revision without `initialize`: a
@@ -523,6 +581,25 @@ impl ClientHandler for Handler {
         info.protocol_version = REQUESTED_VERSION;
         info
     }
+}
+
+/// An accepted form with the schema's `default` of each property the
+/// person left out (SEP-1034): what the server gets is the whole form.
+fn with_defaults(content: Value, schema: &Value) -> serde_json::Map<String, Value> {
+    let mut form = match content {
+        Value::Object(map) => map,
+        _ => serde_json::Map::new(),
+    };
+    if let Some(properties) = schema.get("properties").and_then(Value::as_object) {
+        for (name, property) in properties {
+            if let Some(default) = property.get("default")
+                && !form.contains_key(name)
+            {
+                form.insert(name.clone(), default.clone());
+            }
+        }
+    }
+    form
 }
 
 /// The streamable-HTTP client configuration of a `url` entry: its
