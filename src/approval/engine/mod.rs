@@ -165,8 +165,8 @@ impl ApprovalEngine {
     }
 
     /// Puts a mounted MCP server's question to the bound approver:
-    /// [`ElicitationAnswer::Decline`] when there is none, and
-    /// [`ElicitationAnswer::Cancel`] when it takes longer than the ask
+    /// [`ElicitationAnswer::Decline`](super::ElicitationAnswer::Decline) when there is none, and
+    /// [`ElicitationAnswer::Cancel`](super::ElicitationAnswer::Cancel) when it takes longer than the ask
     /// timeout.
     pub async fn elicit(
         &self,
