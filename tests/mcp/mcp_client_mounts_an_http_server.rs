@@ -69,6 +69,13 @@ fn a_wrong_token_or_a_dead_address_fails_the_mount_by_name() {
         let stderr = String::from_utf8_lossy(&output.stderr);
         assert!(output.status.success(), "{stderr}");
         assert!(stderr.contains("MCP server \"remote\""), "{stderr}");
+        if url.starts_with(&format!("http://{}", server.connect)) {
+            // Refused for its token: the message says what to do.
+            assert!(
+                stderr.contains("The server wants authorization: agentcore cannot sign in with OAuth yet, so give a token the server accepts in its [[mcp_servers]] entry"),
+                "{stderr}"
+            );
+        }
         assert_eq!(end(&events, "r")["outcome"], "failed");
         let other = end(&events, "b");
         assert_eq!(other["outcome"], "success", "{other:#}");

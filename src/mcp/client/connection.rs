@@ -117,6 +117,9 @@ impl Connection {
                     if let Some(why) = connection_failure(&client, &url).await {
                         failure.message.push_str(&format!(" (connecting: {why})"));
                     }
+                    if failure.message.contains("Auth required") {
+                        failure.message.push_str(AUTH_HINT);
+                    }
                     Err(failure)
                 }
                 mounted => mounted,
@@ -646,6 +649,10 @@ fn with_causes(err: &dyn std::error::Error) -> String {
     }
     text
 }
+
+/// Said after a mount the server refused for want of authorization (rmcp
+/// says only "Auth required").
+const AUTH_HINT: &str = ". The server wants authorization: agentcore cannot sign in with OAuth yet, so give a token the server accepts in its [[mcp_servers]] entry, `headers = { Authorization = \"Bearer …\" }`";
 
 /// Why connecting to `url` fails, with every cause (a refused certificate
 /// and its reason), or `None` when a connection can be made: the
