@@ -6,15 +6,26 @@ use serde_json::json;
 
 use crate::support::mcp_stdio::serve;
 
-#[test]
-fn mcp_serves_a_terminal_session_and_write_stdin() {
+/// `agentcore mcp` in bypass mode on an empty root: the folders it
+/// needs (kept alive by the caller), the process and its client.
+fn bypass_server() -> (
+    [tempfile::TempDir; 2],
+    std::process::Child,
+    crate::support::mcp_stdio::Client,
+) {
     let dir = tempfile::tempdir().unwrap();
     let root = std::fs::canonicalize(dir.path()).unwrap();
     let state = tempfile::tempdir().unwrap();
-    let (mut child, mut client) = serve(
+    let (child, client) = serve(
         &["--root", root.to_str().unwrap(), "--mode", "bypass"],
         state.path(),
     );
+    ([dir, state], child, client)
+}
+
+#[test]
+fn mcp_serves_a_terminal_session_and_write_stdin() {
+    let (_dirs, mut child, mut client) = bypass_server();
     let list = client.request("tools/list", json!({}));
     let names: Vec<&str> = list["tools"]
         .as_array()
@@ -60,13 +71,7 @@ fn mcp_serves_a_terminal_session_and_write_stdin() {
 /// and a pattern returns exactly the matching lines.
 #[test]
 fn mcp_reads_a_cut_output_again_by_the_call_id_it_names() {
-    let dir = tempfile::tempdir().unwrap();
-    let root = std::fs::canonicalize(dir.path()).unwrap();
-    let state = tempfile::tempdir().unwrap();
-    let (mut child, mut client) = serve(
-        &["--root", root.to_str().unwrap(), "--mode", "bypass"],
-        state.path(),
-    );
+    let (_dirs, mut child, mut client) = bypass_server();
     let (text, is_error) = client.call("bash", json!({"command": "seq 1 100000"}));
     assert!(!is_error, "{text}");
     let hint = text
