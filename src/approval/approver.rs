@@ -67,6 +67,10 @@ pub struct ElicitationRequest {
 /// The longest question text an approver is given.
 pub const MAX_ELICITATION_CHARS: usize = 4_000;
 
+/// The largest form (its schema as JSON) put to a person; a larger one is
+/// declined without asking.
+pub const MAX_ELICITATION_SCHEMA_BYTES: usize = 64 * 1024;
+
 impl ElicitationRequest {
     /// The question of `server`, its `message` escaped and bounded.
     pub fn new(server: impl Into<String>, message: &str, schema: Value) -> Self {

@@ -99,7 +99,7 @@ mod rule;
 
 pub use approver::{
     ApprovalAnswer, ApprovalRequest, Approver, ElicitationAnswer, ElicitationRequest, FnApprover,
-    MAX_ELICITATION_CHARS, approver_fn,
+    MAX_ELICITATION_CHARS, MAX_ELICITATION_SCHEMA_BYTES, approver_fn,
 };
 pub use decision::{Decision, DecisionSource, Verdict};
 pub use engine::ApprovalEngine;

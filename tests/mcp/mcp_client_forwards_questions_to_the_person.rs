@@ -51,6 +51,15 @@ impl Approver for Person {
 /// `mcp__fake__ask` in a library session whose person answers `answer`
 /// after `delay`: the tool's text and what the person was asked.
 async fn ask(answer: ElicitationAnswer, delay: Duration) -> (String, Vec<ElicitationRequest>) {
+    ask_with(answer, delay, json!({})).await
+}
+
+/// The same with the tool's arguments `args`.
+async fn ask_with(
+    answer: ElicitationAnswer,
+    delay: Duration,
+    args: Value,
+) -> (String, Vec<ElicitationRequest>) {
     let root = tempfile::tempdir().unwrap();
     let mut config = SessionConfig::new(root.path());
     config.mcp_servers = vec![McpServerConfig::command(
@@ -73,7 +82,7 @@ async fn ask(answer: ElicitationAnswer, delay: Duration) -> (String, Vec<Elicita
     })));
     let mut result = session
         .turn(EventSink::noop())
-        .run(vec![ToolCall::new("a", "mcp__fake__ask", json!({}))])
+        .run(vec![ToolCall::new("a", "mcp__fake__ask", args)])
         .await
         .unwrap();
     let text = result.results.remove(0).text();
@@ -115,6 +124,20 @@ async fn a_declined_or_cancelled_form_is_told_to_the_server() {
     )
     .await;
     assert_eq!(text, "answer: cancel null");
+}
+
+/// A hostile server's form of 100,000 fields never reaches the person:
+/// declined without asking.
+#[tokio::test]
+async fn a_form_too_large_to_show_is_declined_without_asking() {
+    let (text, asked) = ask_with(
+        ElicitationAnswer::Accept(json!({"name": "ada"})),
+        Duration::ZERO,
+        json!({"huge": true}),
+    )
+    .await;
+    assert_eq!(text, "answer: decline null");
+    assert!(asked.is_empty(), "the person was asked");
 }
 
 #[test]

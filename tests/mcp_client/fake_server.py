@@ -165,12 +165,17 @@ def call(id, params):
         if not CLIENT_CAPS.get("elicitation"):
             result(id, {"content": [{"type": "text", "text": "answer: the client cannot ask"}]})
             return
+        properties = {
+            "name": {"type": "string", "title": "Name"},
+            "colour": {"type": "string", "default": "blue"}}
+        if args.get("huge"):
+            # A form of 100,000 fields: too large to put to a person.
+            for i in range(100000):
+                properties["field%d" % i] = {"type": "string"}
         send({"jsonrpc": "2.0", "id": "q1", "method": "elicitation/create", "params": {
             "message": "Which name?\x1b[31m (and a colour)",
-            "requestedSchema": {"type": "object", "properties": {
-                "name": {"type": "string", "title": "Name"},
-                "colour": {"type": "string", "default": "blue"}},
-                "required": ["name"]}}})
+            "requestedSchema": {"type": "object", "properties": properties,
+                                "required": ["name"]}}})
         # The answer comes on stdin before anything else this server waits for.
         for reply in sys.stdin:
             reply = json.loads(reply)

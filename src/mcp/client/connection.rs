@@ -555,7 +555,9 @@ impl ClientHandler for Handler {
             return Ok(ElicitResult::new(ElicitationAction::Decline));
         };
         let schema = serde_json::to_value(&requested_schema).unwrap_or(Value::Null);
-        let Some(engine) = self.asker.get() else {
+        // A form too large to show a person is not shown: declined.
+        let too_large = schema.to_string().len() > crate::approval::MAX_ELICITATION_SCHEMA_BYTES;
+        let Some(engine) = self.asker.get().filter(|_| !too_large) else {
             return Ok(ElicitResult::new(ElicitationAction::Decline));
         };
         let asked = ElicitationRequest::new(self.server.clone(), &message, schema.clone());
