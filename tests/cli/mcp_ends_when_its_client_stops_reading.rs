@@ -10,10 +10,15 @@ use crate::support::procs::{alive_with_arg, unique};
 
 const INITIALIZE: &str = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}"#;
 
-fn mcp(root: &std::path::Path, stdout: Stdio) -> Child {
+/// `agentcore mcp` on `root` with `TMPDIR` a folder of `tmp`'s own: its
+/// start sweeps only that folder for dead sessions, so the folders of
+/// sessions other tests kill on purpose (SIGKILL tests run beside these)
+/// are not swept, and said on stderr, by this one.
+fn mcp(root: &std::path::Path, tmp: &std::path::Path, stdout: Stdio) -> Child {
     Command::new(env!("CARGO_BIN_EXE_agentcore"))
         .args(["mcp", "--mode", "bypass", "--root"])
         .arg(root)
+        .env("TMPDIR", tmp)
         .stdin(Stdio::piped())
         .stdout(stdout)
         .stderr(Stdio::piped())
@@ -47,7 +52,8 @@ fn stderr_of(child: &mut Child) -> String {
 #[test]
 fn a_client_that_stops_reading_ends_the_session_and_its_jobs() {
     let root = tempfile::tempdir().unwrap();
-    let mut child = mcp(root.path(), Stdio::piped());
+    let tmp = tempfile::tempdir().unwrap();
+    let mut child = mcp(root.path(), tmp.path(), Stdio::piped());
     let mut stdin = child.stdin.take().unwrap();
     let mut stdout = BufReader::new(child.stdout.take().unwrap());
     let mut line = String::new();
@@ -92,7 +98,8 @@ fn a_client_gone_before_the_handshake_answer_is_a_quiet_end() {
     let root = tempfile::tempdir().unwrap();
     let (reader, writer) = std::io::pipe().expect("a pipe");
     drop(reader);
-    let mut child = mcp(root.path(), Stdio::from(writer));
+    let tmp = tempfile::tempdir().unwrap();
+    let mut child = mcp(root.path(), tmp.path(), Stdio::from(writer));
     let mut stdin = child.stdin.take().unwrap();
     writeln!(stdin, "{INITIALIZE}").unwrap();
     let code = exit_within(&mut child, Duration::from_secs(20));
