@@ -46,7 +46,7 @@ pub const DEFAULT_HIDDEN_IN_HOME: &[&str] = &[
 /// Where agentcore keeps the OAuth tokens of mounted MCP servers, below
 /// the state directory (`$XDG_STATE_HOME`, else `~/.local/state`); the
 /// MCP client's token store (`mcp::client::oauth::TOKEN_DIR`) is the same.
-pub const OAUTH_TOKEN_DIR: &str = "agentcore/mcp-oauth";
+pub(crate) const OAUTH_TOKEN_DIR: &str = "agentcore/mcp-oauth";
 
 /// Sockets outside the home that give a command more authority than the
 /// user (the docker daemon's is root), hidden by default.
