@@ -248,7 +248,8 @@ impl Policy {
         // messages give (`agentcore mcp login NAME --policy FILE`).
         #[cfg(feature = "mcp-client")]
         for server in &mut policy.mcp_servers {
-            server.policy_file = Some(std::path::absolute(path).unwrap_or_else(|_| path.to_owned()));
+            server.policy_file =
+                Some(std::path::absolute(path).unwrap_or_else(|_| path.to_owned()));
         }
         Ok(policy)
     }

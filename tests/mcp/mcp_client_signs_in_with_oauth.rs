@@ -85,7 +85,10 @@ impl Servers {
                     .route("/register", post(register))
                     .route("/authorize", get(authorize))
                     .route("/token", post(token))
-                    .route("/mcp", post(mcp).get(no_stream).delete(|| async { StatusCode::OK }))
+                    .route(
+                        "/mcp",
+                        post(mcp).get(no_stream).delete(|| async { StatusCode::OK }),
+                    )
                     .with_state(state);
                 let listener = tokio::net::TcpListener::from_std(listener).unwrap();
                 axum::serve(listener, app).await.unwrap();
@@ -178,7 +181,11 @@ async fn authorize(
         .query_pairs_mut()
         .append_pair("code", &code)
         .append_pair("state", query.get("state").map_or("", String::as_str));
-    (StatusCode::FOUND, [(header::LOCATION, location.to_string())]).into_response()
+    (
+        StatusCode::FOUND,
+        [(header::LOCATION, location.to_string())],
+    )
+        .into_response()
 }
 
 fn form(body: &str) -> HashMap<String, String> {
@@ -215,15 +222,17 @@ async fn token(State(seen): State<Shared>, body: String) -> Response {
             if verifier.len() < 43 || computed != challenge {
                 return refused("invalid_grant");
             }
-            if form.get("redirect_uri") != Some(&redirect)
-                || form.get("client_id") != Some(&client)
+            if form.get("redirect_uri") != Some(&redirect) || form.get("client_id") != Some(&client)
             {
                 return refused("invalid_grant");
             }
             scope.split_whitespace().map(str::to_owned).collect()
         }
         Some("refresh_token") => {
-            match form.get("refresh_token").and_then(|r| seen.refresh.remove(r)) {
+            match form
+                .get("refresh_token")
+                .and_then(|r| seen.refresh.remove(r))
+            {
                 Some(scopes) => scopes,
                 None => return refused("invalid_grant"),
             }
@@ -257,10 +266,7 @@ async fn mcp(State(seen): State<Shared>, headers: HeaderMap, body: String) -> Re
     let message: Value = serde_json::from_str(&body).unwrap_or(Value::Null);
     let method = message["method"].as_str().unwrap_or_default().to_owned();
     let mut seen = seen.lock().unwrap();
-    let metadata = format!(
-        "{}/.well-known/oauth-protected-resource/mcp",
-        seen.base
-    );
+    let metadata = format!("{}/.well-known/oauth-protected-resource/mcp", seen.base);
     let bearer = headers
         .get(header::AUTHORIZATION)
         .and_then(|v| v.to_str().ok())
@@ -375,10 +381,18 @@ impl User {
 
     fn login(&self) -> Output {
         let policy = self.policy.to_string_lossy().into_owned();
-        self.command(&["mcp", "login", "prot", "--policy", &policy, "--timeout", "20"])
-            .stdin(Stdio::null())
-            .output()
-            .unwrap()
+        self.command(&[
+            "mcp",
+            "login",
+            "prot",
+            "--policy",
+            &policy,
+            "--timeout",
+            "20",
+        ])
+        .stdin(Stdio::null())
+        .output()
+        .unwrap()
     }
 
     fn logout(&self) -> Output {
@@ -412,7 +426,12 @@ impl User {
             .stderr(Stdio::piped())
             .spawn()
             .unwrap();
-        child.stdin.take().unwrap().write_all(input.as_bytes()).unwrap();
+        child
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(input.as_bytes())
+            .unwrap();
         let output = child.wait_with_output().unwrap();
         (events(&output), output)
     }
@@ -465,7 +484,8 @@ impl User {
 
 /// A person who allows every sign-in: follows the authorization URL and
 /// its redirect to agentcore's loopback listener.
-const ALLOW: &str = "import sys, urllib.request\nurllib.request.urlopen(sys.argv[1], timeout=20).read()\n";
+const ALLOW: &str =
+    "import sys, urllib.request\nurllib.request.urlopen(sys.argv[1], timeout=20).read()\n";
 
 /// A page that sends agentcore's listener a redirect with a `state` of its
 /// own: it reads where the authorization server would redirect, and
@@ -552,7 +572,11 @@ fn login_signs_in_with_pkce_and_keeps_the_tokens_0600_outside_the_workspace() {
         .mode();
     assert_eq!(dir_mode & 0o777, 0o700);
     let access = servers.seen().access.keys().next().unwrap().clone();
-    assert!(std::fs::read_to_string(&files[0]).unwrap().contains(&access));
+    assert!(
+        std::fs::read_to_string(&files[0])
+            .unwrap()
+            .contains(&access)
+    );
     // Never under the workspace, and no message shows it.
     assert!(files_holding(&user.workspace(), &access).is_empty());
     assert!(!err.contains(&access), "{err}");
@@ -599,7 +623,10 @@ fn a_refused_token_is_refreshed_and_the_run_goes_on() {
 fn without_a_person_the_mount_fails_by_name_with_the_command_to_run() {
     let servers = Servers::start();
     let user = User::new(&servers.url(), ALLOW);
-    let input = turn(&[("p", "mcp__prot__peek", json!({})), ("l", "glob", json!({"pattern": "*"}))]);
+    let input = turn(&[
+        ("p", "mcp__prot__peek", json!({})),
+        ("l", "glob", json!({"pattern": "*"})),
+    ]);
     let (events, output) = user.run(&input);
     let err = stderr(&output);
     assert!(output.status.success(), "{err}");
@@ -607,7 +634,10 @@ fn without_a_person_the_mount_fails_by_name_with_the_command_to_run() {
         "`agentcore mcp login prot --policy {}`",
         user.policy.display()
     );
-    assert!(err.contains("MCP server \"prot\" wants you to sign in"), "{err}");
+    assert!(
+        err.contains("MCP server \"prot\" wants you to sign in"),
+        "{err}"
+    );
     assert!(err.contains(&command), "{err}");
     assert_eq!(end(&events, "p")["outcome"], "failed");
     let listed = end(&events, "l");
@@ -627,8 +657,14 @@ fn a_person_at_the_terminal_signs_in_and_steps_up_for_more_scope() {
     let err = stderr(&output);
     assert!(output.status.success(), "{err}");
     // The URL was shown to the person.
-    assert!(err.contains("MCP server \"prot\" asks you to sign in"), "{err}");
-    assert!(err.contains(&format!("{}/authorize?", servers.base)), "{err}");
+    assert!(
+        err.contains("MCP server \"prot\" asks you to sign in"),
+        "{err}"
+    );
+    assert!(
+        err.contains(&format!("{}/authorize?", servers.base)),
+        "{err}"
+    );
     assert_eq!(end(&events, "p")["outcome"], "success", "{err}");
     let changed = end(&events, "c");
     assert_eq!(changed["outcome"], "success", "{changed:#} {err}");
@@ -652,7 +688,10 @@ fn without_a_person_a_step_up_fails_the_call_with_the_command() {
     assert_eq!(changed["outcome"], "failed", "{changed:#}");
     let message = text(changed);
     assert!(message.contains("for want of authorization"), "{message}");
-    assert!(message.contains("agentcore mcp login prot --policy"), "{message}");
+    assert!(
+        message.contains("agentcore mcp login prot --policy"),
+        "{message}"
+    );
     assert_eq!(servers.seen().authorizations.len(), 1, "{err}");
 }
 
@@ -689,9 +728,10 @@ fn logout_deletes_the_tokens_and_static_headers_win_over_them() {
         "{err}"
     );
     assert!(servers.seen().bearer_seen.is_empty());
-    let policy = std::fs::read_to_string(&user.policy)
-        .unwrap()
-        .replace("headers = { Authorization = \"Bearer static-token\" }\n", "");
+    let policy = std::fs::read_to_string(&user.policy).unwrap().replace(
+        "headers = { Authorization = \"Bearer static-token\" }\n",
+        "",
+    );
     std::fs::write(&user.policy, policy).unwrap();
 
     let output = user.logout();

@@ -213,7 +213,8 @@ async fn mcp_oauth_tokens_are_hidden_even_when_written_after_the_sandbox_started
     let sandbox = fx.sandbox(false);
     require_features(sandbox.status(), &[Feature::MountNamespace]);
     let dir = home.join(".local/state/agentcore/mcp-oauth");
-    let mode = std::os::unix::fs::PermissionsExt::mode(&std::fs::metadata(&dir).unwrap().permissions());
+    let mode =
+        std::os::unix::fs::PermissionsExt::mode(&std::fs::metadata(&dir).unwrap().permissions());
     assert_eq!(mode & 0o777, 0o700);
     std::fs::write(dir.join("github-0123.json"), "OAUTH-ACCESS-TOKEN").unwrap();
     let script = format!(

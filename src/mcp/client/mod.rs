@@ -30,8 +30,8 @@ use agentcore_stages::Tool;
 pub use config::{
     DEFAULT_CALL_TIMEOUT, DEFAULT_STARTUP_TIMEOUT, McpOAuthConfig, McpServerConfig, sanitize,
 };
-pub use oauth::SignIn;
 pub use connection::Connection;
+pub use oauth::SignIn;
 pub use search::{
     Catalog, TOOL_SEARCH, ToolSearchArgs, ToolSearchConfig, ToolSearchTool, definition_tokens,
 };

@@ -33,8 +33,8 @@ use rmcp::transport::streamable_http_client::{
     StreamableHttpClient, StreamableHttpError, StreamableHttpPostResponse,
     StreamableHttpResponseLimits,
 };
-pub use store::{TOKEN_DIR, TokenStore, token_dir};
 use store::Remembered;
+pub use store::{TOKEN_DIR, TokenStore, token_dir};
 
 use super::config::McpServerConfig;
 
@@ -99,7 +99,10 @@ impl SignIn {
 /// Opens `url` with `$BROWSER` (a command; `%s` in it stands for the URL)
 /// or `xdg-open`, without waiting for it.
 fn open_in_browser(url: &str) {
-    let mut command = match std::env::var("BROWSER").ok().filter(|b| !b.trim().is_empty()) {
+    let mut command = match std::env::var("BROWSER")
+        .ok()
+        .filter(|b| !b.trim().is_empty())
+    {
         Some(browser) if browser.contains("%s") => {
             let quoted = format!("'{}'", url.replace('\'', r"'\''"));
             let mut command = tokio::process::Command::new("sh");
@@ -132,9 +135,9 @@ fn open_in_browser(url: &str) {
                 let _ = child.wait().await;
             });
         }
-        Err(err) => eprintln!(
-            "agentcore: no browser could be started ({err}); open the URL above yourself"
-        ),
+        Err(err) => {
+            eprintln!("agentcore: no browser could be started ({err}); open the URL above yourself")
+        }
     }
 }
 
@@ -149,8 +152,7 @@ impl OAuthHttpClient for OAuthHttp {
                 e.to_string().into()
             };
             let timeout = request.timeout.unwrap_or(OAUTH_REQUEST_TIMEOUT);
-            let mut request =
-                reqwest::Request::try_from(request.request).map_err(|e| boxed(&e))?;
+            let mut request = reqwest::Request::try_from(request.request).map_err(|e| boxed(&e))?;
             *request.timeout_mut() = Some(timeout.min(OAUTH_REQUEST_TIMEOUT));
             let mut response = self.0.execute(request).await.map_err(|e| boxed(&e))?;
             let mut builder = http::Response::builder().status(response.status());
@@ -160,7 +162,9 @@ impl OAuthHttpClient for OAuthHttp {
             let mut body = Vec::new();
             while let Some(chunk) = response.chunk().await.map_err(|e| boxed(&e))? {
                 if body.len() + chunk.len() > MAX_OAUTH_BODY {
-                    return Err(boxed(&"the authorization server's answer is larger than 1 MiB"));
+                    return Err(boxed(
+                        &"the authorization server's answer is larger than 1 MiB",
+                    ));
                 }
                 body.extend_from_slice(&chunk);
             }
@@ -179,7 +183,14 @@ pub(crate) struct ServerAuth {
     /// by a sign-in).
     ready: std::sync::atomic::AtomicBool,
     sign_in: Option<SignIn>,
+    /// Sign-ins asked for by the server's refusals so far.
+    asked: std::sync::atomic::AtomicU32,
 }
+
+/// How many times a server's refusals (401, or 403 `insufficient_scope`)
+/// may send the person to sign in during one session: a server that
+/// refuses every token it is given does not open the browser forever.
+const MAX_SIGN_INS: u32 = 3;
 
 /// The store as rmcp's credential store, shared with [`ServerAuth`] (and
 /// the metadata kept beside the credentials).
@@ -239,6 +250,7 @@ impl ServerAuth {
             manager: tokio::sync::Mutex::new(manager),
             ready: std::sync::atomic::AtomicBool::new(false),
             sign_in,
+            asked: std::sync::atomic::AtomicU32::new(0),
         }))
     }
 
@@ -254,6 +266,13 @@ impl ServerAuth {
     /// Whether a person can sign in.
     pub(crate) fn can_sign_in(&self) -> bool {
         self.sign_in.is_some()
+    }
+
+    /// Whether a refusal may send the person to sign in again (at most
+    /// [`MAX_SIGN_INS`] times a session); counts it.
+    fn may_ask_again(&self) -> bool {
+        self.can_sign_in()
+            && self.asked.fetch_add(1, std::sync::atomic::Ordering::AcqRel) < MAX_SIGN_INS
     }
 
     /// Sets the manager's client up from the token file (the metadata and
@@ -279,8 +298,7 @@ impl ServerAuth {
         );
         client.client_secret = self.client_secret_for(&stored.client_id);
         manager.configure_client(client)?;
-        self.ready
-            .store(true, std::sync::atomic::Ordering::Release);
+        self.ready.store(true, std::sync::atomic::Ordering::Release);
         Ok(())
     }
 
@@ -373,7 +391,11 @@ impl ServerAuth {
             for scope in manager
                 .select_scopes(required.as_deref(), &[])
                 .into_iter()
-                .chain(required.iter().flat_map(|r| r.split_whitespace().map(str::to_owned)))
+                .chain(
+                    required
+                        .iter()
+                        .flat_map(|r| r.split_whitespace().map(str::to_owned)),
+                )
             {
                 if !union.contains(&scope) {
                     union.push(scope);
@@ -395,8 +417,15 @@ impl ServerAuth {
             let mut client = OAuthClientConfig::new(id.clone(), redirect_uri.clone());
             client.client_secret = oauth.client_secret.clone();
             (client, None)
-        } else if let Some(document) = oauth.client_metadata_url.as_ref().filter(|_| documents_supported) {
-            (OAuthClientConfig::new(document.clone(), redirect_uri.clone()), None)
+        } else if let Some(document) = oauth
+            .client_metadata_url
+            .as_ref()
+            .filter(|_| documents_supported)
+        {
+            (
+                OAuthClientConfig::new(document.clone(), redirect_uri.clone()),
+                None,
+            )
         } else if metadata.registration_endpoint.is_some() {
             let client = manager
                 .register_client(CLIENT_NAME, &redirect_uri, &scope_refs)
@@ -451,9 +480,13 @@ impl ServerAuth {
                 callback.issuer.as_deref(),
             )
             .await
-            .map_err(|e| fail("the authorization server did not give a token for the code", &e))?;
-        self.ready
-            .store(true, std::sync::atomic::Ordering::Release);
+            .map_err(|e| {
+                fail(
+                    "the authorization server did not give a token for the code",
+                    &e,
+                )
+            })?;
+        self.ready.store(true, std::sync::atomic::Ordering::Release);
         Ok(token.access_token().secret().clone())
     }
 }
@@ -540,7 +573,7 @@ impl Authorized {
             StreamableHttpError::AuthRequired(challenge) => {
                 match self.auth.refreshed(token.as_deref()).await {
                     Some(fresh) => Some(fresh),
-                    None if self.auth.can_sign_in() => Some(
+                    None if self.auth.may_ask_again() => Some(
                         self.auth
                             .sign_in(Some(&challenge.www_authenticate_header), false)
                             .await
@@ -549,7 +582,7 @@ impl Authorized {
                     None => None,
                 }
             }
-            StreamableHttpError::InsufficientScope(challenge) if self.auth.can_sign_in() => Some(
+            StreamableHttpError::InsufficientScope(challenge) if self.auth.may_ask_again() => Some(
                 self.auth
                     .sign_in(Some(&challenge.www_authenticate_header), true)
                     .await
@@ -656,8 +689,10 @@ impl StreamableHttpClient for Authorized {
         last_event_id: Option<String>,
         _auth_header: Option<String>,
         custom_headers: HashMap<HeaderName, HeaderValue>,
-    ) -> Result<BoxStream<'static, Result<sse_stream::Sse, sse_stream::Error>>, StreamableHttpError<Self::Error>>
-    {
+    ) -> Result<
+        BoxStream<'static, Result<sse_stream::Sse, sse_stream::Error>>,
+        StreamableHttpError<Self::Error>,
+    > {
         self.call(|token| {
             self.inner.get_stream(
                 uri.clone(),
@@ -678,8 +713,10 @@ impl StreamableHttpClient for Authorized {
         _auth_header: Option<String>,
         custom_headers: HashMap<HeaderName, HeaderValue>,
         max_sse_event_size: usize,
-    ) -> Result<BoxStream<'static, Result<sse_stream::Sse, sse_stream::Error>>, StreamableHttpError<Self::Error>>
-    {
+    ) -> Result<
+        BoxStream<'static, Result<sse_stream::Sse, sse_stream::Error>>,
+        StreamableHttpError<Self::Error>,
+    > {
         self.call(|token| {
             self.inner.get_stream_with_max_sse_event_size(
                 uri.clone(),
@@ -732,7 +769,10 @@ pub(crate) async fn probe_challenge(
 
 /// `agentcore mcp login NAME`: signs in to `config`'s server through
 /// `sign_in` and stores the tokens; the token file.
-pub async fn login(config: &McpServerConfig, sign_in: SignIn) -> Result<std::path::PathBuf, String> {
+pub async fn login(
+    config: &McpServerConfig,
+    sign_in: SignIn,
+) -> Result<std::path::PathBuf, String> {
     config.check()?;
     let Some(url) = config.url.clone() else {
         return Err(format!(
@@ -742,9 +782,9 @@ pub async fn login(config: &McpServerConfig, sign_in: SignIn) -> Result<std::pat
     };
     let client = super::connection::http_client(config)?;
     let auth = ServerAuth::new(config, client.clone(), Some(sign_in)).await?;
-    let challenge = probe_challenge(&client, &url).await.map_err(|e| {
-        format!("MCP server {:?}: {url} cannot be reached: {e}", config.name)
-    })?;
+    let challenge = probe_challenge(&client, &url)
+        .await
+        .map_err(|e| format!("MCP server {:?}: {url} cannot be reached: {e}", config.name))?;
     auth.sign_in(challenge.as_deref(), false).await?;
     Ok(auth.store.path().to_path_buf())
 }
@@ -778,7 +818,9 @@ mod tests {
         config.policy_file = Some("/home/a b/policy.toml".into());
         let hint = login_hint(&config);
         assert!(
-            hint.contains(r"`agentcore mcp login 'my server'\''s' --policy '/home/a b/policy.toml'`"),
+            hint.contains(
+                r"`agentcore mcp login 'my server'\''s' --policy '/home/a b/policy.toml'`"
+            ),
             "{hint}"
         );
     }
@@ -787,7 +829,12 @@ mod tests {
     fn only_web_urls_are_opened() {
         assert!(check_endpoint("https://auth.example.com/authorize").is_ok());
         assert!(check_endpoint("http://127.0.0.1:9/authorize").is_ok());
-        for bad in ["file:///etc/passwd", "javascript:alert(1)", "not a url", "ftp://host/x"] {
+        for bad in [
+            "file:///etc/passwd",
+            "javascript:alert(1)",
+            "not a url",
+            "ftp://host/x",
+        ] {
             assert!(check_endpoint(bad).is_err(), "{bad}");
         }
     }
@@ -795,8 +842,10 @@ mod tests {
     #[test]
     fn the_challenge_scope_is_read() {
         assert_eq!(
-            challenge_scope(r#"Bearer error="insufficient_scope", scope="a b", resource_metadata="http://x/y""#)
-                .as_deref(),
+            challenge_scope(
+                r#"Bearer error="insufficient_scope", scope="a b", resource_metadata="http://x/y""#
+            )
+            .as_deref(),
             Some("a b")
         );
         assert_eq!(challenge_scope("Bearer"), None);

@@ -100,16 +100,19 @@ impl Listener {
                 )
                 .await;
                 let detail = param("error_description")
-                    .map(|d| format!(" ({})", d.chars().take(300).collect::<String>()))
+                    .map(|d| format!(" ({})", printable(&d, 300)))
                     .unwrap_or_default();
                 return Err(format!(
                     "the authorization server refused: {}{detail}; run the sign-in again, and allow agentcore in the browser",
-                    error.chars().take(100).collect::<String>()
+                    printable(&error, 100)
                 ));
             }
             let Some(code) = param("code").filter(|c| !c.is_empty()) else {
                 let _ = respond(&mut stream, "400 Bad Request", "The redirect has no code.").await;
-                return Err("the browser's redirect carried no authorization code; run the sign-in again".to_owned());
+                return Err(
+                    "the browser's redirect carried no authorization code; run the sign-in again"
+                        .to_owned(),
+                );
             };
             let _ = respond(
                 &mut stream,
@@ -149,6 +152,12 @@ async fn read_target(stream: &mut TcpStream) -> Option<String> {
     (method == "GET" && target.starts_with('/')).then(|| target.to_owned())
 }
 
+/// At most `max` characters of `text` a server chose, without control
+/// characters (no escape sequence reaches the terminal).
+fn printable(text: &str, max: usize) -> String {
+    text.chars().filter(|c| !c.is_control()).take(max).collect()
+}
+
 /// A small plain-text page.
 async fn respond(stream: &mut TcpStream, status: &str, text: &str) -> std::io::Result<()> {
     let body = format!("{text}\n");
@@ -165,7 +174,10 @@ mod tests {
     use super::*;
 
     async fn get(uri: &str, path: &str) -> String {
-        let addr = uri.trim_start_matches("http://").trim_end_matches("/callback").to_owned();
+        let addr = uri
+            .trim_start_matches("http://")
+            .trim_end_matches("/callback")
+            .to_owned();
         let mut stream = TcpStream::connect(addr).await.unwrap();
         stream
             .write_all(format!("GET {path} HTTP/1.1\r\nHost: x\r\n\r\n").as_bytes())
@@ -181,9 +193,8 @@ mod tests {
         let listener = Listener::bind().await.unwrap();
         let uri = listener.redirect_uri();
         assert!(uri.starts_with("http://127.0.0.1:"), "{uri}");
-        let waiting = tokio::spawn(async move {
-            listener.wait("s-1", "gh", Duration::from_secs(10)).await
-        });
+        let waiting =
+            tokio::spawn(async move { listener.wait("s-1", "gh", Duration::from_secs(10)).await });
         assert!(get(&uri, "/favicon.ico").await.starts_with("HTTP/1.1 404"));
         let answer = get(&uri, "/callback?code=c%2F1&state=s-1&iss=https%3A%2F%2Fa").await;
         assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
@@ -196,9 +207,8 @@ mod tests {
     async fn a_wrong_state_ends_the_sign_in() {
         let listener = Listener::bind().await.unwrap();
         let uri = listener.redirect_uri();
-        let waiting = tokio::spawn(async move {
-            listener.wait("s-1", "gh", Duration::from_secs(10)).await
-        });
+        let waiting =
+            tokio::spawn(async move { listener.wait("s-1", "gh", Duration::from_secs(10)).await });
         let answer = get(&uri, "/callback?code=c&state=forged").await;
         assert!(answer.starts_with("HTTP/1.1 400"), "{answer}");
         let err = waiting.await.unwrap().unwrap_err();
@@ -209,12 +219,15 @@ mod tests {
     async fn an_error_from_the_server_is_reported_and_no_one_waits_forever() {
         let listener = Listener::bind().await.unwrap();
         let uri = listener.redirect_uri();
-        let waiting = tokio::spawn(async move {
-            listener.wait("s", "gh", Duration::from_secs(10)).await
-        });
-        get(&uri, "/callback?error=access_denied&error_description=no&state=s").await;
+        let waiting =
+            tokio::spawn(async move { listener.wait("s", "gh", Duration::from_secs(10)).await });
+        get(
+            &uri,
+            "/callback?error=access_denied&error_description=no%1B%5B31m&state=s",
+        )
+        .await;
         let err = waiting.await.unwrap().unwrap_err();
-        assert!(err.contains("refused: access_denied (no)"), "{err}");
+        assert!(err.contains("refused: access_denied (no[31m)"), "{err}");
         let listener = Listener::bind().await.unwrap();
         let err = listener
             .wait("s", "gh", Duration::from_millis(100))

@@ -276,7 +276,8 @@ impl TokenStore {
         }
         // The folder and `agentcore` above it: not links someone left.
         for path in [Some(dir.as_path()), dir.parent()].into_iter().flatten() {
-            let meta = fs::symlink_metadata(path).map_err(|e| self.unusable(path, &e.to_string()))?;
+            let meta =
+                fs::symlink_metadata(path).map_err(|e| self.unusable(path, &e.to_string()))?;
             if !meta.is_dir() {
                 return Err(self.unusable(path, "it is a symbolic link or not a folder"));
             }
