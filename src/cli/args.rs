@@ -425,6 +425,38 @@ mod tests {
     }
 
     #[test]
+    fn mcp_login_and_logout_name_a_server_of_a_policy() {
+        use clap::Parser;
+        let cli =
+            Cli::try_parse_from(["agentcore", "mcp", "login", "gh", "--policy", "p.toml"]).unwrap();
+        let Command::Mcp(McpArgs {
+            action: Some(McpAction::Login(args)),
+            ..
+        }) = cli.command
+        else {
+            panic!("not a login");
+        };
+        assert_eq!((args.name.as_str(), args.timeout), ("gh", 300));
+        let cli =
+            Cli::try_parse_from(["agentcore", "mcp", "logout", "gh", "--policy", "p"]).unwrap();
+        assert!(matches!(
+            cli.command,
+            Command::Mcp(McpArgs {
+                action: Some(McpAction::Logout(_)),
+                ..
+            })
+        ));
+        // Serving is still `agentcore mcp` with its options.
+        let cli = Cli::try_parse_from(["agentcore", "mcp", "--ask-timeout", "5"]).unwrap();
+        assert!(matches!(
+            cli.command,
+            Command::Mcp(McpArgs { action: None, .. })
+        ));
+        // The policy is needed to find the server.
+        assert!(Cli::try_parse_from(["agentcore", "mcp", "login", "gh"]).is_err());
+    }
+
+    #[test]
     fn mode_accepts_every_name_mode_parses_and_lists_them() {
         for mode in Mode::ALL {
             let cli =

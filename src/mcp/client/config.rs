@@ -334,6 +334,37 @@ mod tests {
     }
 
     #[test]
+    fn oauth_settings_are_checked_with_the_fix() {
+        let mut config = McpServerConfig::command("a", "b", Vec::<String>::new());
+        config.oauth = Some(McpOAuthConfig::default());
+        assert!(config.check().unwrap_err().contains("remove `oauth`"));
+        config.command = None;
+        config.url = Some("https://mcp.example.com/mcp".into());
+        assert!(config.check().is_ok());
+        config.oauth = Some(McpOAuthConfig {
+            client_secret: Some("s".into()),
+            ..McpOAuthConfig::default()
+        });
+        assert!(config.check().unwrap_err().contains("no `client_id`"));
+        config.oauth = Some(McpOAuthConfig {
+            client_metadata_url: Some("http://example.com/client.json".into()),
+            ..McpOAuthConfig::default()
+        });
+        assert!(config.check().unwrap_err().contains("not an https:// URL"));
+        let parsed: McpServerConfig = toml::from_str(
+            "name = \"x\"\nurl = \"https://h/mcp\"\noauth = { client_id = \"id\", client_secret = \"s\" }\n",
+        )
+        .unwrap();
+        assert_eq!(parsed.oauth.unwrap().client_id.as_deref(), Some("id"));
+        assert!(
+            toml::from_str::<McpServerConfig>(
+                "name = \"x\"\nurl = \"https://h/mcp\"\noauth = { client = \"id\" }\n"
+            )
+            .is_err()
+        );
+    }
+
+    #[test]
     fn timeouts_default_and_ignore_nonsense() {
         let mut config = McpServerConfig::command("a", "b", Vec::<String>::new());
         assert_eq!(config.startup_timeout(), DEFAULT_STARTUP_TIMEOUT);
