@@ -31,8 +31,10 @@ talk to it:
   `XDG_STATE_HOME`; then `agentcore run` gets a terminal on stdin (a pty), so
   a step-up the server asks for mid-session is signed in to the same way.
   Client credentials in MCP_CONFORMANCE_CONTEXT (`client_id`,
-  `client_secret`) go into the entry's `oauth = { … }`; `auth/basic-cimd`
-  gives the client-id metadata document URL the suite expects.
+  `client_secret`) go into the entry's `oauth = { … }` (with
+  `client_credentials = true` for `auth/client-credentials-basic`, the
+  machine-to-machine grant); `auth/basic-cimd` gives the client-id metadata
+  document URL the suite expects.
 
 It does no MCP or OAuth itself: whatever the suite measures is agentcore's
 client. It exits 0 when agentcore mounted the server and the call ended in
@@ -90,7 +92,8 @@ def write_policy(path, url, timeout, oauth=None):
             f"call_timeout_secs = {timeout}\n"
         )
         if oauth:
-            fields = ", ".join(f"{k} = {toml_string(v)}" for k, v in oauth.items())
+            fields = ", ".join(
+                f"{k} = {'true' if v is True else toml_string(v)}" for k, v in oauth.items())
             f.write(f"oauth = {{ {fields} }}\n")
 
 
@@ -108,6 +111,9 @@ def oauth_entry(scenario):
                 oauth[key] = context[key]
     if scenario == "auth/basic-cimd":
         oauth["client_metadata_url"] = CIMD_URL
+    if scenario == "auth/client-credentials-basic":
+        # Machine to machine: the grant, not a person's sign-in.
+        oauth["client_credentials"] = True
     return oauth
 
 

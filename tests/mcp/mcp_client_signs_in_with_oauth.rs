@@ -9,6 +9,7 @@
 //! name with the command when nobody is there, signs in and steps up
 //! (`insufficient_scope`) when a person is at the terminal; a redirect
 //! with a wrong `state` is refused; `agentcore mcp logout` deletes them.
+//! An entry with client credentials gets its tokens with no one there.
 
 use std::collections::{HashMap, HashSet};
 use std::io::{Read, Write};
@@ -134,7 +135,7 @@ async fn server_metadata(State(seen): State<Shared>) -> impl IntoResponse {
         "response_types_supported": ["code"],
         "grant_types_supported": ["authorization_code", "refresh_token"],
         "code_challenge_methods_supported": ["S256"],
-        "token_endpoint_auth_methods_supported": ["none"],
+        "token_endpoint_auth_methods_supported": ["none", "client_secret_basic"],
         "scopes_supported": ["read", "write"],
     }))
 }
@@ -200,8 +201,21 @@ fn refused(error: &str) -> Response {
     (StatusCode::BAD_REQUEST, axum::Json(json!({"error": error}))).into_response()
 }
 
-async fn token(State(seen): State<Shared>, body: String) -> Response {
-    let form = form(&body);
+async fn token(State(seen): State<Shared>, headers: HeaderMap, body: String) -> Response {
+    let mut form = form(&body);
+    if let Some(basic) = headers
+        .get(header::AUTHORIZATION)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.strip_prefix("Basic "))
+    {
+        let decoded = base64::engine::general_purpose::STANDARD
+            .decode(basic)
+            .unwrap_or_default();
+        form.insert(
+            "basic".into(),
+            String::from_utf8_lossy(&decoded).into_owned(),
+        );
+    }
     let mut seen = seen.lock().unwrap();
     seen.token_requests.push(form.clone());
     let expected_resource = format!("{}/mcp", seen.base);
@@ -227,6 +241,12 @@ async fn token(State(seen): State<Shared>, body: String) -> Response {
                 return refused("invalid_grant");
             }
             scope.split_whitespace().map(str::to_owned).collect()
+        }
+        Some("client_credentials") => {
+            if form.get("basic").map(String::as_str) != Some("m2m:s3cret") {
+                return refused("invalid_client");
+            }
+            HashSet::from(["read".to_owned(), "write".to_owned()])
         }
         Some("refresh_token") => {
             match form
@@ -743,4 +763,28 @@ fn logout_deletes_the_tokens_and_static_headers_win_over_them() {
     let (events, output) = user.run(&turn(&[("p", "mcp__prot__peek", json!({}))]));
     assert_eq!(end(&events, "p")["outcome"], "failed");
     assert!(stderr(&output).contains("agentcore mcp login prot"));
+}
+
+#[test]
+fn client_credentials_get_tokens_with_no_one_there() {
+    let servers = Servers::start();
+    let user = User::new(&servers.url(), ALLOW);
+    let policy = std::fs::read_to_string(&user.policy).unwrap()
+        + "oauth = { client_id = \"m2m\", client_secret = \"s3cret\", client_credentials = true }\n";
+    std::fs::write(&user.policy, policy).unwrap();
+    let (events, output) = user.run(&turn(&[("c", "mcp__prot__change", json!({}))]));
+    let err = stderr(&output);
+    let changed = end(&events, "c");
+    assert_eq!(changed["outcome"], "success", "{changed:#} {err}");
+    let seen = servers.seen();
+    // No browser: no authorization request, no registration.
+    assert!(seen.authorizations.is_empty());
+    assert!(seen.registrations.is_empty());
+    let grant = &seen.token_requests[0];
+    assert_eq!(grant["grant_type"], "client_credentials");
+    assert_eq!(grant["resource"], servers.url());
+    // The secret went in the Basic header the metadata asked for, and is
+    // in no message.
+    assert!(!err.contains("s3cret"), "{err}");
+    assert_eq!(user.token_files().len(), 1);
 }

@@ -109,6 +109,11 @@ pub struct McpOAuthConfig {
     /// says it supports them (`client_id_metadata_document_supported`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub client_metadata_url: Option<String>,
+    /// Machine to machine: tokens from the `client_credentials` grant
+    /// with `client_id` and `client_secret` (SEP-1046), no person and no
+    /// browser.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub client_credentials: bool,
 }
 
 impl McpServerConfig {
@@ -202,6 +207,13 @@ impl McpServerConfig {
             if oauth.client_secret.is_some() && oauth.client_id.is_none() {
                 return Err(format!(
                     "MCP server {name:?}: `oauth` has a `client_secret` but no `client_id`; give the client id it belongs to"
+                ));
+            }
+            if oauth.client_credentials
+                && (oauth.client_id.is_none() || oauth.client_secret.is_none())
+            {
+                return Err(format!(
+                    "MCP server {name:?}: `oauth.client_credentials` needs the `client_id` and `client_secret` the authorization server issued; give both"
                 ));
             }
             if let Some(document) = &oauth.client_metadata_url
@@ -351,6 +363,12 @@ mod tests {
             ..McpOAuthConfig::default()
         });
         assert!(config.check().unwrap_err().contains("not an https:// URL"));
+        config.oauth = Some(McpOAuthConfig {
+            client_id: Some("id".into()),
+            client_credentials: true,
+            ..McpOAuthConfig::default()
+        });
+        assert!(config.check().unwrap_err().contains("give both"));
         let parsed: McpServerConfig = toml::from_str(
             "name = \"x\"\nurl = \"https://h/mcp\"\noauth = { client_id = \"id\", client_secret = \"s\" }\n",
         )

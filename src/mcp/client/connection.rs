@@ -127,13 +127,16 @@ impl Connection {
                 let auth = oauth::ServerAuth::new(&config, client.clone(), sign_in)
                     .await
                     .map_err(fail)?;
-                // A person is there and nothing is stored: the sign-in
-                // comes before the handshake and its timeout.
+                // A person is there (or client credentials) and nothing is
+                // stored: the sign-in comes before the handshake and its
+                // timeout.
                 if auth.can_sign_in()
                     && !auth.has_tokens()
                     && let Ok(Some(challenge)) = oauth::probe_challenge(&client, &url).await
                 {
-                    auth.sign_in(Some(&challenge), false).await.map_err(fail)?;
+                    auth.authorize(Some(&challenge), false)
+                        .await
+                        .map_err(fail)?;
                 }
                 let transport = rmcp::transport::StreamableHttpClientTransport::with_client(
                     oauth::Authorized::new(client.clone(), auth),

@@ -263,9 +263,82 @@ impl ServerAuth {
         matches!(self.store.read(), Ok(Some(c)) if c.token_response.is_some())
     }
 
-    /// Whether a person can sign in.
+    /// Whether tokens can be had when the server asks: a person can sign
+    /// in, or the entry has client credentials.
     pub(crate) fn can_sign_in(&self) -> bool {
-        self.sign_in.is_some()
+        self.sign_in.is_some() || self.uses_client_credentials()
+    }
+
+    /// Whether the entry says machine to machine (`client_credentials`).
+    fn uses_client_credentials(&self) -> bool {
+        self.config
+            .oauth
+            .as_ref()
+            .is_some_and(|oauth| oauth.client_credentials)
+    }
+
+    /// Tokens for the server: the `client_credentials` grant, or a person's
+    /// sign-in (a step-up asks for more scope).
+    pub(crate) async fn authorize(
+        &self,
+        challenge: Option<&str>,
+        step_up: bool,
+    ) -> Result<String, String> {
+        if self.uses_client_credentials() {
+            self.client_credentials(challenge).await
+        } else {
+            self.sign_in(challenge, step_up).await
+        }
+    }
+
+    /// The `client_credentials` grant (SEP-1046) with the entry's client:
+    /// discovery as for a sign-in, the secret sent as the authorization
+    /// server's metadata asks (HTTP Basic, or in the body), the `resource`.
+    async fn client_credentials(&self, challenge: Option<&str>) -> Result<String, String> {
+        use rmcp::transport::auth::ClientCredentialsConfig;
+        let name = self.name().to_owned();
+        let fail = |what: &str, err: &dyn std::fmt::Display| {
+            format!(
+                "MCP server {name:?}: getting a token with the client credentials failed: {what}: {err}"
+            )
+        };
+        let oauth = self.config.oauth.clone().unwrap_or_default();
+        let (Some(client_id), Some(client_secret)) = (oauth.client_id, oauth.client_secret) else {
+            return Err(format!(
+                "MCP server {name:?}: `oauth.client_credentials` needs `client_id` and `client_secret`"
+            ));
+        };
+        let mut manager = self.manager.lock().await;
+        let metadata = manager
+            .resolve_metadata_from_challenge(challenge)
+            .await
+            .map_err(|e| fail("the server's authorization metadata cannot be read", &e))?
+            .metadata;
+        manager.set_metadata(metadata.clone());
+        let scopes = manager.select_initial_scopes(&[]).await;
+        let grant = ClientCredentialsConfig::ClientSecret {
+            client_id,
+            client_secret,
+            scopes,
+            resource: self.config.url.clone(),
+        };
+        manager
+            .validate_client_credentials_metadata(&grant)
+            .map_err(|e| fail("the authorization server does not take them", &e))?;
+        manager
+            .configure_client_credentials(&grant)
+            .map_err(|e| fail("the OAuth client cannot be set up", &e))?;
+        self.store.set_client_secret(None);
+        self.store.remember(Remembered {
+            metadata: Some(metadata),
+            redirect_uri: None,
+        });
+        let token = manager
+            .exchange_client_credentials(&grant)
+            .await
+            .map_err(|e| fail("the token endpoint refused", &e))?;
+        self.ready.store(true, std::sync::atomic::Ordering::Release);
+        Ok(token.access_token().secret().clone())
     }
 
     /// Whether a refusal may send the person to sign in again (at most
@@ -575,7 +648,7 @@ impl Authorized {
                     Some(fresh) => Some(fresh),
                     None if self.auth.may_ask_again() => Some(
                         self.auth
-                            .sign_in(Some(&challenge.www_authenticate_header), false)
+                            .authorize(Some(&challenge.www_authenticate_header), false)
                             .await
                             .map_err(sign_in_failed)?,
                     ),
@@ -584,7 +657,7 @@ impl Authorized {
             }
             StreamableHttpError::InsufficientScope(challenge) if self.auth.may_ask_again() => Some(
                 self.auth
-                    .sign_in(Some(&challenge.www_authenticate_header), true)
+                    .authorize(Some(&challenge.www_authenticate_header), true)
                     .await
                     .map_err(sign_in_failed)?,
             ),
@@ -785,7 +858,7 @@ pub async fn login(
     let challenge = probe_challenge(&client, &url)
         .await
         .map_err(|e| format!("MCP server {:?}: {url} cannot be reached: {e}", config.name))?;
-    auth.sign_in(challenge.as_deref(), false).await?;
+    auth.authorize(challenge.as_deref(), false).await?;
     Ok(auth.store.path().to_path_buf())
 }
 
