@@ -497,7 +497,12 @@ impl User {
     fn token_files(&self) -> Vec<PathBuf> {
         let dir = self.state().join("agentcore/mcp-oauth");
         std::fs::read_dir(&dir)
-            .map(|entries| entries.map(|e| e.unwrap().path()).collect())
+            .map(|entries| {
+                entries
+                    .map(|e| e.unwrap().path())
+                    .filter(|p| p.extension().is_some_and(|x| x == "json"))
+                    .collect()
+            })
             .unwrap_or_default()
     }
 }

@@ -12,7 +12,9 @@ use std::os::unix::fs::{DirBuilderExt, MetadataExt, OpenOptionsExt, PermissionsE
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
-use rmcp::transport::auth::{AuthError, CredentialStore, StoredCredentials};
+use rmcp::transport::auth::{
+    AuthError, CredentialRefreshGuard, CredentialStore, StoredCredentials,
+};
 use serde::{Deserialize, Serialize};
 
 /// The folder below the state directory that holds the token files.
@@ -256,6 +258,7 @@ impl TokenStore {
 
     /// Deletes the token file; whether there was one.
     pub fn delete(&self) -> Result<bool, String> {
+        let _ = fs::remove_file(self.file.with_extension("lock"));
         match fs::remove_file(&self.file) {
             Ok(()) => Ok(true),
             Err(err) if err.kind() == std::io::ErrorKind::NotFound => Ok(false),
@@ -293,6 +296,27 @@ impl TokenStore {
         Ok(())
     }
 
+    /// Waits for the server's refresh lock (a 0600 file beside the
+    /// tokens, `flock`ed), so that two agentcore processes do not both
+    /// spend a refresh token the server rotates; released when the
+    /// returned file is dropped.
+    pub fn lock_for_refresh(&self) -> Result<fs::File, String> {
+        self.make_dir()?;
+        let path = self.file.with_extension("lock");
+        let file = fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .mode(0o600)
+            .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
+            .open(&path)
+            .map_err(|err| self.unusable(&path, &err.to_string()))?;
+        rustix::fs::flock(&file, rustix::fs::FlockOperation::LockExclusive)
+            .map_err(|err| self.unusable(&path, &err.to_string()))?;
+        Ok(file)
+    }
+
     fn unusable(&self, path: &Path, why: &str) -> String {
         format!(
             "the OAuth token store of MCP server {:?} cannot be used: {}: {why}",
@@ -318,6 +342,15 @@ impl CredentialStore for TokenStore {
 
     async fn clear(&self) -> Result<(), AuthError> {
         self.delete().map(|_| ()).map_err(store_error)
+    }
+
+    async fn acquire_refresh_guard(&self) -> Result<Option<CredentialRefreshGuard>, AuthError> {
+        let store = Self::in_dir(self.dir.clone(), &self.server, &self.url);
+        let lock = tokio::task::spawn_blocking(move || store.lock_for_refresh())
+            .await
+            .map_err(|err| store_error(err.to_string()))?
+            .map_err(store_error)?;
+        Ok(Some(CredentialRefreshGuard::new(lock)))
     }
 }
 
@@ -424,6 +457,30 @@ mod tests {
         assert!(err.contains("symbolic link"), "{err}");
         let err = store.write(credentials("t2")).unwrap_err();
         assert!(err.contains("symbolic link"), "{err}");
+    }
+
+    #[test]
+    fn one_process_at_a_time_refreshes() {
+        let state = tempfile::tempdir().unwrap();
+        let dir = state.path().join("s");
+        let store = TokenStore::in_dir(dir.clone(), "a", "http://127.0.0.1/mcp");
+        let held = store.lock_for_refresh().unwrap();
+        let lock = store.path().with_extension("lock");
+        assert_eq!(fs::metadata(&lock).unwrap().mode() & 0o777, 0o600);
+        let (tx, rx) = std::sync::mpsc::channel();
+        let waiter = std::thread::spawn(move || {
+            // Another open file description, as another process has.
+            let other = TokenStore::in_dir(dir, "a", "http://127.0.0.1/mcp");
+            let _lock = other.lock_for_refresh().unwrap();
+            tx.send(()).unwrap();
+        });
+        assert!(
+            rx.recv_timeout(std::time::Duration::from_millis(200))
+                .is_err()
+        );
+        drop(held);
+        rx.recv_timeout(std::time::Duration::from_secs(10)).unwrap();
+        waiter.join().unwrap();
     }
 
     #[test]
