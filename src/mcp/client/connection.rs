@@ -22,6 +22,7 @@ use tokio::sync::{mpsc, watch};
 use super::MountFailure;
 use super::config::McpServerConfig;
 use super::stdio::{ChildStdio, TOO_LONG};
+use crate::limits::input::{MAX_LINE_BYTES, MAX_LINE_MIB};
 
 /// The protocol version asked for in `initialize`: the newest revision
 /// that still has the `initialize` handshake (2025-11-25; from 2026-07-28
@@ -455,6 +456,12 @@ impl Connection {
     /// The message for a call that failed with `err`.
     async fn failed(&self, err: &ServiceError) -> String {
         let name = self.name();
+        if let Some(max) = over_the_bound(err) {
+            return format!(
+                "MCP server {name:?} answered with more than {max} bytes ({} MiB), the most an answer may have, so the answer was dropped; ask for less (a narrower query, a smaller page) or use another tool",
+                max / (1024 * 1024)
+            );
+        }
         match err {
             ServiceError::TransportSend(_)
                 if ["Auth required", "Insufficient scope"]
@@ -465,6 +472,16 @@ impl Connection {
                     "MCP server {name:?} refused the call for want of authorization ({}); {}",
                     with_causes(err),
                     super::oauth::login_hint(&self.config)
+                )
+            }
+            // Over HTTP each call's answer comes on a stream of its own:
+            // one that broke without it (an event over the bound ends it so)
+            // leaves the connection up.
+            ServiceError::TransportClosed
+                if self.config.url.is_some() && !self.peer.is_transport_closed() =>
+            {
+                format!(
+                    "MCP server {name:?} sent no answer to this call: the stream that was to carry it ended or broke first (an answer over {MAX_LINE_BYTES} bytes ({MAX_LINE_MIB} MiB), the most an answer may have, ends it so). The server is still connected: ask for less (a narrower query, a smaller page), try again, or use another tool"
                 )
             }
             ServiceError::TransportClosed | ServiceError::TransportSend(_) => self.gone().await,
@@ -682,7 +699,27 @@ fn http_transport_config(
     }
     let mut transport = StreamableHttpClientTransportConfig::with_uri(url.to_owned());
     transport.custom_headers = headers;
+    // The same bound as a line from a stdio server.
+    transport.max_json_response_size = MAX_LINE_BYTES;
+    transport.max_sse_event_size = MAX_LINE_BYTES;
     Ok(transport)
+}
+
+/// The bound an HTTP answer went over, when `err` is the transport
+/// dropping an answer for its size (rmcp refuses it before reading it
+/// whole: at once when the server sent its length).
+fn over_the_bound(err: &ServiceError) -> Option<usize> {
+    use rmcp::transport::streamable_http_client::StreamableHttpError;
+    let ServiceError::TransportSend(sent) = err else {
+        return None;
+    };
+    match sent
+        .error
+        .downcast_ref::<StreamableHttpError<reqwest::Error>>()?
+    {
+        StreamableHttpError::ResponseBodyTooLarge { max_size } => Some(*max_size),
+        _ => None,
+    }
 }
 
 /// `err` and each cause under it not already in its text, joined by `: `
