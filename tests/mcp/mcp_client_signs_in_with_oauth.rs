@@ -44,6 +44,9 @@ struct Seen {
     refresh: HashMap<String, HashSet<String>>,
     /// The bearer tokens the MCP endpoint was sent.
     bearer_seen: Vec<String>,
+    /// When set, an access token expires after this many MCP requests.
+    max_uses: Option<usize>,
+    uses: HashMap<String, usize>,
     next: u32,
 }
 
@@ -306,7 +309,17 @@ async fn mcp(State(seen): State<Shared>, headers: HeaderMap, body: String) -> Re
                 .into_response();
         }
     };
-    seen.bearer_seen.push(bearer.unwrap_or_default());
+    let bearer = bearer.unwrap_or_default();
+    let uses = {
+        let uses = seen.uses.entry(bearer.clone()).or_default();
+        *uses += 1;
+        *uses
+    };
+    if seen.max_uses.is_some_and(|max| uses >= max) {
+        // Its last use: the next request with it is refused.
+        seen.access.remove(&bearer);
+    }
+    seen.bearer_seen.push(bearer);
     let needed: &[&str] = if method == "tools/call" && message["params"]["name"] == "change" {
         &["read", "write"]
     } else {
@@ -777,11 +790,23 @@ fn client_credentials_get_tokens_with_no_one_there() {
     let policy = std::fs::read_to_string(&user.policy).unwrap()
         + "oauth = { client_id = \"m2m\", client_secret = \"s3cret\", client_credentials = true }\n";
     std::fs::write(&user.policy, policy).unwrap();
-    let (events, output) = user.run(&turn(&[("c", "mcp__prot__change", json!({}))]));
+    // Tokens that expire after two requests: a long session gets new ones
+    // as often as it needs, with no one asked.
+    servers.seen().max_uses = Some(2);
+    let calls: Vec<String> = (0..6).map(|i| format!("c{i}")).collect();
+    // (Arguments of their own, or the loop guard would stop repeats.)
+    let input: String = calls
+        .iter()
+        .map(|id| turn(&[(id.as_str(), "mcp__prot__change", json!({ "call": id }))]))
+        .collect();
+    let (events, output) = user.run(&input);
     let err = stderr(&output);
-    let changed = end(&events, "c");
-    assert_eq!(changed["outcome"], "success", "{changed:#} {err}");
+    for id in &calls {
+        let changed = end(&events, id);
+        assert_eq!(changed["outcome"], "success", "{changed:#} {err}");
+    }
     let seen = servers.seen();
+    assert!(seen.token_requests.len() >= 4, "{:?}", seen.token_requests);
     // No browser: no authorization request, no registration.
     assert!(seen.authorizations.is_empty());
     assert!(seen.registrations.is_empty());

@@ -341,11 +341,14 @@ impl ServerAuth {
         Ok(token.access_token().secret().clone())
     }
 
-    /// Whether a refusal may send the person to sign in again (at most
-    /// [`MAX_SIGN_INS`] times a session); counts it.
+    /// Whether a refusal may get new tokens: always with client
+    /// credentials (their tokens expire and have no refresh token; each
+    /// request is tried again once only), at most [`MAX_SIGN_INS`] times a
+    /// session when it sends the person to sign in; counts it.
     fn may_ask_again(&self) -> bool {
-        self.can_sign_in()
-            && self.asked.fetch_add(1, std::sync::atomic::Ordering::AcqRel) < MAX_SIGN_INS
+        self.uses_client_credentials()
+            || (self.can_sign_in()
+                && self.asked.fetch_add(1, std::sync::atomic::Ordering::AcqRel) < MAX_SIGN_INS)
     }
 
     /// Sets the manager's client up from the token file (the metadata and
