@@ -18,6 +18,7 @@ mod redirect;
 mod store;
 
 use std::collections::HashMap;
+use std::io::Write;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -74,7 +75,9 @@ impl SignIn {
     /// opened with `$BROWSER` (when set) or `xdg-open`.
     pub fn browser() -> Self {
         Self::with_opener(|server, url| {
-            eprintln!(
+            // Not `eprintln!`: a closed stderr must not panic.
+            let _ = writeln!(
+                std::io::stderr(),
                 "agentcore: MCP server {server:?} asks you to sign in. Open this URL in a browser (agentcore waits for the sign-in):\n  {url}"
             );
             open_in_browser(url);
@@ -136,7 +139,10 @@ fn open_in_browser(url: &str) {
             });
         }
         Err(err) => {
-            eprintln!("agentcore: no browser could be started ({err}); open the URL above yourself")
+            let _ = writeln!(
+                std::io::stderr(),
+                "agentcore: no browser could be started ({err}); open the URL above yourself"
+            );
         }
     }
 }
