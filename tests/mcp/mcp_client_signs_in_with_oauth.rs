@@ -818,3 +818,15 @@ fn client_credentials_get_tokens_with_no_one_there() {
     assert!(!err.contains("s3cret"), "{err}");
     assert_eq!(user.token_files().len(), 1);
 }
+
+#[test]
+fn login_to_a_server_that_does_not_ask_says_there_is_nothing_to_sign_in_to() {
+    let server = crate::support::http::running("127.0.0.1:0", &[], &[]);
+    let user = User::new(&format!("http://{}/mcp", server.connect), ALLOW);
+    let output = user.login();
+    let err = stderr(&output);
+    assert_eq!(output.status.code(), Some(1), "{err}");
+    assert!(err.contains("did not ask for authorization"), "{err}");
+    assert!(err.contains("nothing to sign in to"), "{err}");
+    assert!(user.token_files().is_empty());
+}

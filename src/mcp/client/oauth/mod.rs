@@ -453,6 +453,12 @@ impl ServerAuth {
             .resolve_metadata_from_challenge(challenge)
             .await
             .map_err(|e| fail("the server's authorization metadata cannot be read", &e))?;
+        // The 2025-03-26 fallback endpoints only for a server that asked.
+        if challenge.is_none() && !resolution.source.is_discovered() {
+            return Err(format!(
+                "MCP server {name:?} did not ask for authorization (it answered without 401) and publishes no OAuth metadata, so there is nothing to sign in to: it is mounted as it is"
+            ));
+        }
         let metadata = resolution.metadata;
         check_endpoint(&metadata.authorization_endpoint)
             .map_err(|e| fail("the authorization endpoint cannot be used", &e))?;
