@@ -236,13 +236,22 @@ impl Policy {
             path: path.to_owned(),
             source,
         })?;
-        Self::from_toml(&text).map_err(|e| match e {
+        #[allow(unused_mut)]
+        let mut policy = Self::from_toml(&text).map_err(|e| match e {
             PolicyError::Parse { message, .. } => PolicyError::Parse {
                 path: Some(path.to_owned()),
                 message,
             },
             other => other,
-        })
+        })?;
+        // The file a server came from, for the sign-in command its
+        // messages give (`agentcore mcp login NAME --policy FILE`).
+        #[cfg(feature = "mcp-client")]
+        for server in &mut policy.mcp_servers {
+            server.policy_file =
+                Some(std::path::absolute(path).unwrap_or_else(|_| path.to_owned()));
+        }
+        Ok(policy)
     }
 
     /// The extra roots resolved against `root`, with their access.

@@ -46,7 +46,8 @@ pub enum Command {
     Demo,
     /// Print the tools' definitions (with `--policy`, the mounted MCP servers' too).
     Tools(ToolsArgs),
-    /// Serve the built-in tools over MCP on stdio, or streamable HTTP with `--http`.
+    /// Serve the built-in tools over MCP on stdio, or streamable HTTP with `--http`; `mcp login NAME`, `mcp logout NAME` sign in to a mounted server.
+    #[command(args_conflicts_with_subcommands = true)]
     Mcp(McpArgs),
     /// The command sandbox: `agentcore sandbox check`, `agentcore sandbox exec -- CMD`.
     #[command(subcommand)]
@@ -330,9 +331,34 @@ pub enum ToolsFormat {
     Openai,
 }
 
+/// `agentcore mcp login` and `agentcore mcp logout`.
+#[derive(Clone, Debug, Subcommand)]
+pub enum McpAction {
+    /// Sign in to a `url` server of the policy's [[mcp_servers]] with OAuth in the browser ($BROWSER, else xdg-open; the URL is printed too) and keep its tokens under the user's state directory.
+    Login(McpAccountArgs),
+    /// Delete the OAuth tokens kept for a server of the policy's [[mcp_servers]].
+    Logout(McpAccountArgs),
+}
+
+/// The server `agentcore mcp login` and `logout` act on.
+#[derive(Clone, Debug, Args)]
+pub struct McpAccountArgs {
+    /// The server's `name` in its [[mcp_servers]] entry.
+    pub name: String,
+    /// Policy file whose [[mcp_servers]] has the server.
+    #[arg(long, value_name = "FILE")]
+    pub policy: PathBuf,
+    /// Seconds the sign-in waits for the browser to come back.
+    #[arg(long, value_name = "SECS", default_value_t = 300, value_parser = clap::value_parser!(u64).range(1..=3600))]
+    pub timeout: u64,
+}
+
 /// `agentcore mcp` options.
 #[derive(Clone, Debug, Args)]
 pub struct McpArgs {
+    /// `login` or `logout` instead of serving.
+    #[command(subcommand)]
+    pub action: Option<McpAction>,
     /// Workspace, mode and policy.
     #[command(flatten)]
     pub session: SessionArgs,
@@ -396,6 +422,38 @@ mod tests {
     #[test]
     fn the_command_line_is_well_formed() {
         Cli::command().debug_assert();
+    }
+
+    #[test]
+    fn mcp_login_and_logout_name_a_server_of_a_policy() {
+        use clap::Parser;
+        let cli =
+            Cli::try_parse_from(["agentcore", "mcp", "login", "gh", "--policy", "p.toml"]).unwrap();
+        let Command::Mcp(McpArgs {
+            action: Some(McpAction::Login(args)),
+            ..
+        }) = cli.command
+        else {
+            panic!("not a login");
+        };
+        assert_eq!((args.name.as_str(), args.timeout), ("gh", 300));
+        let cli =
+            Cli::try_parse_from(["agentcore", "mcp", "logout", "gh", "--policy", "p"]).unwrap();
+        assert!(matches!(
+            cli.command,
+            Command::Mcp(McpArgs {
+                action: Some(McpAction::Logout(_)),
+                ..
+            })
+        ));
+        // Serving is still `agentcore mcp` with its options.
+        let cli = Cli::try_parse_from(["agentcore", "mcp", "--ask-timeout", "5"]).unwrap();
+        assert!(matches!(
+            cli.command,
+            Command::Mcp(McpArgs { action: None, .. })
+        ));
+        // The policy is needed to find the server.
+        assert!(Cli::try_parse_from(["agentcore", "mcp", "login", "gh"]).is_err());
     }
 
     #[test]

@@ -330,3 +330,94 @@ async fn resolve(address: &str) -> Result<Vec<SocketAddr>, String> {
     }
     Ok(found)
 }
+
+/// `agentcore mcp login NAME` and `agentcore mcp logout NAME`: exit status
+/// 0 when done, 1 when the sign-in (or the deletion) failed, 2 when the
+/// policy cannot be read or has no such server.
+pub async fn account(action: super::args::McpAction) -> ExitCode {
+    use super::args::McpAction;
+    let (args, login) = match action {
+        McpAction::Login(args) => (args, true),
+        McpAction::Logout(args) => (args, false),
+    };
+    let program = if login {
+        "agentcore mcp login"
+    } else {
+        "agentcore mcp logout"
+    };
+    let policy = match agentcore::config::Policy::load(&args.policy) {
+        Ok(policy) => policy,
+        Err(err) => {
+            errln!("{program}: {err}");
+            return ExitCode::from(2);
+        }
+    };
+    let Some(server) = policy
+        .mcp_servers
+        .iter()
+        .find(|server| server.name == args.name)
+    else {
+        let names: Vec<&str> = policy.mcp_servers.iter().map(|s| s.name.as_str()).collect();
+        errln!(
+            "{program}: {} has no [[mcp_servers]] entry named {:?}; its servers: {}",
+            args.policy.display(),
+            args.name,
+            if names.is_empty() {
+                "none".to_owned()
+            } else {
+                names.join(", ")
+            }
+        );
+        return ExitCode::from(2);
+    };
+    if !login {
+        return match agentcore::mcp::client::oauth::logout(server) {
+            Ok((true, path)) => {
+                errln!(
+                    "{program}: deleted the tokens of {:?} ({})",
+                    server.name,
+                    path.display()
+                );
+                ExitCode::SUCCESS
+            }
+            Ok((false, _)) => {
+                errln!("{program}: no tokens were kept for {:?}", server.name);
+                ExitCode::SUCCESS
+            }
+            Err(err) => {
+                errln!("{program}: {err}");
+                ExitCode::from(1)
+            }
+        };
+    }
+    let sign_in = agentcore::mcp::client::SignIn::browser()
+        .with_timeout(std::time::Duration::from_secs(args.timeout));
+    let path = match agentcore::mcp::client::oauth::login(server, sign_in.clone()).await {
+        Ok(path) => path,
+        Err(err) => {
+            errln!("{program}: {err}");
+            return ExitCode::from(1);
+        }
+    };
+    // The tokens work: the server is mounted with them (a step-up it asks
+    // for is signed in to as well).
+    let mounted =
+        agentcore::mcp::client::mount_with(std::slice::from_ref(server), Some(sign_in)).await;
+    let tools = mounted.tools.len();
+    for connection in &mounted.connections {
+        connection.close().await;
+    }
+    if let Some(failure) = mounted.failures.first() {
+        errln!(
+            "{program}: signed in (tokens in {}), but the server could not be mounted with them: {failure}",
+            path.display()
+        );
+        return ExitCode::from(1);
+    }
+    errln!(
+        "{program}: signed in to {:?}: {tools} tools; its tokens are in {}",
+        server.name,
+        path.display()
+    );
+    ExitCode::SUCCESS
+}

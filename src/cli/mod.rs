@@ -55,7 +55,10 @@ pub fn main() -> ExitCode {
             Command::Run(args) => run::run(args, &screen).await,
             Command::Demo => demo::demo(&screen).await,
             Command::Tools(args) => tools::print(args).await,
-            Command::Mcp(args) => mcp::serve(args).await,
+            Command::Mcp(args) => match args.action {
+                Some(action) => mcp::account(action).await,
+                None => mcp::serve(args).await,
+            },
             Command::Sandbox(args::SandboxCommand::Check(args)) => sandbox::check(args),
             Command::Sandbox(args::SandboxCommand::Exec(args)) => sandbox::exec(args).await,
             Command::Checkpoints(args) => checkpoints::run(args),

@@ -266,6 +266,12 @@ pub async fn run(args: RunArgs, screen: &Screen) -> ExitCode {
         config.max_concurrency = args.max_concurrency;
         config.max_tool_errors = args.max_tool_errors;
         config.steering = args.steering.into();
+        // A person at the terminal can sign in to a server that asks
+        // (OAuth in the browser); without one, such a server's mount fails
+        // with the command that signs in.
+        if std::io::IsTerminal::is_terminal(&std::io::stdin()) {
+            config.mcp_sign_in = Some(agentcore::mcp::client::SignIn::browser());
+        }
         if args.checkpoints {
             config.checkpoints = agentcore::checkpoint::CheckpointConfig::default();
         }

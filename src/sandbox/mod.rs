@@ -416,9 +416,31 @@ impl SandboxBuilder {
             let home = self
                 .home
                 .or_else(|| std::env::var_os("HOME").map(PathBuf::from));
+            let mut token_dirs = Vec::new();
             if let Some(home) = home {
                 let runtime = std::env::var_os("XDG_RUNTIME_DIR").map(PathBuf::from);
                 hidden = default_hidden(&home, runtime.as_deref());
+                token_dirs.push(home.join(".local/state").join(paths::OAUTH_TOKEN_DIR));
+            }
+            // The MCP servers' OAuth tokens, under a state directory of
+            // the user's choosing too.
+            if let Some(state) = std::env::var_os("XDG_STATE_HOME")
+                .map(PathBuf::from)
+                .filter(|dir| dir.is_absolute())
+            {
+                let dir = state.join(paths::OAUTH_TOKEN_DIR);
+                hidden.push(dir.clone());
+                token_dirs.push(dir);
+            }
+            // A path that does not exist is not covered: the token folder
+            // is made now (0700, empty), so that tokens a sign-in writes
+            // during the session are hidden too.
+            for dir in token_dirs {
+                use std::os::unix::fs::DirBuilderExt;
+                let _ = std::fs::DirBuilder::new()
+                    .recursive(true)
+                    .mode(0o700)
+                    .create(dir);
             }
         }
         hidden.extend(self.hidden);

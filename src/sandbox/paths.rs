@@ -38,7 +38,15 @@ pub const DEFAULT_HIDDEN_IN_HOME: &[&str] = &[
     ".claude.json",
     ".docker/run",
     ".1password",
+    // agentcore's own: the OAuth tokens of mounted MCP servers
+    // (`$XDG_STATE_HOME` elsewhere is added by [`default_hidden`]'s caller).
+    ".local/state/agentcore/mcp-oauth",
 ];
+
+/// Where agentcore keeps the OAuth tokens of mounted MCP servers, below
+/// the state directory (`$XDG_STATE_HOME`, else `~/.local/state`); the
+/// MCP client's token store (`mcp::client::oauth::TOKEN_DIR`) is the same.
+pub(crate) const OAUTH_TOKEN_DIR: &str = "agentcore/mcp-oauth";
 
 /// Sockets outside the home that give a command more authority than the
 /// user (the docker daemon's is root), hidden by default.

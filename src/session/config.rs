@@ -51,6 +51,13 @@ pub struct SessionConfig {
     /// (see [`Session::connect`](super::Session::connect); feature `mcp-client`).
     #[cfg(feature = "mcp-client")]
     pub mcp_servers: Vec<McpServerConfig>,
+    /// A person who can sign in (OAuth, in a browser) to a `url` server
+    /// that asks for it while the session mounts it or later (step-up);
+    /// `None` (the default): such a server fails its mount with the command
+    /// that signs in, `agentcore mcp login NAME`. `agentcore run` sets it
+    /// when its stdin is a terminal.
+    #[cfg(feature = "mcp-client")]
+    pub mcp_sign_in: Option<crate::mcp::client::SignIn>,
     /// The built-in tools registered, and so the tools the model sees
     /// (`--tools`); every default tool unless chosen.
     pub tools: ToolSet,
@@ -113,6 +120,8 @@ impl SessionConfig {
             config_files: Vec::new(),
             #[cfg(feature = "mcp-client")]
             mcp_servers: Vec::new(),
+            #[cfg(feature = "mcp-client")]
+            mcp_sign_in: None,
             tools: ToolSet::default(),
             ask_timeout: DEFAULT_ASK_TIMEOUT,
             extra_tools: ExtraTools::default(),

@@ -176,7 +176,9 @@ impl Session {
     /// session starts all the same.
     #[cfg(feature = "mcp-client")]
     pub async fn connect(config: SessionConfig) -> Result<Self, SessionError> {
-        let mounted = crate::mcp::client::mount(&config.all_mcp_servers()).await;
+        let mounted =
+            crate::mcp::client::mount_with(&config.all_mcp_servers(), config.mcp_sign_in.clone())
+                .await;
         Self::start_mounted(config, mounted)
     }
 

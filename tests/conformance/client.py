@@ -23,6 +23,19 @@ talk to it:
   before answering the suite's server. Set CONFORMANCE_ELICIT_VIA=run to use
   `agentcore run` for it too.
 
+- `auth/*`: the suite's server wants OAuth. As a user would, the runner signs
+  in first with `agentcore mcp login conf --policy FILE`, with a `$BROWSER`
+  that follows the authorization URL like a person who clicks "allow" (the
+  suite's authorization server redirects at once; `curl -L` carries the
+  redirect to agentcore's loopback listener), tokens kept under a scratch
+  `XDG_STATE_HOME`; then `agentcore run` gets a terminal on stdin (a pty), so
+  a step-up the server asks for mid-session is signed in to the same way.
+  Client credentials in MCP_CONFORMANCE_CONTEXT (`client_id`,
+  `client_secret`) go into the entry's `oauth = { … }` (with
+  `client_credentials = true` for `auth/client-credentials-basic`, the
+  machine-to-machine grant); `auth/basic-cimd` gives the client-id metadata
+  document URL the suite expects.
+
 It does no MCP or OAuth itself: whatever the suite measures is agentcore's
 client. It exits 0 when agentcore mounted the server and the call ended in
 success, 1 otherwise (the suite judges by its own checks, not by this code).
@@ -62,7 +75,12 @@ def toml_string(value):
     return json.dumps(value)  # a JSON string is a valid TOML basic string
 
 
-def write_policy(path, url, timeout):
+# The client-id metadata document URL auth/basic-cimd expects (the suite
+# does not fetch it).
+CIMD_URL = "https://conformance-test.local/client-metadata.json"
+
+
+def write_policy(path, url, timeout, oauth=None):
     with open(path, "w") as f:
         f.write(
             "# written by tests/conformance/client.py\n"
@@ -73,6 +91,83 @@ def write_policy(path, url, timeout):
             f"startup_timeout_secs = {timeout}\n"
             f"call_timeout_secs = {timeout}\n"
         )
+        if oauth:
+            fields = ", ".join(
+                f"{k} = {'true' if v is True else toml_string(v)}" for k, v in oauth.items())
+            f.write(f"oauth = {{ {fields} }}\n")
+
+
+def oauth_entry(scenario):
+    """The entry's `oauth = { ... }` for a scenario: the context's client
+    credentials, or the metadata document URL of auth/basic-cimd."""
+    oauth = {}
+    try:
+        context = json.loads(os.environ.get("MCP_CONFORMANCE_CONTEXT") or "{}")
+    except ValueError:
+        context = {}
+    if isinstance(context, dict):
+        for key in ("client_id", "client_secret"):
+            if isinstance(context.get(key), str):
+                oauth[key] = context[key]
+    if scenario == "auth/basic-cimd":
+        oauth["client_metadata_url"] = CIMD_URL
+    if scenario == "auth/client-credentials-basic":
+        # Machine to machine: the grant, not a person's sign-in.
+        oauth["client_credentials"] = True
+    return oauth
+
+
+def write_browser(path):
+    """A $BROWSER that does what a person who allows the sign-in does: it
+    follows the authorization URL, and the authorization server's redirect
+    to agentcore's loopback listener."""
+    with open(path, "w") as f:
+        f.write('#!/bin/sh\nexec curl -s -L --max-time 20 -o /dev/null "$1"\n')
+    os.chmod(path, 0o755)
+
+
+def run_on_terminal(cmd, stdin, timeout):
+    """`cmd` with a terminal (a pty) on stdin, as a person runs it: `stdin`
+    is typed, then end of input."""
+    import pty
+    import select
+    import time
+
+    log("$", " ".join(cmd), "(stdin a terminal)")
+    master, slave = pty.openpty()
+    proc = subprocess.Popen(cmd, stdin=slave, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    os.close(slave)
+    os.write(master, stdin.encode() + b"\n\x04")
+    deadline = time.time() + timeout
+    out = []
+    err = []
+
+    def pump(stream, into):
+        for line in stream:
+            into.append(line)
+
+    threads = [threading.Thread(target=pump, args=(proc.stdout, out), daemon=True),
+               threading.Thread(target=pump, args=(proc.stderr, err), daemon=True)]
+    for t in threads:
+        t.start()
+    while proc.poll() is None and time.time() < deadline:
+        ready, _, _ = select.select([master], [], [], 0.2)
+        if ready:
+            try:
+                os.read(master, 4096)  # the terminal's echo
+            except OSError:
+                pass
+    if proc.poll() is None:
+        proc.kill()
+    proc.wait()
+    for t in threads:
+        t.join(timeout=2)
+    os.close(master)
+    sys.stdout.write("".join(out))
+    sys.stderr.write("".join(err))
+    log("exit status", proc.returncode)
+    return proc.returncode
 
 
 def run(cmd, stdin=None, timeout=None):
@@ -175,17 +270,24 @@ def main():
     timeout = int(os.environ.get("CONFORMANCE_TIMEOUT", "20"))
     log("scenario", repr(scenario), "url", url)
     if os.environ.get("MCP_CONFORMANCE_CONTEXT"):
-        # Client credentials for pre-registration / client-credentials
-        # scenarios. agentcore's policy has no place for them (no OAuth), so
-        # they are only noted here.
-        log("context given (not usable by agentcore):", os.environ["MCP_CONFORMANCE_CONTEXT"])
+        log("context:", os.environ["MCP_CONFORMANCE_CONTEXT"])
 
     work = tempfile.mkdtemp(prefix="agentcore-conf-")
     try:
         root = os.path.join(work, "ws")
         os.mkdir(root)
         policy = os.path.join(work, "policy.toml")
-        write_policy(policy, url, timeout)
+        auth = scenario.startswith("auth/")
+        write_policy(policy, url, timeout, oauth_entry(scenario) if auth else None)
+        if auth:
+            # Tokens go to a scratch state directory, and the "browser"
+            # allows every sign-in.
+            os.environ["XDG_STATE_HOME"] = os.path.join(work, "state")
+            browser = os.path.join(work, "browser.sh")
+            write_browser(browser)
+            os.environ["BROWSER"] = browser
+            run([agentcore, "mcp", "login", SERVER, "--policy", policy,
+                 "--timeout", str(timeout)], timeout=timeout + 5)
 
         proc, names = mounted_tools(agentcore, policy, timeout + 5)
         if scenario == "initialize":
@@ -207,6 +309,12 @@ def main():
             ok = call_through_mcp(agentcore, policy, root, tool, args, timeout)
             return 0 if ok else 1
         call = {"turn": [{"id": "c1", "name": f"mcp__{SERVER}__{tool}", "args": args}]}
+        if auth:
+            code = run_on_terminal(
+                [agentcore, "run", "--policy", policy, "--root", root,
+                 "--format", "jsonl", "--fail-on-error"],
+                json.dumps(call), timeout + 5)
+            return 0 if code == 0 else 1
         proc = run(
             [agentcore, "run", "--policy", policy, "--root", root,
              "--format", "jsonl", "--fail-on-error"],

@@ -50,11 +50,10 @@ SERVER_NEEDS = {
 
 # Client scenarios the suite passes although agentcore's client did nothing of
 # what they test (it never got that far).
-CLIENT_VACUOUS = {
-    "auth/resource-mismatch": "agentcore has no OAuth, so it never starts the "
-    "authorization it should refuse here; the check only sees that no "
-    "authorization request was made",
-}
+# Client scenarios that pass without measuring anything (none since the
+# client signs in with OAuth: `auth/resource-mismatch` now sees the sign-in
+# refused for the protected-resource metadata's foreign `resource`).
+CLIENT_VACUOUS = {}
 
 
 def post(url, body, session=None, timeout=10):

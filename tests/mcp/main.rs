@@ -17,6 +17,7 @@ mod mcp_client_mounts_an_https_server;
 mod mcp_client_mounts_external_servers;
 mod mcp_client_negotiates_the_protocol_version;
 mod mcp_client_refuses_answers_over_the_bound;
+mod mcp_client_signs_in_with_oauth;
 mod mcp_http_face_python_sdk;
 mod mcp_http_serves_the_stateless_revision;
 mod mcp_http_sessions_end_like_stdio;

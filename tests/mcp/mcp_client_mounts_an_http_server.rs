@@ -72,7 +72,7 @@ fn a_wrong_token_or_a_dead_address_fails_the_mount_by_name() {
         if url.starts_with(&format!("http://{}", server.connect)) {
             // Refused for its token: the message says what to do.
             assert!(
-                stderr.contains("The server wants authorization: agentcore cannot sign in with OAuth yet, so give a token the server accepts in its [[mcp_servers]] entry"),
+                stderr.contains("The server refused the Authorization in the entry's `headers`: replace the token with one it accepts, or remove the header to sign in with OAuth"),
                 "{stderr}"
             );
         }

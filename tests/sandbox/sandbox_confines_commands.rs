@@ -203,6 +203,30 @@ async fn hidden_credential_files_read_empty() {
     assert!(out.starts_with("0\n"), "{out}"); // stdout (wc) comes first
 }
 
+#[tokio::test]
+#[ignore = "needs mount namespaces"]
+async fn mcp_oauth_tokens_are_hidden_even_when_written_after_the_sandbox_started() {
+    let fx = Fixture::new();
+    let home = fx.home.path();
+    // No token folder yet: the sandbox makes it (empty, 0700) so that what
+    // a sign-in writes later is under the cover too.
+    let sandbox = fx.sandbox(false);
+    require_features(sandbox.status(), &[Feature::MountNamespace]);
+    let dir = home.join(".local/state/agentcore/mcp-oauth");
+    let mode =
+        std::os::unix::fs::PermissionsExt::mode(&std::fs::metadata(&dir).unwrap().permissions());
+    assert_eq!(mode & 0o777, 0o700);
+    std::fs::write(dir.join("github-0123.json"), "OAUTH-ACCESS-TOKEN").unwrap();
+    let script = format!(
+        "ls -A {d} | wc -l; cat {d}/github-0123.json; echo end",
+        d = dir.display()
+    );
+    let (_, out) = run(&sandbox, &fx.ws(), &script, &[]).await;
+    assert!(!out.contains("OAUTH-ACCESS-TOKEN"), "{out}");
+    assert!(out.starts_with("0\nend"), "{out}"); // the folder is empty inside
+    assert!(out.contains("No such file or directory"), "{out}");
+}
+
 /// A TCP listener and a UDP socket on the host's loopback, outside the
 /// command.
 struct Listeners {

@@ -36,6 +36,15 @@ pub const DEFAULT_CALL_TIMEOUT: Duration = Duration::from_secs(600);
 /// headers = { Authorization = "Bearer …" }   # sent on every request
 /// ca_file = "/etc/company/root-ca.pem"       # a private CA, trusted besides the platform's
 /// ```
+///
+/// A `url` server that answers 401 is signed in to with OAuth 2.1
+/// (`agentcore mcp login NAME`, see docs/mcp.md); `oauth` gives a client
+/// the authorization server registered beforehand, or the URL of the
+/// client's metadata document:
+///
+/// ```toml
+/// oauth = { client_id = "…", client_secret = "…" }
+/// ```
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct McpServerConfig {
@@ -65,12 +74,46 @@ pub struct McpServerConfig {
     /// (what is sent, tokens included, can be read on the way).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub allow_insecure: bool,
+    /// How agentcore identifies itself to the server's OAuth authorization
+    /// server (default: dynamic client registration).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub oauth: Option<McpOAuthConfig>,
+    /// The policy file the entry was read from ([`Policy::load`] sets it;
+    /// not a key of the file): messages name it in the sign-in command.
+    ///
+    /// [`Policy::load`]: crate::config::Policy::load
+    #[serde(skip)]
+    pub policy_file: Option<std::path::PathBuf>,
     /// Seconds the server has to complete the MCP handshake.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub startup_timeout_secs: Option<f64>,
     /// Seconds a call may go without an answer or progress.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub call_timeout_secs: Option<f64>,
+}
+
+/// `oauth = { … }` of a `url` server: the OAuth client agentcore signs in
+/// as. Without it, agentcore registers itself (RFC 7591) where the
+/// authorization server offers that.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct McpOAuthConfig {
+    /// A client id registered with the authorization server beforehand.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub client_id: Option<String>,
+    /// Its secret, when the registration has one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub client_secret: Option<String>,
+    /// The `https://` URL of a client-id metadata document describing
+    /// agentcore, used as the client id when the authorization server
+    /// says it supports them (`client_id_metadata_document_supported`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub client_metadata_url: Option<String>,
+    /// Machine to machine: tokens from the `client_credentials` grant
+    /// with `client_id` and `client_secret` (SEP-1046), no person and no
+    /// browser.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub client_credentials: bool,
 }
 
 impl McpServerConfig {
@@ -119,6 +162,10 @@ impl McpServerConfig {
                 "MCP server {:?} has neither `command` nor `url`; give the program to start as `command`",
                 self.name
             )),
+            (Some(_), None) if self.oauth.is_some() => Err(format!(
+                "MCP server {:?} has `oauth` but no `url`; OAuth is for servers reached by URL, so remove `oauth`",
+                self.name
+            )),
             (None, Some(url)) => self.check_url(url),
             (Some(command), None) if command.trim().is_empty() => Err(format!(
                 "MCP server {:?} has an empty `command`; give the program to start",
@@ -153,6 +200,27 @@ impl McpServerConfig {
             if !is_loopback(host) && !self.allow_insecure {
                 return Err(format!(
                     "MCP server {name:?}: `url` {url:?} is plain http:// to {host}, which is not this machine: what is sent (tokens too) could be read or changed on the way. Use https://, or set `allow_insecure = true` in its entry if the network is yours"
+                ));
+            }
+        }
+        if let Some(oauth) = &self.oauth {
+            if oauth.client_secret.is_some() && oauth.client_id.is_none() {
+                return Err(format!(
+                    "MCP server {name:?}: `oauth` has a `client_secret` but no `client_id`; give the client id it belongs to"
+                ));
+            }
+            if oauth.client_credentials
+                && (oauth.client_id.is_none() || oauth.client_secret.is_none())
+            {
+                return Err(format!(
+                    "MCP server {name:?}: `oauth.client_credentials` needs the `client_id` and `client_secret` the authorization server issued; give both"
+                ));
+            }
+            if let Some(document) = &oauth.client_metadata_url
+                && !(document.starts_with("https://") && document.len() > "https://".len())
+            {
+                return Err(format!(
+                    "MCP server {name:?}: `oauth.client_metadata_url` {document:?} is not an https:// URL; a client-id metadata document must be served over https://"
                 ));
             }
         }
@@ -275,6 +343,43 @@ mod tests {
         );
         config.url = Some("https://mcp.example.com/mcp".into());
         assert!(config.check().is_ok());
+    }
+
+    #[test]
+    fn oauth_settings_are_checked_with_the_fix() {
+        let mut config = McpServerConfig::command("a", "b", Vec::<String>::new());
+        config.oauth = Some(McpOAuthConfig::default());
+        assert!(config.check().unwrap_err().contains("remove `oauth`"));
+        config.command = None;
+        config.url = Some("https://mcp.example.com/mcp".into());
+        assert!(config.check().is_ok());
+        config.oauth = Some(McpOAuthConfig {
+            client_secret: Some("s".into()),
+            ..McpOAuthConfig::default()
+        });
+        assert!(config.check().unwrap_err().contains("no `client_id`"));
+        config.oauth = Some(McpOAuthConfig {
+            client_metadata_url: Some("http://example.com/client.json".into()),
+            ..McpOAuthConfig::default()
+        });
+        assert!(config.check().unwrap_err().contains("not an https:// URL"));
+        config.oauth = Some(McpOAuthConfig {
+            client_id: Some("id".into()),
+            client_credentials: true,
+            ..McpOAuthConfig::default()
+        });
+        assert!(config.check().unwrap_err().contains("give both"));
+        let parsed: McpServerConfig = toml::from_str(
+            "name = \"x\"\nurl = \"https://h/mcp\"\noauth = { client_id = \"id\", client_secret = \"s\" }\n",
+        )
+        .unwrap();
+        assert_eq!(parsed.oauth.unwrap().client_id.as_deref(), Some("id"));
+        assert!(
+            toml::from_str::<McpServerConfig>(
+                "name = \"x\"\nurl = \"https://h/mcp\"\noauth = { client = \"id\" }\n"
+            )
+            .is_err()
+        );
     }
 
     #[test]

@@ -97,8 +97,14 @@ pub(crate) enum CallFailure {
 impl Connection {
     /// Starts the server of `config`, completes the handshake and lists
     /// its tools, all within its startup timeout.
+    ///
+    /// A `url` server without an `Authorization` in its `headers` is
+    /// reached with OAuth: its stored tokens, refreshed as needed, and,
+    /// when `sign_in` says a person is there, a sign-in in their browser
+    /// when the server asks for one.
     pub(crate) async fn start(
         config: McpServerConfig,
+        sign_in: Option<super::oauth::SignIn>,
     ) -> Result<(Arc<Self>, Vec<rmcp::model::Tool>), MountFailure> {
         let name = config.name.clone();
         let fail = |message: String| MountFailure {
@@ -106,20 +112,53 @@ impl Connection {
             message,
         };
         if let Some(url) = config.url.clone() {
+            use super::oauth;
             let client = http_client(&config).map_err(fail)?;
-            let transport = rmcp::transport::StreamableHttpClientTransport::with_client(
-                client.clone(),
-                http_transport_config(&config, &url).map_err(fail)?,
-            );
+            let transport_config = http_transport_config(&config, &url).map_err(fail)?;
             let what = format!("a streamable-HTTP server at {url}");
-            let mounted = Self::handshake(config, transport, StderrTail::spawn(None), &what).await;
+            let static_token = oauth::has_static_authorization(&config);
+            let config_copy = config.clone();
+            let mounted = if static_token {
+                let transport = rmcp::transport::StreamableHttpClientTransport::with_client(
+                    client.clone(),
+                    transport_config,
+                );
+                Self::handshake(config, transport, StderrTail::spawn(None), &what).await
+            } else {
+                let auth = oauth::ServerAuth::new(&config, client.clone(), sign_in)
+                    .await
+                    .map_err(fail)?;
+                // A person is there (or client credentials) and nothing is
+                // stored: the sign-in comes before the handshake and its
+                // timeout.
+                if auth.can_sign_in()
+                    && !auth.has_tokens()
+                    && let Ok(Some(challenge)) = oauth::probe_challenge(&client, &url).await
+                {
+                    auth.authorize(Some(&challenge), false)
+                        .await
+                        .map_err(fail)?;
+                }
+                let transport = rmcp::transport::StreamableHttpClientTransport::with_client(
+                    oauth::Authorized::new(client.clone(), auth),
+                    transport_config,
+                );
+                Self::handshake(config, transport, StderrTail::spawn(None), &what).await
+            };
             return match mounted {
                 Err(mut failure) => {
                     if let Some(why) = connection_failure(&client, &url).await {
                         failure.message.push_str(&format!(" (connecting: {why})"));
                     }
-                    if failure.message.contains("Auth required") {
-                        failure.message.push_str(AUTH_HINT);
+                    if failure.message.contains("Auth required")
+                        || failure.message.contains("Insufficient scope")
+                    {
+                        if static_token {
+                            failure.message.push_str(STATIC_TOKEN_REFUSED);
+                        } else {
+                            failure.message.push_str(". ");
+                            failure.message.push_str(&oauth::login_hint(&config_copy));
+                        }
                     }
                     Err(failure)
                 }
@@ -424,6 +463,17 @@ impl Connection {
             );
         }
         match err {
+            ServiceError::TransportSend(_)
+                if ["Auth required", "Insufficient scope"]
+                    .iter()
+                    .any(|refusal| with_causes(err).contains(refusal)) =>
+            {
+                format!(
+                    "MCP server {name:?} refused the call for want of authorization ({}); {}",
+                    with_causes(err),
+                    super::oauth::login_hint(&self.config)
+                )
+            }
             // Over HTTP each call's answer comes on a stream of its own:
             // one that broke without it (an event over the bound ends it so)
             // leaves the connection up.
@@ -689,9 +739,9 @@ fn with_causes(err: &dyn std::error::Error) -> String {
     text
 }
 
-/// Said after a mount the server refused for want of authorization (rmcp
-/// says only "Auth required").
-const AUTH_HINT: &str = ". The server wants authorization: agentcore cannot sign in with OAuth yet, so give a token the server accepts in its [[mcp_servers]] entry, `headers = { Authorization = \"Bearer …\" }`";
+/// Said after a mount the server refused although its `headers` carry an
+/// `Authorization` (rmcp says only "Auth required").
+const STATIC_TOKEN_REFUSED: &str = ". The server refused the Authorization in the entry's `headers`: replace the token with one it accepts, or remove the header to sign in with OAuth (`agentcore mcp login NAME`)";
 
 /// Why connecting to `url` fails, with every cause (a refused certificate
 /// and its reason), or `None` when a connection can be made: the
@@ -706,7 +756,7 @@ async fn connection_failure(client: &reqwest::Client, url: &str) -> Option<Strin
 /// The HTTP client of a `url` server: rustls with the ring provider, the
 /// platform's roots and those of `ca_file`, the certificate checked against
 /// the host's name; no proxy from the environment, no redirects.
-fn http_client(config: &McpServerConfig) -> Result<reqwest::Client, String> {
+pub(crate) fn http_client(config: &McpServerConfig) -> Result<reqwest::Client, String> {
     let name = &config.name;
     // ring, not aws-lc-rs: no CMake or C build beyond ring's own. ring has
     // no post-quantum key exchange, hence rustls's deprecation note.

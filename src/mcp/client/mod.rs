@@ -18,6 +18,7 @@ mod cap;
 mod config;
 mod connection;
 mod content;
+pub mod oauth;
 mod search;
 mod stdio;
 mod tool;
@@ -26,8 +27,11 @@ use std::sync::Arc;
 
 use agentcore_stages::Tool;
 
-pub use config::{DEFAULT_CALL_TIMEOUT, DEFAULT_STARTUP_TIMEOUT, McpServerConfig, sanitize};
+pub use config::{
+    DEFAULT_CALL_TIMEOUT, DEFAULT_STARTUP_TIMEOUT, McpOAuthConfig, McpServerConfig, sanitize,
+};
 pub use connection::Connection;
+pub use oauth::SignIn;
 pub use search::{
     Catalog, TOOL_SEARCH, ToolSearchArgs, ToolSearchConfig, ToolSearchTool, definition_tokens,
 };
@@ -79,6 +83,13 @@ impl std::fmt::Debug for Mounted {
 /// server that fails is reported in [`Mounted::failures`]; two entries with
 /// the same (sanitised) name keep the first.
 pub async fn mount(servers: &[McpServerConfig]) -> Mounted {
+    mount_with(servers, None).await
+}
+
+/// [`mount`], with a person who can sign in to `url` servers that ask for
+/// it (OAuth, [`SignIn`]); without one, such a server fails its mount
+/// with the command that signs in.
+pub async fn mount_with(servers: &[McpServerConfig], sign_in: Option<SignIn>) -> Mounted {
     let mut mounted = Mounted::default();
     let mut seen = std::collections::BTreeSet::new();
     let mut starting = Vec::new();
@@ -100,7 +111,7 @@ pub async fn mount(servers: &[McpServerConfig]) -> Mounted {
             });
             continue;
         }
-        starting.push(Connection::start(config.clone()));
+        starting.push(Connection::start(config.clone(), sign_in.clone()));
     }
     for started in futures::future::join_all(starting).await {
         match started {
