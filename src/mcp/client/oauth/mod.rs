@@ -102,23 +102,29 @@ impl SignIn {
 /// Opens `url` with `$BROWSER` (a command; `%s` in it stands for the URL)
 /// or `xdg-open`, without waiting for it.
 fn open_in_browser(url: &str) {
-    let mut command = match std::env::var("BROWSER")
-        .ok()
-        .filter(|b| !b.trim().is_empty())
-    {
-        Some(browser) if browser.contains("%s") => {
-            let quoted = format!("'{}'", url.replace('\'', r"'\''"));
-            let mut command = tokio::process::Command::new("sh");
-            command.arg("-c").arg(browser.replace("%s", &quoted));
-            command
-        }
+    let mut command = browser_command(std::env::var("BROWSER").ok(), url);
+    command
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null());
+    open_with(command);
+}
+
+/// The command that opens `url` with `browser` (`$BROWSER`), or with
+/// `xdg-open` when there is none.
+fn browser_command(browser: Option<String>, url: &str) -> tokio::process::Command {
+    match browser.filter(|b| !b.trim().is_empty()) {
+        // The URL comes from the authorization server: it reaches the shell
+        // only as `$1`, never as text in the command (a `$(…)` in it, within
+        // a `"%s"` of the user's, would otherwise run).
         Some(browser) => {
+            let script = if browser.contains("%s") {
+                browser.replace("%s", "\"$1\"")
+            } else {
+                format!("{browser} \"$1\"")
+            };
             let mut command = tokio::process::Command::new("sh");
-            command
-                .arg("-c")
-                .arg(format!("{browser} \"$1\""))
-                .arg("sh")
-                .arg(url);
+            command.arg("-c").arg(script).arg("sh").arg(url);
             command
         }
         None => {
@@ -126,11 +132,11 @@ fn open_in_browser(url: &str) {
             command.arg(url);
             command
         }
-    };
-    command
-        .stdin(std::process::Stdio::null())
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null());
+    }
+}
+
+/// Starts `command` and reaps it in the background.
+fn open_with(mut command: tokio::process::Command) {
     match command.spawn() {
         Ok(mut child) => {
             // Reaped when it exits; the sign-in does not wait for it.
@@ -911,6 +917,30 @@ mod tests {
             ),
             "{hint}"
         );
+    }
+
+    #[tokio::test]
+    async fn a_url_reaches_the_browser_command_as_one_argument_never_as_shell_text() {
+        let dir = tempfile::tempdir().unwrap();
+        let got = dir.path().join("got");
+        let pwned = dir.path().join("pwned");
+        let url = format!(
+            "https://auth.example/authorize?x=$(touch {0})&y=`touch {0}`&z=';touch {0};'",
+            pwned.display()
+        );
+        for browser in [
+            format!("printf %s > {}", got.display()),
+            format!("echo \"%s\" > {}", got.display()),
+        ] {
+            let mut command = browser_command(Some(browser.clone()), &url);
+            let status = command.status().await.unwrap();
+            assert!(status.success(), "{browser}");
+            assert!(!pwned.exists(), "{browser} ran text from the URL");
+            assert!(
+                std::fs::read_to_string(&got).unwrap().trim_end() == url,
+                "{browser}"
+            );
+        }
     }
 
     #[test]
