@@ -258,7 +258,7 @@ fn side_by_side(rounds: usize, cases: &[Case<'_>]) {
     }
     let load = fs::read_to_string("/proc/loadavg").unwrap_or_default();
     eprintln!("load average at end: {}", load.trim());
-    eprintln!("| case | tool median (min–max) | rg median (min–max) | tool / rg |");
+    eprintln!("| case | tool median (min–max) | other side median (min–max) | ratio |");
     eprintln!("|---|---|---|---|");
     for (i, (name, _, _)) in cases.iter().enumerate() {
         let (t, tmin, tmax) = median_spread(&mut tool[i]);
@@ -327,11 +327,14 @@ fn benches(c: &mut Criterion) {
     {
         let flat = base.join("flat5000");
         make_flat_tree(&flat, 5_000, 100);
-        let grep_large = GrepTool::new(Workspace::new(&large).unwrap()).into_dyn();
-        let grep_session = GrepTool::new(session_workspace(&large)).into_dyn();
-        let grep_small = GrepTool::new(Workspace::new(&small).unwrap()).into_dyn();
-        let glob_large = GlobTool::new(Workspace::new(&large).unwrap()).into_dyn();
-        let ls_flat = LsTool::new(session_workspace(&flat)).into_dyn();
+        // A new workspace per call: nothing learned by earlier calls
+        // (a first search), except where a case says "repeated".
+        let grep_large = || GrepTool::new(Workspace::new(&large).unwrap()).into_dyn();
+        let grep_session = || GrepTool::new(session_workspace(&large)).into_dyn();
+        let grep_small = || GrepTool::new(Workspace::new(&small).unwrap()).into_dyn();
+        let glob_large = || GlobTool::new(Workspace::new(&large).unwrap()).into_dyn();
+        let ls_flat = || LsTool::new(session_workspace(&flat)).into_dyn();
+        let grep_kept = GrepTool::new(Workspace::new(&large).unwrap()).into_dyn();
         let (runner, large, small) = (&runner, &large, &small);
         fn side<'a>(
             have: bool,
@@ -342,14 +345,14 @@ fn benches(c: &mut Criterion) {
         let cases: Vec<Case<'_>> = vec![
             (
                 "grep files, 200 MB / 20k files",
-                Box::new(|| runner.call(&*grep_large, &json!({"pattern": "needle_12[0-9]"}))),
+                Box::new(|| runner.call(&*grep_large(), &json!({"pattern": "needle_12[0-9]"}))),
                 side(have_rg, Box::new(|| rg(large, &["-l", "needle_12[0-9]"]))),
             ),
             (
                 "grep content (head_limit 0), same tree",
                 Box::new(|| {
                     runner.call(
-                        &*grep_large,
+                        &*grep_large(),
                         &json!({"pattern": "needle_12[0-9]", "output_mode": "content", "head_limit": 0}),
                     )
                 }),
@@ -357,14 +360,14 @@ fn benches(c: &mut Criterion) {
             ),
             (
                 "grep files, session's walk filter, same tree",
-                Box::new(|| runner.call(&*grep_session, &json!({"pattern": "needle_12[0-9]"}))),
+                Box::new(|| runner.call(&*grep_session(), &json!({"pattern": "needle_12[0-9]"}))),
                 side(have_rg, Box::new(|| rg(large, &["-l", "needle_12[0-9]"]))),
             ),
             (
                 "grep content head_limit 250 (`return`) vs rg | head -n 250",
                 Box::new(|| {
                     runner.call(
-                        &*grep_large,
+                        &*grep_large(),
                         &json!({"pattern": "return", "output_mode": "content"}),
                     )
                 }),
@@ -374,7 +377,7 @@ fn benches(c: &mut Criterion) {
                 "grep content head_limit 1 (`return`) vs rg | head -n 1",
                 Box::new(|| {
                     runner.call(
-                        &*grep_large,
+                        &*grep_large(),
                         &json!({"pattern": "return", "output_mode": "content", "head_limit": 1}),
                     )
                 }),
@@ -384,7 +387,7 @@ fn benches(c: &mut Criterion) {
                 "grep count head_limit 250 (`return`) vs rg -c | head -n 250",
                 Box::new(|| {
                     runner.call(
-                        &*grep_large,
+                        &*grep_large(),
                         &json!({"pattern": "return", "output_mode": "count"}),
                     )
                 }),
@@ -392,14 +395,14 @@ fn benches(c: &mut Criterion) {
             ),
             (
                 "glob **/*.rs vs rg --files -g '*.rs'",
-                Box::new(|| runner.call(&*glob_large, &json!({"pattern": "**/*.rs"}))),
+                Box::new(|| runner.call(&*glob_large(), &json!({"pattern": "**/*.rs"}))),
                 side(have_rg, Box::new(|| rg(large, &["--files", "-g", "*.rs"]))),
             ),
             (
                 "grep content on the 50-file tree",
                 Box::new(|| {
                     runner.call(
-                        &*grep_small,
+                        &*grep_small(),
                         &json!({"pattern": "needle_[0-9]+", "output_mode": "content"}),
                     )
                 }),
@@ -407,10 +410,39 @@ fn benches(c: &mut Criterion) {
             ),
             (
                 "ls of a 5,000-file root (50 folders of 100), session's filter",
-                Box::new(|| runner.call(&*ls_flat, &json!({"path": "."}))),
+                Box::new(|| runner.call(&*ls_flat(), &json!({"path": "."}))),
                 None,
             ),
+            (
+                "grep files repeated (kept listings and verdicts) vs the first search",
+                Box::new(|| runner.call(&*grep_kept, &json!({"pattern": "needle_12[0-9]"}))),
+                Some(Box::new(|| {
+                    runner.call(&*grep_large(), &json!({"pattern": "needle_12[0-9]"}))
+                })),
+            ),
+            (
+                "grep content repeated vs the first search",
+                Box::new(|| {
+                    runner.call(
+                        &*grep_kept,
+                        &json!({"pattern": "needle_12[0-9]", "output_mode": "content"}),
+                    )
+                }),
+                Some(Box::new(|| {
+                    runner.call(
+                        &*grep_large(),
+                        &json!({"pattern": "needle_12[0-9]", "output_mode": "content"}),
+                    )
+                })),
+            ),
         ];
+        // `$AGENTCORE_BENCH_ONLY`: the cases whose name contains it (for a
+        // profile of one).
+        let only = std::env::var("AGENTCORE_BENCH_ONLY").unwrap_or_default();
+        let cases: Vec<Case<'_>> = cases
+            .into_iter()
+            .filter(|(name, _, _)| name.contains(only.as_str()))
+            .collect();
         side_by_side(rounds, &cases);
         return;
     }
