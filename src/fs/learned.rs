@@ -96,10 +96,13 @@ pub(crate) struct Listing {
 /// A search's verdict on each file: identity → (stamp, matched).
 pub(crate) type Verdicts = HashMap<(u64, u64), (Stamp, bool)>;
 
+/// The listings known: directory identity → listing.
+pub(crate) type Listings = HashMap<(u64, u64), Arc<Listing>>;
+
 /// What walks learned (see the module's documentation).
 #[derive(Default)]
 pub(crate) struct Learned {
-    dirs: Mutex<Arc<HashMap<(u64, u64), Arc<Listing>>>>,
+    dirs: Mutex<Arc<Listings>>,
     searches: Mutex<VecDeque<(String, Arc<Verdicts>)>>,
 }
 
@@ -111,7 +114,7 @@ impl std::fmt::Debug for Learned {
 
 impl Learned {
     /// The listings known now (a snapshot, read without locking).
-    pub(crate) fn dirs(&self) -> Arc<HashMap<(u64, u64), Arc<Listing>>> {
+    pub(crate) fn dirs(&self) -> Arc<Listings> {
         self.dirs.lock().unwrap_or_else(|p| p.into_inner()).clone()
     }
 

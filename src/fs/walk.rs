@@ -20,7 +20,7 @@
 //! the paths the workspace excludes are skipped.
 
 use std::cmp::Reverse;
-use std::collections::{BinaryHeap, HashMap, VecDeque};
+use std::collections::{BinaryHeap, VecDeque};
 use std::ffi::{CStr, OsStr};
 use std::fs::{self, File};
 use std::io::{self, Read};
@@ -37,7 +37,7 @@ use ignore::overrides::Override;
 use ignore::types::Types;
 use rustix::fs::{AtFlags, Dir, FileType, Mode, OFlags};
 
-use super::learned::{Listing, Stamp};
+use super::learned::{Listing, Listings, Stamp};
 use super::workspace::{EntryKind, OUTSIDE_ROOTS, Workspace};
 
 /// Version-control directories never walked into.
@@ -471,7 +471,7 @@ struct Walk<'w> {
     /// entry is judged alone (its parents were, as the walk descended).
     judge_entries: bool,
     /// The listings earlier walks read (see [`super::learned`]).
-    known: Arc<HashMap<(u64, u64), Arc<Listing>>>,
+    known: Arc<Listings>,
     /// The listings this walk read that can be kept.
     read: Mutex<Vec<Arc<Listing>>>,
     now: SystemTime,
