@@ -28,15 +28,16 @@ use rustix::fs::FileType;
 /// any file system's timestamp tick (FAT's is 2 s).
 pub(crate) const SETTLE: Duration = Duration::from_secs(3);
 
-/// Directories whose listings are kept at most; past it the map starts
-/// again.
-const MAX_DIRS: usize = 200_000;
+/// Names kept in listings at most (about 50 MB); past it the listings
+/// start again.
+const MAX_NAMES: usize = 1_000_000;
 
 /// Searches whose verdicts are kept (the most recent ones).
 const MAX_SEARCHES: usize = 8;
 
-/// Files whose verdicts are kept per search at most.
-const MAX_FILES: usize = 2_000_000;
+/// Verdicts kept over all searches at most (about 50 MB); past it the
+/// oldest searches' are dropped.
+const MAX_VERDICTS: usize = 500_000;
 
 /// A file's or directory's identity and stamp: device, inode, size, and
 /// modification and change times in nanoseconds.
@@ -125,7 +126,12 @@ impl Learned {
         }
         let mut dirs = self.dirs.lock().unwrap_or_else(|p| p.into_inner());
         let map = Arc::make_mut(&mut dirs);
-        if map.len() + read.len() > MAX_DIRS {
+        let names = |map: &Listings| map.values().map(|l| l.entries.len()).sum::<usize>();
+        let adding: usize = read.iter().map(|l| l.entries.len()).sum();
+        if adding > MAX_NAMES {
+            return;
+        }
+        if names(map) + adding > MAX_NAMES {
             map.clear();
         }
         for listing in read {
@@ -152,15 +158,23 @@ impl Learned {
             Some(i) => searches.remove(i).map(|(_, v)| v).unwrap_or_default(),
             None => Arc::default(),
         };
+        if found.len() > MAX_VERDICTS {
+            return;
+        }
         let map = Arc::make_mut(&mut verdicts);
-        if map.len() + found.len() > MAX_FILES {
+        if map.len() + found.len() > MAX_VERDICTS {
             map.clear();
         }
         for (stamp, matched) in found {
             map.insert(stamp.id, (stamp, matched));
         }
         searches.push_back((key.to_owned(), verdicts));
-        while searches.len() > MAX_SEARCHES {
+        // The oldest searches go first, past the count or the total.
+        let total =
+            |s: &VecDeque<(String, Arc<Verdicts>)>| s.iter().map(|(_, v)| v.len()).sum::<usize>();
+        while searches.len() > MAX_SEARCHES
+            || (searches.len() > 1 && total(&searches) > MAX_VERDICTS)
+        {
             searches.pop_front();
         }
     }
