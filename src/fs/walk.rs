@@ -839,7 +839,10 @@ impl Walk<'_> {
                 continue;
             }
             let kind = kind_of(file_type);
-            let path = job.path.join(OsStr::from_bytes(bytes));
+            // One allocation (a join grows the parent's copy).
+            let mut path = PathBuf::with_capacity(job.path.as_os_str().len() + 1 + bytes.len());
+            path.push(&job.path);
+            path.push(OsStr::from_bytes(bytes));
             let is_dir = kind == Kind::Dir;
             let excluded = || {
                 if self.judge_entries {
