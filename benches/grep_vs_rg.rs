@@ -2,7 +2,13 @@
 //!
 //! ```text
 //! CARGO_TARGET_DIR=/work/target-tools cargo bench -p agentcore-kernel --bench grep_vs_rg
+//! AGENTCORE_BENCH_SIDE_BY_SIDE=15 cargo bench -p agentcore-kernel --bench grep_vs_rg
 //! ```
+//!
+//! With `$AGENTCORE_BENCH_SIDE_BY_SIDE` set to a number of rounds, criterion
+//! is not run: each round times every case once, the tool and `rg` one
+//! right after the other, so a loaded machine weighs on both sides alike;
+//! the medians, their spreads and the ratio of each pair are printed.
 //!
 //! Generates (once, under `$AGENTCORE_BENCH_DIR` or the temp dir) a ~200 MB
 //! tree of ~20,000 files, a 50-file tree and a 200 MB single file, then
@@ -15,16 +21,20 @@
 //! names another ripgrep binary.
 
 use std::fs::{self, File};
+use std::io::{BufRead, BufReader};
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
-use std::process::Command;
-use std::time::Duration;
+use std::process::{Command, Stdio};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 use agentcore::TypedTool;
+use agentcore::approval::ApprovalEngine;
 use agentcore::fs::read_state::FileReadState;
 use agentcore::fs::workspace::Workspace;
 use agentcore::tools::glob::GlobTool;
 use agentcore::tools::grep::GrepTool;
+use agentcore::tools::ls::LsTool;
 use agentcore::tools::read::ReadTool;
 use agentcore::{CallContext, EventSink, GatedArgs, Tool};
 use criterion::{Criterion, criterion_group, criterion_main};
@@ -141,6 +151,129 @@ fn rg(root: &Path, args: &[&str]) -> usize {
     out.stdout.len()
 }
 
+/// `rg … | head -n lines`: the first `lines` lines read, then the pipe
+/// closed (ripgrep then stops, as under `head`).
+fn rg_head(root: &Path, args: &[&str], lines: usize) -> usize {
+    let mut child = Command::new(rg_bin())
+        .current_dir(root)
+        .args([
+            "--hidden",
+            "--no-config",
+            "--no-ignore-global",
+            "-g",
+            "!.git",
+        ])
+        .args(args)
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut out = BufReader::new(child.stdout.take().unwrap());
+    let mut line = String::new();
+    let mut bytes = 0;
+    for _ in 0..lines {
+        line.clear();
+        match out.read_line(&mut line) {
+            Ok(0) | Err(_) => break,
+            Ok(n) => bytes += n,
+        }
+    }
+    drop(out);
+    let _ = child.wait();
+    bytes
+}
+
+/// The workspace a session gives its tools: the walk leaves out what a
+/// read would not simply be allowed (protected paths), as `Session` sets
+/// it up.
+fn session_workspace(root: &Path) -> Workspace {
+    let filter = ApprovalEngine::new(root).walk_filter();
+    let entries = filter.clone();
+    Workspace::new(root)
+        .unwrap()
+        .with_exclusions(Arc::new(move |p: &Path| filter.excludes(p)))
+        .with_entry_exclusions(Arc::new(move |p: &Path, kind| {
+            entries.excludes_entry(p, kind)
+        }))
+}
+
+/// `files` files under `root`, `per_dir` to a folder, each a line.
+fn make_flat_tree(root: &Path, files: usize, per_dir: usize) {
+    let done = root.join(".complete");
+    if done.exists() {
+        return;
+    }
+    for i in 0..files {
+        let dir = root.join(format!("folder_{:03}", i / per_dir));
+        fs::create_dir_all(&dir).unwrap();
+        fs::write(dir.join(format!("file_{:03}.txt", i % per_dir)), "x\n").unwrap();
+    }
+    fs::write(done, "").unwrap();
+}
+
+/// One case of the side-by-side run: a name, the tool's call and the
+/// other side's (none when there is nothing to compare with).
+type Case<'a> = (
+    &'a str,
+    Box<dyn Fn() -> usize + 'a>,
+    Option<Box<dyn Fn() -> usize + 'a>>,
+);
+
+fn median_spread(times: &mut [f64]) -> (f64, f64, f64) {
+    times.sort_by(f64::total_cmp);
+    let n = times.len();
+    (times[n / 2], times[0], times[n - 1])
+}
+
+/// Times every case `rounds` times, the two sides of a case back to back,
+/// and prints medians (min–max) and the ratio of the medians.
+fn side_by_side(rounds: usize, cases: &[Case<'_>]) {
+    let load = fs::read_to_string("/proc/loadavg").unwrap_or_default();
+    eprintln!(
+        "side by side, {rounds} rounds; load average at start: {}",
+        load.trim()
+    );
+    let mut tool: Vec<Vec<f64>> = vec![Vec::new(); cases.len()];
+    let mut other: Vec<Vec<f64>> = vec![Vec::new(); cases.len()];
+    for round in 0..=rounds {
+        for (i, (_, ours, theirs)) in cases.iter().enumerate() {
+            // Alternate which side goes first.
+            let time = |f: &dyn Fn() -> usize| {
+                let t = Instant::now();
+                std::hint::black_box(f());
+                t.elapsed().as_secs_f64() * 1e3
+            };
+            let (a, b) = if round % 2 == 0 {
+                let a = time(ours);
+                (a, theirs.as_ref().map(|f| time(f)))
+            } else {
+                let b = theirs.as_ref().map(|f| time(f));
+                (time(ours), b)
+            };
+            // Round 0 warms up.
+            if round > 0 {
+                tool[i].push(a);
+                other[i].extend(b);
+            }
+        }
+    }
+    let load = fs::read_to_string("/proc/loadavg").unwrap_or_default();
+    eprintln!("load average at end: {}", load.trim());
+    eprintln!("| case | tool median (min–max) | other side median (min–max) | ratio |");
+    eprintln!("|---|---|---|---|");
+    for (i, (name, _, _)) in cases.iter().enumerate() {
+        let (t, tmin, tmax) = median_spread(&mut tool[i]);
+        if other[i].is_empty() {
+            eprintln!("| {name} | {t:.2} ms ({tmin:.2}–{tmax:.2}) | — | — |");
+            continue;
+        }
+        let (o, omin, omax) = median_spread(&mut other[i]);
+        eprintln!(
+            "| {name} | {t:.2} ms ({tmin:.2}–{tmax:.2}) | {o:.2} ms ({omin:.2}–{omax:.2}) | {:.2}× |",
+            t / o
+        );
+    }
+}
+
 struct Runner {
     rt: tokio::runtime::Runtime,
     cx: CallContext,
@@ -187,6 +320,132 @@ fn benches(c: &mut Criterion) {
             .unwrap(),
         cx: CallContext::for_test("bench", EventSink::noop()),
     };
+
+    if let Some(rounds) = std::env::var("AGENTCORE_BENCH_SIDE_BY_SIDE")
+        .ok()
+        .and_then(|v| v.parse::<usize>().ok())
+    {
+        let flat = base.join("flat5000");
+        make_flat_tree(&flat, 5_000, 100);
+        // A new workspace per call: nothing learned by earlier calls
+        // (a first search), except where a case says "repeated".
+        let grep_large = || GrepTool::new(Workspace::new(&large).unwrap()).into_dyn();
+        let grep_session = || GrepTool::new(session_workspace(&large)).into_dyn();
+        let grep_small = || GrepTool::new(Workspace::new(&small).unwrap()).into_dyn();
+        let glob_large = || GlobTool::new(Workspace::new(&large).unwrap()).into_dyn();
+        let ls_flat = || LsTool::new(session_workspace(&flat)).into_dyn();
+        let grep_kept = GrepTool::new(Workspace::new(&large).unwrap()).into_dyn();
+        let (runner, large, small) = (&runner, &large, &small);
+        fn side<'a>(
+            have: bool,
+            f: Box<dyn Fn() -> usize + 'a>,
+        ) -> Option<Box<dyn Fn() -> usize + 'a>> {
+            have.then_some(f)
+        }
+        let cases: Vec<Case<'_>> = vec![
+            (
+                "grep files, 200 MB / 20k files",
+                Box::new(|| runner.call(&*grep_large(), &json!({"pattern": "needle_12[0-9]"}))),
+                side(have_rg, Box::new(|| rg(large, &["-l", "needle_12[0-9]"]))),
+            ),
+            (
+                "grep content (head_limit 0), same tree",
+                Box::new(|| {
+                    runner.call(
+                        &*grep_large(),
+                        &json!({"pattern": "needle_12[0-9]", "output_mode": "content", "head_limit": 0}),
+                    )
+                }),
+                side(have_rg, Box::new(|| rg(large, &["-n", "needle_12[0-9]"]))),
+            ),
+            (
+                "grep files, session's walk filter, same tree",
+                Box::new(|| runner.call(&*grep_session(), &json!({"pattern": "needle_12[0-9]"}))),
+                side(have_rg, Box::new(|| rg(large, &["-l", "needle_12[0-9]"]))),
+            ),
+            (
+                "grep content head_limit 250 (`return`) vs rg | head -n 250",
+                Box::new(|| {
+                    runner.call(
+                        &*grep_large(),
+                        &json!({"pattern": "return", "output_mode": "content"}),
+                    )
+                }),
+                side(have_rg, Box::new(|| rg_head(large, &["-n", "return"], 250))),
+            ),
+            (
+                "grep content head_limit 1 (`return`) vs rg | head -n 1",
+                Box::new(|| {
+                    runner.call(
+                        &*grep_large(),
+                        &json!({"pattern": "return", "output_mode": "content", "head_limit": 1}),
+                    )
+                }),
+                side(have_rg, Box::new(|| rg_head(large, &["-n", "return"], 1))),
+            ),
+            (
+                "grep count head_limit 250 (`return`) vs rg -c | head -n 250",
+                Box::new(|| {
+                    runner.call(
+                        &*grep_large(),
+                        &json!({"pattern": "return", "output_mode": "count"}),
+                    )
+                }),
+                side(have_rg, Box::new(|| rg_head(large, &["-c", "return"], 250))),
+            ),
+            (
+                "glob **/*.rs vs rg --files -g '*.rs'",
+                Box::new(|| runner.call(&*glob_large(), &json!({"pattern": "**/*.rs"}))),
+                side(have_rg, Box::new(|| rg(large, &["--files", "-g", "*.rs"]))),
+            ),
+            (
+                "grep content on the 50-file tree",
+                Box::new(|| {
+                    runner.call(
+                        &*grep_small(),
+                        &json!({"pattern": "needle_[0-9]+", "output_mode": "content"}),
+                    )
+                }),
+                side(have_rg, Box::new(|| rg(small, &["-n", "needle_[0-9]+"]))),
+            ),
+            (
+                "ls of a 5,000-file root (50 folders of 100), session's filter",
+                Box::new(|| runner.call(&*ls_flat(), &json!({"path": "."}))),
+                None,
+            ),
+            (
+                "grep files repeated (kept listings and verdicts) vs the first search",
+                Box::new(|| runner.call(&*grep_kept, &json!({"pattern": "needle_12[0-9]"}))),
+                Some(Box::new(|| {
+                    runner.call(&*grep_large(), &json!({"pattern": "needle_12[0-9]"}))
+                })),
+            ),
+            (
+                "grep content repeated vs the first search",
+                Box::new(|| {
+                    runner.call(
+                        &*grep_kept,
+                        &json!({"pattern": "needle_12[0-9]", "output_mode": "content"}),
+                    )
+                }),
+                Some(Box::new(|| {
+                    runner.call(
+                        &*grep_large(),
+                        &json!({"pattern": "needle_12[0-9]", "output_mode": "content"}),
+                    )
+                })),
+            ),
+        ];
+        // `$AGENTCORE_BENCH_ONLY`: the cases whose name contains it (for a
+        // profile of one).
+        let only = std::env::var("AGENTCORE_BENCH_ONLY").unwrap_or_default();
+        let cases: Vec<Case<'_>> = cases
+            .into_iter()
+            .filter(|(name, _, _)| name.contains(only.as_str()))
+            .collect();
+        side_by_side(rounds, &cases);
+        return;
+    }
 
     // read at offset 1,000,000 of the 200 MB file: time and peak memory.
     let read =

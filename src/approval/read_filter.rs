@@ -9,6 +9,7 @@ use super::engine::ApprovalEngine;
 use super::mode::Mode;
 use super::paths::PathResolver;
 use super::rule::{PathKeys, PathPattern, Rule};
+use crate::fs::workspace::EntryKind;
 
 /// Entries [`ReadFilter::hidden_paths`] looks at, at most, per session.
 pub const HIDDEN_WALK_LIMIT: usize = 200_000;
@@ -180,11 +181,35 @@ impl WalkFilter {
     /// symlink is also judged by its target, as a read of it would be. For
     /// a directory, true means skip it and everything in it.
     pub fn excludes(&self, path: &Path) -> bool {
+        self.excludes_with(|| self.keys(path))
+    }
+
+    /// [`WalkFilter::excludes`] for an entry a walk met, of `kind` (from
+    /// its directory's listing, symbolic links not followed), in a walk
+    /// that judged every directory above it and descends only into those
+    /// let through (and whose start was not left out): no `lstat` of the
+    /// path, and the rules are matched against the path alone, not each
+    /// of its parents again. A symlink is judged by its target too, as
+    /// always.
+    pub fn excludes_entry(&self, path: &Path, kind: EntryKind) -> bool {
+        self.excludes_with(|| match kind {
+            EntryKind::Symlink => self.resolver.keys(path, true),
+            kind => {
+                let mut keys = self
+                    .resolver
+                    .keys_of(&[self.resolver.lexical(path)], kind == EntryKind::Dir);
+                keys.parents_judged = true;
+                keys
+            }
+        })
+    }
+
+    fn excludes_with(&self, keys: impl FnOnce() -> PathKeys) -> bool {
         let bypass = self.engine.mode() == Mode::Bypass;
         if self.deny.is_empty() && (bypass || (self.ask.is_empty() && self.protected.is_empty())) {
             return false;
         }
-        let keys = self.keys(path);
+        let keys = keys();
         let covers = |rules: &[Rule]| {
             rules
                 .iter()
@@ -303,5 +328,52 @@ mod tests {
                 );
             }
         }
+    }
+
+    /// The walks' form, given the entry's kind from the listing, decides
+    /// as the path's own `lstat` does, symlinks judged by their target.
+    #[test]
+    fn the_entry_form_decides_as_the_path_form() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        for f in [".env", "secrets/x", "src/main.rs", "private/p"] {
+            let p = root.join(f);
+            fs::create_dir_all(p.parent().unwrap()).unwrap();
+            fs::write(p, "x").unwrap();
+        }
+        std::os::unix::fs::symlink(root.join("secrets/x"), root.join("src/link")).unwrap();
+        std::os::unix::fs::symlink(root.join("secrets"), root.join("src/dirlink")).unwrap();
+        std::os::unix::fs::symlink(root.join("src/main.rs"), root.join("ok_link")).unwrap();
+        let rule = |text: &str| text.parse::<Rule>().unwrap();
+        let engine = ApprovalEngine::new(root)
+            .with_rule(RuleKind::Ask, rule("read(./private/**)"))
+            .with_rule(RuleKind::Deny, rule("read(./secrets/**)"));
+        let filter = engine.walk_filter();
+        let entries = [
+            (".env", EntryKind::File),
+            ("secrets", EntryKind::Dir),
+            ("secrets/x", EntryKind::File),
+            ("private", EntryKind::Dir),
+            ("src", EntryKind::Dir),
+            ("src/main.rs", EntryKind::File),
+            ("src/link", EntryKind::Symlink),
+            ("src/dirlink", EntryKind::Symlink),
+            ("ok_link", EntryKind::Symlink),
+        ];
+        for mode in Mode::ALL {
+            engine.set_mode(mode);
+            for (path, kind) in entries {
+                let path = root.join(path);
+                assert_eq!(
+                    filter.excludes_entry(&path, kind),
+                    filter.excludes(&path),
+                    "{} in {mode}",
+                    path.display()
+                );
+            }
+        }
+        engine.set_mode(Mode::Default);
+        assert!(filter.excludes_entry(&root.join("src/link"), EntryKind::Symlink));
+        assert!(!filter.excludes_entry(&root.join("ok_link"), EntryKind::Symlink));
     }
 }

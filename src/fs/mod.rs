@@ -1,6 +1,7 @@
 //! The files a call may touch, and how they are touched: the
 //! [`Workspace`](workspace::Workspace) (roots, path checks, handle-based
-//! resolution below a root in `beneath`), the walks of glob, grep and ls,
+//! resolution below a root in `beneath`), the walks of glob, grep and ls
+//! and what they learn for the next call (`learned`),
 //! a file's content replaced whole and crash-safe (`replace`), the steps
 //! the file-changing tools share (`file_tool`), the read-before-write
 //! ledger ([`FileReadState`](read_state::FileReadState)), and the paths
@@ -13,6 +14,7 @@ pub(crate) mod beneath;
 pub(crate) mod blocking;
 pub(crate) mod file_tool;
 pub mod judged;
+pub(crate) mod learned;
 pub mod read_state;
 pub(crate) mod replace;
 pub(crate) mod walk;

@@ -19,7 +19,8 @@
 //! above the workspace root. Hidden files are included; VCS directories and
 //! the paths the workspace excludes are skipped.
 
-use std::collections::VecDeque;
+use std::cmp::Reverse;
+use std::collections::{BinaryHeap, VecDeque};
 use std::ffi::{CStr, OsStr};
 use std::fs::{self, File};
 use std::io::{self, Read};
@@ -28,6 +29,7 @@ use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex};
+use std::time::SystemTime;
 
 use ignore::Match;
 use ignore::gitignore::{Gitignore, GitignoreBuilder};
@@ -35,7 +37,8 @@ use ignore::overrides::Override;
 use ignore::types::Types;
 use rustix::fs::{AtFlags, Dir, FileType, Mode, OFlags};
 
-use super::workspace::{OUTSIDE_ROOTS, Workspace};
+use super::learned::{Listing, Listings, Stamp};
+use super::workspace::{EntryKind, OUTSIDE_ROOTS, Workspace};
 
 /// Version-control directories never walked into.
 const VCS_DIRS: [&str; 4] = [".git", ".hg", ".svn", ".jj"];
@@ -80,6 +83,28 @@ pub(crate) struct Entry<'a> {
     kind: Kind,
     parent: BorrowedFd<'a>,
     name: &'a CStr,
+    /// In a walk in path order: the walk and this thread's slot in it.
+    ordered: Option<(&'a Mutex<Queue>, usize)>,
+}
+
+/// What a walk in path order has finished: every entry whose path is at
+/// most the one being visited and below every path still pending
+/// elsewhere (see [`Entry::settled`]).
+#[derive(Debug)]
+pub(crate) struct Settled {
+    /// The smallest path another thread may still visit, or a directory
+    /// still to be read; `None` when nothing is pending elsewhere.
+    below: Option<PathBuf>,
+    /// The entry being visited (its visitor has recorded it).
+    through: PathBuf,
+}
+
+impl Settled {
+    /// Whether the walk has visited `path` and everything before it in
+    /// path order, once the current visit returns.
+    pub(crate) fn covers(&self, path: &Path) -> bool {
+        path <= self.through.as_path() && self.below.as_deref().is_none_or(|b| path < b)
+    }
 }
 
 impl Entry<'_> {
@@ -125,6 +150,25 @@ impl Entry<'_> {
     /// what a caller opens the entry through without following a link.
     pub(crate) fn at(&self) -> (BorrowedFd<'_>, &OsStr) {
         (self.parent, OsStr::from_bytes(self.name.to_bytes()))
+    }
+
+    /// In a walk in path order ([`walk_in_order`]): what the walk has
+    /// finished, counting this entry as visited. `None` in other walks.
+    pub(crate) fn settled(&self) -> Option<Settled> {
+        let (queue, me) = self.ordered?;
+        let queue = queue.lock().unwrap_or_else(|p| p.into_inner());
+        let heap = queue.heap.peek().map(|Reverse(job)| &job.0.path);
+        let slots = queue
+            .slots
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| *i != me)
+            .filter_map(|(_, s)| s.as_ref());
+        let below = heap.into_iter().chain(slots).min().cloned();
+        Some(Settled {
+            below,
+            through: self.path.clone(),
+        })
     }
 
     /// The entry's metadata (`lstat` relative to its directory's handle).
@@ -378,6 +422,41 @@ struct Job {
     ignores: Arc<IgnoreDir>,
 }
 
+/// The order in which a walk takes its pending directories.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Order {
+    /// Deepest first, entries as the directory gives them (fastest).
+    DepthFirst,
+    /// Level by level, entries by name (one thread).
+    BreadthFirst,
+    /// Smallest path first, entries by name, each thread's place known
+    /// (see [`Entry::settled`]).
+    Path,
+}
+
+/// A pending directory ordered by its path (for [`Order::Path`]).
+struct ByPath(Job);
+
+impl PartialEq for ByPath {
+    fn eq(&self, other: &Self) -> bool {
+        self.0.path == other.0.path
+    }
+}
+
+impl Eq for ByPath {}
+
+impl PartialOrd for ByPath {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl Ord for ByPath {
+    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+        self.0.path.cmp(&other.0.path)
+    }
+}
+
 /// One walk: its start handle, rules and shared queue.
 struct Walk<'w> {
     workspace: &'w Workspace,
@@ -387,12 +466,42 @@ struct Walk<'w> {
     quit: AtomicBool,
     queue: Mutex<Queue>,
     ready: Condvar,
-    breadth_first: bool,
+    order: Order,
+    /// Whether the start was let through by the exclusions, so that each
+    /// entry is judged alone (its parents were, as the walk descended).
+    judge_entries: bool,
+    /// The listings earlier walks read (see [`super::learned`]).
+    known: Arc<Listings>,
+    /// The listings this walk read that can be kept.
+    read: Mutex<Vec<Arc<Listing>>>,
+    now: SystemTime,
 }
 
-struct Queue {
+pub(crate) struct Queue {
     jobs: VecDeque<Job>,
+    /// [`Order::Path`]'s pending directories, smallest path first.
+    heap: BinaryHeap<Reverse<ByPath>>,
+    /// [`Order::Path`]: per thread, the entry it is visiting (or the
+    /// directory it is reading); `None` when idle.
+    slots: Vec<Option<PathBuf>>,
     active: usize,
+}
+
+impl Queue {
+    fn push(&mut self, order: Order, job: Job) {
+        match order {
+            Order::Path => self.heap.push(Reverse(ByPath(job))),
+            _ => self.jobs.push_back(job),
+        }
+    }
+
+    fn pop(&mut self, order: Order) -> Option<Job> {
+        match order {
+            Order::DepthFirst => self.jobs.pop_back(),
+            Order::BreadthFirst => self.jobs.pop_front(),
+            Order::Path => self.heap.pop().map(|Reverse(ByPath(job))| job),
+        }
+    }
 }
 
 /// Walks `start` (a canonical path inside the workspace, as
@@ -412,22 +521,79 @@ where
     M: Fn() -> V + Sync,
     V: FnMut(Entry<'_>) -> Flow,
 {
-    let Some(walk) = Walk::begin(workspace, start, filters, false, &mut || make_visitor())? else {
+    walk_threads(
+        workspace,
+        start,
+        filters,
+        threads,
+        Order::DepthFirst,
+        make_visitor,
+    )
+}
+
+/// As [`walk`], in path order: the threads take the pending directory of
+/// the smallest path first and visit each directory's entries by name,
+/// and a visitor can ask what the walk has finished ([`Entry::settled`]),
+/// to stop it once the first results in path order are known.
+pub(crate) fn walk_in_order<M, V>(
+    workspace: &Workspace,
+    start: &Path,
+    filters: &Filters,
+    threads: usize,
+    make_visitor: M,
+) -> io::Result<()>
+where
+    M: Fn() -> V + Sync,
+    V: FnMut(Entry<'_>) -> Flow,
+{
+    walk_threads(
+        workspace,
+        start,
+        filters,
+        threads,
+        Order::Path,
+        make_visitor,
+    )
+}
+
+fn walk_threads<M, V>(
+    workspace: &Workspace,
+    start: &Path,
+    filters: &Filters,
+    threads: usize,
+    order: Order,
+    make_visitor: M,
+) -> io::Result<()>
+where
+    M: Fn() -> V + Sync,
+    V: FnMut(Entry<'_>) -> Flow,
+{
+    let threads = threads.max(1);
+    let Some(walk) = Walk::begin(workspace, start, filters, order, threads, &mut || {
+        make_visitor()
+    })?
+    else {
         return Ok(());
     };
     std::thread::scope(|scope| {
-        for _ in 0..threads.max(1) {
-            scope.spawn(|| {
+        for me in 0..threads {
+            let walk = &walk;
+            let make_visitor = &make_visitor;
+            scope.spawn(move || {
                 let mut visitor = make_visitor();
-                walk.work(&mut visitor);
+                walk.work(me, &mut visitor);
             });
         }
     });
+    walk.finish();
     Ok(())
 }
 
 /// Walks `start` on the calling thread, breadth first: every entry of a
-/// level before any entry of the next. Otherwise as [`walk`].
+/// level before any entry of the next, the pending directories of a level
+/// in the order they were met and each directory's entries by name (so
+/// the directories of a level come in the order `ls` prints them).
+/// Otherwise as [`walk`].
 pub(crate) fn walk_breadth_first<V>(
     workspace: &Workspace,
     start: &Path,
@@ -438,13 +604,19 @@ where
     V: FnMut(Entry<'_>) -> Flow,
 {
     let mut once = Some(&mut visitor);
-    let Some(walk) = Walk::begin(workspace, start, filters, true, &mut || {
-        once.take().expect("a file start is visited once")
-    })?
+    let Some(walk) = Walk::begin(
+        workspace,
+        start,
+        filters,
+        Order::BreadthFirst,
+        1,
+        &mut || once.take().expect("a file start is visited once"),
+    )?
     else {
         return Ok(());
     };
-    walk.work(&mut visitor);
+    walk.work(0, &mut visitor);
+    walk.finish();
     Ok(())
 }
 
@@ -454,7 +626,8 @@ impl<'w> Walk<'w> {
         workspace: &'w Workspace,
         start: &Path,
         filters: &'w Filters,
-        breadth_first: bool,
+        order: Order,
+        threads: usize,
         first_visitor: &mut dyn FnMut() -> V,
     ) -> io::Result<Option<Self>> {
         let (dir_fd, ignores, kind) = open_start(workspace, start)?;
@@ -468,28 +641,40 @@ impl<'w> Walk<'w> {
                     kind,
                     parent: dir_fd.as_fd(),
                     name: &name,
+                    ordered: None,
                 });
             }
             return Ok(None);
         }
+        let mut queue = Queue {
+            jobs: VecDeque::new(),
+            heap: BinaryHeap::new(),
+            slots: vec![None; if order == Order::Path { threads } else { 0 }],
+            active: 0,
+        };
+        queue.push(
+            order,
+            Job {
+                names: Arc::new(Vec::new()),
+                path: start.to_path_buf(),
+                depth: 0,
+                parent: None,
+                ignores,
+            },
+        );
         Ok(Some(Walk {
             workspace,
             filters,
             start: dir_fd,
             held: Arc::new(AtomicUsize::new(0)),
             quit: AtomicBool::new(false),
-            queue: Mutex::new(Queue {
-                jobs: VecDeque::from([Job {
-                    names: Arc::new(Vec::new()),
-                    path: start.to_path_buf(),
-                    depth: 0,
-                    parent: None,
-                    ignores,
-                }]),
-                active: 0,
-            }),
+            queue: Mutex::new(queue),
             ready: Condvar::new(),
-            breadth_first,
+            order,
+            judge_entries: !workspace.is_excluded(start),
+            known: workspace.learned().dirs(),
+            read: Mutex::new(Vec::new()),
+            now: SystemTime::now(),
         }))
     }
 }
@@ -545,13 +730,23 @@ fn kind_of(t: FileType) -> Kind {
     }
 }
 
+fn entry_kind(kind: Kind) -> EntryKind {
+    match kind {
+        Kind::File => EntryKind::File,
+        Kind::Dir => EntryKind::Dir,
+        Kind::Symlink => EntryKind::Symlink,
+        Kind::Other => EntryKind::Other,
+    }
+}
+
 fn is_vcs_dir(name: &[u8]) -> bool {
     VCS_DIRS.iter().any(|v| v.as_bytes() == name)
 }
 
 impl Walk<'_> {
-    /// A worker: takes directories until none is left or the walk quits.
-    fn work<V: FnMut(Entry<'_>) -> Flow>(&self, visitor: &mut V) {
+    /// A worker (`me` of the walk's threads): takes directories until none
+    /// is left or the walk quits.
+    fn work<V: FnMut(Entry<'_>) -> Flow>(&self, me: usize, visitor: &mut V) {
         loop {
             let job = {
                 let mut queue = self.queue.lock().unwrap_or_else(|p| p.into_inner());
@@ -560,13 +755,11 @@ impl Walk<'_> {
                         self.ready.notify_all();
                         return;
                     }
-                    let next = if self.breadth_first {
-                        queue.jobs.pop_front()
-                    } else {
-                        queue.jobs.pop_back()
-                    };
-                    if let Some(job) = next {
+                    if let Some(job) = queue.pop(self.order) {
                         queue.active += 1;
+                        if let Some(slot) = queue.slots.get_mut(me) {
+                            *slot = Some(job.path.clone());
+                        }
                         break job;
                     }
                     if queue.active == 0 {
@@ -576,11 +769,16 @@ impl Walk<'_> {
                     queue = self.ready.wait(queue).unwrap_or_else(|p| p.into_inner());
                 }
             };
-            let children = self.read_dir(job, visitor);
+            let children = self.read_dir(me, job, visitor);
             let mut queue = self.queue.lock().unwrap_or_else(|p| p.into_inner());
             queue.active -= 1;
+            if let Some(slot) = queue.slots.get_mut(me) {
+                *slot = None;
+            }
             let woke = !children.is_empty() || queue.active == 0;
-            queue.jobs.extend(children);
+            for child in children {
+                queue.push(self.order, child);
+            }
             drop(queue);
             if woke {
                 self.ready.notify_all();
@@ -606,37 +804,19 @@ impl Walk<'_> {
 
     /// Reads one directory: visits its entries and returns its
     /// subdirectories to walk.
-    fn read_dir<V: FnMut(Entry<'_>) -> Flow>(&self, job: Job, visitor: &mut V) -> Vec<Job> {
+    fn read_dir<V: FnMut(Entry<'_>) -> Flow>(
+        &self,
+        me: usize,
+        job: Job,
+        visitor: &mut V,
+    ) -> Vec<Job> {
         let Ok(fd) = self.open(&job) else {
             // Gone, unreadable, or swapped for a symlink: skipped.
             return Vec::new();
         };
-        let Ok(read_fd) = rustix::io::dup(&fd) else {
+        let Some((listing, names)) = self.list(&fd) else {
             return Vec::new();
         };
-        let Ok(mut dir) = Dir::new(read_fd) else {
-            return Vec::new();
-        };
-        // Read every name first: the ignore files of this directory apply
-        // to its own entries.
-        let mut entries: Vec<(std::ffi::CString, FileType)> = Vec::new();
-        let mut names = Names::none();
-        while let Some(Ok(entry)) = dir.read() {
-            let name = entry.file_name();
-            let bytes = name.to_bytes();
-            if bytes == b"." || bytes == b".." {
-                continue;
-            }
-            names.note(bytes);
-            let mut kind = entry.file_type();
-            if kind == FileType::Unknown {
-                names.unknown = true;
-                kind = rustix::fs::statat(&fd, name, AtFlags::SYMLINK_NOFOLLOW)
-                    .map_or(FileType::Unknown, |s| FileType::from_raw_mode(s.st_mode));
-            }
-            entries.push((name.to_owned(), kind));
-        }
-        drop(dir);
         let ignores = if job.depth == 0 {
             // The start's ignore files were read when it was opened.
             job.ignores.clone()
@@ -649,7 +829,8 @@ impl Walk<'_> {
         });
         self.held.fetch_add(1, Ordering::Relaxed);
         let mut children = Vec::new();
-        for (name, file_type) in entries {
+        for (name, file_type) in &listing.entries {
+            let file_type = *file_type;
             if self.quit.load(Ordering::Relaxed) {
                 break;
             }
@@ -658,29 +839,58 @@ impl Walk<'_> {
                 continue;
             }
             let kind = kind_of(file_type);
-            let path = job.path.join(OsStr::from_bytes(bytes));
+            // One allocation (a join grows the parent's copy).
+            let mut path = PathBuf::with_capacity(job.path.as_os_str().len() + 1 + bytes.len());
+            path.push(&job.path);
+            path.push(OsStr::from_bytes(bytes));
             let is_dir = kind == Kind::Dir;
-            if self.ignored(&ignores, &path, is_dir) || self.workspace.is_excluded(&path) {
+            let excluded = || {
+                if self.judge_entries {
+                    self.workspace.is_excluded_entry(&path, entry_kind(kind))
+                } else {
+                    self.workspace.is_excluded(&path)
+                }
+            };
+            if self.ignored(&ignores, &path, is_dir) || excluded() {
                 continue;
             }
-            if is_dir {
+            let child = is_dir.then(|| {
                 let mut names = (*job.names).clone();
                 names.push(bytes.to_vec());
-                children.push(Job {
+                Job {
                     names: Arc::new(names),
                     path: path.clone(),
                     depth: job.depth + 1,
                     parent: (self.held.load(Ordering::Relaxed) < MAX_HELD_HANDLES)
                         .then(|| handle.clone()),
                     ignores: ignores.clone(),
-                });
+                }
+            });
+            if self.order == Order::Path {
+                // In path order the walk's place is known at every entry:
+                // a subdirectory is pending before the thread moves past it.
+                let mut queue = self.queue.lock().unwrap_or_else(|p| p.into_inner());
+                let pushed = child.is_some();
+                if let Some(child) = child {
+                    queue.push(self.order, child);
+                }
+                if let Some(slot) = queue.slots.get_mut(me) {
+                    *slot = Some(path.clone());
+                }
+                drop(queue);
+                if pushed {
+                    self.ready.notify_one();
+                }
+            } else {
+                children.extend(child);
             }
             let flow = visitor(Entry {
                 path,
                 depth: job.depth + 1,
                 kind,
                 parent: handle.fd.as_fd(),
-                name: &name,
+                name: name.as_c_str(),
+                ordered: (self.order == Order::Path).then_some((&self.queue, me)),
             });
             if flow == Flow::Quit {
                 self.quit.store(true, Ordering::Relaxed);
@@ -688,6 +898,69 @@ impl Walk<'_> {
             }
         }
         children
+    }
+
+    /// The entries of the directory open as `fd`, by name, and which
+    /// ignore files are among them: as an earlier walk read them when the
+    /// directory has the same identity and stamp, else read now (and kept
+    /// when its stamp is settled, see [`super::learned`]).
+    fn list(&self, fd: &OwnedFd) -> Option<(Arc<Listing>, Names)> {
+        let stamp = rustix::fs::fstat(fd).ok().map(|s| Stamp::of(&s));
+        if let Some(stamp) = stamp
+            && let Some(known) = self.known.get(&stamp.id)
+            && known.stamp == stamp
+        {
+            let mut names = Names::none();
+            for (name, _) in &known.entries {
+                names.note(name.to_bytes());
+            }
+            return Some((known.clone(), names));
+        }
+        let read_fd = rustix::io::dup(fd).ok()?;
+        let mut dir = Dir::new(read_fd).ok()?;
+        // Read every name first: the ignore files of this directory apply
+        // to its own entries.
+        let mut entries: Vec<(std::ffi::CString, FileType)> = Vec::new();
+        let mut names = Names::none();
+        let mut unknown = false;
+        while let Some(Ok(entry)) = dir.read() {
+            let name = entry.file_name();
+            let bytes = name.to_bytes();
+            if bytes == b"." || bytes == b".." {
+                continue;
+            }
+            names.note(bytes);
+            let mut kind = entry.file_type();
+            if kind == FileType::Unknown {
+                unknown = true;
+                kind = rustix::fs::statat(fd, name, AtFlags::SYMLINK_NOFOLLOW)
+                    .map_or(FileType::Unknown, |s| FileType::from_raw_mode(s.st_mode));
+            }
+            entries.push((name.to_owned(), kind));
+        }
+        drop(dir);
+        names.unknown = unknown;
+        entries.sort_unstable_by(|a, b| a.0.cmp(&b.0));
+        // A stamp taken after the read would miss a change made during it:
+        // the one taken before is kept, and matches only if nothing moved.
+        let listing = Arc::new(Listing {
+            stamp: stamp.unwrap_or(Stamp::NONE),
+            entries,
+        });
+        if !unknown && stamp.is_some_and(|s| s.settled(self.now)) {
+            self.read
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .push(listing.clone());
+        }
+        Some((listing, names))
+    }
+
+    /// Hands what the walk read to the next walks.
+    fn finish(self) {
+        // A walk that stopped early read whole listings all the same.
+        let read = self.read.into_inner().unwrap_or_else(|p| p.into_inner());
+        self.workspace.learned().learn_dirs(read);
     }
 
     /// Whether the ignore rules (overrides, ignore files, types) leave the

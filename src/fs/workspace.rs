@@ -32,6 +32,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use super::beneath::{self, Access, CreatedDirs, FileError};
+use super::learned::Learned;
 use crate::fs::judged::{FileId, JudgedPaths, ResolveError, final_target};
 use crate::limits::paths::MAX_PATH_BYTES;
 
@@ -102,7 +103,11 @@ pub struct Workspace {
     /// An open directory handle per root, in the order of `roots`.
     handles: Arc<Vec<Arc<OwnedFd>>>,
     exclusions: Option<Exclusions>,
+    /// The same decision for an entry a walk met, its kind known.
+    entry_exclusions: Option<EntryExclusions>,
     read_denied: Option<Exclusions>,
+    /// What walks learned, for the next ones (shared by the clones).
+    learned: Arc<Learned>,
     /// The paths of the call being run as the gate judged them: set on a
     /// per-call copy ([`Workspace::judged`]).
     judged: Option<JudgedPaths>,
@@ -112,6 +117,25 @@ pub struct Workspace {
 /// e.g. the files a read-deny rule of the approval engine covers. Given
 /// absolute paths.
 pub type Exclusions = Arc<dyn Fn(&Path) -> bool + Send + Sync>;
+
+/// What a walk knows of an entry from its directory's listing (`d_type`,
+/// or an `lstat` relative to the directory's handle where the file system
+/// does not say): symbolic links are not followed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum EntryKind {
+    /// A regular file.
+    File,
+    /// A directory.
+    Dir,
+    /// A symbolic link.
+    Symlink,
+    /// A FIFO, socket or device.
+    Other,
+}
+
+/// [`Exclusions`] for an entry a walk met, given its kind, so that the
+/// decision needs no `lstat` of the path. Given absolute paths.
+pub type EntryExclusions = Arc<dyn Fn(&Path, EntryKind) -> bool + Send + Sync>;
 
 impl std::fmt::Debug for Workspace {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -134,7 +158,9 @@ impl Workspace {
             roots: Arc::new(vec![root]),
             handles: Arc::new(vec![Arc::new(handle)]),
             exclusions: None,
+            entry_exclusions: None,
             read_denied: None,
+            learned: Arc::default(),
             judged: None,
         })
     }
@@ -164,11 +190,32 @@ impl Workspace {
         self
     }
 
+    /// This workspace with the exclusions' decision for an entry a walk
+    /// met, its kind known (the same decision as [`Workspace::with_exclusions`]'s,
+    /// without looking the path up again). Walks use it when given.
+    pub fn with_entry_exclusions(mut self, exclusions: EntryExclusions) -> Self {
+        self.entry_exclusions = Some(exclusions);
+        self
+    }
+
+    /// What walks learned for the next ones.
+    pub(crate) fn learned(&self) -> &Learned {
+        &self.learned
+    }
+
     /// Whether walks leave `path` out.
     pub(crate) fn is_excluded(&self, path: &Path) -> bool {
         self.exclusions
             .as_ref()
             .is_some_and(|excluded| excluded(path))
+    }
+
+    /// Whether walks leave out the entry `path`, of `kind`.
+    pub(crate) fn is_excluded_entry(&self, path: &Path, kind: EntryKind) -> bool {
+        match &self.entry_exclusions {
+            Some(excluded) => excluded(path, kind),
+            None => self.is_excluded(path),
+        }
     }
 
     /// This workspace with the paths a read-deny rule covers: `edit` and

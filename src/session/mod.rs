@@ -217,7 +217,12 @@ impl Session {
         // read-ask rules, protected paths outside bypass mode) are left out
         // of glob, grep and ls.
         let filter = approval.walk_filter();
-        workspace = workspace.with_exclusions(Arc::new(move |path| filter.excludes(path)));
+        let entries = filter.clone();
+        workspace = workspace
+            .with_exclusions(Arc::new(move |path| filter.excludes(path)))
+            .with_entry_exclusions(Arc::new(move |path, kind| {
+                entries.excludes_entry(path, kind)
+            }));
         // Paths a read-deny rule covers, which edit and write refuse before
         // looking at them (a protected path asks at the gate instead).
         let denied = approval.read_filter();

@@ -23,7 +23,7 @@ use crate::limits::ls::MAX_ENTRIES;
 use crate::tools::spec::ToolSpec;
 
 /// Entries collected at most before the walk stops; bounds memory on huge
-/// trees (the note then says "more than").
+/// directories (the note then says "at least").
 const MAX_COLLECTED: usize = 100_000;
 
 static DESCRIPTION: LazyLock<String> = LazyLock::new(|| {
@@ -244,12 +244,16 @@ fn ls(
     let mut tree = Tree::default();
     let mut count = 0usize;
     let mut stopped = false;
+    // The directory whose entries the walk is giving; when it changes,
+    // every entry counted so far is of directories read whole.
+    let mut reading: Option<std::path::PathBuf> = None;
     let filters = Filters {
         overrides: Some(overrides),
         types: None,
     };
-    // One thread, breadth first: when the collection bound stops the walk,
-    // the shallow entries are in.
+    // One thread, breadth first, each level's directories in print order:
+    // the walk stops once the entries shown are known (see below), or at
+    // the collection bound within one huge directory.
     walk_breadth_first(workspace, &dir, &filters, |entry: Entry<'_>| {
         {
             if token.is_cancelled() {
@@ -257,6 +261,19 @@ fn ls(
             }
             if entry.depth() == 0 {
                 return Flow::Continue;
+            }
+            let parent = entry.path().parent();
+            if reading.as_deref() != parent {
+                // The walk goes level by level, each level's directories in
+                // print order, each read whole: once more entries than
+                // shown are counted, the entries shown are all known
+                // (every level above the cut, and the first entries of
+                // the cut's level in print order), so the walk stops.
+                if count > MAX_ENTRIES {
+                    stopped = true;
+                    return Flow::Quit;
+                }
+                reading = parent.map(Path::to_path_buf);
             }
             let is_dir = match entry.kind() {
                 Kind::Symlink => match entry.symlink_inside(workspace) {
@@ -303,7 +320,8 @@ fn ls(
         out.push_str(line);
     }
     if count > MAX_ENTRIES {
-        let more = if stopped { "more than " } else { "" };
+        // Stopped before the end: the counts are of what was read.
+        let more = if stopped { "at least " } else { "" };
         let deeper = if cut_depth > 1 {
             format!(
                 "; {more}{} entries at depth {cut_depth} or deeper (the listed directory's own entries are depth 1) are not shown",

@@ -74,8 +74,14 @@ fn reference(lines: Vec<String>, offset: usize, limit: Option<usize>) -> String 
         window.pop();
     }
     if end < total {
+        // With a head_limit the search stops once the window is filled,
+        // so the total is not known (issue 33).
+        let of = match limit {
+            Some(_) => format!("more than {end}"),
+            None => total.to_string(),
+        };
         window.push(format!(
-            "(Results are truncated: showing lines {}–{end} of {total}. Use offset {end} to see more, or narrow the pattern, path or glob.)",
+            "(Results are truncated: showing lines {}–{end} of {of}. Use offset {end} to see more, or narrow the pattern, path or glob.)",
             start + 1
         ));
     }

@@ -113,6 +113,11 @@ pub(crate) struct PathKeys {
     pub absolute: Vec<PathBuf>,
     /// Whether the path is an existing directory.
     pub is_dir: bool,
+    /// Whether every directory above the path (up to the root, and in
+    /// each form) was judged already and no pattern covered it, as in a
+    /// walk that descends only into directories it let through: then only
+    /// the path itself is matched, not each of its parents again.
+    pub parents_judged: bool,
 }
 
 /// A gitignore-style path glob.
@@ -170,26 +175,32 @@ impl PathPattern {
         } else {
             &keys.relative
         };
-        forms.iter().any(|key| self.matches_key(key, keys.is_dir))
+        forms
+            .iter()
+            .any(|key| self.matches_key(key, keys.is_dir, keys.parents_judged))
     }
 
-    fn matches_key(&self, key: &Path, is_dir: bool) -> bool {
+    fn matches_key(&self, key: &Path, is_dir: bool, parents_judged: bool) -> bool {
         if key.as_os_str().is_empty() || key.has_root() {
             // The root itself: only a pattern covering every name in it.
-            return !key.has_root() && self.matches_key(Path::new(PROBE), false);
+            return !key.has_root() && self.matches_key(Path::new(PROBE), false, false);
         }
-        if self
-            .matcher
-            .matched_path_or_any_parents(key, is_dir)
-            .is_ignore()
-        {
+        // With the parents judged already, a match on one of them cannot
+        // be: the path alone decides (and a directory's probe, whose
+        // parents are the directory and its own).
+        let matched = |path: &Path, is_dir: bool| {
+            if parents_judged {
+                self.matcher.matched(path, is_dir).is_ignore()
+            } else {
+                self.matcher
+                    .matched_path_or_any_parents(path, is_dir)
+                    .is_ignore()
+            }
+        };
+        if matched(key, is_dir) {
             return true;
         }
-        is_dir
-            && self
-                .matcher
-                .matched_path_or_any_parents(key.join(PROBE), false)
-                .is_ignore()
+        is_dir && matched(&key.join(PROBE), false)
     }
 }
 
@@ -213,6 +224,7 @@ mod tests {
             relative: vec![PathBuf::from(rel)],
             absolute: vec![PathBuf::from("ws").join(rel)],
             is_dir,
+            parents_judged: false,
         }
     }
 
@@ -247,5 +259,56 @@ mod tests {
         assert!(dir.matches(&keys("target/debug/x", false)));
         let abs = PathPattern::build("//ws/secrets/**").unwrap();
         assert!(abs.matches(&keys("secrets/x", false)));
+    }
+
+    /// With its parents judged (as a walk judges each level before it
+    /// descends), a path matches exactly when it would with them, given
+    /// that none of them matched.
+    #[test]
+    fn a_path_whose_parents_were_judged_matches_alone() {
+        let patterns = [
+            "./secrets/**",
+            "*.key",
+            "target",
+            ".env*",
+            "**/.ssh/**",
+            ".git/**",
+            "./a/*/c",
+        ];
+        let paths = [
+            ("secrets", true),
+            ("src", true),
+            ("src/a.key", false),
+            ("src/.env.local", false),
+            ("home", true),
+            ("home/.ssh", true),
+            ("home/.ssh/id", false),
+            ("a", true),
+            ("a/b", true),
+            ("a/b/c", false),
+            ("a/b/d", false),
+            ("deep/er/target", true),
+            ("deep/er/x.rs", false),
+        ];
+        for pattern in patterns {
+            let p = PathPattern::build(pattern).unwrap();
+            for (path, is_dir) in paths {
+                let parents_pass = Path::new(path)
+                    .ancestors()
+                    .skip(1)
+                    .filter(|a| !a.as_os_str().is_empty())
+                    .all(|a| !p.matches(&keys(&a.to_string_lossy(), true)));
+                if !parents_pass {
+                    continue;
+                }
+                let mut judged = keys(path, is_dir);
+                judged.parents_judged = true;
+                assert_eq!(
+                    p.matches(&judged),
+                    p.matches(&keys(path, is_dir)),
+                    "{pattern} on {path}"
+                );
+            }
+        }
     }
 }

@@ -25,7 +25,7 @@ pub(crate) fn files_layout(workspace: &Workspace, mut hits: Vec<FileHit>, page: 
     dated.sort_by(|a, b| b.0.cmp(&a.0).then_with(|| a.1.cmp(&b.1)));
     let total = dated.len();
     let paths = dated.iter().map(|(_, p)| workspace.display(p)).collect();
-    let (window, note) = page.apply(paths, "files");
+    let (window, note) = page.apply(paths, "files", false);
     let mut out = vec![format!(
         "Found {total} file{}",
         if total == 1 { "" } else { "s" }
@@ -46,11 +46,12 @@ pub(crate) fn content_layout(
     numbers: bool,
     with_context: bool,
     page: &Page,
+    more: bool,
     again: &mut Again<'_>,
 ) -> String {
     let separators = if with_context { hits.len() - 1 } else { 0 };
     let total = hits.iter().map(|h| h.count).sum::<usize>() + separators;
-    let (start, end, note) = page.window(total, "lines");
+    let (start, end, note) = page.window(total, "lines", more);
     let mut out = Capped::default();
     // The output line at `pos` of the whole sequence; a separator at
     // either edge of the window separates nothing shown and is left out.
@@ -164,17 +165,26 @@ fn last_is_separator(
     false
 }
 
-pub(crate) fn count_layout(workspace: &Workspace, hits: &[FileHit], page: &Page) -> String {
+/// Count mode's output: `path:N` for the window of files in path order,
+/// then the total (`more`: the search stopped once the window was
+/// filled, so the total is of the files found up to there, "at least").
+pub(crate) fn count_layout(
+    workspace: &Workspace,
+    hits: &[FileHit],
+    page: &Page,
+    more: bool,
+) -> String {
     let total: u64 = hits.iter().map(|h| h.matches).sum();
     let lines = hits
         .iter()
         .map(|h| format!("{}:{}", workspace.display(&h.path), h.matches))
         .collect();
-    let (mut window, note) = page.apply(lines, "files");
+    let (mut window, note) = page.apply(lines, "files", more);
     window.extend(note);
     // Lines, as `rg -c` counts: a line with two matches counts once.
+    let at_least = if more { "at least " } else { "" };
     window.push(format!(
-        "Total: {total} matching line{} in {} file{}",
+        "Total: {at_least}{total} matching line{} in {at_least}{} file{}",
         if total == 1 { "" } else { "s" },
         hits.len(),
         if hits.len() == 1 { "" } else { "s" }

@@ -5,6 +5,11 @@
 //! deterministic. The equivalence target is `rg --hidden` with the same
 //! flags (`-U --multiline-dotall` for `multiline`).
 //!
+//! With a `head_limit`, content and count modes walk in path order and
+//! stop once the window is filled by files the walk has finished (the
+//! note then says `of more than B`); files mode, newest first, takes
+//! every matching file.
+//!
 //! Content mode is bounded by the output cap, not by the number of
 //! matches: the walk counts every file's output lines but keeps only a
 //! prefix of them ([`FILE_KEEP_BYTES`] a file, [`KEEP_BYTES`] in all, and
@@ -52,10 +57,10 @@ use self::capped::cap_output;
 use self::layout::{content_layout, count_layout, files_layout};
 use self::matcher::build_matcher;
 use self::page::Page;
-use self::search::Search;
+use self::search::{Search, Window};
 use crate::access::{Access, Permissions};
 use crate::fs::blocking::run_blocking;
-use crate::fs::walk::SEARCH_CANCELLED;
+use crate::fs::walk::{SEARCH_CANCELLED, default_threads};
 use crate::fs::workspace::Workspace;
 use crate::tools::spec::ToolSpec;
 
@@ -175,18 +180,43 @@ fn grep(
         .binary_detection(BinaryDetection::quit(b'\x00'));
     let filters = args.filters(&start)?;
     let page = Page::of(args);
+    // What decides whether a file matches: the pattern and the matcher's
+    // flags (the searcher's context and mode do not).
+    let verdicts_key = format!(
+        "{:?} -i={case} -U={multiline}",
+        args.pattern,
+        case = args.case_insensitive.unwrap_or(false)
+    );
+    // Files mode lists the newest first, which takes every matching file
+    // (each file's search stops at its first match); content and count
+    // modes show files in path order, so a window stops the search.
+    let window = match (args.output_mode, page.limit) {
+        (OutputMode::FilesWithMatches, _) | (_, None) => None,
+        (mode, Some(_)) => Some(Window {
+            end: page.lines_shown(),
+            lines: mode == OutputMode::Content,
+            separators: before > 0 || after > 0,
+        }),
+    };
     let search = Search {
         matcher: &matcher,
         searcher: &searcher,
         mode: args.output_mode,
         keep_lines: page.lines_shown(),
+        window,
+        threads: default_threads(),
+        known: workspace.learned().verdicts(&verdicts_key),
+        now: std::time::SystemTime::now(),
         token,
     };
-    let found = search.walk(workspace, &start, &filters)?;
+    let mut found = search.walk(workspace, &start, &filters)?;
     if token.is_cancelled() {
         return Err(ToolError::cancelled(vec![Content::text(SEARCH_CANCELLED)]));
     }
-    let (mut hits, withheld) = found.finish();
+    workspace
+        .learned()
+        .learn_verdicts(&verdicts_key, found.take_verdicts());
+    let (hits, withheld, more) = found.finish();
     let withheld_note = withheld_note(withheld);
     if hits.is_empty() {
         let text = match withheld_note {
@@ -195,7 +225,6 @@ fn grep(
         };
         return Ok(ToolOutput::text(text));
     }
-    hits.sort_by(|a, b| a.path.cmp(&b.path));
     let (mut out, changed_note) = match args.output_mode {
         OutputMode::FilesWithMatches => (cap_output(files_layout(workspace, hits, &page), 0), None),
         OutputMode::Content => {
@@ -213,6 +242,7 @@ fn grep(
                 args.line_numbers.unwrap_or(true),
                 before > 0 || after > 0,
                 &page,
+                more,
                 &mut again,
             );
             if token.is_cancelled() {
@@ -220,7 +250,10 @@ fn grep(
             }
             (out, again.note())
         }
-        OutputMode::Count => (cap_output(count_layout(workspace, &hits, &page), 0), None),
+        OutputMode::Count => (
+            cap_output(count_layout(workspace, &hits, &page, more), 0),
+            None,
+        ),
     };
     for note in [changed_note, withheld_note].into_iter().flatten() {
         out.push('\n');
@@ -247,6 +280,36 @@ mod tests {
     use serde_json::json;
 
     use super::*;
+    use crate::fs::learned::Stamp;
+
+    /// A verdict an earlier search left is used while the file's stamp is
+    /// the same, and no longer once the file changed: shown here with a
+    /// verdict no search could have given (a file that does not match,
+    /// marked as matching).
+    #[test]
+    fn a_known_verdict_is_used_only_while_the_stamp_holds() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("plain.txt");
+        std::fs::write(&path, "nothing here\n").unwrap();
+        let ws = Workspace::new(dir.path()).unwrap();
+        let args: GrepArgs = serde_json::from_value(json!({"pattern": "needle"})).unwrap();
+        let token = CancellationToken::new();
+        let text = |out: ToolOutput| out.content[0].as_text().unwrap_or_default().to_owned();
+        let key = "\"needle\" -i=false -U=false";
+        assert_eq!(text(grep(&ws, &args, &token).unwrap()), "No matches found");
+        let stamp = Stamp::of(&rustix::fs::stat(&path).unwrap());
+        ws.learned().learn_verdicts(key, vec![(stamp, true)]);
+        assert_eq!(
+            text(grep(&ws, &args, &token).unwrap()),
+            "Found 1 file\nplain.txt"
+        );
+        // Any write moves the change time, even one of the same bytes (a
+        // clock tick later: the verdict set by hand above skipped the rule
+        // that keeps only verdicts on files settled for a few seconds).
+        std::thread::sleep(std::time::Duration::from_millis(50));
+        std::fs::write(&path, "nothing here\n").unwrap();
+        assert_eq!(text(grep(&ws, &args, &token).unwrap()), "No matches found");
+    }
 
     #[test]
     fn a_call_reads_the_file_or_directory_searched() {
