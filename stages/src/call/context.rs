@@ -23,11 +23,11 @@ pub struct CallContext {
 }
 
 impl CallContext {
-    pub(crate) fn new(call_id: &str) -> Self {
+    pub(crate) fn new(call_id: Arc<str>) -> Self {
         Self {
             cancellation: Cancellation::new(),
             events: CallEvents::default(),
-            call_id: Arc::from(call_id),
+            call_id,
             extensions: Extensions::new(),
         }
     }
@@ -35,7 +35,7 @@ impl CallContext {
     /// A context for calling a tool directly in a tool author's tests.
     #[cfg(feature = "test-util")]
     pub fn for_test(call_id: &str, sink: EventSink) -> Self {
-        let cx = Self::new(call_id);
+        let cx = Self::new(Arc::from(call_id));
         cx.events.bind(sink);
         cx
     }
@@ -60,7 +60,7 @@ impl CallContext {
 
     /// Emits a preview update for this call.
     pub(crate) fn emit_preview(&self, preview: &str) {
-        self.events.emit(Event::ToolExecUpdate {
+        self.events.emit_with(|| Event::ToolExecUpdate {
             call_id: self.call_id.to_string(),
             kind: UpdateKind::Preview,
             payload: Value::String(preview.to_owned()),
@@ -71,7 +71,7 @@ impl CallContext {
     /// `ToolExecUpdate{kind: hook}`; returns `false` if the call already
     /// ended.
     pub fn report_hook(&self, payload: impl Into<Value>) -> bool {
-        self.events.emit(Event::ToolExecUpdate {
+        self.events.emit_with(|| Event::ToolExecUpdate {
             call_id: self.call_id.to_string(),
             kind: UpdateKind::Hook,
             payload: payload.into(),

@@ -19,7 +19,7 @@ pub struct ProgressReporter {
 impl ProgressReporter {
     /// Reports `payload`; returns `false` if the call already ended.
     pub fn report(&self, payload: impl Into<Value>) -> bool {
-        self.events.emit(Event::ToolExecUpdate {
+        self.events.emit_with(|| Event::ToolExecUpdate {
             call_id: self.call_id.to_string(),
             kind: UpdateKind::Progress,
             payload: payload.into(),
