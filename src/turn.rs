@@ -181,16 +181,19 @@ impl Turn {
             }
         }
         let results: Vec<ToolResult> = results.into_iter().flatten().collect();
-        for result in &results {
-            let message = ToolResultMessage::from_result(result);
-            self.sink.emit(Event::MessageStart {
-                message: message.clone(),
+        // The messages are built only for a sink that keeps them.
+        if !self.sink.is_noop() {
+            for result in &results {
+                let message = ToolResultMessage::from_result(result);
+                self.sink.emit(Event::MessageStart {
+                    message: message.clone(),
+                });
+                self.sink.emit(Event::MessageEnd { message });
+            }
+            self.sink.emit(Event::ModelResponse {
+                tool_results: results.iter().map(ToolResultSummary::from_result).collect(),
             });
-            self.sink.emit(Event::MessageEnd { message });
         }
-        self.sink.emit(Event::ModelResponse {
-            tool_results: results.iter().map(ToolResultSummary::from_result).collect(),
-        });
         Ok(TurnResult {
             results,
             steered: self.control.is_steered(),
