@@ -92,12 +92,14 @@ impl ToolRegistry {
                 name: name.clone(),
                 error,
             })?;
-        self.tools
-            .insert(name, Arc::new(RegisteredTool {
-            tool,
-            validator,
-            hooks: Hooks::default(),
-        }));
+        self.tools.insert(
+            name,
+            Arc::new(RegisteredTool {
+                tool,
+                validator,
+                hooks: Hooks::default(),
+            }),
+        );
         Ok(self)
     }
 

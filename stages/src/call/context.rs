@@ -61,7 +61,7 @@ impl CallContext {
     /// Emits a preview update for this call.
     pub(crate) fn emit_preview(&self, preview: &str) {
         self.events.emit_with(|| Event::ToolExecUpdate {
-            call_id: self.call_id.to_string(),
+            call_id: String::from(&*self.call_id),
             kind: UpdateKind::Preview,
             payload: Value::String(preview.to_owned()),
         });
@@ -72,7 +72,7 @@ impl CallContext {
     /// ended.
     pub fn report_hook(&self, payload: impl Into<Value>) -> bool {
         self.events.emit_with(|| Event::ToolExecUpdate {
-            call_id: self.call_id.to_string(),
+            call_id: String::from(&*self.call_id),
             kind: UpdateKind::Hook,
             payload: payload.into(),
         })

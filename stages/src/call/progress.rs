@@ -20,7 +20,7 @@ impl ProgressReporter {
     /// Reports `payload`; returns `false` if the call already ended.
     pub fn report(&self, payload: impl Into<Value>) -> bool {
         self.events.emit_with(|| Event::ToolExecUpdate {
-            call_id: self.call_id.to_string(),
+            call_id: String::from(&*self.call_id),
             kind: UpdateKind::Progress,
             payload: payload.into(),
         })

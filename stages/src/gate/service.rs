@@ -131,7 +131,7 @@ async fn verdict(
         Some(gate) => {
             let request = GateRequest {
                 tool: tool.clone(),
-                call_id: call.cx.call_id.to_string(),
+                call_id: String::from(&*call.cx.call_id),
                 label: tool.tool().label().map(str::to_owned),
                 args: args.clone(),
                 preview: preview.clone(),

@@ -120,8 +120,8 @@ pub(super) struct EndGuard {
 impl EndGuard {
     fn result(&self, executed: Executed) -> ToolResult {
         ToolResult {
-            call_id: self.call_id.to_string(),
-            tool: self.tool.to_string(),
+            call_id: String::from(&*self.call_id),
+            tool: String::from(&*self.tool),
             label: self.label.clone(),
             outcome: executed.outcome,
             content: executed.content,

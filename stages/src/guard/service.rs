@@ -55,8 +55,8 @@ where
         call.cx.events.bind_default(&self.sink);
         let label = self.registry.label(&call.tool);
         call.cx.events.emit_with(|| Event::ToolExecStart {
-            call_id: call.cx.call_id.to_string(),
-            tool: call.tool.to_string(),
+            call_id: String::from(&*call.cx.call_id),
+            tool: String::from(&*call.tool),
             label: label.clone(),
             args: call.state.args.to_value(),
         });
