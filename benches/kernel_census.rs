@@ -111,7 +111,10 @@ fn main() {
             // One untimed round first: lazily built state is not a call's.
             for round in 0..2 {
                 let calls = if round == 0 { 100 } else { n };
-                let (allocs, bytes) = (ALLOCS.load(Ordering::Relaxed), BYTES.load(Ordering::Relaxed));
+                let (allocs, bytes) = (
+                    ALLOCS.load(Ordering::Relaxed),
+                    BYTES.load(Ordering::Relaxed),
+                );
                 match mode {
                     "tool" => {
                         for _ in 0..calls {
