@@ -99,7 +99,7 @@ impl Tool for Hooked {
         match self.shape {
             Shape::RefuseAtOnce => Box::pin(RefuseNow),
             Shape::PendingOnce => Box::pin(PendingOnce),
-            Shape::Alternating if n % 2 == 0 => Box::pin(RefuseNow),
+            Shape::Alternating if n.is_multiple_of(2) => Box::pin(RefuseNow),
             Shape::Alternating => Box::pin(async move {
                 let _ = args;
                 Err(ValidationFailure::new(3, "refused at once"))
