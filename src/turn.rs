@@ -206,9 +206,13 @@ impl Turn {
             // Steering already arrived: this call will not start.
             cancellation.cancel(CancelReason::Skip);
         }
-        let mut call = Call::new(tool_call.call_id, tool_call.name, tool_call.args)
-            .with_sink(self.sink.clone())
-            .with_cancellation(cancellation);
+        let mut call = Call::new_with_cancellation(
+            tool_call.call_id,
+            tool_call.name,
+            tool_call.args,
+            cancellation,
+        )
+        .with_sink(self.sink.clone());
         call.context_mut()
             .extensions_mut()
             .insert(self.control.group);

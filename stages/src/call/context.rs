@@ -23,9 +23,9 @@ pub struct CallContext {
 }
 
 impl CallContext {
-    pub(crate) fn new(call_id: Arc<str>) -> Self {
+    pub(crate) fn new(call_id: Arc<str>, cancellation: Cancellation) -> Self {
         Self {
-            cancellation: Cancellation::new(),
+            cancellation,
             events: CallEvents::default(),
             call_id,
             extensions: Extensions::new(),
@@ -35,7 +35,7 @@ impl CallContext {
     /// A context for calling a tool directly in a tool author's tests.
     #[cfg(feature = "test-util")]
     pub fn for_test(call_id: &str, sink: EventSink) -> Self {
-        let cx = Self::new(Arc::from(call_id));
+        let cx = Self::new(Arc::from(call_id), Cancellation::new());
         cx.events.bind(sink);
         cx
     }

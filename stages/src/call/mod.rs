@@ -174,8 +174,20 @@ impl Call<Unvalidated> {
         tool: impl Into<String>,
         args: impl Into<RawArgs>,
     ) -> Self {
+        Self::new_with_cancellation(call_id, tool, args, Cancellation::new())
+    }
+
+    /// A new call that uses `cancellation` (e.g. a child of the turn's):
+    /// [`Call::new`] then [`Call::with_cancellation`], without making the
+    /// cancellation `new` would give the call and drop it.
+    pub fn new_with_cancellation(
+        call_id: impl Into<String>,
+        tool: impl Into<String>,
+        args: impl Into<RawArgs>,
+        cancellation: Cancellation,
+    ) -> Self {
         Call {
-            cx: CallContext::new(Arc::from(Into::<String>::into(call_id))),
+            cx: CallContext::new(Arc::from(Into::<String>::into(call_id)), cancellation),
             tool: Arc::from(Into::<String>::into(tool)),
             state: Unvalidated {
                 args: args.into(),
@@ -227,5 +239,25 @@ impl Call<Unvalidated> {
     pub fn with_cancellation(mut self, cancellation: Cancellation) -> Self {
         self.cx.cancellation = cancellation;
         self
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_call_made_with_a_cancellation_uses_it() {
+        let turn = Cancellation::new();
+        let call = Call::new_with_cancellation("c1", "read", "{}", turn.child());
+        assert_eq!((call.call_id(), call.tool_name()), ("c1", "read"));
+        assert!(!call.context().cancellation().is_cancelled());
+        turn.cancel(CancelReason::Skip);
+        assert_eq!(
+            call.context().cancellation().reason(),
+            Some(CancelReason::Skip)
+        );
+        let alone = Call::new("c2", "read", "{}");
+        assert!(!alone.context().cancellation().is_cancelled());
     }
 }
