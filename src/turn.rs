@@ -181,16 +181,19 @@ impl Turn {
             }
         }
         let results: Vec<ToolResult> = results.into_iter().flatten().collect();
-        for result in &results {
-            let message = ToolResultMessage::from_result(result);
-            self.sink.emit(Event::MessageStart {
-                message: message.clone(),
+        // The messages are built only for a sink that keeps them.
+        if !self.sink.is_noop() {
+            for result in &results {
+                let message = ToolResultMessage::from_result(result);
+                self.sink.emit(Event::MessageStart {
+                    message: message.clone(),
+                });
+                self.sink.emit(Event::MessageEnd { message });
+            }
+            self.sink.emit(Event::ModelResponse {
+                tool_results: results.iter().map(ToolResultSummary::from_result).collect(),
             });
-            self.sink.emit(Event::MessageEnd { message });
         }
-        self.sink.emit(Event::ModelResponse {
-            tool_results: results.iter().map(ToolResultSummary::from_result).collect(),
-        });
         Ok(TurnResult {
             results,
             steered: self.control.is_steered(),
@@ -203,9 +206,13 @@ impl Turn {
             // Steering already arrived: this call will not start.
             cancellation.cancel(CancelReason::Skip);
         }
-        let mut call = Call::new(tool_call.call_id, tool_call.name, tool_call.args)
-            .with_sink(self.sink.clone())
-            .with_cancellation(cancellation);
+        let mut call = Call::new_with_cancellation(
+            tool_call.call_id,
+            tool_call.name,
+            tool_call.args,
+            cancellation,
+        )
+        .with_sink(self.sink.clone());
         call.context_mut()
             .extensions_mut()
             .insert(self.control.group);

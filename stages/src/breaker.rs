@@ -1,6 +1,7 @@
 //! The circuit breaker's per-tool count of consecutive failures.
 
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
 use crate::outcome::Outcome;
@@ -9,7 +10,15 @@ use crate::outcome::Outcome;
 /// Cloning shares the counts.
 #[derive(Clone, Debug, Default)]
 pub struct Breaker {
-    counts: Arc<Mutex<HashMap<String, u32>>>,
+    inner: Arc<Counts>,
+}
+
+#[derive(Debug, Default)]
+struct Counts {
+    /// Whether any tool has a count: while none has, a call's lookup and
+    /// its success take no lock.
+    any: AtomicBool,
+    counts: Mutex<HashMap<String, u32>>,
 }
 
 impl Breaker {
@@ -19,11 +28,22 @@ impl Breaker {
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, u32>> {
-        self.counts.lock().unwrap_or_else(|p| p.into_inner())
+        self.inner.counts.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Runs `f` on the counts under the lock, keeping `any` in step.
+    fn update<T>(&self, f: impl FnOnce(&mut HashMap<String, u32>) -> T) -> T {
+        let mut counts = self.lock();
+        let out = f(&mut counts);
+        self.inner.any.store(!counts.is_empty(), Ordering::Release);
+        out
     }
 
     /// The current count for `tool`.
     pub fn count(&self, tool: &str) -> u32 {
+        if !self.inner.any.load(Ordering::Acquire) {
+            return 0;
+        }
         self.lock().get(tool).copied().unwrap_or(0)
     }
 
@@ -31,13 +51,14 @@ impl Breaker {
     /// other outcome leaves the count as it is.
     pub fn record(&self, tool: &str, outcome: Outcome) {
         match outcome {
-            Outcome::Failed => {
-                let mut counts = self.lock();
+            Outcome::Failed => self.update(|counts| {
                 let n = counts.entry(tool.to_owned()).or_insert(0);
                 *n = n.saturating_add(1);
-            }
+            }),
             Outcome::Success => {
-                self.lock().remove(tool);
+                if self.inner.any.load(Ordering::Acquire) {
+                    self.update(|counts| counts.remove(tool));
+                }
             }
             Outcome::Denied | Outcome::Cancelled | Outcome::Disabled | Outcome::Skipped => {}
         }
@@ -46,7 +67,7 @@ impl Breaker {
     /// Resets every count; the harness calls this when a new user prompt
     /// starts a run.
     pub fn reset(&self) {
-        self.lock().clear();
+        self.update(HashMap::clear);
     }
 }
 
@@ -73,5 +94,26 @@ mod tests {
         b.record("t", Outcome::Failed);
         b.reset();
         assert_eq!(b.count("t"), 0);
+    }
+
+    #[test]
+    fn one_tool_s_success_leaves_another_s_count_and_reset_clears_all() {
+        let b = Breaker::new();
+        assert_eq!(b.count("a"), 0);
+        b.record("b", Outcome::Success);
+        b.record("a", Outcome::Failed);
+        b.record("b", Outcome::Success);
+        assert_eq!(b.count("a"), 1);
+        b.record("b", Outcome::Failed);
+        b.record("a", Outcome::Success);
+        assert_eq!((b.count("a"), b.count("b")), (0, 1));
+        b.record("b", Outcome::Success);
+        assert_eq!(b.count("b"), 0);
+        b.record("a", Outcome::Failed);
+        let shared = b.clone();
+        shared.reset();
+        assert_eq!(b.count("a"), 0);
+        b.record("a", Outcome::Failed);
+        assert_eq!(shared.count("a"), 1);
     }
 }

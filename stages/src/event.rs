@@ -195,13 +195,17 @@ impl Event {
 /// (an unbounded channel).
 #[derive(Clone)]
 pub struct EventSink {
-    emit: Arc<dyn Fn(Event) + Send + Sync>,
+    /// `None` discards: the no-op sink allocates nothing, and the pipeline
+    /// does not build the events it would discard.
+    emit: Option<Arc<dyn Fn(Event) + Send + Sync>>,
 }
 
 impl EventSink {
     /// A sink that calls `f` for every event. `f` must not block.
     pub fn from_fn(f: impl Fn(Event) + Send + Sync + 'static) -> Self {
-        Self { emit: Arc::new(f) }
+        Self {
+            emit: Some(Arc::new(f)),
+        }
     }
 
     /// A sink feeding an unbounded channel, and its receiving end. Events
@@ -215,17 +219,31 @@ impl EventSink {
     }
 
     /// A sink that discards every event.
-    pub fn noop() -> Self {
-        Self::from_fn(|_| {})
+    pub const fn noop() -> Self {
+        Self { emit: None }
+    }
+
+    /// Whether this is the no-op sink, which discards every event (so an
+    /// event need not be built for it).
+    pub fn is_noop(&self) -> bool {
+        self.emit.is_none()
     }
 
     /// Delivers one event.
     pub fn emit(&self, event: Event) {
-        (self.emit)(event)
+        if let Some(emit) = &self.emit {
+            emit(event)
+        }
     }
 
     /// A sink that delivers every event to `self` and then to `other`.
     pub fn tee(self, other: EventSink) -> Self {
+        if other.is_noop() {
+            return self;
+        }
+        if self.is_noop() {
+            return other;
+        }
         Self::from_fn(move |event: Event| {
             self.emit(event.clone());
             other.emit(event);
@@ -242,5 +260,41 @@ impl Default for EventSink {
 impl fmt::Debug for EventSink {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("EventSink").finish_non_exhaustive()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Mutex;
+
+    use super::*;
+
+    fn marker() -> Event {
+        Event::ModelResponse {
+            tool_results: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn the_noop_sink_is_known_as_such_and_a_tee_with_it_is_the_other_sink() {
+        assert!(EventSink::noop().is_noop());
+        assert!(EventSink::default().is_noop());
+        assert!(EventSink::noop().tee(EventSink::noop()).is_noop());
+        EventSink::noop().emit(marker());
+        let seen = Arc::new(Mutex::new(0));
+        let counted = {
+            let seen = seen.clone();
+            EventSink::from_fn(move |_| *seen.lock().unwrap() += 1)
+        };
+        assert!(!counted.is_noop());
+        let left = EventSink::noop().tee(counted.clone());
+        let right = counted.clone().tee(EventSink::noop());
+        let both = counted.clone().tee(counted);
+        for sink in [&left, &right] {
+            assert!(!sink.is_noop());
+            sink.emit(marker());
+        }
+        both.emit(marker());
+        assert_eq!(*seen.lock().unwrap(), 4);
     }
 }

@@ -1,38 +1,44 @@
-//! What the stage services share: the readiness contract, and the two
-//! shapes of a stage's response future. Each stage declares its own future
-//! in its folder (`resolve::ResponseFuture`, …) with [`stage_future!`].
+//! What the stage services share: the readiness contract, and the shapes
+//! of a stage's response future. Each stage declares its own future in its
+//! folder (`resolve::ResponseFuture`, …); none of them is a boxed trait
+//! object except Execute's and the awaiting branch of the stages whose
+//! tool hook or gate must be awaited.
 //!
 //! # Readiness
 //!
 //! One contract for every stage:
 //!
-//! - A stage that decides synchronously in `call()` (Admit, Resolve,
-//!   Coerce) calls its inner service there and then, so it passes
-//!   readiness through: it is ready when its inner service is, as tower's
-//!   own synchronous middleware is. Its future is the call ended in the
-//!   stage, or the inner service's future.
-//! - A stage that must await before it can call its inner service (the
-//!   event guard, Validate, Preview, Gate, the Boundary, and Execute) is
-//!   always ready: it takes the inner service it was readied with (leaving
-//!   a clone behind) and drives it to readiness inside its future. Its
-//!   future is its `async` block, boxed.
+//! - A stage that decides in `call()` (Admit, Resolve, Coerce, and
+//!   Validate, Preview and Gate) calls its inner service there and then, so
+//!   it passes readiness through: it is ready when its inner service is, as
+//!   tower's own synchronous middleware is. Its future is the call ended in
+//!   the stage, or the inner service's future. Validate, Preview and Gate
+//!   decide in `call()` when the tool's hook settles without awaiting (the
+//!   defaults do) and no gate is asked; otherwise they take the readied
+//!   inner service (leaving a clone behind) into a boxed `async` block that
+//!   awaits the hook or the gate, then calls it.
+//! - A stage that wraps its inner service's whole run (the event guard, the
+//!   Boundary) is always ready: it takes the inner service (leaving a clone
+//!   behind) and drives it to readiness inside its own future, a named
+//!   state machine. Execute is always ready; its future is boxed, since the
+//!   tool's future borrows the tool and the call's context.
 //!
-//! Readiness therefore stops at the first awaiting stage: the standard
-//! pipeline is always ready, and backpressure belongs in front of it (the
-//! scheduler) or inside your middleware's own future.
+//! Readiness therefore stops at the event guard: the standard pipeline is
+//! always ready, and backpressure belongs in front of it (the scheduler) or
+//! inside your middleware's own future.
 
 use std::convert::Infallible;
 use std::future::Future;
 use std::pin::Pin;
-use std::task::{Context, Poll};
+use std::sync::atomic::{AtomicU8, Ordering};
+use std::task::{Context, Poll, Waker};
 
 use futures::future::BoxFuture;
 
 use crate::call::{Call, Executed};
 
-/// The boxed `async` block of a stage that awaits before calling its inner
-/// service: it always resolves `Ok`, since stage failures are results, not
-/// errors.
+/// The boxed `async` block of Execute: it always resolves `Ok`, since
+/// stage failures are results, not errors.
 pub(crate) struct BoxedFuture<T> {
     inner: BoxFuture<'static, T>,
 }
@@ -117,6 +123,7 @@ pin_project_lite::pin_project! {
     enum Kind<F> {
         Ended { call: Option<Call<Executed>> },
         Inner { #[pin] future: F },
+        Awaiting { future: BoxFuture<'static, Call<Executed>> },
     }
 }
 
@@ -132,6 +139,16 @@ impl<F> StageFuture<F> {
     pub(crate) fn inner(future: F) -> Self {
         Self {
             kind: Kind::Inner { future },
+        }
+    }
+
+    /// The stage awaits (a tool's hook, the gate) before it ends the call
+    /// or calls its inner service.
+    pub(crate) fn awaiting(future: impl Future<Output = Call<Executed>> + Send + 'static) -> Self {
+        Self {
+            kind: Kind::Awaiting {
+                future: Box::pin(future),
+            },
         }
     }
 }
@@ -150,6 +167,7 @@ where
                 None => panic!("stage future polled after completion"),
             },
             KindProj::Inner { future } => future.poll(cx),
+            KindProj::Awaiting { future } => future.as_mut().poll(cx).map(Ok),
         }
     }
 }
@@ -163,8 +181,8 @@ impl<F> std::fmt::Debug for StageFuture<F> {
 /// Declares a stage's response future, in the stage's folder.
 ///
 /// `sync` declares `ResponseFuture<F>` of a stage that decides in `call()`
-/// (a [`StageFuture`] inside); `boxed NAME => T` declares the future of an
-/// awaiting stage, resolving to `T` (a [`BoxedFuture`] inside).
+/// (a [`StageFuture`] inside); `boxed NAME => T` declares Execute's future,
+/// resolving to `T` (a [`BoxedFuture`] inside).
 macro_rules! stage_future {
     ($(#[$attr:meta])* sync) => {
         pin_project_lite::pin_project! {
@@ -177,6 +195,7 @@ macro_rules! stage_future {
 
         impl<F> ResponseFuture<F> {
             /// The call ended in the stage.
+            #[allow(dead_code)]
             pub(crate) fn ended(call: $crate::call::Call<$crate::call::Executed>) -> Self {
                 Self {
                     inner: $crate::future::StageFuture::ended(call),
@@ -187,6 +206,20 @@ macro_rules! stage_future {
             pub(crate) fn inner(future: F) -> Self {
                 Self {
                     inner: $crate::future::StageFuture::inner(future),
+                }
+            }
+
+            /// The stage awaits before it ends the call or calls its inner
+            /// service.
+            #[allow(dead_code)]
+            pub(crate) fn awaiting(
+                future: impl ::std::future::Future<
+                    Output = $crate::call::Call<$crate::call::Executed>,
+                > + Send
+                    + 'static,
+            ) -> Self {
+                Self {
+                    inner: $crate::future::StageFuture::awaiting(future),
                 }
             }
         }
@@ -249,3 +282,116 @@ macro_rules! stage_future {
 }
 
 pub(crate) use stage_future;
+
+/// What a registration's hook (the tool's `validate` or `preview`) has
+/// shown of itself: whether its future can settle in the stage's `call()`.
+///
+/// A hook's future borrows the tool, the arguments and the context, which
+/// the call owns; a stage can keep it past `call()` only inside a boxed
+/// `async` block that owns the call too. So the stage first awaits a hook
+/// that way, and learns: a future that holds no state (the default hooks'
+/// do not) is polled once in `call()` from then on, and the call goes on
+/// without a box when it settled. A stateful future, or one that did not
+/// settle on that poll, puts the hook back on the awaiting path for good
+/// (the settled-looking one is dropped and made again there: a hook's work
+/// belongs inside its future, as `async` blocks do it).
+#[derive(Debug, Default)]
+pub(crate) struct HookShape(AtomicU8);
+
+/// Not seen yet: await it.
+const UNSEEN: u8 = 0;
+/// Its futures hold no state: try it in `call()`.
+const SETTLES: u8 = 1;
+/// Its futures hold state, or did not settle at once: await it.
+const AWAITS: u8 = 2;
+
+impl HookShape {
+    /// Whether the stage tries the hook in `call()`.
+    pub(crate) fn may_settle(&self) -> bool {
+        self.0.load(Ordering::Relaxed) == SETTLES
+    }
+
+    /// Learns from a future the awaiting path is about to await.
+    pub(crate) fn learn<T>(&self, future: &BoxFuture<'_, T>) {
+        if self.0.load(Ordering::Relaxed) == UNSEEN {
+            let shape = if std::mem::size_of_val(future.as_ref().get_ref()) == 0 {
+                SETTLES
+            } else {
+                AWAITS
+            };
+            self.0.store(shape, Ordering::Relaxed);
+        }
+    }
+
+    /// Polls a stateless hook future once: its output if it settled; `None`
+    /// (and the hook awaited from now on) otherwise.
+    pub(crate) fn settle_now<T>(&self, mut future: BoxFuture<'_, T>) -> Option<T> {
+        if std::mem::size_of_val(future.as_ref().get_ref()) == 0 {
+            let mut cx = Context::from_waker(Waker::noop());
+            if let Poll::Ready(output) = future.as_mut().poll(&mut cx) {
+                return Some(output);
+            }
+        }
+        self.0.store(AWAITS, Ordering::Relaxed);
+        None
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Settles at once, holding nothing.
+    struct Now;
+
+    impl Future for Now {
+        type Output = u8;
+        fn poll(self: Pin<&mut Self>, _cx: &mut Context<'_>) -> Poll<u8> {
+            Poll::Ready(7)
+        }
+    }
+
+    /// Never settles, holding nothing.
+    struct Never;
+
+    impl Future for Never {
+        type Output = u8;
+        fn poll(self: Pin<&mut Self>, _cx: &mut Context<'_>) -> Poll<u8> {
+            Poll::Pending
+        }
+    }
+
+    #[test]
+    fn a_hook_is_awaited_until_a_stateless_future_was_seen() {
+        let shape = HookShape::default();
+        assert!(!shape.may_settle());
+        shape.learn(&(Box::pin(Now) as BoxFuture<'_, u8>));
+        assert!(shape.may_settle());
+        assert_eq!(shape.settle_now(Box::pin(Now)), Some(7));
+        assert!(shape.may_settle());
+    }
+
+    #[test]
+    fn a_stateful_future_keeps_the_hook_awaited_for_good() {
+        let shape = HookShape::default();
+        let held = 5u8;
+        shape.learn(&(Box::pin(async move { held }) as BoxFuture<'_, u8>));
+        assert!(!shape.may_settle());
+        // Learning again does not undo it.
+        shape.learn(&(Box::pin(Now) as BoxFuture<'_, u8>));
+        assert!(!shape.may_settle());
+    }
+
+    #[test]
+    fn a_future_that_does_not_settle_at_once_sends_the_hook_back_to_awaiting() {
+        let shape = HookShape::default();
+        shape.learn(&(Box::pin(Now) as BoxFuture<'_, u8>));
+        assert_eq!(shape.settle_now(Box::pin(Never)), None);
+        assert!(!shape.may_settle());
+        let shape = HookShape::default();
+        shape.learn(&(Box::pin(Now) as BoxFuture<'_, u8>));
+        let held = 5u8;
+        assert_eq!(shape.settle_now(Box::pin(async move { held })), None);
+        assert!(!shape.may_settle());
+    }
+}

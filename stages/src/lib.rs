@@ -34,12 +34,19 @@
 //! [`Stage`] and [`Executable`] are sealed: only the Gate stage can claim to
 //! produce a `Call<Gated>`.
 //!
-//! Readiness follows one contract: a stage that decides synchronously in
-//! `call()` (Admit, Resolve, Coerce) is ready when its inner service is; a
-//! stage that awaits before calling its inner service (the event guard,
-//! Validate, Preview, Gate, the Boundary) is always ready and readies its
-//! inner service inside its future, as does Execute. The standard pipeline
-//! is therefore always ready; put backpressure in front of it.
+//! Readiness follows one contract: a stage that decides in `call()`
+//! (Admit, Resolve, Coerce, Validate, Preview, Gate) is ready when its inner
+//! service is; a stage that wraps its inner service's whole run (the event
+//! guard, the Boundary) is always ready and readies its inner service
+//! inside its future, and Execute is always ready. The standard pipeline is
+//! therefore always ready; put backpressure in front of it.
+//!
+//! The stages' futures are named types, not boxes: Validate and Preview
+//! settle a tool's hook in `call()` when its future holds no state (the
+//! defaults' do not), and Gate allows in `call()` when no gate is set; they
+//! box an `async` block only to await a hook or a gate. Execute boxes its
+//! future, which holds the tool's (borrowing the tool and the context).
+//! A call's id and tool name are shared (`Arc<str>`), not copied per stage.
 //!
 //! # Example
 //!

@@ -4,6 +4,7 @@ use std::collections::BTreeMap;
 use std::fmt;
 use std::sync::Arc;
 
+use crate::future::HookShape;
 use crate::tool::Tool;
 use crate::validate::{SchemaError, compile_schema};
 
@@ -11,6 +12,14 @@ use crate::validate::{SchemaError, compile_schema};
 pub struct RegisteredTool {
     tool: Arc<dyn Tool>,
     validator: jsonschema::Validator,
+    hooks: Hooks,
+}
+
+/// What the stages learned of a registration's `validate` and `preview`.
+#[derive(Debug, Default)]
+pub(crate) struct Hooks {
+    pub(crate) validate: HookShape,
+    pub(crate) preview: HookShape,
 }
 
 impl RegisteredTool {
@@ -27,6 +36,11 @@ impl RegisteredTool {
     /// The compiled schema.
     pub fn validator(&self) -> &jsonschema::Validator {
         &self.validator
+    }
+
+    /// What the stages learned of its hooks.
+    pub(crate) fn hooks(&self) -> &Hooks {
+        &self.hooks
     }
 }
 
@@ -78,8 +92,14 @@ impl ToolRegistry {
                 name: name.clone(),
                 error,
             })?;
-        self.tools
-            .insert(name, Arc::new(RegisteredTool { tool, validator }));
+        self.tools.insert(
+            name,
+            Arc::new(RegisteredTool {
+                tool,
+                validator,
+                hooks: Hooks::default(),
+            }),
+        );
         Ok(self)
     }
 

@@ -101,22 +101,26 @@ pub trait Tool: Send + Sync + 'static {
 
     /// The tool's own semantic check, after the schema. Read-only: it may
     /// stat or read files but never writes, asks the user or changes shared
-    /// state.
+    /// state. Do the work inside the returned future (as an `async` block
+    /// does): once this gave a future that holds no state, the pipeline
+    /// polls the next ones once in the stage's `call()`, and makes one again
+    /// to await it when it held state or did not settle.
     fn validate<'a>(
         &'a self,
         _args: &'a Value,
         _cx: &'a CallContext,
     ) -> BoxFuture<'a, Result<(), ValidationFailure>> {
-        Box::pin(async { Ok(()) })
+        Box::pin(Settled(|| Ok(())))
     }
 
-    /// A preview for the gate, e.g. a unified diff. May fail.
+    /// A preview for the gate, e.g. a unified diff. May fail. Do the work
+    /// inside the returned future, as for [`Tool::validate`].
     fn preview<'a>(
         &'a self,
         _args: &'a Value,
         _cx: &'a CallContext,
     ) -> BoxFuture<'a, Result<Option<String>, ToolError>> {
-        Box::pin(async { Ok(None) })
+        Box::pin(Settled(|| Ok(None)))
     }
 
     /// True when these arguments have no side effects.
@@ -171,6 +175,22 @@ pub trait Tool: Send + Sync + 'static {
     fn extensions(&self) -> &Extensions {
         static EMPTY: OnceLock<Extensions> = OnceLock::new();
         EMPTY.get_or_init(Extensions::new)
+    }
+}
+
+/// The default hooks' future: settled at once, and holding no state, so
+/// boxing it allocates nothing and the pipeline settles it without a box of
+/// its own (see `HookShape` in `future.rs`).
+struct Settled<F>(F);
+
+impl<F: Fn() -> T + Unpin, T> std::future::Future for Settled<F> {
+    type Output = T;
+
+    fn poll(
+        self: std::pin::Pin<&mut Self>,
+        _cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<T> {
+        std::task::Poll::Ready((self.0)())
     }
 }
 

@@ -3,6 +3,7 @@
 use std::convert::Infallible;
 use std::future::Future;
 use std::pin::Pin;
+use std::sync::Arc;
 use std::task::{Context, Poll, ready};
 
 use crate::breaker::Breaker;
@@ -15,7 +16,7 @@ pin_project_lite::pin_project! {
     pub struct ResponseFuture<F> {
         #[pin]
         inner: StageFuture<F>,
-        account: Option<(Breaker, String)>,
+        account: Option<(Breaker, Arc<str>)>,
     }
 }
 
@@ -30,7 +31,7 @@ impl<F> ResponseFuture<F> {
 
     /// The call went on to the inner service: its outcome is accounted
     /// for `tool` in `breaker`.
-    pub(super) fn accounted(future: F, breaker: Breaker, tool: String) -> Self {
+    pub(super) fn accounted(future: F, breaker: Breaker, tool: Arc<str>) -> Self {
         Self {
             inner: StageFuture::inner(future),
             account: Some((breaker, tool)),

@@ -18,8 +18,14 @@ pub enum CancelReason {
 #[derive(Clone, Debug, Default)]
 pub struct Cancellation {
     token: CancellationToken,
-    reason: Arc<OnceLock<CancelReason>>,
-    parent: Option<Arc<Cancellation>>,
+    reason: Arc<Reason>,
+}
+
+/// A cancellation's own reason, and its parent's (one allocation a child).
+#[derive(Debug, Default)]
+struct Reason {
+    own: OnceLock<CancelReason>,
+    parent: Option<Arc<Reason>>,
 }
 
 impl Cancellation {
@@ -32,14 +38,16 @@ impl Cancellation {
     pub fn child(&self) -> Self {
         Self {
             token: self.token.child_token(),
-            reason: Arc::new(OnceLock::new()),
-            parent: Some(Arc::new(self.clone())),
+            reason: Arc::new(Reason {
+                own: OnceLock::new(),
+                parent: Some(self.reason.clone()),
+            }),
         }
     }
 
     /// Cancels with `reason` (the first reason given wins).
     pub fn cancel(&self, reason: CancelReason) {
-        let _ = self.reason.set(reason);
+        let _ = self.reason.own.set(reason);
         self.token.cancel();
     }
 
@@ -54,18 +62,14 @@ impl Cancellation {
         if !self.is_cancelled() {
             return None;
         }
-        Some(
-            self.own_or_inherited_reason()
-                .unwrap_or(CancelReason::Abort),
-        )
-    }
-
-    fn own_or_inherited_reason(&self) -> Option<CancelReason> {
-        self.reason.get().copied().or_else(|| {
-            self.parent
-                .as_ref()
-                .and_then(|p| p.own_or_inherited_reason())
-        })
+        let mut node = Some(&*self.reason);
+        while let Some(reason) = node {
+            if let Some(own) = reason.own.get() {
+                return Some(*own);
+            }
+            node = reason.parent.as_deref();
+        }
+        Some(CancelReason::Abort)
     }
 
     /// The underlying token, for `select!` or for handing to spawned work.

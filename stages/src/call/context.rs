@@ -23,11 +23,11 @@ pub struct CallContext {
 }
 
 impl CallContext {
-    pub(crate) fn new(call_id: &str) -> Self {
+    pub(crate) fn new(call_id: Arc<str>, cancellation: Cancellation) -> Self {
         Self {
-            cancellation: Cancellation::new(),
+            cancellation,
             events: CallEvents::default(),
-            call_id: Arc::from(call_id),
+            call_id,
             extensions: Extensions::new(),
         }
     }
@@ -35,7 +35,7 @@ impl CallContext {
     /// A context for calling a tool directly in a tool author's tests.
     #[cfg(feature = "test-util")]
     pub fn for_test(call_id: &str, sink: EventSink) -> Self {
-        let cx = Self::new(call_id);
+        let cx = Self::new(Arc::from(call_id), Cancellation::new());
         cx.events.bind(sink);
         cx
     }
@@ -60,8 +60,8 @@ impl CallContext {
 
     /// Emits a preview update for this call.
     pub(crate) fn emit_preview(&self, preview: &str) {
-        self.events.emit(Event::ToolExecUpdate {
-            call_id: self.call_id.to_string(),
+        self.events.emit_with(|| Event::ToolExecUpdate {
+            call_id: String::from(&*self.call_id),
             kind: UpdateKind::Preview,
             payload: Value::String(preview.to_owned()),
         });
@@ -71,8 +71,8 @@ impl CallContext {
     /// `ToolExecUpdate{kind: hook}`; returns `false` if the call already
     /// ended.
     pub fn report_hook(&self, payload: impl Into<Value>) -> bool {
-        self.events.emit(Event::ToolExecUpdate {
-            call_id: self.call_id.to_string(),
+        self.events.emit_with(|| Event::ToolExecUpdate {
+            call_id: String::from(&*self.call_id),
             kind: UpdateKind::Hook,
             payload: payload.into(),
         })

@@ -36,27 +36,29 @@ impl CallEvents {
         }
     }
 
-    /// Emits `event` unless the End was emitted; returns whether it was.
-    pub(crate) fn emit(&self, event: Event) -> bool {
+    /// Emits the event `make` builds unless the End was emitted; returns
+    /// whether it was. The event is built only for a sink that keeps it.
+    pub(crate) fn emit_with(&self, make: impl FnOnce() -> Event) -> bool {
         let inner = self.lock();
         if inner.ended {
             return false;
         }
-        if let Some(sink) = &inner.sink {
-            sink.emit(event);
+        if let Some(sink) = inner.sink.as_ref().filter(|sink| !sink.is_noop()) {
+            sink.emit(make());
         }
         true
     }
 
-    /// Emits the End event, once; later events are dropped.
-    pub(crate) fn emit_end(&self, event: Event) -> bool {
+    /// Emits the End event `make` builds, once; later events are dropped.
+    /// The event is built only for a sink that keeps it.
+    pub(crate) fn emit_end_with(&self, make: impl FnOnce() -> Event) -> bool {
         let mut inner = self.lock();
         if inner.ended {
             return false;
         }
         inner.ended = true;
-        if let Some(sink) = &inner.sink {
-            sink.emit(event);
+        if let Some(sink) = inner.sink.as_ref().filter(|sink| !sink.is_noop()) {
+            sink.emit(make());
         }
         true
     }

@@ -36,9 +36,12 @@ use crate::outcome::{Content, Outcome};
 use crate::registry::RegisteredTool;
 
 /// A tool call on its way through the pipeline, in state `S`.
+///
+/// Its id lives once, in its context, and its tool name once, each shared
+/// (`Arc<str>`) by whatever reports the call: the events, the End guard,
+/// the breaker's accounting.
 pub struct Call<S> {
-    pub(crate) call_id: String,
-    pub(crate) tool: String,
+    pub(crate) tool: Arc<str>,
     pub(crate) cx: CallContext,
     pub(crate) state: S,
 }
@@ -46,7 +49,7 @@ pub struct Call<S> {
 impl<S> Call<S> {
     /// The call's id, as the model gave it.
     pub fn call_id(&self) -> &str {
-        &self.call_id
+        &self.cx.call_id
     }
 
     /// The tool name the model asked for.
@@ -73,7 +76,6 @@ impl<S> Call<S> {
     /// on (only stages of this crate can).
     pub(crate) fn advance<T>(self, state: T) -> Call<T> {
         Call {
-            call_id: self.call_id,
             tool: self.tool,
             cx: self.cx,
             state,
@@ -84,7 +86,6 @@ impl<S> Call<S> {
     /// itself was handed on.
     pub(crate) fn shell(&self) -> Call<()> {
         Call {
-            call_id: self.call_id.clone(),
             tool: self.tool.clone(),
             cx: self.cx.clone(),
             state: (),
@@ -95,7 +96,6 @@ impl<S> Call<S> {
     pub(crate) fn split(self) -> (Call<()>, S) {
         (
             Call {
-                call_id: self.call_id,
                 tool: self.tool,
                 cx: self.cx,
                 state: (),
@@ -129,7 +129,7 @@ impl<S> Call<S> {
 impl<S: fmt::Debug> fmt::Debug for Call<S> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Call")
-            .field("call_id", &self.call_id)
+            .field("call_id", &self.cx.call_id)
             .field("tool", &self.tool)
             .field("state", &self.state)
             .finish_non_exhaustive()
@@ -174,11 +174,21 @@ impl Call<Unvalidated> {
         tool: impl Into<String>,
         args: impl Into<RawArgs>,
     ) -> Self {
-        let call_id = call_id.into();
+        Self::new_with_cancellation(call_id, tool, args, Cancellation::new())
+    }
+
+    /// A new call that uses `cancellation` (e.g. a child of the turn's):
+    /// [`Call::new`] then [`Call::with_cancellation`], without making the
+    /// cancellation `new` would give the call and drop it.
+    pub fn new_with_cancellation(
+        call_id: impl Into<String>,
+        tool: impl Into<String>,
+        args: impl Into<RawArgs>,
+        cancellation: Cancellation,
+    ) -> Self {
         Call {
-            cx: CallContext::new(&call_id),
-            call_id,
-            tool: tool.into(),
+            cx: CallContext::new(Arc::from(Into::<String>::into(call_id)), cancellation),
+            tool: Arc::from(Into::<String>::into(tool)),
             state: Unvalidated {
                 args: args.into(),
                 pre: None,
@@ -229,5 +239,25 @@ impl Call<Unvalidated> {
     pub fn with_cancellation(mut self, cancellation: Cancellation) -> Self {
         self.cx.cancellation = cancellation;
         self
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_call_made_with_a_cancellation_uses_it() {
+        let turn = Cancellation::new();
+        let call = Call::new_with_cancellation("c1", "read", "{}", turn.child());
+        assert_eq!((call.call_id(), call.tool_name()), ("c1", "read"));
+        assert!(!call.context().cancellation().is_cancelled());
+        turn.cancel(CancelReason::Skip);
+        assert_eq!(
+            call.context().cancellation().reason(),
+            Some(CancelReason::Skip)
+        );
+        let alone = Call::new("c2", "read", "{}");
+        assert!(!alone.context().cancellation().is_cancelled());
     }
 }

@@ -19,8 +19,8 @@ pub struct ProgressReporter {
 impl ProgressReporter {
     /// Reports `payload`; returns `false` if the call already ended.
     pub fn report(&self, payload: impl Into<Value>) -> bool {
-        self.events.emit(Event::ToolExecUpdate {
-            call_id: self.call_id.to_string(),
+        self.events.emit_with(|| Event::ToolExecUpdate {
+            call_id: String::from(&*self.call_id),
             kind: UpdateKind::Progress,
             payload: payload.into(),
         })

@@ -81,6 +81,18 @@ impl<'s> Walk<'s> {
         if depth > MAX_DEPTH {
             return Err(ArgsError::too_deep());
         }
+        // Only a string is read as another type, and only a container has
+        // locations below it: anything else is left as it is, whatever the
+        // schemas say, so they need not be gathered.
+        let may_change = match &*instance {
+            Value::String(_) => true,
+            Value::Object(map) => !map.is_empty(),
+            Value::Array(items) => !items.is_empty(),
+            _ => false,
+        };
+        if !may_change {
+            return Ok(());
+        }
         let nodes = self.applicable(direct);
         if nodes.is_empty() {
             return Ok(());

@@ -58,7 +58,7 @@ impl Service<Call<Gated>> for Execute {
             if call.cx.cancellation.is_cancelled() {
                 return cancelled(call, coercions);
             }
-            let name = tool.name().to_owned();
+            let name = call.tool.clone();
             let run = AssertUnwindSafe(tool.tool().execute(args, &call.cx)).catch_unwind();
             let ran = if tool.tool().observes_cancellation() {
                 run.await

@@ -1,9 +1,9 @@
 //! The stage's response future.
 
-use crate::call::{Call, Executed};
 use crate::future::stage_future;
 
 stage_future! {
-    /// The gate's future: the gate's decision, then the inner service.
-    boxed ResponseFuture => Call<Executed>
+    /// The gate's future: the inner service's future when no gate is asked,
+    /// else the gate's decision and then the inner service.
+    sync
 }

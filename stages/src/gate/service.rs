@@ -16,9 +16,10 @@ use crate::registry::RegisteredTool;
 use crate::texts;
 use crate::{preview, validate};
 
-/// Asks the gate; the only maker of `Call<Gated>`. It awaits before
-/// calling its inner service, so it is always ready and readies the inner
-/// service in its future.
+/// Asks the gate; the only maker of `Call<Gated>`. Without a gate it
+/// decides in `call()`, so it is ready when its inner service is; with one,
+/// its future awaits the gate, then calls the inner service it was readied
+/// with.
 #[derive(Clone)]
 pub struct GateService<S> {
     inner: S,
@@ -50,18 +51,34 @@ where
 {
     type Response = Call<Executed>;
     type Error = Infallible;
-    type Future = ResponseFuture;
+    type Future = ResponseFuture<S::Future>;
 
-    fn poll_ready(&mut self, _cx: &mut Context<'_>) -> Poll<Result<(), Self::Error>> {
-        Poll::Ready(Ok(()))
+    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Self::Error>> {
+        self.inner.poll_ready(cx)
     }
 
     fn call(&mut self, call: Call<Previewed>) -> Self::Future {
+        let (call, state) = call.split();
+        let Some(gate) = self.gate.clone() else {
+            // No gate allows every call, as it is.
+            let Previewed {
+                tool,
+                args,
+                coercions,
+                preview,
+            } = state;
+            let gated = Gated {
+                tool,
+                args: GatedArgs::new(args, Extensions::new()),
+                coercions,
+                preview,
+                verdict: GateVerdict::Allowed,
+            };
+            return ResponseFuture::inner(self.inner.call(call.advance(gated)));
+        };
         let inner = take_inner(&mut self.inner);
-        let gate = self.gate.clone();
-        ResponseFuture::new(async move {
-            let (call, state) = call.split();
-            match verdict(gate.as_deref(), &call, state).await {
+        ResponseFuture::awaiting(async move {
+            match verdict(Some(&*gate), &call, state).await {
                 Ok(gated) => ready_call(inner, call.advance(gated)).await,
                 Err(Refusal {
                     outcome,
@@ -114,7 +131,7 @@ async fn verdict(
         Some(gate) => {
             let request = GateRequest {
                 tool: tool.clone(),
-                call_id: call.call_id.clone(),
+                call_id: String::from(&*call.cx.call_id),
                 label: tool.tool().label().map(str::to_owned),
                 args: args.clone(),
                 preview: preview.clone(),

@@ -1,24 +1,22 @@
 use std::convert::Infallible;
-use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
 use std::task::{Context, Poll};
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
-use futures::FutureExt;
 use tower::Service;
 
 use super::ResponseFuture;
-use crate::call::{Call, CallEvents, CancelReason, Cancellation, Executed, Started, Unvalidated};
+use super::future::EndGuard;
+use crate::call::{Call, Executed, Started, Unvalidated};
 use crate::event::{Event, EventSink};
-use crate::future::{inner_accessors, ready_call, take_inner};
-use crate::outcome::{Content, Outcome, ToolResult};
-use crate::panic;
+use crate::future::{inner_accessors, take_inner};
+use crate::outcome::ToolResult;
 use crate::registry::ToolRegistry;
-use crate::texts;
 
 /// Emits Start in `call()` and exactly one End per call. It catches the
-/// inner stages' panics around their future, so it is always ready and
-/// readies the inner service in its future.
+/// inner stages' panics around their readiness, their `call()` and their
+/// future, so it is always ready and readies the inner service in its
+/// future.
 #[derive(Clone, Debug)]
 pub struct EventGuard<S> {
     inner: S,
@@ -41,15 +39,11 @@ impl<S> EventGuard<S> {
 
 impl<S> Service<Call<Unvalidated>> for EventGuard<S>
 where
-    S: Service<Call<Started>, Response = Call<Executed>, Error = Infallible>
-        + Clone
-        + Send
-        + 'static,
-    S::Future: Send,
+    S: Service<Call<Started>, Response = Call<Executed>, Error = Infallible> + Clone,
 {
     type Response = ToolResult;
     type Error = Infallible;
-    type Future = ResponseFuture;
+    type Future = ResponseFuture<S, S::Future>;
 
     fn poll_ready(&mut self, _cx: &mut Context<'_>) -> Poll<Result<(), Self::Error>> {
         Poll::Ready(Ok(()))
@@ -60,91 +54,22 @@ where
 
         call.cx.events.bind_default(&self.sink);
         let label = self.registry.label(&call.tool);
-        call.cx.events.emit(Event::ToolExecStart {
-            call_id: call.call_id.clone(),
-            tool: call.tool.clone(),
+        call.cx.events.emit_with(|| Event::ToolExecStart {
+            call_id: String::from(&*call.cx.call_id),
+            tool: String::from(&*call.tool),
             label: label.clone(),
             args: call.state.args.to_value(),
         });
-        let mut guard = EndGuard {
+        let guard = EndGuard {
             events: call.cx.events.clone(),
             cancellation: call.cx.cancellation.clone(),
-            call_id: call.call_id.clone(),
+            call_id: call.cx.call_id.clone(),
             tool: call.tool.clone(),
             label,
             started: Instant::now(),
             armed: true,
         };
         let (call, Unvalidated { args, pre }) = call.split();
-        let next = call.advance(Started { args, pre });
-        ResponseFuture::new(async move {
-            let ended = AssertUnwindSafe(ready_call(inner, next))
-                .catch_unwind()
-                .await;
-            let result = match ended {
-                Ok(call) => guard.result(call.state),
-                Err(payload) => guard.result(Executed {
-                    outcome: Outcome::Failed,
-                    content: vec![Content::text(panic::failure_text(&guard.tool, &*payload))],
-                    error_code: None,
-                    coercions: Vec::new(),
-                }),
-            };
-            guard.end(&result);
-            result
-        })
-    }
-}
-
-/// Emits the End event once: on completion, or on drop with `Cancelled`.
-struct EndGuard {
-    events: CallEvents,
-    cancellation: Cancellation,
-    call_id: String,
-    tool: String,
-    label: Option<String>,
-    started: Instant,
-    armed: bool,
-}
-
-impl EndGuard {
-    fn elapsed(&self) -> Duration {
-        self.started.elapsed()
-    }
-
-    fn result(&self, executed: Executed) -> ToolResult {
-        ToolResult {
-            call_id: self.call_id.clone(),
-            tool: self.tool.clone(),
-            label: self.label.clone(),
-            outcome: executed.outcome,
-            content: executed.content,
-            error_code: executed.error_code,
-            coercions: executed.coercions,
-            duration: self.elapsed(),
-        }
-    }
-
-    fn end(&mut self, result: &ToolResult) {
-        self.armed = false;
-        self.events.emit_end(Event::end(result));
-    }
-}
-
-impl Drop for EndGuard {
-    fn drop(&mut self) {
-        if !self.armed {
-            return;
-        }
-        // The caller dropped the call's future: stop whatever the call
-        // started, and report it cancelled.
-        self.cancellation.cancel(CancelReason::Abort);
-        let result = self.result(Executed {
-            outcome: Outcome::Cancelled,
-            content: vec![Content::text(texts::CANCELLED)],
-            error_code: None,
-            coercions: Vec::new(),
-        });
-        self.end(&result);
+        ResponseFuture::new(inner, call.advance(Started { args, pre }), guard)
     }
 }

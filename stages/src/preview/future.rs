@@ -1,9 +1,10 @@
 //! The stage's response future.
 
-use crate::call::{Call, Executed};
 use crate::future::stage_future;
 
 stage_future! {
-    /// Preview's future: the tool's preview, then the inner service.
-    boxed ResponseFuture => Call<Executed>
+    /// Preview's future: the call ended in the stage, or the inner
+    /// service's future, or (when the tool's `preview` must be awaited) the
+    /// preview and then the inner service.
+    sync
 }

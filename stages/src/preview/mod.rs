@@ -12,7 +12,7 @@ pub use layer::PreviewLayer;
 pub use service::Preview;
 
 use crate::call::CallContext;
-use crate::outcome::Content;
+use crate::outcome::{Content, ToolError};
 use crate::registry::RegisteredTool;
 
 /// Computes the tool's preview and emits it; the error is the message of
@@ -22,7 +22,17 @@ pub(crate) async fn compute(
     args: &Value,
     cx: &CallContext,
 ) -> Result<Option<String>, String> {
-    match tool.tool().preview(args, cx).await {
+    outcome(tool, cx, tool.tool().preview(args, cx).await)
+}
+
+/// What the tool's `preview` answered: emitted when there is a preview, or
+/// the message the stage ends the call with.
+pub(crate) fn outcome(
+    tool: &RegisteredTool,
+    cx: &CallContext,
+    answer: Result<Option<String>, ToolError>,
+) -> Result<Option<String>, String> {
+    match answer {
         Ok(Some(preview)) => {
             cx.emit_preview(&preview);
             Ok(Some(preview))

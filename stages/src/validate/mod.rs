@@ -35,21 +35,29 @@ pub(crate) async fn check(
     args: &Value,
     cx: &CallContext,
 ) -> Result<(), Invalid> {
-    if let Some(message) = schema_issues(tool.name(), tool.validator(), args) {
-        return Err(Invalid {
+    schema_check(tool, args)?;
+    hook_verdict(tool.tool().validate(args, cx).await)
+}
+
+/// Checks `args` against the tool's schema.
+pub(crate) fn schema_check(tool: &RegisteredTool, args: &Value) -> Result<(), Invalid> {
+    match schema_issues(tool.name(), tool.validator(), args) {
+        Some(message) => Err(Invalid {
             message,
             code: None,
-        });
+        }),
+        None => Ok(()),
     }
-    tool.tool()
-        .validate(args, cx)
-        .await
-        .map_err(|ValidationFailure { message, code }| Invalid {
-            message: if message.is_empty() {
-                ValidationFailure::DEFAULT_MESSAGE.to_owned()
-            } else {
-                message
-            },
-            code: Some(code),
-        })
+}
+
+/// What the tool's own `validate` answered, as the stage ends a call with it.
+pub(crate) fn hook_verdict(answer: Result<(), ValidationFailure>) -> Result<(), Invalid> {
+    answer.map_err(|ValidationFailure { message, code }| Invalid {
+        message: if message.is_empty() {
+            ValidationFailure::DEFAULT_MESSAGE.to_owned()
+        } else {
+            message
+        },
+        code: Some(code),
+    })
 }
