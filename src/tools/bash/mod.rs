@@ -46,6 +46,7 @@ mod output;
 mod progress;
 mod prompt;
 mod run;
+mod pipe;
 mod spawn;
 mod spool;
 #[cfg(target_os = "linux")]

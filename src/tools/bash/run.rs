@@ -33,8 +33,9 @@ const GROUP_POLL: Duration = Duration::from_millis(20);
 /// those orphaned when it exits are still known as the call's.
 const TRACK_EVERY: Duration = Duration::from_millis(100);
 
-/// Read buffer size.
-const CHUNK: usize = 64 * 1024;
+/// Read buffer size: an enlarged pipe's whole content in one read
+/// (`super::pipe`).
+const CHUNK: usize = super::pipe::ENLARGED;
 
 /// How a command ended.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -5,9 +5,10 @@ use crate::fs::blocking::{self, Blocking};
 use crate::process::OutputFile;
 use tokio::sync::mpsc;
 
-/// Chunks in flight between the reader and the writer thread; with 64 KiB
-/// reads this bounds the memory to about 512 KiB. When the disk is slower
-/// than the command, the reader waits, and so does the command.
+/// Chunks in flight between the reader and the writer thread; with reads
+/// of at most 1 MiB (an enlarged pipe's content) this bounds the memory to
+/// 8 MiB. When the disk is slower than the command, the reader waits, and
+/// so does the command.
 const IN_FLIGHT: usize = 8;
 
 /// Sends output to an [`OutputFile`] written by a blocking task.
