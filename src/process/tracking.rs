@@ -604,7 +604,10 @@ fn own_zombies(me: i32) -> Vec<Stat> {
 /// missing: it is not a zombie yet, and the next call's reaping finds it.
 fn children(me: i32) -> Option<Vec<i32>> {
     let mut pids = Vec::new();
-    for task in std::fs::read_dir(format!("/proc/{me}/task")).ok()?.flatten() {
+    for task in std::fs::read_dir(format!("/proc/{me}/task"))
+        .ok()?
+        .flatten()
+    {
         let mut path = task.path();
         path.push("children");
         let text = match std::fs::read(&path) {
@@ -614,7 +617,10 @@ fn children(me: i32) -> Option<Vec<i32>> {
             Err(_) => return None,
         };
         let text = std::str::from_utf8(&text).ok()?;
-        pids.extend(text.split_whitespace().filter_map(|p| p.parse::<i32>().ok()));
+        pids.extend(
+            text.split_whitespace()
+                .filter_map(|p| p.parse::<i32>().ok()),
+        );
     }
     Some(pids)
 }

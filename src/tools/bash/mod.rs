@@ -43,10 +43,10 @@ mod jobs;
 mod kept;
 pub mod kill_shell;
 mod output;
+mod pipe;
 mod progress;
 mod prompt;
 mod run;
-mod pipe;
 mod spawn;
 mod spool;
 #[cfg(target_os = "linux")]
