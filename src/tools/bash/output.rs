@@ -117,8 +117,26 @@ impl Collector {
     }
 }
 
+/// Newlines in `bytes`. Counted in 32 byte-wide lanes for up to 255
+/// steps before the lanes are summed, which the compiler turns into
+/// vector compares and byte adds: a plain count widens every byte to 64
+/// bits and ran at a quarter of that speed (14 % of a 100 MB flood's
+/// profile).
 fn memchr_count(bytes: &[u8]) -> u64 {
-    bytes.iter().filter(|b| **b == b'\n').count() as u64
+    const LANES: usize = 32;
+    const BLOCK: usize = LANES * 255;
+    let mut total = 0u64;
+    let mut blocks = bytes.chunks_exact(BLOCK);
+    for block in &mut blocks {
+        let mut lanes = [0u8; LANES];
+        for step in block.chunks_exact(LANES) {
+            for (lane, byte) in lanes.iter_mut().zip(step) {
+                *lane += u8::from(*byte == b'\n');
+            }
+        }
+        total += lanes.iter().map(|n| u64::from(*n)).sum::<u64>();
+    }
+    total + blocks.remainder().iter().filter(|b| **b == b'\n').count() as u64
 }
 
 /// Characters `bytes` decode to, lossily.
@@ -274,6 +292,18 @@ mod tests {
         assert!(shown.tail.ends_with("THE END"));
         assert_eq!(c.total_bytes(), 1_000_012);
         assert!(c.tail.len() <= KEEP_BYTES && c.head.len() <= KEEP_BYTES);
+    }
+
+    #[test]
+    fn newlines_are_counted_in_every_length_and_position() {
+        for len in [0, 1, 31, 32, 33, 8159, 8160, 8161, 20_000, 100_003] {
+            let bytes: Vec<u8> = (0..len)
+                .map(|i: usize| if i % 3 == 0 || i % 7 == 0 { b'\n' } else { b'y' })
+                .collect();
+            let plain = bytes.iter().filter(|b| **b == b'\n').count() as u64;
+            assert_eq!(memchr_count(&bytes), plain, "length {len}");
+        }
+        assert_eq!(memchr_count(&vec![b'\n'; 100_000]), 100_000);
     }
 
     #[test]

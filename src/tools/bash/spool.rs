@@ -6,9 +6,8 @@ use crate::process::OutputFile;
 use tokio::sync::mpsc;
 
 /// Chunks in flight between the reader and the writer thread; with reads
-/// of at most 1 MiB (an enlarged pipe's content) this bounds the memory to
-/// 8 MiB. When the disk is slower than the command, the reader waits, and
-/// so does the command.
+/// of at most 128 KiB this bounds the memory to 1 MiB. When the disk is
+/// slower than the command, the reader waits, and so does the command.
 const IN_FLIGHT: usize = 8;
 
 /// Sends output to an [`OutputFile`] written by a blocking task.
