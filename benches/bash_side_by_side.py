@@ -34,6 +34,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import random
 import shutil
 import statistics
 import subprocess
@@ -154,17 +155,21 @@ def bench_true(args, ws: str, off: str) -> None:
         direct.append(("spawned: bwrap --ro-bind / / --unshare-all true",
                        ["bwrap", "--ro-bind", "/", "/", "--unshare-all", "true"]))
     times: dict[str, list[float]] = {}
-    # Each round in a new order: the first of a round runs after the
-    # client's own pause and pays for it (measured: 9 ms at load 7).
+    # Each round in a random order: whatever runs right after bwrap pays
+    # for the teardown of its namespaces, which the kernel does later on a
+    # worker (measured: 6 to 9 ms at load 4 to 7), and a fixed or rotated
+    # order would always charge the same row.
     runs = [(s.name, lambda s=s: s.bash("true")) for s in servers]
     runs += [(name, lambda argv=argv: spawned(argv)) for name, argv in direct]
-    for i in range(args.calls):
-        for name, run in runs[i % len(runs):] + runs[:i % len(runs)]:
+    shuffle = random.Random(33)
+    for _ in range(args.calls):
+        shuffle.shuffle(runs)
+        for name, run in runs:
             times.setdefault(name, []).append(run())
     for s in servers:
         s.stop()
-    for name, values in times.items():
-        row(name, values)
+    for name in [s.name for s in servers] + [name for name, _ in direct]:
+        row(name, times[name])
     print(f"  (load at the end {load()})")
 
 
