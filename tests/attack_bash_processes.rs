@@ -1,7 +1,7 @@
 //! Issue 13, item 8: processes that tried to outlive their command. Each
 //! way out of the shell's process group (`set -m`, `setpgid(0,0)`,
-//! `setsid -f`, Perl's `POSIX::setsid`, and a detached process that also
-//! scrubbed its environment) is tried at each ending of a call (normal
+//! `setsid -f`, Perl's `POSIX::setsid`, a detached process that also
+//! scrubbed its environment, and one named by bytes that are not UTF-8) is tried at each ending of a call (normal
 //! exit, timeout, cancellation, a dropped future); after the call returns
 //! no process of the command is alive, and none is left a zombie of this
 //! process. Concurrent calls do not kill each other's processes.
@@ -59,6 +59,12 @@ const ESCAPES: &[(&str, &str)] = &[
         "nohup, a new session and a scrubbed environment",
         "nohup setsid env -i sleep {N} >/dev/null 2>&1 &",
     ),
+    // The name in /proc/PID/stat is the program file's: bytes that are
+    // not UTF-8 there once hid the process from the scan.
+    (
+        "a name that is not UTF-8, a new session and a scrubbed environment",
+        r#"n="./s$(printf '\377')"; cp "$(command -v sleep)" "$n"; setsid -f env -i "$n" {N}"#,
+    ),
 ];
 
 struct Fixture {
@@ -101,9 +107,11 @@ fn zombie_children() -> Vec<u32> {
         let Some(pid) = entry.file_name().to_str().and_then(|s| s.parse().ok()) else {
             continue;
         };
-        let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
+        // Bytes: a process's name need not be UTF-8.
+        let Ok(stat) = std::fs::read(format!("/proc/{pid}/stat")) else {
             continue;
         };
+        let stat = String::from_utf8_lossy(&stat);
         let Some(rest) = stat.rfind(')').map(|i| &stat[i + 1..]) else {
             continue;
         };

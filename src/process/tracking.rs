@@ -205,12 +205,32 @@ struct Stat {
 }
 
 fn read_stat(pid: i32) -> Option<Stat> {
-    let text = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-    // The command name may hold spaces and parentheses: fields start after
-    // the last ')'. Then: state ppid pgrp session tty tpgid flags minflt
+    // One open and one read (no size query, no read of the end): a stat
+    // line is a few hundred bytes (the command name is at most 16), far
+    // under the buffer; a full buffer is read again the long way.
+    let file = rustix::fs::open(
+        format!("/proc/{pid}/stat"),
+        rustix::fs::OFlags::RDONLY | rustix::fs::OFlags::CLOEXEC,
+        rustix::fs::Mode::empty(),
+    )
+    .ok()?;
+    let mut buf = [0u8; 4096];
+    let n = rustix::io::read(&file, &mut buf).ok()?;
+    if n == buf.len() {
+        let text = std::fs::read(format!("/proc/{pid}/stat")).ok()?;
+        return parse_stat(pid, &text);
+    }
+    parse_stat(pid, &buf[..n])
+}
+
+fn parse_stat(pid: i32, text: &[u8]) -> Option<Stat> {
+    // The command name may hold spaces, parentheses and bytes that are not
+    // UTF-8 (a process names itself): fields start after the last ')',
+    // and are ASCII. Then: state ppid pgrp session tty tpgid flags minflt
     // cminflt majflt cmajflt utime stime cutime cstime priority nice
     // num_threads itrealvalue starttime.
-    let rest = &text[text.rfind(')')? + 1..];
+    let close = text.iter().rposition(|b| *b == b')')?;
+    let rest = std::str::from_utf8(&text[close + 1..]).ok()?;
     let fields: Vec<&str> = rest.split_whitespace().collect();
     let state = fields.first()?.chars().next()?;
     Some(Stat {
@@ -561,12 +581,48 @@ fn reap(call: &CallProcesses) {
     }
 }
 
-/// Zombie children of this process.
+/// Zombie children of this process: from the children lists of its
+/// threads (an orphan is re-parented to one of them), or, where the kernel
+/// has no such lists, from a scan of `/proc`.
 fn own_zombies(me: i32) -> Vec<Stat> {
-    scan(0)
-        .into_iter()
-        .filter(|s| s.dead && s.ppid == me)
-        .collect()
+    match children(me) {
+        Some(pids) => pids
+            .into_iter()
+            .filter_map(read_stat)
+            .filter(|s| s.dead && s.ppid == me)
+            .collect(),
+        None => scan(0)
+            .into_iter()
+            .filter(|s| s.dead && s.ppid == me)
+            .collect(),
+    }
+}
+
+/// The children of every thread of process `me`
+/// (`/proc/me/task/*/children`, Linux 3.5 with `CONFIG_PROC_CHILDREN`);
+/// `None` when a list cannot be read. A child forked meanwhile may be
+/// missing: it is not a zombie yet, and the next call's reaping finds it.
+fn children(me: i32) -> Option<Vec<i32>> {
+    let mut pids = Vec::new();
+    for task in std::fs::read_dir(format!("/proc/{me}/task"))
+        .ok()?
+        .flatten()
+    {
+        let mut path = task.path();
+        path.push("children");
+        let text = match std::fs::read(&path) {
+            Ok(text) => text,
+            // A thread that ended meanwhile has no children left.
+            Err(e) if e.kind() == io::ErrorKind::NotFound => continue,
+            Err(_) => return None,
+        };
+        let text = std::str::from_utf8(&text).ok()?;
+        pids.extend(
+            text.split_whitespace()
+                .filter_map(|p| p.parse::<i32>().ok()),
+        );
+    }
+    Some(pids)
 }
 
 /// The shell has been awaited by `tokio`: it may be reaped no longer.
@@ -606,5 +662,43 @@ impl Drop for CallProcesses {
             self.kill();
             with_registry(|r| r.calls.remove(&self.id));
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_stat_line_is_read_after_the_last_parenthesis_whatever_the_name() {
+        let line = b"42 (a) b\xff(c)) S 7 8 9 0 -1 4194560 1 0 0 0 0 0 0 0 20 0 1 0 12345 0 0\n";
+        let stat = parse_stat(42, line).unwrap();
+        assert_eq!(
+            (stat.ppid, stat.pgrp, stat.session, stat.start, stat.dead),
+            (7, 8, 9, 12345, false)
+        );
+        let zombie = b"5 (x) Z 1 5 5 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 99 0 0\n";
+        assert!(parse_stat(5, zombie).unwrap().dead);
+        assert!(parse_stat(5, b"5 (x").is_none());
+    }
+
+    #[test]
+    #[cfg(target_os = "linux")]
+    fn this_process_reads_its_own_stat_and_finds_its_zombie_child() {
+        let me = own_pid();
+        assert_eq!(read_stat(me).map(|s| s.pid), Some(me));
+        let child = std::process::Command::new("true").spawn().unwrap();
+        let pid = i32::try_from(child.id()).unwrap();
+        // Wait until it is a zombie, without reaping it.
+        let until = Instant::now() + Duration::from_secs(10);
+        while !read_stat(pid).is_some_and(|s| s.dead) && Instant::now() < until {
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        if let Some(listed) = children(me) {
+            assert!(listed.contains(&pid), "{listed:?} lacks {pid}");
+        }
+        assert!(own_zombies(me).iter().any(|s| s.pid == pid));
+        drop(child);
+        let _ = rustix::process::waitpid(Pid::from_raw(pid), WaitOptions::empty());
     }
 }

@@ -508,11 +508,18 @@ impl SandboxBuilder {
         });
         if self.mode != SandboxMode::Off {
             let scan = hidden.clone();
-            // Without a thread the first use does the walk itself.
+            #[cfg(all(target_os = "linux", feature = "sandbox"))]
+            let warm = status.clone();
+            // Without a thread the first use does the walk itself. The
+            // same thread then does what the first command would do once
+            // per process (the machine's cgroups, the seccomp programs),
+            // so that the first command costs what the next ones do.
             let _ = std::thread::Builder::new()
                 .name("agentcore-socket-scan".to_owned())
                 .spawn(move || {
                     scan.all();
+                    #[cfg(all(target_os = "linux", feature = "sandbox"))]
+                    linux::warm_up(&warm);
                 });
         }
         let allowlist =

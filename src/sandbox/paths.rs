@@ -356,6 +356,11 @@ pub(crate) fn existing(paths: &[PathBuf]) -> Vec<Cover> {
     let mut seen: Vec<PathBuf> = Vec::new();
     let mut covers = Vec::new();
     for path in paths {
+        // One `stat` first: most listed paths do not exist, and resolving
+        // them costs a `readlink` per component.
+        if fs::metadata(path).is_err() {
+            continue;
+        }
         let Ok(real) = fs::canonicalize(path) else {
             continue;
         };

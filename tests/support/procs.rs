@@ -36,9 +36,11 @@ pub fn alive_with_arg_and_cmdline(arg: &str) -> Vec<(u32, String)> {
         if !cmdline.split(|b| *b == 0).any(|a| a == arg.as_bytes()) {
             continue;
         }
-        let state = std::fs::read_to_string(format!("/proc/{pid}/stat"))
+        // Bytes: a process's name need not be UTF-8.
+        let state = std::fs::read(format!("/proc/{pid}/stat"))
             .ok()
             .and_then(|s| {
+                let s = String::from_utf8_lossy(&s);
                 let rest = &s[s.rfind(')')? + 1..];
                 rest.split_whitespace().next()?.chars().next()
             });

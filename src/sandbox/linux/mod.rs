@@ -152,6 +152,22 @@ pub(super) fn confine(
     })
 }
 
+/// Does ahead, on a thread of its own, what the first command of a
+/// session would otherwise do on its path, once per process: the
+/// machine's cgroups, `mount_setattr`'s presence and the seccomp programs
+/// `status` calls for (with or without the network namespace).
+pub(super) fn warm_up(status: &super::SandboxStatus) {
+    let _ = cgroup::machine();
+    mounts::warm_up();
+    if status.has(Feature::Seccomp) {
+        let landlock_governs_unix =
+            status.has(Feature::Landlock) && status.landlock_abi().is_some_and(|abi| abi >= 9);
+        for deny_udp in [false, true] {
+            let _ = seccomp::filters(deny_udp, !landlock_governs_unix);
+        }
+    }
+}
+
 /// The limits of one command: its cgroup when this machine has one for a
 /// controller, RLIMIT_* and G's watchdog (`watchdog`: G has a `/proc` of
 /// its own) for the rest. A cgroup that cannot be made falls back to the

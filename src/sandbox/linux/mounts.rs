@@ -47,6 +47,11 @@ fn mount_setattr_exists() -> bool {
     *EXISTS.get_or_init(sys::mount_setattr_exists)
 }
 
+/// Asks the kernel once for what later plans need ([`mount_setattr_exists`]).
+pub(super) fn warm_up() {
+    let _ = mount_setattr_exists();
+}
+
 /// `/` and every mount point of this process's tree (from
 /// `/proc/self/mountinfo`), each with the flags a read-only remount must
 /// keep: for kernels without `mount_setattr`.
@@ -110,7 +115,10 @@ pub(super) fn namespaces(
         let own = super::super::fs_canonical(inner._tmpdir.path());
         let temp = super::super::fs_canonical(&std::env::temp_dir());
         let mut scan: Vec<&Path> = vec![&temp];
-        if let Some(parent) = own.parent() {
+        // Usually the same folder: listed once.
+        if let Some(parent) = own.parent()
+            && parent != temp
+        {
             scan.push(parent);
         }
         let mut all_hidden = inner.hidden.all().to_vec();

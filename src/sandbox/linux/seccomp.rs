@@ -49,6 +49,22 @@ pub(super) fn probe_filter() -> Option<BpfProgram> {
 /// writable roots itself ([`super::landlock_rules::ruleset`]: `ResolveUnix` is
 /// a write right).
 pub(super) fn filters(deny_udp: bool, deny_unix: bool) -> Result<Vec<BpfProgram>, SandboxError> {
+    // The programs depend on the two flags only: compiled once per process
+    // for each pair, then copied (a few hundred instructions).
+    static BUILT: [[std::sync::OnceLock<Vec<BpfProgram>>; 2]; 2] = [
+        [std::sync::OnceLock::new(), std::sync::OnceLock::new()],
+        [std::sync::OnceLock::new(), std::sync::OnceLock::new()],
+    ];
+    let slot = &BUILT[usize::from(deny_udp)][usize::from(deny_unix)];
+    if let Some(built) = slot.get() {
+        return Ok(built.clone());
+    }
+    let built = compile(deny_udp, deny_unix)?;
+    Ok(slot.get_or_init(|| built).clone())
+}
+
+/// [`filters`], compiled.
+fn compile(deny_udp: bool, deny_unix: bool) -> Result<Vec<BpfProgram>, SandboxError> {
     let Some(arch) = target_arch() else {
         return Ok(Vec::new());
     };

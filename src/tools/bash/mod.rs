@@ -43,6 +43,7 @@ mod jobs;
 mod kept;
 pub mod kill_shell;
 mod output;
+mod pipe;
 mod progress;
 mod prompt;
 mod run;

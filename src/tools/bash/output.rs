@@ -117,8 +117,34 @@ impl Collector {
     }
 }
 
+/// Newlines in `bytes`, eight bytes at a time: in each 64-bit word a
+/// byte's high bit is set exactly when it is a newline, and those bits are
+/// summed in the word's byte lanes for up to 255 words before the lanes
+/// are added up. A plain count (`filter(..).count()`) widened every byte
+/// to 64 bits and took 14 % of a 100 MB flood's profile.
 fn memchr_count(bytes: &[u8]) -> u64 {
-    bytes.iter().filter(|b| **b == b'\n').count() as u64
+    const LOW7: u64 = 0x7f7f_7f7f_7f7f_7f7f;
+    const NEWLINES: u64 = 0x0a0a_0a0a_0a0a_0a0a;
+    const EVEN: u64 = 0x00ff_00ff_00ff_00ff;
+    let mut total = 0u64;
+    for block in bytes.chunks(8 * 255) {
+        let mut words = block.chunks_exact(8);
+        let mut lanes = 0u64;
+        for word in &mut words {
+            let mut array = [0u8; 8];
+            array.copy_from_slice(word);
+            // Zero where the byte was a newline.
+            let x = u64::from_ne_bytes(array) ^ NEWLINES;
+            // High bit set where the byte is zero; no carry crosses bytes.
+            let zero = !(((x & LOW7) + LOW7) | x | LOW7);
+            lanes += zero >> 7;
+        }
+        // Each lane holds at most 255: add them in pairs, then all four.
+        let pairs = (lanes & EVEN) + ((lanes >> 8) & EVEN);
+        total += pairs.wrapping_mul(0x0001_0001_0001_0001) >> 48;
+        total += words.remainder().iter().filter(|b| **b == b'\n').count() as u64;
+    }
+    total
 }
 
 /// Characters `bytes` decode to, lossily.
@@ -274,6 +300,39 @@ mod tests {
         assert!(shown.tail.ends_with("THE END"));
         assert_eq!(c.total_bytes(), 1_000_012);
         assert!(c.tail.len() <= KEEP_BYTES && c.head.len() <= KEEP_BYTES);
+    }
+
+    #[test]
+    fn newlines_are_counted_in_every_length_and_position() {
+        for len in [0, 1, 7, 8, 9, 2039, 2040, 2041, 4080, 20_000, 100_003] {
+            let bytes: Vec<u8> = (0..len)
+                .map(|i: usize| {
+                    if i.is_multiple_of(3) || i.is_multiple_of(7) {
+                        b'\n'
+                    } else {
+                        b'y'
+                    }
+                })
+                .collect();
+            let plain = bytes.iter().filter(|b| **b == b'\n').count() as u64;
+            assert_eq!(memchr_count(&bytes), plain, "length {len}");
+        }
+        assert_eq!(memchr_count(&vec![b'\n'; 100_000]), 100_000);
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn the_newline_count_is_the_plain_one(
+            bytes in proptest::collection::vec(
+                proptest::prop_oneof![proptest::strategy::Just(b'\n'), proptest::num::u8::ANY],
+                0..5000,
+            ),
+            skip in 0usize..8,
+        ) {
+            let bytes = &bytes[skip.min(bytes.len())..];
+            let plain = bytes.iter().filter(|b| **b == b'\n').count() as u64;
+            proptest::prop_assert_eq!(memchr_count(bytes), plain);
+        }
     }
 
     #[test]

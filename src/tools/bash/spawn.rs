@@ -12,6 +12,7 @@ use std::sync::Arc;
 use tokio::net::unix::pipe;
 use tokio::process::{Child, Command};
 
+use super::pipe::Enlarged;
 use crate::process::child::{KILL_GRACE, prepare_child};
 use crate::process::env::CALL_MARKER;
 #[cfg(target_os = "linux")]
@@ -29,7 +30,11 @@ pub(crate) type Winsize = ();
 #[derive(Debug)]
 pub(crate) enum Output {
     /// The read end of the pipe.
-    Pipe(pipe::Receiver),
+    Pipe {
+        receiver: pipe::Receiver,
+        /// Its share of the enlarged pipes' budget, held while it is open.
+        _share: Option<Enlarged>,
+    },
     /// The terminal's master side (shared with whoever types into it).
     #[cfg(target_os = "linux")]
     Terminal(Arc<Master>),
@@ -40,7 +45,7 @@ impl Output {
     pub(crate) async fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
         use tokio::io::AsyncReadExt;
         match self {
-            Output::Pipe(pipe) => pipe.read(buf).await,
+            Output::Pipe { receiver, .. } => receiver.read(buf).await,
             #[cfg(target_os = "linux")]
             Output::Terminal(master) => master.read(buf).await,
         }
@@ -124,6 +129,7 @@ pub(crate) fn spawn(
         .env(CALL_MARKER, &token)
         .stdin(Stdio::null());
     let mut reader = None;
+    let mut enlarged = None;
     #[cfg(target_os = "linux")]
     let mut ours = None;
     #[cfg(target_os = "linux")]
@@ -132,7 +138,8 @@ pub(crate) fn spawn(
     let child_terminal: Option<()> = None;
     match terminal {
         None => {
-            let (read_end, writer) = io::pipe()?;
+            let (read_end, writer, share) = super::pipe::output_pipe()?;
+            enlarged = share;
             let writer_for_stderr = writer.try_clone()?;
             cmd.stdout(Stdio::from(writer))
                 .stderr(Stdio::from(writer_for_stderr));
@@ -191,7 +198,10 @@ pub(crate) fn spawn(
     drop(cmd);
     let procs = CallProcesses::new(id, CALL_MARKER, &token, pid, KILL_GRACE);
     let output = match reader {
-        Some(reader) => Output::Pipe(pipe::Receiver::from_owned_fd(OwnedFd::from(reader))?),
+        Some(reader) => Output::Pipe {
+            receiver: pipe::Receiver::from_owned_fd(OwnedFd::from(reader))?,
+            _share: enlarged,
+        },
         #[cfg(target_os = "linux")]
         None => {
             // The child sends its terminal just before its exec; a child
