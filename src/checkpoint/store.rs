@@ -325,6 +325,32 @@ pub(crate) struct Store {
     /// does not record into it.
     _lock: File,
 }
+/// How long a store held by someone else is waited for before it is called
+/// busy: a child this process is starting holds the lock's file until it
+/// runs its program (a fork copies every descriptor), so a store just let
+/// go can look held for a moment.
+const LOCK_WAIT: std::time::Duration = std::time::Duration::from_millis(500);
+
+/// Takes the store's lock on `lock`, waiting up to [`LOCK_WAIT`] for a
+/// holder to let go.
+fn lock_exclusive(lock: &fs::File, dir: &Path) -> Result<(), StoreError> {
+    let deadline = std::time::Instant::now() + LOCK_WAIT;
+    loop {
+        match rustix::fs::flock(lock, rustix::fs::FlockOperation::NonBlockingLockExclusive) {
+            Ok(()) => return Ok(()),
+            Err(rustix::io::Errno::WOULDBLOCK) if std::time::Instant::now() < deadline => {
+                std::thread::sleep(std::time::Duration::from_millis(5));
+            }
+            Err(rustix::io::Errno::WOULDBLOCK) => return Err(StoreError::Busy(dir.to_path_buf())),
+            Err(e) => {
+                return Err(StoreError::Io {
+                    path: dir.to_path_buf(),
+                    source: e.into(),
+                });
+            }
+        }
+    }
+}
 
 /// Why a store cannot be opened.
 #[derive(Debug, thiserror::Error)]
@@ -375,11 +401,7 @@ impl Store {
             .mode(0o600)
             .open(dir.join("lock"))
             .map_err(io)?;
-        match rustix::fs::flock(&lock, rustix::fs::FlockOperation::NonBlockingLockExclusive) {
-            Ok(()) => {}
-            Err(rustix::io::Errno::WOULDBLOCK) => return Err(StoreError::Busy(dir.to_path_buf())),
-            Err(e) => return Err(io(e.into())),
-        }
+        lock_exclusive(&lock, dir)?;
         let meta_path = dir.join("meta.json");
         let bytes = serde_json::to_vec_pretty(meta).map_err(|e| io(io::Error::other(e)))?;
         write_atomically(&meta_path, &bytes).map_err(io)?;
@@ -458,4 +480,39 @@ fn unique() -> String {
         NEXT.fetch_add(1, Ordering::Relaxed),
         super::state::now_ns()
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn lock_file(dir: &Path) -> File {
+        OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(dir.join("lock"))
+            .unwrap()
+    }
+
+    #[test]
+    fn a_lock_let_go_within_a_moment_is_taken_and_one_kept_is_busy() {
+        let dir = tempfile::tempdir().unwrap();
+        let holder = lock_file(dir.path());
+        lock_exclusive(&holder, dir.path()).unwrap();
+        // Held for a moment, as by a child between its fork and its exec.
+        let letting_go = std::thread::spawn(move || {
+            std::thread::sleep(std::time::Duration::from_millis(100));
+            drop(holder);
+        });
+        let second = lock_file(dir.path());
+        lock_exclusive(&second, dir.path()).unwrap();
+        letting_go.join().unwrap();
+        // Kept: busy once the wait is over.
+        let third = lock_file(dir.path());
+        let started = std::time::Instant::now();
+        let err = lock_exclusive(&third, dir.path()).unwrap_err();
+        assert!(matches!(err, StoreError::Busy(_)), "{err}");
+        assert!(started.elapsed() >= LOCK_WAIT);
+    }
 }
