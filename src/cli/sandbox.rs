@@ -266,10 +266,9 @@ async fn run_confined(
             return ExitCode::from(1);
         }
     };
-    let mut child = match cmd.spawn() {
+    let mut child = match confinement.spawn(&mut cmd) {
         Ok(child) => child,
         Err(err) => {
-            let err = confinement.explain(err);
             errln!("{name}: cannot run {}: {err}", program.to_string_lossy());
             return ExitCode::from(if err.kind() == std::io::ErrorKind::NotFound {
                 127

@@ -259,10 +259,10 @@ fn spawn(
         None => None,
     };
     let (child, pid) = spawn_registered(|| {
-        let child = cmd.spawn().map_err(|e| match &confinement {
-            Some(confinement) => confinement.explain(e),
-            None => e,
-        })?;
+        let child = match &confinement {
+            Some(confinement) => confinement.spawn(&mut cmd)?,
+            None => cmd.spawn()?,
+        };
         let id = child.id();
         Ok((child, id))
     })?;

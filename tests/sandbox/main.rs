@@ -9,6 +9,7 @@
 mod support;
 
 mod a_days_work_offline;
+mod commands_are_born_in_their_cgroups;
 mod git_commits_inside_the_sandbox;
 mod network_allowlist_is_set_up_or_refused;
 mod proxy_filters_by_domain;

@@ -156,6 +156,8 @@ fn v1_dir(own: &str, mounts: &str, controller: &str) -> Option<PathBuf> {
 /// removed when dropped.
 #[derive(Debug)]
 pub(in crate::sandbox) struct CommandCgroup {
+    /// `agentcore-PID-N`, the folder's name in every hierarchy.
+    name: String,
     memory: Option<(PathBuf, Version)>,
     pids: Option<(PathBuf, Version)>,
 }
@@ -177,6 +179,7 @@ impl CommandCgroup {
             NEXT.fetch_add(1, Ordering::Relaxed)
         );
         let mut made = CommandCgroup {
+            name: name.clone(),
             memory: None,
             pids: None,
         };
@@ -224,6 +227,27 @@ impl CommandCgroup {
             fds.push(OwnedFd::from(file));
         }
         Ok((made, fds))
+    }
+
+    /// The folder's name, `agentcore-PID-N`, the same in every hierarchy.
+    pub(in crate::sandbox) fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// The command's folders, one per hierarchy (one for v2).
+    pub(in crate::sandbox) fn dirs(&self) -> Vec<&Path> {
+        let mut dirs: Vec<&Path> = Vec::new();
+        for (dir, _) in self.memory.iter().chain(self.pids.iter()) {
+            if !dirs.contains(&dir.as_path()) {
+                dirs.push(dir);
+            }
+        }
+        dirs
+    }
+
+    /// The `pids` folder, when the command's tasks are bounded by one.
+    pub(in crate::sandbox) fn pids_dir(&self) -> Option<&Path> {
+        self.pids.as_ref().map(|(dir, _)| dir.as_path())
     }
 
     /// Whether the command's memory is bounded by its cgroup.
@@ -293,13 +317,7 @@ impl Drop for CommandCgroup {
     /// known (G's exit waits for every process of its namespace), so they
     /// are empty; a few retries cover a process still being reaped.
     fn drop(&mut self) {
-        let mut dirs: Vec<&Path> = Vec::new();
-        for (dir, _) in self.memory.iter().chain(self.pids.iter()) {
-            if !dirs.contains(&dir.as_path()) {
-                dirs.push(dir);
-            }
-        }
-        for dir in dirs {
+        for dir in self.dirs() {
             for _ in 0..20 {
                 match fs::remove_dir(dir) {
                     Err(e) if e.raw_os_error() == Some(libc::EBUSY) => {

@@ -24,6 +24,7 @@ mod net_listen;
 mod probe;
 mod seccomp;
 mod session_net;
+mod spawner;
 mod sys;
 
 use std::ffi::CString;
@@ -175,17 +176,22 @@ pub(super) fn warm_up(status: &super::SandboxStatus) {
 fn limits_for(values: &SandboxLimits, watchdog: bool) -> (child::Limits, CommandLimits) {
     use rustix::process::Resource;
     let machine = cgroup::machine();
-    // M and G are in the cgroup besides the command's own tasks.
-    let tasks_cap = values.processes.map(|n| n.saturating_add(2));
-    let memory_cap = values.memory.filter(|_| machine.memory.is_some());
-    let pids_cap = tasks_cap.filter(|_| machine.pids.is_some());
-    let (cgroup, join) = if memory_cap.is_some() || pids_cap.is_some() {
-        match cgroup::CommandCgroup::create(machine, memory_cap, pids_cap) {
-            Ok((cgroup, join)) => (Some(cgroup), join),
-            Err(_) => (None, Vec::new()),
+    let (memory_cap, pids_cap) = cgroup_key(values);
+    let (cgroup, join, born_in, ticket) = if memory_cap.is_some() || pids_cap.is_some() {
+        match spawner::take(machine, (memory_cap, pids_cap)) {
+            Some(taken) => (
+                Some(taken.cgroup),
+                taken.join,
+                taken.lines,
+                Some(taken.ticket),
+            ),
+            None => match cgroup::CommandCgroup::create(machine, memory_cap, pids_cap) {
+                Ok((cgroup, join)) => (Some(cgroup), join, Vec::new(), None),
+                Err(_) => (None, Vec::new(), Vec::new(), None),
+            },
         }
     } else {
-        (None, Vec::new())
+        (None, Vec::new(), Vec::new(), None)
     };
     let memory_by_cgroup = cgroup.as_ref().is_some_and(|c| c.has_memory());
     let pids_by_cgroup = cgroup.as_ref().is_some_and(|c| c.has_pids());
@@ -236,6 +242,7 @@ fn limits_for(values: &SandboxLimits, watchdog: bool) -> (child::Limits, Command
     (
         child::Limits {
             join,
+            born_in,
             rlimits,
             watchdog: dog,
             pids_events: cgroup
@@ -245,20 +252,56 @@ fn limits_for(values: &SandboxLimits, watchdog: bool) -> (child::Limits, Command
         },
         CommandLimits {
             values: *values,
+            ticket: std::sync::Mutex::new(ticket),
             cgroup,
         },
     )
+}
+
+/// The limits of a command's cgroup for `values` on this machine:
+/// `(memory bytes, tasks)`, each `None` when no cgroup bounds it. The
+/// tasks count M and G besides the command's own.
+fn cgroup_key(values: &SandboxLimits) -> spawner::Key {
+    let machine = cgroup::machine();
+    let tasks_cap = values.processes.map(|n| n.saturating_add(2));
+    (
+        values.memory.filter(|_| machine.memory.is_some()),
+        tasks_cap.filter(|_| machine.pids.is_some()),
+    )
+}
+
+/// Has a cgroup made ahead for the first command of a sandbox with these
+/// limits (see [`spawner`]).
+pub(super) fn prepare_cgroups(values: &SandboxLimits) {
+    spawner::want(cgroup::machine(), cgroup_key(values));
 }
 
 /// One command's limits, read once it has ended: which one it reached.
 #[derive(Debug)]
 pub(super) struct CommandLimits {
     values: SandboxLimits,
+    /// The right to fork the command in its cgroup, on the spawner
+    /// ([`CommandLimits::spawn`]); dropped before the cgroup, so that an
+    /// unused one lets the spawner leave it first.
+    ticket: std::sync::Mutex<Option<spawner::Ticket>>,
     /// Removed when the last clone of the command's `Confinement` goes.
     cgroup: Option<cgroup::CommandCgroup>,
 }
 
 impl CommandLimits {
+    /// Spawns the command: on the spawner thread when its cgroup came
+    /// from there (M is born inside), else here.
+    pub(super) fn spawn(
+        &self,
+        cmd: &mut tokio::process::Command,
+    ) -> std::io::Result<tokio::process::Child> {
+        let ticket = self.ticket.lock().unwrap_or_else(|e| e.into_inner()).take();
+        match ticket {
+            Some(ticket) => ticket.spawn(cmd),
+            None => cmd.spawn(),
+        }
+    }
+
     /// The limit the command reached: the watchdog's report on `failure`,
     /// the cgroup's events, or the shell's death by `SIGXCPU` or `SIGXFSZ`
     /// (`signal`).

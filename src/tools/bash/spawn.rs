@@ -186,10 +186,10 @@ pub(crate) fn spawn(
         .as_ref()
         .is_some_and(|c| c.enforced() != "unconfined");
     let (child, pid) = procs::spawn_registered(|| {
-        let child = cmd.spawn().map_err(|e| match &confinement {
-            Some(confinement) => confinement.explain(e),
-            None => e,
-        })?;
+        let child = match &confinement {
+            Some(confinement) => confinement.spawn(&mut cmd)?,
+            None => cmd.spawn()?,
+        };
         let id = child.id();
         Ok((child, id))
     })?;

@@ -72,6 +72,13 @@ pub(super) struct Limits {
     /// `cgroup.procs` of the command's cgroups (one per hierarchy), which
     /// M joins first, so that G, S and everything they start are in them.
     pub(super) join: Vec<OwnedFd>,
+    /// The lines of `/proc/thread-self/cgroup` (e.g.
+    /// `4:memory:/agentcore-12-3`) that show M born in the command's
+    /// cgroups, forked by a thread that was in them
+    /// ([`super::spawner`]); when M finds every one, it skips the join,
+    /// which costs a grace period of the kernel's RCU (several ms on an
+    /// idle machine). Empty: M joins.
+    pub(super) born_in: Vec<Vec<u8>>,
     /// `(resource, limit)`: set in S, soft and hard, before the exec.
     pub(super) rlimits: Vec<(rustix::process::Resource, u64)>,
     /// What G watches (with a `/proc` of its own only).
@@ -209,6 +216,37 @@ impl Reporter<'_> {
     }
 }
 
+/// Whether every one of `lines` is a whole line of this process's
+/// `/proc/thread-self/cgroup`; `false` when it cannot be read whole into
+/// a page. Async-signal-safe: a stack buffer and raw `open`/`read`.
+fn in_cgroups(lines: &[Vec<u8>]) -> bool {
+    let Ok(file) = rustix::fs::open(
+        c"/proc/thread-self/cgroup",
+        rustix::fs::OFlags::RDONLY | rustix::fs::OFlags::CLOEXEC,
+        rustix::fs::Mode::empty(),
+    ) else {
+        return false;
+    };
+    let mut buf = [0u8; 4096];
+    let mut len = 0;
+    loop {
+        match rustix::io::read(&file, &mut buf[len..]) {
+            Ok(0) => break,
+            Ok(n) => len += n,
+            Err(rustix::io::Errno::INTR) => {}
+            Err(_) => return false,
+        }
+        if len == buf.len() {
+            return false;
+        }
+    }
+    let text = &buf[..len];
+    lines.iter().all(|want| {
+        text.split(|b| *b == b'\n')
+            .any(|line| line == want.as_slice())
+    })
+}
+
 /// Runs in the forked child: builds the sandbox around it, and returns
 /// only in S, for std to exec the command; M and G never return.
 ///
@@ -253,8 +291,13 @@ pub(super) unsafe fn enter(plan: &Plan) -> io::Result<()> {
     let parent = rustix::process::getppid();
     let report = Reporter(plan.failure.as_fd());
     // Before any namespace: the cgroup's own `cgroup.procs`, "0" for this
-    // process; G and S are forked into it.
+    // process; G and S are forked into it. Unless M was born in it, which
+    // it checks for itself: a fork from any other thread joins.
+    let born_in = !plan.limits.born_in.is_empty() && in_cgroups(&plan.limits.born_in);
     for (index, join) in plan.limits.join.iter().enumerate() {
+        if born_in {
+            break;
+        }
         match rustix::io::write(join, b"0") {
             Ok(1) => {}
             Ok(_) => return Err(report.fail(Step::Cgroup, index, rustix::io::Errno::IO.into())),
