@@ -712,6 +712,28 @@ fn machine_status() -> &'static SandboxStatus {
     })
 }
 
+/// Starts, on a thread of its own, what building a sandbox with these
+/// limits waits for first: the probe of what this machine enforces (a
+/// forked child trying each namespace) and, on cgroup v1, the cgroup of
+/// the first command. A program calls it as soon as it knows it will
+/// confine commands, so that the work overlaps its own start;
+/// [`SandboxBuilder::build`] then waits only for what is still running.
+/// Without the sandbox on this platform it does nothing.
+pub fn prefetch(limits: &SandboxLimits) {
+    #[cfg(all(target_os = "linux", feature = "sandbox"))]
+    {
+        let limits = *limits;
+        let _ = std::thread::Builder::new()
+            .name("agentcore-probe".to_owned())
+            .spawn(move || {
+                linux::prepare_cgroups(&limits);
+                let _ = machine_status();
+            });
+    }
+    #[cfg(not(all(target_os = "linux", feature = "sandbox")))]
+    let _ = limits;
+}
+
 /// Variables [`Sandbox::confine`] removes from a command's environment:
 /// the ssh agent's and the D-Bus session's sockets give authority the
 /// sandbox would not.

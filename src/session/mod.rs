@@ -176,6 +176,12 @@ impl Session {
     /// session starts all the same.
     #[cfg(feature = "mcp-client")]
     pub async fn connect(config: SessionConfig) -> Result<Self, SessionError> {
+        // The sandbox's probe runs while the servers mount and the session
+        // is put together.
+        let sandbox_policy = config.sandbox_policy();
+        if sandbox_policy.mode != crate::sandbox::SandboxMode::Off {
+            crate::sandbox::prefetch(&sandbox_policy.limits);
+        }
         let mounted =
             crate::mcp::client::mount_with(&config.all_mcp_servers(), config.mcp_sign_in.clone())
                 .await;

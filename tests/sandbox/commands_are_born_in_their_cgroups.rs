@@ -3,7 +3,8 @@
 //! that must never change: every command is in a cgroup of its own,
 //! however it was spawned; agentcore's own threads are not left in it
 //! (the spawner leaves right after the fork, and the command's process
-//! limit is its own again); the cgroup goes when the command does.
+//! limit is its own again); the cgroup goes when the command does (off
+//! the call's path, within moments).
 
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
@@ -167,10 +168,9 @@ async fn a_command_is_born_in_its_cgroup_which_the_spawner_leaves_at_once() {
         drop(child.stdin.take());
         assert!(child.wait().await.unwrap().success());
         drop(confinement);
-        assert!(
-            !memory_root.join(&memory).exists() && !pids_root.join(&pids).exists(),
-            "the command's cgroup outlived it"
-        );
+        eventually("the command's cgroup outlived it", || {
+            !memory_root.join(&memory).exists() && !pids_root.join(&pids).exists()
+        });
     }
     assert!(
         born_in > 0,
@@ -215,9 +215,8 @@ async fn a_command_spawned_elsewhere_still_joins_its_own_cgroup() {
             "agentcore is in the command's cgroup"
         );
         drop(confinement);
-        assert!(
-            !memory_root.join(&memory).exists(),
-            "the command's cgroup outlived it"
-        );
+        eventually("the command's cgroup outlived it", || {
+            !memory_root.join(&memory).exists()
+        });
     }
 }

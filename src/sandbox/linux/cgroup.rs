@@ -313,18 +313,55 @@ fn counter(file: &Path, name: &str) -> u64 {
 }
 
 impl Drop for CommandCgroup {
-    /// Removes the folders: M and G are gone once the command's status is
-    /// known (G's exit waits for every process of its namespace), so they
-    /// are empty; a few retries cover a process still being reaped.
+    /// Has the folders removed, off the caller's path: a removal can take
+    /// milliseconds (a v1 memory cgroup going offline), and a folder can be
+    /// busy a little longer (a process still being reaped, the spawner
+    /// still moving out: see [`super::spawner`]).
     fn drop(&mut self) {
-        for dir in self.dirs() {
-            for _ in 0..20 {
-                match fs::remove_dir(dir) {
-                    Err(e) if e.raw_os_error() == Some(libc::EBUSY) => {
-                        std::thread::sleep(std::time::Duration::from_millis(5));
-                    }
-                    _ => break,
+        let dirs: Vec<PathBuf> = self.dirs().into_iter().map(Path::to_path_buf).collect();
+        remove_later(dirs);
+    }
+}
+
+/// How often, and how long apart, a busy folder is tried again.
+const REMOVE_TRIES: u32 = 400;
+const REMOVE_PAUSE: std::time::Duration = std::time::Duration::from_millis(5);
+
+/// Hands `dirs` to the remover thread (started on first use), which
+/// removes each, trying a busy one again every 5 ms for 2 s; without the
+/// thread, removes them here.
+fn remove_later(dirs: Vec<PathBuf>) {
+    use std::sync::Mutex;
+    use std::sync::mpsc::{Sender, channel};
+    static REMOVER: OnceLock<Option<Mutex<Sender<Vec<PathBuf>>>>> = OnceLock::new();
+    let remover = REMOVER.get_or_init(|| {
+        let (send, receive) = channel::<Vec<PathBuf>>();
+        std::thread::Builder::new()
+            .name("agentcore-cgroup-rm".to_owned())
+            .spawn(move || {
+                while let Ok(dirs) = receive.recv() {
+                    remove_now(&dirs);
                 }
+            })
+            .ok()
+            .map(|_| Mutex::new(send))
+    });
+    let dirs = match remover {
+        Some(send) => match send.lock().unwrap_or_else(|e| e.into_inner()).send(dirs) {
+            Ok(()) => return,
+            Err(returned) => returned.0,
+        },
+        None => dirs,
+    };
+    remove_now(&dirs);
+}
+
+fn remove_now(dirs: &[PathBuf]) {
+    for dir in dirs {
+        for _ in 0..REMOVE_TRIES {
+            match fs::remove_dir(dir) {
+                Err(e) if e.raw_os_error() == Some(libc::EBUSY) => std::thread::sleep(REMOVE_PAUSE),
+                _ => break,
             }
         }
     }

@@ -90,9 +90,13 @@ pub(in crate::sandbox) fn probe() -> SandboxStatus {
 /// Forks a child that tries each step of [`STEPS`] and reports their
 /// errnos over a pipe.
 fn trial() -> io::Result<[i32; 5]> {
-    let scratch = tempfile::Builder::new()
-        .prefix("agentcore-sandbox-probe-")
-        .tempdir()?;
+    // Named after this process (`agentcore-sandbox-PID-START-probe-`), so
+    // that a later start removes it if this process ends mid-probe.
+    let prefix = format!(
+        "{}probe-",
+        crate::process::owned_prefix(crate::process::SANDBOX_PREFIX)
+    );
+    let scratch = tempfile::Builder::new().prefix(&prefix).tempdir()?;
     let tmpfs_dir = scratch.path().join("tmpfs");
     let ro_dir = scratch.path().join("ro");
     std::fs::create_dir(&tmpfs_dir)?;
