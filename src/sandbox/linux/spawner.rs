@@ -7,22 +7,24 @@
 //! docs/performance.md, "Commands born in their cgroups"). A fork is not
 //! a move: a child starts in the cgroups of the thread that forked it.
 //!
-//! So one thread of this process, the spawner, moves itself ahead of time
-//! into a cgroup made for the next command (cgroup v1 moves single
-//! threads; v2 does not, and keeps M's join). [`take`] hands that cgroup
-//! to the next command's plan, with a [`Ticket`]; the command is then
-//! forked on the spawner ([`Ticket::spawn`]), so M starts inside, checks
-//! that it did (its own `/proc/thread-self/cgroup`, the lines the spawner
-//! read) and skips the join. Right after the fork the spawner moves into
-//! the cgroup of the command after, paying the grace period off every
-//! command's path, and the cgroup it left is the command's alone.
+//! So a few threads of this process, the spawners ([`WORKERS`]), each
+//! move themselves ahead of time into a cgroup made for a coming command
+//! (cgroup v1 moves single threads; v2 does not, and keeps M's join).
+//! [`take`] hands a ready one to the next command's plan, with a
+//! [`Ticket`]; the command is then forked on that spawner
+//! ([`Ticket::spawn`]), so M starts inside, checks that it did (its own
+//! `/proc/thread-self/cgroup`, the lines the spawner read) and skips the
+//! join. Right after the fork the spawner moves into a new cgroup, paying
+//! the grace period off every command's path, and the cgroup it left is
+//! the command's alone. With several spawners, a command that follows
+//! another at once finds one ready while the last one is still moving.
 //!
 //! A cgroup is made with the limits of the command that will use it
-//! ([`Key`]); a command with other limits, or one that comes while the
-//! spawner is busy, gets a cgroup of its own and joins it as before. The
+//! ([`Key`]); a command with other limits, or one that comes while every
+//! spawner is busy, gets a cgroup of its own and joins it as before. A
 //! spawner only ever forks from a cgroup it verified it is in; if a move
 //! fails it goes back to this process's own cgroups, and after three
-//! failures it stops (every command then joins).
+//! failures it stops (its commands then join).
 
 use std::io;
 use std::os::fd::OwnedFd;
@@ -37,8 +39,13 @@ use super::cgroup::{self, CommandCgroup};
 /// counted); `None`, not bounded by a cgroup.
 pub(super) type Key = (Option<u64>, Option<u64>);
 
-/// Moves after which the spawner gives up.
+/// Moves after which a spawner gives up.
 const MAX_FAILURES: u32 = 3;
+
+/// Spawner threads, each with a cgroup of its own ready: a command that
+/// follows another at once finds one ready while the other still moves
+/// (a grace period can outlast a short command).
+const WORKERS: usize = 3;
 
 /// How long an unused ticket waits for the spawner to leave its cgroup
 /// (a grace period, normally a few ms).
@@ -101,24 +108,26 @@ impl Shared {
     }
 }
 
-/// The spawner, started by the first [`want`] on a machine whose command
-/// cgroups are all v1.
-fn shared() -> Option<&'static Arc<Shared>> {
-    static SPAWNER: OnceLock<Option<Arc<Shared>>> = OnceLock::new();
-    SPAWNER
-        .get_or_init(|| {
-            let shared = Arc::new(Shared {
-                state: Mutex::new(State::default()),
-                changed: Condvar::new(),
-            });
-            let theirs = shared.clone();
-            std::thread::Builder::new()
-                .name("agentcore-spawner".to_owned())
-                .spawn(move || run(&theirs))
-                .ok()
-                .map(|_| shared)
-        })
-        .as_ref()
+/// The spawners, started by the first [`want`] on a machine whose
+/// command cgroups are all v1 (those whose thread could be started).
+fn workers() -> &'static [Arc<Shared>] {
+    static SPAWNERS: OnceLock<Vec<Arc<Shared>>> = OnceLock::new();
+    SPAWNERS.get_or_init(|| {
+        (0..WORKERS)
+            .filter_map(|_| {
+                let shared = Arc::new(Shared {
+                    state: Mutex::new(State::default()),
+                    changed: Condvar::new(),
+                });
+                let theirs = shared.clone();
+                std::thread::Builder::new()
+                    .name("agentcore-spawner".to_owned())
+                    .spawn(move || run(&theirs))
+                    .ok()
+                    .map(|_| shared)
+            })
+            .collect()
+    })
 }
 
 /// Whether commands with this machine's cgroups can be born in them.
@@ -138,7 +147,7 @@ pub(super) fn want(machine: &cgroup::Cgroups, key: Key) {
     if key == (None, None) || !applies(machine) {
         return;
     }
-    if let Some(shared) = shared() {
+    for shared in workers() {
         let mut state = shared.lock();
         if state.want != Some(key) {
             state.want = Some(key);
@@ -154,35 +163,43 @@ pub(super) fn take(machine: &cgroup::Cgroups, key: Key) -> Option<Taken> {
     if key == (None, None) || !applies(machine) {
         return None;
     }
-    let shared = shared()?;
-    let mut state = shared.lock();
-    if state.want != Some(key) {
-        state.want = Some(key);
-        shared.changed.notify_all();
-    }
-    if state.stopped || state.reserved.is_some() || state.ready.as_ref()?.key != key {
-        return None;
-    }
-    let slot = state.ready.take()?;
-    state.reserved = Some(slot.id);
-    Some(Taken {
-        cgroup: slot.cgroup,
-        join: slot.join,
-        lines: slot.lines,
-        ticket: Ticket {
-            id: slot.id,
-            used: false,
-        },
+    want(machine, key);
+    workers().iter().find_map(|shared| {
+        let mut state = shared.lock();
+        if state.stopped || state.reserved.is_some() || state.ready.as_ref()?.key != key {
+            return None;
+        }
+        let slot = state.ready.take()?;
+        state.reserved = Some(slot.id);
+        Some(Taken {
+            cgroup: slot.cgroup,
+            join: slot.join,
+            lines: slot.lines,
+            ticket: Ticket {
+                worker: shared.clone(),
+                id: slot.id,
+                used: false,
+            },
+        })
     })
 }
 
 /// The right to fork one command in the cgroup [`take`] handed out.
 /// Dropped unused, it lets the spawner leave that cgroup (and waits until
 /// it has, so the cgroup can be removed).
-#[derive(Debug)]
 pub(super) struct Ticket {
+    worker: Arc<Shared>,
     id: u64,
     used: bool,
+}
+
+impl std::fmt::Debug for Ticket {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Ticket")
+            .field("id", &self.id)
+            .field("used", &self.used)
+            .finish_non_exhaustive()
+    }
 }
 
 impl Ticket {
@@ -194,9 +211,10 @@ impl Ticket {
         mut self,
         cmd: &mut tokio::process::Command,
     ) -> io::Result<tokio::process::Child> {
-        let (Ok(runtime), Some(shared)) = (tokio::runtime::Handle::try_current(), shared()) else {
+        let Ok(runtime) = tokio::runtime::Handle::try_current() else {
             return cmd.spawn();
         };
+        let shared = self.worker.clone();
         let (reply, answer) = mpsc::sync_channel(1);
         {
             let mut state = shared.lock();
@@ -228,9 +246,7 @@ impl Drop for Ticket {
         if self.used {
             return;
         }
-        let Some(shared) = shared() else {
-            return;
-        };
+        let shared = &self.worker;
         let mut state = shared.lock();
         if state.reserved == Some(self.id) {
             state.reserved = None;
