@@ -472,6 +472,36 @@ impl SandboxBuilder {
                 std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700))?;
             }
         }
+        let allowlist =
+            self.network_access == NetworkAccess::Allowlist && self.mode != SandboxMode::Off;
+        // The session's loopback (and bounded tmpfs) are made by a forked
+        // helper, on a thread of their own while the rest is put together.
+        #[cfg(all(target_os = "linux", feature = "sandbox"))]
+        let making_net = (self.mode != SandboxMode::Off
+            && !self.network
+            && (!self.per_command_loopback || allowlist)
+            && status.has(Feature::NetworkNamespace))
+        .then(|| {
+            let dirs = [tmp.clone(), shm.clone()];
+            // Files in the tmpfs are memory no command's account keeps once
+            // it ends: never more than a command may hold.
+            let bytes = self
+                .limits
+                .tmp_size
+                .map(|bytes| self.limits.memory.map_or(bytes, |memory| bytes.min(memory)));
+            let make = move || {
+                let bounded = bytes.map(|bytes| (&dirs[..], bytes));
+                // A helper that cannot mount makes the namespaces without.
+                linux::SessionNet::new(bounded).or_else(|e| match bounded {
+                    Some(_) => linux::SessionNet::new(None),
+                    None => Err(e),
+                })
+            };
+            std::thread::Builder::new()
+                .name("agentcore-session-net".to_owned())
+                .spawn(make)
+        })
+        .and_then(Result::ok);
         // Every root the command may write under, canonical; one inside
         // another is writable through it, and left out so that no root's
         // parent is writable inside (a command could swap it for a link).
@@ -526,37 +556,14 @@ impl SandboxBuilder {
                     linux::warm_up(&warm);
                 });
         }
-        let allowlist =
-            self.network_access == NetworkAccess::Allowlist && self.mode != SandboxMode::Off;
         #[cfg(all(target_os = "linux", feature = "sandbox"))]
-        let session_net = if self.mode != SandboxMode::Off
-            && !self.network
-            && (!self.per_command_loopback || allowlist)
-            && status.has(Feature::NetworkNamespace)
-        {
-            let dirs = [tmp.clone(), shm.clone()];
-            // Files in the tmpfs are memory no command's account keeps once
-            // it ends: never more than a command may hold.
-            let bounded = self
-                .limits
-                .tmp_size
-                .map(|bytes| self.limits.memory.map_or(bytes, |memory| bytes.min(memory)))
-                .map(|bytes| (&dirs[..], bytes));
-            // A helper that cannot mount makes the namespaces without.
-            let made = linux::SessionNet::new(bounded).or_else(|e| match bounded {
-                Some(_) => linux::SessionNet::new(None),
-                None => Err(e),
-            });
-            match made {
-                Ok(net) => {
-                    status = status.with_shared_loopback(true);
-                    Some(Arc::new(net))
-                }
-                // Commands then get a network namespace each.
-                Err(_) => None,
+        let session_net = match making_net.map(std::thread::JoinHandle::join) {
+            Some(Ok(Ok(net))) => {
+                status = status.with_shared_loopback(true);
+                Some(Arc::new(net))
             }
-        } else {
-            None
+            // Commands then get a network namespace each.
+            _ => None,
         };
         // The allow list's proxies, on the session's loopback. Without
         // them commands get no network at all: fail closed.
@@ -722,13 +729,15 @@ fn machine_status() -> &'static SandboxStatus {
 pub fn prefetch(limits: &SandboxLimits) {
     #[cfg(all(target_os = "linux", feature = "sandbox"))]
     {
-        let limits = *limits;
+        // Two threads: the probe's fork should not wait for the cgroups'
+        // set-up (file reads, a trial folder, the spawners' threads).
         let _ = std::thread::Builder::new()
             .name("agentcore-probe".to_owned())
-            .spawn(move || {
-                linux::prepare_cgroups(&limits);
-                let _ = machine_status();
-            });
+            .spawn(machine_status);
+        let limits = *limits;
+        let _ = std::thread::Builder::new()
+            .name("agentcore-cgroups".to_owned())
+            .spawn(move || linux::prepare_cgroups(&limits));
     }
     #[cfg(not(all(target_os = "linux", feature = "sandbox")))]
     let _ = limits;
