@@ -142,12 +142,18 @@ fn applies(machine: &cgroup::Cgroups) -> bool {
 }
 
 /// Asks for a cgroup with `key`'s limits to be ready for the next
-/// command (at a sandbox's start: its first command finds it made).
+/// command (at a sandbox's start: its first command finds it made). One
+/// spawner is set to work now; the others join in once commands come
+/// ([`take`]), so that a start makes one cgroup, not [`WORKERS`].
 pub(super) fn want(machine: &cgroup::Cgroups, key: Key) {
+    want_of(machine, key, 1);
+}
+
+fn want_of(machine: &cgroup::Cgroups, key: Key, spawners: usize) {
     if key == (None, None) || !applies(machine) {
         return;
     }
-    for shared in workers() {
+    for shared in workers().iter().take(spawners) {
         let mut state = shared.lock();
         if state.want != Some(key) {
             state.want = Some(key);
@@ -163,7 +169,7 @@ pub(super) fn take(machine: &cgroup::Cgroups, key: Key) -> Option<Taken> {
     if key == (None, None) || !applies(machine) {
         return None;
     }
-    want(machine, key);
+    want_of(machine, key, WORKERS);
     workers().iter().find_map(|shared| {
         let mut state = shared.lock();
         if state.stopped || state.reserved.is_some() || state.ready.as_ref()?.key != key {
