@@ -7,7 +7,7 @@ PATH, or the rows that need them are left out):
 
     cargo build --release --bin agentcore
     python3 benches/bash_side_by_side.py --binary target/release/agentcore \\
-        [--old OTHER_AGENTCORE] [--calls 100] [--starts 20] [--flood 5] [--only ROWS]
+        [--old OTHER_AGENTCORE] [--calls 100] [--starts 20] [--flood 5] [--pause 0] [--only ROWS]
 
 ROWS (comma-separated, default all): `true`, `cold`, `first`, `flood`.
 
@@ -17,9 +17,13 @@ ROWS (comma-separated, default all): `true`, `cold`, `first`, `flood`.
   them, spawned from this script, `bash -c true` and
   `bwrap --ro-bind / / --unshare-all true` (fork, exec, wait).
 - `cold`: from spawning `agentcore mcp` to its `initialize` answer, sandbox
-  on and off, a fresh process each time.
-- `first`: a fresh `agentcore mcp` per round: the time of its first bash
-  call (sent right after `initialize`), then its second and third.
+  on and off, a fresh process each time, `--pause` seconds after the last
+  one ended (the kernel tears a process's namespaces down after it exits,
+  holding locks the next start's namespaces need: back to back, a start
+  pays for the one before).
+- `first`: a fresh `agentcore mcp` per round (`--pause` after the last):
+  the time of its first bash call (sent right after `initialize`), then
+  its second and third.
 - `flood`: `yes | head -c 100000000` through each server's bash, and the
   server's peak resident memory (`VmHWM` of its process after the call,
   which for agentcore is every byte the call took; Claude Code's counts its
@@ -178,6 +182,7 @@ def bench_cold(args, ws: str, off: str) -> None:
     times: dict[str, list[float]] = {}
     for _ in range(args.starts):
         for name, argv in agentcores(args, ws, off):
+            time.sleep(args.pause)
             s = Server(name, argv, ws, "bash")
             times.setdefault(name, []).append(s.start())
             s.stop()
@@ -190,6 +195,7 @@ def bench_first(args, ws: str, off: str) -> None:
     times: dict[str, list[float]] = {}
     for _ in range(args.starts):
         for name, argv in agentcores(args, ws, off):
+            time.sleep(args.pause)
             s = Server(name, argv, ws, "bash")
             s.start()
             for k, label in enumerate(("first", "second", "third")):
@@ -227,6 +233,8 @@ def main() -> None:
     p.add_argument("--calls", type=int, default=100)
     p.add_argument("--starts", type=int, default=20)
     p.add_argument("--flood", type=int, default=5)
+    p.add_argument("--pause", type=float, default=0.0,
+                   help="seconds between one start's end and the next start (cold, first)")
     p.add_argument("--only", default="true,cold,first,flood")
     args = p.parse_args()
     args.binary = os.path.abspath(args.binary)

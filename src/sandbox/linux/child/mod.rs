@@ -240,7 +240,11 @@ fn in_cgroups(lines: &[Vec<u8>]) -> bool {
             return false;
         }
     }
-    let text = &buf[..len];
+    has_lines(&buf[..len], lines)
+}
+
+/// Whether every one of `lines` is a whole line of `text`.
+fn has_lines(text: &[u8], lines: &[Vec<u8>]) -> bool {
     lines.iter().all(|want| {
         text.split(|b| *b == b'\n')
             .any(|line| line == want.as_slice())
@@ -334,4 +338,33 @@ pub(super) unsafe fn enter(plan: &Plan) -> io::Result<()> {
             .map_err(|e| report.fail(Step::Terminal, 0, e))?;
     }
     restrict::restrict(plan, &report)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::has_lines;
+
+    #[test]
+    fn born_in_means_every_line_whole_never_a_prefix_or_a_part() {
+        let text = b"8:pids:/agentcore-7-10\n4:memory:/p/agentcore-7-10\n0::/\n";
+        let line = |s: &str| s.as_bytes().to_vec();
+        assert!(has_lines(
+            text,
+            &[
+                line("8:pids:/agentcore-7-10"),
+                line("4:memory:/p/agentcore-7-10")
+            ]
+        ));
+        // `-1` is a prefix of `-10`: another command's cgroup.
+        assert!(!has_lines(text, &[line("8:pids:/agentcore-7-1")]));
+        assert!(!has_lines(text, &[line("pids:/agentcore-7-10")]));
+        // One hierarchy inside and the other not is not born in.
+        assert!(!has_lines(
+            text,
+            &[
+                line("8:pids:/agentcore-7-10"),
+                line("4:memory:/p/agentcore-7-11")
+            ]
+        ));
+    }
 }
