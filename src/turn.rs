@@ -12,15 +12,14 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 use agentcore_stages::{
-    Call, CancelReason, Cancellation, Event, EventSink, ToolResult, ToolResultMessage,
-    ToolResultSummary,
+    Call, CancelReason, Cancellation, Event, EventSink, PipelineService, ToolResult,
+    ToolResultMessage, ToolResultSummary,
 };
 use futures::stream::{FuturesUnordered, Stream, StreamExt};
 use tokio::sync::mpsc::UnboundedReceiver;
-use tower::{Service, ServiceExt};
 
 use crate::message::ToolCall;
-use crate::scheduler::service::Group;
+use crate::scheduler::service::{Entered, Group};
 use crate::scheduler::{Scheduler, SchedulerError, SteeringPolicy};
 
 static NEXT_GROUP: AtomicU64 = AtomicU64::new(1);
@@ -45,6 +44,9 @@ static NEXT_GROUP: AtomicU64 = AtomicU64::new(1);
 /// ```
 pub struct Turn {
     scheduler: Scheduler,
+    /// The turn's own handle on the scheduler's pipeline: a call admitted
+    /// on arrival is run by the turn's task (see [`Turn::run_stream`]).
+    pipeline: PipelineService,
     sink: EventSink,
     control: TurnControl,
 }
@@ -126,6 +128,7 @@ impl Turn {
         };
         Self {
             scheduler: scheduler.clone(),
+            pipeline: scheduler.pipeline(),
             sink,
             control,
         }
@@ -153,6 +156,15 @@ impl Turn {
     /// Runs calls as they arrive (e.g. while the model is still streaming);
     /// each is enqueued on arrival. Dropping the returned future cancels
     /// every call of the turn that has not ended.
+    ///
+    /// A call that may start on arrival (nothing queued before it, a slot
+    /// free) starts in this future's task: its first poll runs here, and a
+    /// call that ends there (nothing to wait for) costs no task of its own.
+    /// A call that does not end on its first poll (it waits on I/O, a
+    /// timer, the blocking pool, a child process) goes on in a task of its
+    /// own, as a queued call does once admitted, so every started call
+    /// runs on whether or not this future is polled, and safe calls run
+    /// side by side on the runtime's threads.
     pub async fn run_stream(
         mut self,
         calls: impl Stream<Item = ToolCall>,
@@ -167,11 +179,15 @@ impl Turn {
                     None => arriving = false,
                     Some(tool_call) => {
                         let call = self.prepare(tool_call);
-                        let scheduler = self.scheduler.ready().await?;
-                        let response = scheduler.call(call);
                         let index = results.len();
-                        results.push(None);
-                        pending.push(async move { (index, response.await) });
+                        let group = self.control.group;
+                        match self.scheduler.enter(call, group, &mut self.pipeline).await? {
+                            Entered::Ended(result) => results.push(Some(result)),
+                            Entered::Running(response) => {
+                                results.push(None);
+                                pending.push(async move { (index, response.await) });
+                            }
+                        }
                     }
                 },
                 Some((index, result)) = pending.next() => {
@@ -206,17 +222,13 @@ impl Turn {
             // Steering already arrived: this call will not start.
             cancellation.cancel(CancelReason::Skip);
         }
-        let mut call = Call::new_with_cancellation(
+        Call::new_with_cancellation(
             tool_call.call_id,
             tool_call.name,
             tool_call.args,
             cancellation,
         )
-        .with_sink(self.sink.clone());
-        call.context_mut()
-            .extensions_mut()
-            .insert(self.control.group);
-        call
+        .with_sink(self.sink.clone())
     }
 }
 
