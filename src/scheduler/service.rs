@@ -257,6 +257,10 @@ impl Scheduler {
         group: Group,
         pipeline: &mut PipelineService,
     ) -> Result<Entered, SchedulerError> {
+        // Calls that end at once never make the turn wait: a long batch of
+        // them gives the thread back now and then, as tokio's own
+        // resources do, before a call is admitted.
+        tokio::task::coop::consume_budget().await;
         let admission = classify(&self.registry, &mut call);
         // A first poll needs a runtime's context (timers, the blocking
         // pool); a caller outside one has its calls run by the runtime

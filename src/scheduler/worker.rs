@@ -10,6 +10,7 @@
 use std::collections::{HashMap, VecDeque};
 use std::convert::Infallible;
 use std::future::Future;
+use std::hash::{BuildHasherDefault, Hasher};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError, Weak};
 
 use agentcore_stages::{
@@ -58,10 +59,32 @@ struct InFlight {
     task: Option<AbortHandle>,
 }
 
+/// Hashes the in-flight calls' ids: numbers this module counts up, not
+/// input, so one multiplication (its high bits spread, as the table's
+/// probing wants) does instead of SipHash.
+#[derive(Default)]
+struct IdHasher(u64);
+
+impl Hasher for IdHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        for &byte in bytes {
+            self.write_u64(self.0.rotate_left(8) ^ u64::from(byte));
+        }
+    }
+
+    fn write_u64(&mut self, id: u64) {
+        self.0 = id.wrapping_mul(0x9e37_79b9_7f4a_7c15);
+    }
+}
+
 /// The queue and what runs, under [`Shared::state`].
 struct State {
     queue: VecDeque<Queued>,
-    in_flight: HashMap<u64, InFlight>,
+    in_flight: HashMap<u64, InFlight, BuildHasherDefault<IdHasher>>,
     next_id: u64,
     safe_running: usize,
     unsafe_running: bool,
@@ -93,7 +116,7 @@ impl Shared {
         let shared = Arc::new(Self {
             state: Mutex::new(State {
                 queue: VecDeque::new(),
-                in_flight: HashMap::new(),
+                in_flight: HashMap::default(),
                 next_id: 0,
                 safe_running: 0,
                 unsafe_running: false,
@@ -480,5 +503,86 @@ impl Drop for Worker {
         if let Some(shared) = self.shared.upgrade() {
             shared.close();
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use agentcore_stages::{Pipeline, ToolRegistry};
+    use tokio::sync::Semaphore;
+
+    use super::*;
+
+    fn shared(max_concurrency: usize) -> (Arc<Shared>, Worker) {
+        let pipeline = Pipeline::builder()
+            .registry(Arc::new(ToolRegistry::new()))
+            .build();
+        let config = SchedulerConfig {
+            max_concurrency,
+            ..SchedulerConfig::default()
+        };
+        Shared::new(pipeline.service(), config)
+    }
+
+    fn admission(safe: bool) -> Admission {
+        Admission {
+            safe,
+            interrupt: InterruptBehavior::Cancel,
+        }
+    }
+
+    fn start(shared: &Arc<Shared>, safe: bool) -> Option<Ending> {
+        shared.start_now(admission(safe), None, &Cancellation::new())
+    }
+
+    #[tokio::test]
+    async fn calls_start_now_while_the_rule_has_a_slot_for_them() {
+        let (shared, _worker) = shared(2);
+        let first = start(&shared, true).expect("a free field");
+        let second = start(&shared, true).expect("a second safe slot");
+        assert!(start(&shared, true).is_none(), "two safe slots");
+        assert!(start(&shared, false).is_none(), "safe calls run");
+        drop(first);
+        let third = start(&shared, true).expect("a slot was freed");
+        drop((second, third));
+        let unsafe_call = start(&shared, false).expect("an empty field");
+        assert!(start(&shared, true).is_none(), "an unsafe call runs alone");
+        let cancelled = Cancellation::new();
+        cancelled.cancel(CancelReason::Skip);
+        let skipped = shared.start_now(admission(true), None, &cancelled);
+        assert!(skipped.is_some(), "a cancelled call takes no slot");
+        drop((unsafe_call, skipped));
+        assert_eq!(shared.lock().in_flight.len(), 0);
+    }
+
+    #[tokio::test]
+    async fn no_call_starts_now_ahead_of_a_queued_one() {
+        let (shared, _worker) = shared(2);
+        let running = start(&shared, false).expect("an empty field");
+        let places = Arc::new(Semaphore::new(1));
+        let (reply, _rx) = oneshot::channel();
+        let cancellation = Cancellation::new();
+        shared.enqueue(Queued {
+            call: Call::new("queued", "ghost", "{}"),
+            admission: admission(false),
+            group: None,
+            cancellation: cancellation.clone(),
+            permit: places.try_acquire_owned().expect("a place"),
+            reply,
+        });
+        assert_eq!(shared.lock().queue.len(), 1);
+        let skipped = Cancellation::new();
+        skipped.cancel(CancelReason::Skip);
+        assert!(shared.start_now(admission(true), None, &skipped).is_none());
+        cancellation.cancel(CancelReason::Abort);
+        drop(running);
+        assert!(shared.lock().queue.is_empty(), "the queued call started");
+    }
+
+    #[tokio::test]
+    async fn nothing_starts_now_once_the_worker_is_gone() {
+        let (shared, worker) = shared(2);
+        drop(worker);
+        assert!(start(&shared, true).is_none());
     }
 }

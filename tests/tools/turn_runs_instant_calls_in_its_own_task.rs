@@ -265,7 +265,10 @@ fn a_panicking_call_in_a_batch_leaves_the_others_alone() {
         turn.run(calls(&args)).await.unwrap()
     });
     use Outcome::{Failed, Success};
-    assert_eq!(outcomes(&result), [Success, Failed, Success, Failed, Success]);
+    assert_eq!(
+        outcomes(&result),
+        [Success, Failed, Success, Failed, Success]
+    );
     assert_eq!(
         result.results[1].text(),
         r#"tool "where" panicked: on its first poll"#
@@ -408,4 +411,24 @@ async fn a_panicking_event_sink_ends_the_turn_with_an_error_not_a_panic() {
         .await
         .unwrap();
     assert_eq!(outcomes(&result), [Outcome::Success, Outcome::Success]);
+}
+
+#[tokio::test]
+async fn a_long_batch_of_instant_calls_lets_the_threads_other_tasks_run() {
+    let log = Log::default();
+    let scheduler = mixed(&log, SchedulerConfig::default());
+    let other = log.clone();
+    let _other = tokio::spawn(async move { other.start("other") });
+    let calls = (0..1000).map(|i| ToolCall::new(format!("c{i}"), "instant", json!({})));
+    let result = Turn::new(&scheduler, EventSink::noop())
+        .run(calls)
+        .await
+        .unwrap();
+    assert_eq!(result.results.len(), 1000);
+    let started = log.started();
+    let other = started.iter().position(|id| id == "other");
+    assert!(
+        other.is_some_and(|at| at < 1000),
+        "the other task ran before the batch ended: {other:?}"
+    );
 }
