@@ -3,7 +3,9 @@
 //!
 //! Calls may arrive all at once or as a stream, so a harness can start safe
 //! calls while the model is still streaming the rest of its message;
-//! admission order is arrival order. `ToolExecEnd` is emitted as each call
+//! admission order is arrival order. A call admitted on arrival starts in
+//! the turn's task and keeps it only while it does not wait (see
+//! [`Turn::run_stream`]). `ToolExecEnd` is emitted as each call
 //! finishes; when every call has ended, one tool-result message per call
 //! (`MessageStart` / `MessageEnd`) follows in source order, then one
 //! `ModelResponse` with all results.

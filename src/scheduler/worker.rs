@@ -3,9 +3,12 @@
 //!
 //! Admission happens wherever something changes, under one lock: a handle
 //! enqueues a call and admits what the rule allows (a lone call starts on
-//! the spot, with no task in between), a call that ends frees its slot and
-//! admits the next ones, steering and abort act at once. The worker task
-//! only keeps the scheduler's lifetime: dropping it ends every call.
+//! the spot, with no task in between), a turn's call that may start on
+//! arrival is admitted without queueing and run by the turn's task until
+//! it waits ([`Shared::start_now`], [`Shared::hand_over`]), a call that
+//! ends frees its slot and admits the next ones, steering and abort act at
+//! once. The worker task only keeps the scheduler's lifetime: dropping it
+//! ends every call.
 
 use std::collections::{HashMap, VecDeque};
 use std::convert::Infallible;
