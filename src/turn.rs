@@ -174,9 +174,18 @@ impl Turn {
         let mut calls = std::pin::pin!(calls);
         let mut arriving = true;
         let mut pending = FuturesUnordered::new();
-        let mut results: Vec<Option<ToolResult>> = Vec::new();
+        // Room for the calls the stream says are coming, within the queue's
+        // bound (a stream's hint is not to be trusted with memory).
+        let expected = calls
+            .size_hint()
+            .0
+            .min(self.scheduler.config().queue_capacity);
+        let mut results: Vec<Option<ToolResult>> = Vec::with_capacity(expected);
         loop {
             tokio::select! {
+                // Arrivals first: a result read later is the same result,
+                // and no die is rolled for each call.
+                biased;
                 next = calls.next(), if arriving => match next {
                     None => arriving = false,
                     Some(tool_call) => {
