@@ -39,10 +39,13 @@ impl Rendezvous {
     }
 }
 
-/// Where a call ran: the task of its first poll, and the task that
+/// Where a call ran: its id, the task of its first poll, and the task that
 /// finished it (after `"wait": true`, a yield, it is the call's own).
+type Ran = (String, Option<Id>, Option<Id>);
+
+/// Where each call ran.
 #[derive(Clone, Default)]
-struct Tasks(Arc<Mutex<Vec<(String, Option<Id>, Option<Id>)>>>);
+struct Tasks(Arc<Mutex<Vec<Ran>>>);
 
 /// Safe, cancellable. Args: `wait` (yield once: the first poll does not end
 /// it), `panic` (`"now"` on the first poll, `"later"` after a yield),
