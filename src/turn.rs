@@ -3,7 +3,9 @@
 //!
 //! Calls may arrive all at once or as a stream, so a harness can start safe
 //! calls while the model is still streaming the rest of its message;
-//! admission order is arrival order. `ToolExecEnd` is emitted as each call
+//! admission order is arrival order. A call admitted on arrival starts in
+//! the turn's task and keeps it only while it does not wait (see
+//! [`Turn::run_stream`]). `ToolExecEnd` is emitted as each call
 //! finishes; when every call has ended, one tool-result message per call
 //! (`MessageStart` / `MessageEnd`) follows in source order, then one
 //! `ModelResponse` with all results.
@@ -12,15 +14,14 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 use agentcore_stages::{
-    Call, CancelReason, Cancellation, Event, EventSink, ToolResult, ToolResultMessage,
-    ToolResultSummary,
+    Call, CancelReason, Cancellation, Event, EventSink, PipelineService, ToolResult,
+    ToolResultMessage, ToolResultSummary,
 };
 use futures::stream::{FuturesUnordered, Stream, StreamExt};
 use tokio::sync::mpsc::UnboundedReceiver;
-use tower::{Service, ServiceExt};
 
 use crate::message::ToolCall;
-use crate::scheduler::service::Group;
+use crate::scheduler::service::{Entered, Group};
 use crate::scheduler::{Scheduler, SchedulerError, SteeringPolicy};
 
 static NEXT_GROUP: AtomicU64 = AtomicU64::new(1);
@@ -45,6 +46,9 @@ static NEXT_GROUP: AtomicU64 = AtomicU64::new(1);
 /// ```
 pub struct Turn {
     scheduler: Scheduler,
+    /// The turn's own handle on the scheduler's pipeline: a call admitted
+    /// on arrival is run by the turn's task (see [`Turn::run_stream`]).
+    pipeline: PipelineService,
     sink: EventSink,
     control: TurnControl,
 }
@@ -126,6 +130,7 @@ impl Turn {
         };
         Self {
             scheduler: scheduler.clone(),
+            pipeline: scheduler.pipeline(),
             sink,
             control,
         }
@@ -153,6 +158,15 @@ impl Turn {
     /// Runs calls as they arrive (e.g. while the model is still streaming);
     /// each is enqueued on arrival. Dropping the returned future cancels
     /// every call of the turn that has not ended.
+    ///
+    /// A call that may start on arrival (nothing queued before it, a slot
+    /// free) starts in this future's task: its first poll runs here, and a
+    /// call that ends there (nothing to wait for) costs no task of its own.
+    /// A call that does not end on its first poll (it waits on I/O, a
+    /// timer, the blocking pool, a child process) goes on in a task of its
+    /// own, as a queued call does once admitted, so every started call
+    /// runs on whether or not this future is polled, and safe calls run
+    /// side by side on the runtime's threads.
     pub async fn run_stream(
         mut self,
         calls: impl Stream<Item = ToolCall>,
@@ -160,18 +174,31 @@ impl Turn {
         let mut calls = std::pin::pin!(calls);
         let mut arriving = true;
         let mut pending = FuturesUnordered::new();
-        let mut results: Vec<Option<ToolResult>> = Vec::new();
+        // Room for the calls the stream says are coming, within the queue's
+        // bound (a stream's hint is not to be trusted with memory).
+        let expected = calls
+            .size_hint()
+            .0
+            .min(self.scheduler.config().queue_capacity);
+        let mut results: Vec<Option<ToolResult>> = Vec::with_capacity(expected);
         loop {
             tokio::select! {
+                // Arrivals first: a result read later is the same result,
+                // and no die is rolled for each call.
+                biased;
                 next = calls.next(), if arriving => match next {
                     None => arriving = false,
                     Some(tool_call) => {
                         let call = self.prepare(tool_call);
-                        let scheduler = self.scheduler.ready().await?;
-                        let response = scheduler.call(call);
                         let index = results.len();
-                        results.push(None);
-                        pending.push(async move { (index, response.await) });
+                        let group = self.control.group;
+                        match self.scheduler.enter(call, group, &mut self.pipeline).await? {
+                            Entered::Ended(result) => results.push(Some(result)),
+                            Entered::Running(response) => {
+                                results.push(None);
+                                pending.push(async move { (index, response.await) });
+                            }
+                        }
                     }
                 },
                 Some((index, result)) = pending.next() => {
@@ -206,17 +233,13 @@ impl Turn {
             // Steering already arrived: this call will not start.
             cancellation.cancel(CancelReason::Skip);
         }
-        let mut call = Call::new_with_cancellation(
+        Call::new_with_cancellation(
             tool_call.call_id,
             tool_call.name,
             tool_call.args,
             cancellation,
         )
-        .with_sink(self.sink.clone());
-        call.context_mut()
-            .extensions_mut()
-            .insert(self.control.group);
-        call
+        .with_sink(self.sink.clone())
     }
 }
 

@@ -8,6 +8,13 @@
 //!   Admission happens under one lock wherever the queue changes: in the
 //!   handle's `call` (a lone call starts there, each call in its own task),
 //!   when a call ends (the next ones start), and on steering and abort.
+//! - A turn's call that may start on arrival (nothing queued before it, a
+//!   slot free) starts in the turn's task: its first poll runs there, and
+//!   only a call that does not end on it (it waits on I/O, a timer, the
+//!   blocking pool) goes on in a task of its own with a reply channel. So
+//!   a call that ends at once costs no task, and every started call still
+//!   runs on without its caller polling, safe calls side by side on the
+//!   runtime's threads.
 //! - Safety is decided when a call enters, from a pure parse + coerce of its
 //!   arguments: `concurrency_safe(args)`, else `read_only(args)`; an unknown
 //!   tool, unparsable arguments or a panicking capability method count as

@@ -1,6 +1,7 @@
 //! The scheduler's handle: the tower service callers hold.
 
-use std::future::Future;
+use std::future::{Future, poll_fn};
+use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll, ready};
@@ -11,8 +12,9 @@ use agentcore_stages::{
 };
 use tokio::sync::{OwnedSemaphorePermit, Semaphore, oneshot};
 use tokio_util::sync::PollSemaphore;
+use tower::{Service, ServiceExt};
 
-use super::safety::classify;
+use super::safety::{Admission, classify};
 use super::worker::{Control, Queued, Shared, Worker};
 
 /// What steering (a user message arriving mid-turn) does.
@@ -201,7 +203,7 @@ impl Scheduler {
     }
 }
 
-impl tower::Service<Call<Unvalidated>> for Scheduler {
+impl Service<Call<Unvalidated>> for Scheduler {
     type Response = ToolResult;
     type Error = SchedulerError;
     type Future = ResponseFuture;
@@ -220,12 +222,102 @@ impl tower::Service<Call<Unvalidated>> for Scheduler {
     }
 
     fn call(&mut self, mut call: Call<Unvalidated>) -> Self::Future {
+        let admission = classify(&self.registry, &mut call);
+        self.enqueue(call, admission, None)
+    }
+}
+
+/// How a turn's call entered the scheduler ([`Scheduler::enter`]).
+pub(crate) enum Entered {
+    /// Admitted on the spot and ended on its first poll, in the caller's
+    /// task.
+    Ended(ToolResult),
+    /// Queued, or running on in a task of its own.
+    Running(ResponseFuture),
+}
+
+impl Scheduler {
+    /// The pipeline calls run through, for [`Scheduler::enter`].
+    pub(crate) fn pipeline(&self) -> PipelineService {
+        self.shared.pipeline().clone()
+    }
+
+    /// A turn's call: when nothing waits in the queue and the rule lets it
+    /// start now, it starts in the caller's task, on the spot: its
+    /// pipeline future (from `pipeline`, the caller's clone of
+    /// [`Scheduler::pipeline`]) is polled once there, and if that does not
+    /// end it, it goes on in a task of its own, as every queued call does.
+    /// A call that ends on its first poll (no I/O, nothing to wait for)
+    /// thus costs no task and no reply channel, and a call still running
+    /// never depends on its caller polling. Otherwise the call is queued
+    /// as by `poll_ready` and `call`.
+    pub(crate) async fn enter(
+        &mut self,
+        mut call: Call<Unvalidated>,
+        group: Group,
+        pipeline: &mut PipelineService,
+    ) -> Result<Entered, SchedulerError> {
+        // Calls that end at once never make the turn wait: a long batch of
+        // them gives the thread back now and then, as tokio's own
+        // resources do, before a call is admitted.
+        tokio::task::coop::consume_budget().await;
+        let admission = classify(&self.registry, &mut call);
+        // A first poll needs a runtime's context (timers, the blocking
+        // pool); a caller outside one has its calls run by the runtime
+        // the scheduler was made on.
+        let inside_a_runtime = tokio::runtime::Handle::try_current().is_ok();
+        let started = if inside_a_runtime {
+            self.shared
+                .start_now(admission, Some(group), call.context().cancellation())
+        } else {
+            None
+        };
+        let Some(ending) = started else {
+            poll_fn(|cx| self.poll_ready(cx)).await?;
+            return Ok(Entered::Running(self.enqueue(call, admission, Some(group))));
+        };
+        // Polled once here, with the caller's context; a panic that got
+        // past the pipeline's event guard (a panicking event sink) ends the
+        // turn as a panicking call task did: `Closed`.
+        let (mut call, mut future) = (Some(call), None);
+        let first = poll_fn(|cx| {
+            Poll::Ready(catch_unwind(AssertUnwindSafe(|| {
+                let call = call.take()?;
+                // The standard stack is always ready; a stack that is not
+                // is called once ready, in the call's own task.
+                let future = match pipeline.poll_ready(cx) {
+                    Poll::Ready(Ok(())) => future.insert(pipeline.call(call)),
+                    Poll::Pending => future.insert(Box::pin(pipeline.clone().oneshot(call))),
+                };
+                Some(future.as_mut().poll(cx))
+            })))
+        })
+        .await;
+        match (first, future) {
+            (Ok(Some(Poll::Ready(Ok(result)))), _) => {
+                // The slot is free before the caller's next call enters.
+                drop(ending);
+                Ok(Entered::Ended(result))
+            }
+            (Ok(Some(Poll::Pending)), Some(future)) => {
+                Ok(Entered::Running(self.shared.hand_over(future, ending)))
+            }
+            _ => Err(SchedulerError::Closed),
+        }
+    }
+
+    /// Queues a classified call behind every earlier one; the place
+    /// reserved by `poll_ready` is taken with it.
+    fn enqueue(
+        &mut self,
+        call: Call<Unvalidated>,
+        admission: Admission,
+        group: Option<Group>,
+    ) -> ResponseFuture {
         let Some(permit) = self.permit.take() else {
             panic!("Scheduler::call without poll_ready: reserve a place first");
         };
-        let admission = classify(&self.registry, &mut call);
         let cancellation = call.context().cancellation().clone();
-        let group = call.context().extensions().get::<Group>().copied();
         let (reply, rx) = oneshot::channel();
         let queued = Queued {
             call,
@@ -236,10 +328,7 @@ impl tower::Service<Call<Unvalidated>> for Scheduler {
             reply,
         };
         self.shared.enqueue(queued);
-        ResponseFuture {
-            rx,
-            cancel_on_drop: Some((cancellation, self.shared.clone())),
-        }
+        ResponseFuture::new(rx, Some((cancellation, self.shared.clone())))
     }
 }
 
@@ -249,6 +338,15 @@ impl tower::Service<Call<Unvalidated>> for Scheduler {
 pub struct ResponseFuture {
     rx: oneshot::Receiver<ToolResult>,
     cancel_on_drop: Option<(Cancellation, Arc<Shared>)>,
+}
+
+impl ResponseFuture {
+    pub(super) fn new(
+        rx: oneshot::Receiver<ToolResult>,
+        cancel_on_drop: Option<(Cancellation, Arc<Shared>)>,
+    ) -> Self {
+        Self { rx, cancel_on_drop }
+    }
 }
 
 impl Future for ResponseFuture {

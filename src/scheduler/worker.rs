@@ -3,11 +3,17 @@
 //!
 //! Admission happens wherever something changes, under one lock: a handle
 //! enqueues a call and admits what the rule allows (a lone call starts on
-//! the spot, with no task in between), a call that ends frees its slot and
-//! admits the next ones, steering and abort act at once. The worker task
-//! only keeps the scheduler's lifetime: dropping it ends every call.
+//! the spot, with no task in between), a turn's call that may start on
+//! arrival is admitted without queueing and run by the turn's task until
+//! it waits ([`Shared::start_now`], [`Shared::hand_over`]), a call that
+//! ends frees its slot and admits the next ones, steering and abort act at
+//! once. The worker task only keeps the scheduler's lifetime: dropping it
+//! ends every call.
 
 use std::collections::{HashMap, VecDeque};
+use std::convert::Infallible;
+use std::future::Future;
+use std::hash::{BuildHasherDefault, Hasher};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError, Weak};
 
 use agentcore_stages::{
@@ -19,7 +25,7 @@ use tokio::task::AbortHandle;
 use tower::ServiceExt;
 
 use super::safety::Admission;
-use super::service::{Group, SchedulerConfig, SteeringPolicy};
+use super::service::{Group, ResponseFuture, SchedulerConfig, SteeringPolicy};
 
 /// What steering and abort do, and which calls they reach.
 pub(crate) enum Control {
@@ -56,10 +62,32 @@ struct InFlight {
     task: Option<AbortHandle>,
 }
 
+/// Hashes the in-flight calls' ids: numbers this module counts up, not
+/// input, so one multiplication (its high bits spread, as the table's
+/// probing wants) does instead of SipHash.
+#[derive(Default)]
+struct IdHasher(u64);
+
+impl Hasher for IdHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        for &byte in bytes {
+            self.write_u64(self.0.rotate_left(8) ^ u64::from(byte));
+        }
+    }
+
+    fn write_u64(&mut self, id: u64) {
+        self.0 = id.wrapping_mul(0x9e37_79b9_7f4a_7c15);
+    }
+}
+
 /// The queue and what runs, under [`Shared::state`].
 struct State {
     queue: VecDeque<Queued>,
-    in_flight: HashMap<u64, InFlight>,
+    in_flight: HashMap<u64, InFlight, BuildHasherDefault<IdHasher>>,
     next_id: u64,
     safe_running: usize,
     unsafe_running: bool,
@@ -91,7 +119,7 @@ impl Shared {
         let shared = Arc::new(Self {
             state: Mutex::new(State {
                 queue: VecDeque::new(),
-                in_flight: HashMap::new(),
+                in_flight: HashMap::default(),
                 next_id: 0,
                 safe_running: 0,
                 unsafe_running: false,
@@ -113,6 +141,11 @@ impl Shared {
         // The state is consistent between statements: a panic elsewhere
         // while it was held leaves nothing half-done.
         self.state.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// The pipeline calls run through.
+    pub(crate) fn pipeline(&self) -> &PipelineService {
+        &self.pipeline
     }
 
     /// Whether the worker is gone.
@@ -174,6 +207,21 @@ impl Shared {
         self.launch(starting);
     }
 
+    /// The slot a call may take now, if the rule lets it start: a call
+    /// already cancelled takes none (it only runs to its end), a safe call
+    /// one beside other safe calls up to the limit, an unsafe call the
+    /// whole field.
+    fn slot_for(&self, state: &State, cancelled: bool, safe: bool) -> Option<Slot> {
+        if cancelled {
+            Some(Slot::Free)
+        } else if safe {
+            let limit = self.config.max_concurrency.max(1);
+            (!state.unsafe_running && state.safe_running < limit).then_some(Slot::Safe)
+        } else {
+            (!state.unsafe_running && state.safe_running == 0).then_some(Slot::Unsafe)
+        }
+    }
+
     /// Takes calls from the head of the queue while the rule allows: safe
     /// calls side by side up to the limit, an unsafe call alone, and
     /// strictly in order. Their slots are taken here, under the lock; they
@@ -185,39 +233,67 @@ impl Shared {
         if state.closed {
             return starting;
         }
-        let limit = self.config.max_concurrency.max(1);
         while let Some(head) = state.queue.front() {
-            let slot = if head.cancellation.is_cancelled() {
-                Slot::Free
-            } else if head.admission.safe {
-                if state.unsafe_running || state.safe_running >= limit {
-                    break;
-                }
-                Slot::Safe
-            } else {
-                if state.unsafe_running || state.safe_running > 0 {
-                    break;
-                }
-                Slot::Unsafe
+            let cancelled = head.cancellation.is_cancelled();
+            let Some(slot) = self.slot_for(state, cancelled, head.admission.safe) else {
+                break;
             };
             let Some(queued) = state.queue.pop_front() else {
                 break;
             };
-            starting.push(self.take_slot(state, queued, slot));
+            let Queued {
+                call,
+                admission,
+                group,
+                cancellation,
+                permit,
+                reply,
+            } = queued;
+            drop(permit);
+            let ending = self.occupy(state, slot, group, cancellation, admission.interrupt);
+            starting.push(Starting {
+                call,
+                reply,
+                ending,
+            });
         }
         starting
     }
 
-    fn take_slot(self: &Arc<Self>, state: &mut State, queued: Queued, slot: Slot) -> Starting {
-        let Queued {
-            call,
-            admission,
+    /// Admits a call on the spot, without queueing it, when nothing waits
+    /// in the queue and the rule lets it start now; its caller then runs
+    /// it ([`Shared::hand_over`] if it does not end on its first poll).
+    /// `None` when it must wait (or the worker is gone): queue it then.
+    pub(crate) fn start_now(
+        self: &Arc<Self>,
+        admission: Admission,
+        group: Option<Group>,
+        cancellation: &Cancellation,
+    ) -> Option<Ending> {
+        let mut state = self.lock();
+        if state.closed || !state.queue.is_empty() {
+            return None;
+        }
+        let slot = self.slot_for(&state, cancellation.is_cancelled(), admission.safe)?;
+        Some(self.occupy(
+            &mut state,
+            slot,
             group,
-            cancellation,
-            permit,
-            reply,
-        } = queued;
-        drop(permit);
+            cancellation.clone(),
+            admission.interrupt,
+        ))
+    }
+
+    /// Takes `slot` for a call and records it in flight, where steering
+    /// and abort reach it; the returned [`Ending`] frees the slot.
+    fn occupy(
+        self: &Arc<Self>,
+        state: &mut State,
+        slot: Slot,
+        group: Option<Group>,
+        cancellation: Cancellation,
+        interrupt: InterruptBehavior,
+    ) -> Ending {
         match slot {
             Slot::Safe => state.safe_running += 1,
             Slot::Unsafe => state.unsafe_running = true,
@@ -231,17 +307,13 @@ impl Shared {
                 slot,
                 group,
                 cancellation,
-                interrupt: admission.interrupt,
+                interrupt,
                 task: None,
             },
         );
-        Starting {
-            call,
-            reply,
-            ending: Ending {
-                shared: self.clone(),
-                id,
-            },
+        Ending {
+            shared: self.clone(),
+            id,
         }
     }
 
@@ -251,16 +323,10 @@ impl Shared {
         if starting.is_empty() {
             return;
         }
-        let runtime = match Handle::try_current() {
-            Ok(handle) => handle,
-            // Outside any runtime (a handle used from a plain thread): the
-            // runtime the scheduler was made on; without one the calls are
-            // dropped, which frees their slots, and their callers read
-            // `Closed`.
-            Err(_) => match &self.runtime {
-                Some(handle) => handle.clone(),
-                None => return,
-            },
+        let Some(runtime) = self.runtime() else {
+            // Without a runtime the calls are dropped, which frees their
+            // slots, and their callers read `Closed`.
+            return;
         };
         let mut tasks = Vec::with_capacity(starting.len());
         for Starting {
@@ -270,25 +336,53 @@ impl Shared {
         } in starting
         {
             let id = ending.id;
-            let pipeline = self.pipeline.clone();
-            let task = runtime.spawn(async move {
-                // Frees the slot however the task ends: done, aborted,
-                // panicked. Done, it frees the slot before replying, so a
-                // caller's next call finds it free.
-                let ending = ending;
-                let Ok(result) = pipeline.oneshot(call).await;
-                drop(ending);
-                let _ = reply.send(result);
-            });
-            tasks.push((id, task.abort_handle()));
+            let future = self.pipeline.clone().oneshot(call);
+            tasks.push((id, spawn_call(&runtime, future, ending, reply)));
         }
         let mut state = self.lock();
         for (id, task) in tasks {
-            if state.closed {
-                task.abort();
-            } else if let Some(call) = state.in_flight.get_mut(&id) {
-                call.task = Some(task);
-            }
+            self.keep_task(&mut state, id, task);
+        }
+    }
+
+    /// A call started by [`Shared::start_now`] whose first poll did not end
+    /// it: it goes on in a task of its own, so it runs on when its caller
+    /// stops polling and beside the caller's other calls. Its result comes
+    /// on the returned future, as for a queued call.
+    pub(crate) fn hand_over<F>(self: &Arc<Self>, future: F, ending: Ending) -> ResponseFuture
+    where
+        F: Future<Output = Result<ToolResult, Infallible>> + Send + 'static,
+    {
+        let (reply, rx) = oneshot::channel();
+        let id = ending.id;
+        let Some(runtime) = self.runtime() else {
+            // Dropped: the guard reports the call cancelled, the slot is
+            // freed, and the caller reads `Closed`.
+            return ResponseFuture::new(rx, None);
+        };
+        let task = spawn_call(&runtime, future, ending, reply);
+        let mut state = self.lock();
+        let cancellation = state
+            .in_flight
+            .get(&id)
+            .map(|call| (call.cancellation.clone(), self.clone()));
+        self.keep_task(&mut state, id, task);
+        ResponseFuture::new(rx, cancellation)
+    }
+
+    /// The runtime calls are spawned on: the caller's, else the one the
+    /// scheduler was made on (a handle used from a plain thread).
+    fn runtime(&self) -> Option<Handle> {
+        Handle::try_current().ok().or_else(|| self.runtime.clone())
+    }
+
+    /// Keeps a running call's task so that dropping the worker can abort
+    /// it; aborts it at once if the worker is already gone.
+    fn keep_task(&self, state: &mut State, id: u64, task: AbortHandle) {
+        if state.closed {
+            task.abort();
+        } else if let Some(call) = state.in_flight.get_mut(&id) {
+            call.task = Some(task);
         }
     }
 
@@ -330,6 +424,28 @@ impl Shared {
     }
 }
 
+/// Runs a call's pipeline in a task of its own: it frees the call's slot
+/// however the task ends (done, aborted, panicked), and when done frees it
+/// before replying, so a caller's next call finds it free.
+fn spawn_call<F>(
+    runtime: &Handle,
+    future: F,
+    ending: Ending,
+    reply: oneshot::Sender<ToolResult>,
+) -> AbortHandle
+where
+    F: Future<Output = Result<ToolResult, Infallible>> + Send + 'static,
+{
+    runtime
+        .spawn(async move {
+            let ending = ending;
+            let Ok(result) = future.await;
+            drop(ending);
+            let _ = reply.send(result);
+        })
+        .abort_handle()
+}
+
 /// An admitted call on its way to its task.
 struct Starting {
     call: Call<Unvalidated>,
@@ -337,9 +453,9 @@ struct Starting {
     ending: Ending,
 }
 
-/// Held by a running call's task; frees the call's slot when the task ends
-/// in any way.
-struct Ending {
+/// Held by a running call (its task, or the caller running its first
+/// poll); frees the call's slot when dropped, however the call ended.
+pub(crate) struct Ending {
     shared: Arc<Shared>,
     id: u64,
 }
@@ -390,5 +506,86 @@ impl Drop for Worker {
         if let Some(shared) = self.shared.upgrade() {
             shared.close();
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use agentcore_stages::{Pipeline, ToolRegistry};
+    use tokio::sync::Semaphore;
+
+    use super::*;
+
+    fn shared(max_concurrency: usize) -> (Arc<Shared>, Worker) {
+        let pipeline = Pipeline::builder()
+            .registry(Arc::new(ToolRegistry::new()))
+            .build();
+        let config = SchedulerConfig {
+            max_concurrency,
+            ..SchedulerConfig::default()
+        };
+        Shared::new(pipeline.service(), config)
+    }
+
+    fn admission(safe: bool) -> Admission {
+        Admission {
+            safe,
+            interrupt: InterruptBehavior::Cancel,
+        }
+    }
+
+    fn start(shared: &Arc<Shared>, safe: bool) -> Option<Ending> {
+        shared.start_now(admission(safe), None, &Cancellation::new())
+    }
+
+    #[tokio::test]
+    async fn calls_start_now_while_the_rule_has_a_slot_for_them() {
+        let (shared, _worker) = shared(2);
+        let first = start(&shared, true).expect("a free field");
+        let second = start(&shared, true).expect("a second safe slot");
+        assert!(start(&shared, true).is_none(), "two safe slots");
+        assert!(start(&shared, false).is_none(), "safe calls run");
+        drop(first);
+        let third = start(&shared, true).expect("a slot was freed");
+        drop((second, third));
+        let unsafe_call = start(&shared, false).expect("an empty field");
+        assert!(start(&shared, true).is_none(), "an unsafe call runs alone");
+        let cancelled = Cancellation::new();
+        cancelled.cancel(CancelReason::Skip);
+        let skipped = shared.start_now(admission(true), None, &cancelled);
+        assert!(skipped.is_some(), "a cancelled call takes no slot");
+        drop((unsafe_call, skipped));
+        assert_eq!(shared.lock().in_flight.len(), 0);
+    }
+
+    #[tokio::test]
+    async fn no_call_starts_now_ahead_of_a_queued_one() {
+        let (shared, _worker) = shared(2);
+        let running = start(&shared, false).expect("an empty field");
+        let places = Arc::new(Semaphore::new(1));
+        let (reply, _rx) = oneshot::channel();
+        let cancellation = Cancellation::new();
+        shared.enqueue(Queued {
+            call: Call::new("queued", "ghost", "{}"),
+            admission: admission(false),
+            group: None,
+            cancellation: cancellation.clone(),
+            permit: places.try_acquire_owned().expect("a place"),
+            reply,
+        });
+        assert_eq!(shared.lock().queue.len(), 1);
+        let skipped = Cancellation::new();
+        skipped.cancel(CancelReason::Skip);
+        assert!(shared.start_now(admission(true), None, &skipped).is_none());
+        cancellation.cancel(CancelReason::Abort);
+        drop(running);
+        assert!(shared.lock().queue.is_empty(), "the queued call started");
+    }
+
+    #[tokio::test]
+    async fn nothing_starts_now_once_the_worker_is_gone() {
+        let (shared, worker) = shared(2);
+        drop(worker);
+        assert!(start(&shared, true).is_none());
     }
 }

@@ -27,6 +27,7 @@ mod scheduler_admits_without_its_worker;
 mod the_loop_guard_stops_repeats;
 mod tool_definitions_are_pinned;
 mod tool_sets_choose_what_the_model_sees;
+mod turn_runs_instant_calls_in_its_own_task;
 mod turn_steering;
 mod workspace_hostile_paths;
 mod write_tool;
