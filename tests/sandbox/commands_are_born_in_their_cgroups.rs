@@ -69,6 +69,16 @@ fn spawner_cgroups() -> Vec<String> {
     found
 }
 
+/// A sandbox writing under `ws`, with a memory and a process limit (so a
+/// cgroup of each kind per command).
+fn limited(ws: &Path) -> Sandbox {
+    Sandbox::builder()
+        .writable([ws])
+        .limits(limits())
+        .build()
+        .unwrap()
+}
+
 fn limits() -> SandboxLimits {
     let mut limits = SandboxLimits::default();
     limits.memory = Some(1 << 30);
@@ -108,11 +118,7 @@ async fn a_command_is_born_in_its_cgroup_which_the_spawner_leaves_at_once() {
     let memory_root = v1_root("memory");
     let pids_root = v1_root("pids");
     let ws = tempfile::tempdir().unwrap();
-    let sandbox = Sandbox::builder()
-        .writable([ws.path()])
-        .limits(limits())
-        .build()
-        .unwrap();
+    let sandbox = limited(ws.path());
     let mut born_in = 0;
     for _ in 0..20 {
         // The cgroup made ahead; other tests of this binary may take it
@@ -185,11 +191,7 @@ async fn a_command_spawned_elsewhere_still_joins_its_own_cgroup() {
     require_root();
     let memory_root = v1_root("memory");
     let ws = tempfile::tempdir().unwrap();
-    let sandbox = Sandbox::builder()
-        .writable([ws.path()])
-        .limits(limits())
-        .build()
-        .unwrap();
+    let sandbox = limited(ws.path());
     for _ in 0..5 {
         eventually("no spawner moved into a cgroup made ahead", || {
             !spawner_cgroups().is_empty()
