@@ -525,9 +525,27 @@ fn secs(duration: Duration) -> String {
     }
 }
 
-/// Progress senders by progress token, for the calls in flight.
+/// Progress senders by progress token, for the calls in flight, and the
+/// notifications that came before their call's route: a call's token is
+/// known only once its request is sent, and a quick server's first
+/// notification can come before the call has added its route.
 #[derive(Clone, Default)]
-struct Routes(Arc<Mutex<HashMap<ProgressToken, mpsc::UnboundedSender<Value>>>>);
+struct Routes(Arc<Mutex<RouteTable>>);
+
+#[derive(Default)]
+struct RouteTable {
+    senders: HashMap<ProgressToken, mpsc::UnboundedSender<Value>>,
+    /// Notifications for tokens without a route yet, oldest first; at most
+    /// [`EARLY_NOTIFICATIONS`], each under [`EARLY_MESSAGE_BYTES`] of
+    /// message (a server cannot make this hold much).
+    early: std::collections::VecDeque<(ProgressToken, Value)>,
+}
+
+/// How many notifications for tokens without a route are kept.
+const EARLY_NOTIFICATIONS: usize = 64;
+
+/// The longest message a kept early notification may have.
+const EARLY_MESSAGE_BYTES: usize = 64 * 1024;
 
 /// Removes its route when the call ends.
 struct Route {
@@ -537,21 +555,30 @@ struct Route {
 
 impl Drop for Route {
     fn drop(&mut self) {
-        self.routes.lock().remove(&self.token);
+        self.routes.lock().senders.remove(&self.token);
     }
 }
 
 impl Routes {
-    fn lock(
-        &self,
-    ) -> std::sync::MutexGuard<'_, HashMap<ProgressToken, mpsc::UnboundedSender<Value>>> {
+    fn lock(&self) -> std::sync::MutexGuard<'_, RouteTable> {
         self.0
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
+    /// Routes `token`'s notifications to `sender`, those that came before
+    /// first, in their order.
     fn add(&self, token: ProgressToken, sender: mpsc::UnboundedSender<Value>) -> Route {
-        self.lock().insert(token.clone(), sender);
+        let mut table = self.lock();
+        let early = std::mem::take(&mut table.early);
+        for (from, payload) in early {
+            if from == token {
+                let _ = sender.send(payload);
+            } else {
+                table.early.push_back((from, payload));
+            }
+        }
+        table.senders.insert(token.clone(), sender);
         Route {
             routes: self.clone(),
             token,
@@ -560,9 +587,22 @@ impl Routes {
 
     fn send(&self, params: ProgressNotificationParam) {
         let payload = progress_payload(&params);
-        if let Some(sender) = self.lock().get(&params.progress_token) {
+        let mut table = self.lock();
+        if let Some(sender) = table.senders.get(&params.progress_token) {
             let _ = sender.send(payload);
+            return;
         }
+        if params
+            .message
+            .as_ref()
+            .is_some_and(|m| m.len() > EARLY_MESSAGE_BYTES)
+        {
+            return;
+        }
+        if table.early.len() == EARLY_NOTIFICATIONS {
+            table.early.pop_front();
+        }
+        table.early.push_back((params.progress_token, payload));
     }
 }
 
@@ -906,6 +946,49 @@ mod tests {
         assert_eq!(
             progress_payload(&params),
             json!({"progress": 2.0, "total": 4.0, "message": "half"})
+        );
+    }
+
+    fn note(token: u64, progress: u64, message: &str) -> ProgressNotificationParam {
+        serde_json::from_value(json!({
+            "progressToken": token, "progress": progress, "message": message
+        }))
+        .unwrap()
+    }
+
+    #[test]
+    fn progress_that_comes_before_its_calls_route_is_delivered_first_in_order() {
+        let routes = Routes::default();
+        routes.send(note(7, 1, "one"));
+        routes.send(note(8, 1, "another call's"));
+        routes.send(note(7, 2, "two"));
+        let (sender, mut received) = mpsc::unbounded_channel();
+        let route = routes.add(note(7, 0, "").progress_token, sender);
+        routes.send(note(7, 3, "three"));
+        let mut seen = Vec::new();
+        while let Ok(payload) = received.try_recv() {
+            seen.push(payload["progress"].as_f64().unwrap());
+        }
+        assert_eq!(seen, [1.0, 2.0, 3.0]);
+        // The other call's notification waits for its own route.
+        assert_eq!(routes.lock().early.len(), 1);
+        drop(route);
+        assert!(routes.lock().senders.is_empty());
+    }
+
+    #[test]
+    fn notifications_without_a_route_are_bounded_in_number_and_size() {
+        let routes = Routes::default();
+        for token in 0..1_000 {
+            routes.send(note(token, 1, "x"));
+        }
+        routes.send(note(5_000, 1, &"y".repeat(EARLY_MESSAGE_BYTES + 1)));
+        let table = routes.lock();
+        assert_eq!(table.early.len(), EARLY_NOTIFICATIONS);
+        // The newest are kept; the oversized one is not.
+        assert_eq!(
+            table.early.back().map(|(token, _)| token.clone()),
+            Some(note(999, 0, "").progress_token)
         );
     }
 }
