@@ -285,7 +285,15 @@ async fn racing_writes_never_land_in_a_protected_file() {
     let racer = swapper(&root, "a.txt", ".git/config", stop.clone());
     let landed = AtomicUsize::new(0);
     let mut written = 0;
-    for i in 0..1500 {
+    // At least 1,500 calls, and on until one write has succeeded (a loaded
+    // machine starves the racer or the writer and fewer succeed): the
+    // race must have been run for its outcome to prove anything.
+    let mut calls = 0;
+    for i in 0..6000 {
+        if i >= 1500 && written > 0 {
+            break;
+        }
+        calls += 1;
         // Read first, so a write over the existing a.txt passes the ledger.
         let _ = call(&s, "read", json!({"file_path": "x", "limit": 1000 + i})).await;
         let content = format!("[core]\n\tfsmonitor = \"touch PWNED-{i}\"\n");
@@ -302,7 +310,7 @@ async fn racing_writes_never_land_in_a_protected_file() {
     let swaps = racer.join().unwrap();
     let landed = landed.load(Ordering::Relaxed);
     eprintln!(
-        "racing writes: 1500 calls, {written} written, {landed} landed in .git/config, {swaps} swaps"
+        "racing writes: {calls} calls, {written} written, {landed} landed in .git/config, {swaps} swaps"
     );
     assert!(swaps > 100, "the racer barely ran ({swaps} swaps)");
     assert_eq!(landed, 0, "{written} writes succeeded");
