@@ -152,6 +152,7 @@ pub(crate) async fn run(
             _ = tokio::time::sleep_until(deadline) => break Some(Ending::TimedOut(hook.timeout)),
             status = spawned.wait() => {
                 shell_awaited(pid);
+                procs.shell_exited(status.as_ref().is_ok_and(|s| s.code().is_some()));
                 match status {
                     Ok(status) => return finish(ending_of(status), procs, readers, &done, &stdout, &stderr).await,
                     Err(err) => break Some(Ending::NotStarted(err.to_string())),
@@ -266,7 +267,10 @@ fn spawn(
         let id = child.id();
         Ok((child, id))
     })?;
-    let procs = CallProcesses::new(id, CALL_MARKER, &token, pid, KILL_GRACE);
+    let contained = confinement
+        .as_ref()
+        .is_some_and(crate::sandbox::Confinement::tree_dies_with_child);
+    let procs = CallProcesses::new(id, CALL_MARKER, &token, pid, KILL_GRACE).contained(contained);
     Ok((child, pid, procs))
 }
 

@@ -27,7 +27,7 @@
 
 use std::collections::{HashMap, HashSet};
 use std::io;
-use std::sync::atomic::{AtomicU8, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU8, AtomicU64, Ordering};
 use std::sync::{Mutex, MutexGuard, Once};
 use std::time::{Duration, Instant};
 
@@ -286,6 +286,13 @@ pub(crate) struct CallProcesses {
     strangers: Mutex<HashSet<(i32, u64)>>,
     grace: Duration,
     armed: bool,
+    /// Every process of the call lives in a PID namespace whose init the
+    /// shell waits for before it exits (a confined command's M and G):
+    /// the shell's own exit then means that all are gone.
+    contained: bool,
+    /// The shell exited on its own with a code while `contained`: every
+    /// process of the call is gone, without a look in `/proc`.
+    gone: AtomicBool,
 }
 
 impl CallProcesses {
@@ -308,6 +315,32 @@ impl CallProcesses {
             strangers: Mutex::new(HashSet::new()),
             grace,
             armed: true,
+            contained: false,
+            gone: AtomicBool::new(false),
+        }
+    }
+
+    /// Marks the call as contained: every process it starts lives in a
+    /// PID namespace whose init (and with it every process inside, which
+    /// the kernel kills and reaps first) the shell waits for before it
+    /// exits with a code ([`Confinement::tree_dies_with_child`]). Then
+    /// [`Self::track`] has nothing to remember, and once
+    /// [`Self::shell_exited`] says the shell exited with a code,
+    /// [`Self::is_empty`] holds without a scan of `/proc`.
+    ///
+    /// [`Confinement::tree_dies_with_child`]: crate::sandbox::Confinement::tree_dies_with_child
+    pub(crate) fn contained(mut self, contained: bool) -> Self {
+        self.contained = contained;
+        self
+    }
+
+    /// The shell has been awaited: `exited` when it exited with a code. A
+    /// shell killed by a signal may have died before its PID namespace's
+    /// init (a `KILL` from outside), whose processes then die after it:
+    /// those are still looked for.
+    pub(crate) fn shell_exited(&self, exited: bool) {
+        if self.contained && exited {
+            self.gone.store(true, Ordering::SeqCst);
         }
     }
 
@@ -405,6 +438,11 @@ impl CallProcesses {
     /// Remembers the call's processes now, so that those re-parented later
     /// stay known as the call's.
     pub(crate) fn track(&self) {
+        // In a PID namespace of its own nothing leaves the tree below
+        // the shell: an orphan goes to the namespace's init.
+        if self.contained {
+            return;
+        }
         let _ = self.members();
     }
 
@@ -503,6 +541,9 @@ impl CallProcesses {
 
     /// True when no process of the call is alive (zombies are dead).
     pub(crate) fn is_empty(&self) -> bool {
+        if self.gone.load(Ordering::SeqCst) {
+            return true;
+        }
         if self.shell_start.is_none() {
             // No /proc to look in: the group is all that can be seen.
             return matches!(test_killpg(self.shell), Err(Errno::SRCH));
@@ -645,6 +686,8 @@ impl Drop for CallProcesses {
             strangers: Mutex::new(HashSet::new()),
             grace: self.grace,
             armed: false,
+            contained: self.contained,
+            gone: AtomicBool::new(self.gone.load(Ordering::SeqCst)),
         };
         let escalate = move || {
             let until = Instant::now() + call.grace;
@@ -700,5 +743,48 @@ mod tests {
         assert!(own_zombies(me).iter().any(|s| s.pid == pid));
         drop(child);
         let _ = rustix::process::waitpid(Pid::from_raw(pid), WaitOptions::empty());
+    }
+    /// A contained call is judged empty without a look in `/proc` only
+    /// once its shell exited with a code; a shell killed by a signal, or a
+    /// call not contained, is looked for. The tree below is deliberately
+    /// not contained here (a plain `sh` leaves a sleeper behind), so the
+    /// answers show which path was taken.
+    #[test]
+    #[cfg(target_os = "linux")]
+    fn a_contained_call_is_empty_once_its_shell_exited_with_a_code() {
+        let mut shell = std::process::Command::new("sh")
+            .args(["-c", "sleep 30 >/dev/null & echo $!"])
+            .env("AGENTCORE_TEST_CONTAINED", "marked")
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        let pid = i32::try_from(shell.id()).unwrap();
+        let call = |contained| {
+            CallProcesses::new(
+                u64::MAX - u64::from(contained),
+                "AGENTCORE_TEST_CONTAINED",
+                "marked",
+                pid,
+                Duration::from_secs(1),
+            )
+            .contained(contained)
+        };
+        let (mut plain, mut contained) = (call(false), call(true));
+        let mut out = String::new();
+        std::io::Read::read_to_string(shell.stdout.as_mut().unwrap(), &mut out).unwrap();
+        let sleeper: i32 = out.trim().parse().unwrap();
+        assert!(shell.wait().unwrap().success());
+        // Not yet told how the shell ended: the sleeper is found.
+        assert!(!contained.is_empty());
+        contained.shell_exited(false);
+        assert!(!contained.is_empty(), "a shell killed by a signal");
+        plain.shell_exited(true);
+        assert!(!plain.is_empty(), "a call not contained");
+        contained.shell_exited(true);
+        assert!(contained.is_empty(), "exited with a code, contained");
+        let _ = kill(sleeper, Signal::KILL);
+        plain.finish(false);
+        contained.finish(true);
+        let _ = rustix::process::waitpid(Pid::from_raw(sleeper), WaitOptions::empty());
     }
 }

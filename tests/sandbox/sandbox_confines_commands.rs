@@ -451,6 +451,38 @@ async fn a_setsid_double_forked_sleeper_is_gone_when_the_command_exits() {
     assert!(gone(&marker), "the sleeper outlived the command");
 }
 
+/// What the bash tool relies on to skip its look through `/proc` after a
+/// confined command: once M has exited with a code, every process of the
+/// command is already gone (M waits for G, whose death the kernel makes
+/// wait for every process of the namespace), not merely dying.
+#[tokio::test]
+#[ignore = "needs PID namespaces"]
+async fn every_process_is_gone_the_moment_m_exits_with_a_code() {
+    let fx = Fixture::new();
+    let sandbox = fx.sandbox(false);
+    require_features(sandbox.status(), &[Feature::PidNamespace]);
+    for _ in 0..3 {
+        let marker = new_marker();
+        let (key, value) = marker.split_once('=').unwrap();
+        // A double-forked `setsid` sleeper, one that ignores TERM and HUP,
+        // and the shell's own child, all still running when it exits.
+        let mut cmd = command(
+            &sandbox,
+            &fx.ws(),
+            // Exit code 3 only once all three run (9: they never did).
+            "(setsid sleep 300 &); (trap '' TERM HUP; exec sleep 300) & sleep 300 & \
+             i=0; until [ \"$(pgrep -c -x sleep)\" = 3 ]; do \
+             i=$((i+1)); [ $i -gt 2000 ] && exit 9; sleep 0.01; done; exit 3",
+            &[(key, value)],
+        );
+        let mut child = cmd.spawn().unwrap();
+        let status = child.wait().await.unwrap();
+        assert_eq!(status.code(), Some(3), "{status}");
+        let left = marked_sleepers(&marker);
+        assert!(left.is_empty(), "alive after M exited: {left:?}");
+    }
+}
+
 #[tokio::test]
 #[ignore = "needs PID namespaces"]
 async fn a_setsid_double_forked_sleeper_is_gone_when_m_is_killed() {

@@ -173,6 +173,9 @@ pub(crate) async fn run(
                 // status is then unknown.
                 status = Some(exited.ok());
                 procs::shell_awaited(spawned.pid);
+                spawned
+                    .procs
+                    .shell_exited(status.flatten().is_some_and(|s| s.code().is_some()));
                 pipe_deadline = Some(Instant::now() + PIPE_GRACE);
                 next_group_check = Instant::now();
                 // What the shell left behind goes too, wherever it went.

@@ -196,7 +196,10 @@ pub(crate) fn spawn(
     // The command holds our copies of the pipe's write end; only the child
     // may keep it open, or the read end never sees end of file.
     drop(cmd);
-    let procs = CallProcesses::new(id, CALL_MARKER, &token, pid, KILL_GRACE);
+    let contained = confinement
+        .as_ref()
+        .is_some_and(Confinement::tree_dies_with_child);
+    let procs = CallProcesses::new(id, CALL_MARKER, &token, pid, KILL_GRACE).contained(contained);
     let output = match reader {
         Some(reader) => Output::Pipe {
             receiver: pipe::Receiver::from_owned_fd(OwnedFd::from(reader))?,
