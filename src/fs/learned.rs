@@ -2,7 +2,9 @@
 //! an unchanged tree does not read it again: each directory's listing,
 //! keyed by the directory's identity and stamp, and per search (pattern
 //! and flags) whether each file matched, keyed by the file's identity and
-//! stamp. Shared by the clones of a [`Workspace`](super::workspace::Workspace).
+//! stamp, with what the search kept of a file that matched (its lines,
+//! opaque here). Shared by the clones of a
+//! [`Workspace`](super::workspace::Workspace).
 //!
 //! Never stale: an entry is served only when the directory or file, looked
 //! at again through its handle, has the same device, inode, size, and
@@ -14,9 +16,10 @@
 //! the same tick as the reading would keep the same stamp. The walk still
 //! opens every directory through its parent's handle, and every rule
 //! (ignore files, exclusions) is applied again on every walk: only the
-//! names and their kinds, and the search's verdict on a file's content,
-//! are remembered.
+//! names and their kinds, and the search's verdict on a file's content
+//! (with what it found there), are remembered.
 
+use std::any::Any;
 use std::collections::{HashMap, VecDeque};
 use std::ffi::CString;
 use std::sync::{Arc, Mutex};
@@ -94,8 +97,29 @@ pub(crate) struct Listing {
     pub(crate) entries: Vec<(CString, FileType)>,
 }
 
-/// A search's verdict on each file: identity → (stamp, matched).
-pub(crate) type Verdicts = HashMap<(u64, u64), (Stamp, bool)>;
+/// A search's verdict on one file as it was at `stamp`.
+#[derive(Clone)]
+pub(crate) struct Verdict {
+    pub(crate) stamp: Stamp,
+    pub(crate) matched: bool,
+    /// What the search found in the file, kept so that the same search
+    /// need not read it again; the search that kept it knows its type.
+    pub(crate) found: Option<Arc<dyn Any + Send + Sync>>,
+}
+
+impl Verdict {
+    /// A verdict alone, with nothing of the content kept.
+    pub(crate) fn of(stamp: Stamp, matched: bool) -> Self {
+        Self {
+            stamp,
+            matched,
+            found: None,
+        }
+    }
+}
+
+/// A search's verdict on each file, by identity.
+pub(crate) type Verdicts = HashMap<(u64, u64), Verdict>;
 
 /// The listings known: directory identity → listing.
 pub(crate) type Listings = HashMap<(u64, u64), Arc<Listing>>;
@@ -149,7 +173,7 @@ impl Learned {
     }
 
     /// Adds the verdicts of one search `key`.
-    pub(crate) fn learn_verdicts(&self, key: &str, found: Vec<(Stamp, bool)>) {
+    pub(crate) fn learn_verdicts(&self, key: &str, found: Vec<Verdict>) {
         if found.is_empty() {
             return;
         }
@@ -165,8 +189,8 @@ impl Learned {
         if map.len() + found.len() > MAX_VERDICTS {
             map.clear();
         }
-        for (stamp, matched) in found {
-            map.insert(stamp.id, (stamp, matched));
+        for verdict in found {
+            map.insert(verdict.stamp.id, verdict);
         }
         searches.push_back((key.to_owned(), verdicts));
         // The oldest searches go first, past the count or the total.
@@ -203,9 +227,10 @@ mod tests {
         std::fs::write(&path, "x").unwrap();
         let stamp = Stamp::of(&rustix::fs::stat(&path).unwrap());
         for i in 0..=MAX_SEARCHES {
-            learned.learn_verdicts(&format!("p{i}"), vec![(stamp, i % 2 == 0)]);
+            learned.learn_verdicts(&format!("p{i}"), vec![Verdict::of(stamp, i % 2 == 0)]);
         }
         assert!(learned.verdicts("p0").is_none());
-        assert_eq!(learned.verdicts("p2").unwrap()[&stamp.id], (stamp, true));
+        let kept = &learned.verdicts("p2").unwrap()[&stamp.id];
+        assert_eq!((kept.stamp, kept.matched), (stamp, true));
     }
 }

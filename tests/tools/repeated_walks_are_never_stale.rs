@@ -1,9 +1,10 @@
 //! Issue 33 item 4: a walk keeps what it learned for the next call
 //! (directory listings, and each file's verdict for a pattern), keyed by
 //! identity and stamp. Between two calls this changes a file (same size),
-//! adds one, removes one, renames a folder and swaps a folder for a
-//! symbolic link; every second call must give what a fresh tool, with
-//! nothing learned, gives.
+//! adds one, changes a matching one (whose lines content mode kept),
+//! removes one, renames a folder and swaps a folder for a symbolic link;
+//! every second call must give what a fresh tool, with nothing learned,
+//! gives.
 
 use std::fs;
 use std::path::Path;
@@ -52,6 +53,8 @@ impl Kept {
             json!({"pattern": "needle", "output_mode": "content"}),
             json!({"pattern": "needle", "output_mode": "count"}),
             json!({"pattern": "needle", "output_mode": "content", "head_limit": 1}),
+            json!({"pattern": "needle", "output_mode": "content", "-C": 1}),
+            json!({"pattern": "needle", "output_mode": "content", "head_limit": 0}),
         ];
         for args in &greps {
             let want = call(&*fresh.grep, args).await;
@@ -99,6 +102,17 @@ async fn every_change_between_two_searches_is_seen() {
         call(&*kept.grep, &json!({"pattern": "needle"}))
             .await
             .contains("a/two.txt")
+    );
+
+    // A matching file changed in place, the same size: the lines content
+    // mode kept of it must not be shown again.
+    fs::write(r.join("b/three.txt"), "needle THREE\n").unwrap();
+    kept.check(&r, "matching file changed in place").await;
+    let content = json!({"pattern": "needle", "output_mode": "content"});
+    let lines = call(&*kept.grep, &content).await;
+    assert!(
+        lines.contains("needle THREE") && !lines.contains("needle three"),
+        "{lines}"
     );
 
     fs::write(r.join("e/new.txt"), "needle new\n").unwrap();

@@ -205,6 +205,7 @@ fn grep(
         keep_lines: page.lines_shown(),
         window,
         threads: default_threads(),
+        context: (before, after),
         known: workspace.learned().verdicts(&verdicts_key),
         now: std::time::SystemTime::now(),
         token,
@@ -298,7 +299,8 @@ mod tests {
         let key = "\"needle\" -i=false -U=false";
         assert_eq!(text(grep(&ws, &args, &token).unwrap()), "No matches found");
         let stamp = Stamp::of(&rustix::fs::stat(&path).unwrap());
-        ws.learned().learn_verdicts(key, vec![(stamp, true)]);
+        ws.learned()
+            .learn_verdicts(key, vec![crate::fs::learned::Verdict::of(stamp, true)]);
         assert_eq!(
             text(grep(&ws, &args, &token).unwrap()),
             "Found 1 file\nplain.txt"

@@ -25,7 +25,7 @@ use tokio_util::sync::CancellationToken;
 use super::args::OutputMode;
 use super::legacy::{Utf8Watch, decoding_searcher};
 use super::sink::{CancelReader, Collect, Line, Raw};
-use crate::fs::learned::{Stamp, Verdicts};
+use crate::fs::learned::{self, Stamp, Verdicts};
 use crate::fs::walk::{Entry, Filters, Flow, Kind, Settled, walk, walk_error, walk_in_order};
 use crate::fs::workspace::Workspace;
 use crate::tools::text::legacy::{Verdict, judge};
@@ -37,6 +37,32 @@ pub const FILE_KEEP_BYTES: usize = 256 << 10;
 /// Bytes of content-mode lines kept during the walk over all files at
 /// most; a file that would go beyond is counted only.
 pub const KEEP_BYTES: usize = 16 << 20;
+/// Bytes of content-mode lines one search keeps for the next search of
+/// the same files at most (beside each file's verdict); a matching file
+/// beyond is read again by the next.
+pub(crate) const KEEP_FOR_NEXT_BYTES: usize = 2 << 20;
+
+/// What decides a matching file's content-mode hit besides the pattern
+/// and the matcher's flags (which key the verdicts): the mode, the
+/// context lines, the lines that can be shown, and whether a file's
+/// search stops past them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Shape {
+    pub(crate) mode: OutputMode,
+    pub(crate) context: (usize, usize),
+    pub(crate) keep_lines: usize,
+    pub(crate) stops: bool,
+}
+
+/// A matching file's hit kept for the next search of the same shape, so
+/// that a repeated search need not read the file again while its stamp
+/// holds.
+struct KeptHit {
+    shape: Shape,
+    matches: u64,
+    count: usize,
+    lines: Vec<Line>,
+}
 
 /// What one file contributed.
 pub(crate) struct FileHit {
@@ -106,7 +132,9 @@ pub(crate) struct Found {
     settled: Option<PathBuf>,
     settled_units: usize,
     /// This search's verdicts that can be kept for the next.
-    verdicts: Vec<(Stamp, bool)>,
+    verdicts: Vec<learned::Verdict>,
+    /// Bytes of lines those verdicts keep, within [`KEEP_FOR_NEXT_BYTES`].
+    kept_for_next: usize,
 }
 
 #[derive(Default)]
@@ -126,13 +154,27 @@ impl Found {
             settled: None,
             settled_units: 0,
             verdicts: Vec::new(),
+            kept_for_next: 0,
         }
     }
 
     /// This search's verdicts on the files it read or recognised, for the
     /// next search of the same pattern.
-    pub(crate) fn take_verdicts(&mut self) -> Vec<(Stamp, bool)> {
+    pub(crate) fn take_verdicts(&mut self) -> Vec<learned::Verdict> {
         std::mem::take(&mut self.verdicts)
+    }
+
+    /// Adds a verdict for the next search; what it found in the file
+    /// goes with it only within [`KEEP_FOR_NEXT_BYTES`] (`weight`: its
+    /// lines' bytes).
+    fn learn(&mut self, mut verdict: learned::Verdict, weight: usize) {
+        if verdict.found.is_some() {
+            match self.kept_for_next.checked_add(weight) {
+                Some(total) if total <= KEEP_FOR_NEXT_BYTES => self.kept_for_next = total,
+                _ => verdict.found = None,
+            }
+        }
+        self.verdicts.push(verdict);
     }
 
     /// `hit`, its kept lines dropped when they would pass [`KEEP_BYTES`].
@@ -261,6 +303,8 @@ pub(crate) struct Search<'a> {
     pub(crate) window: Option<Window>,
     /// Threads of the walk.
     pub(crate) threads: usize,
+    /// Context lines before and after a match (content mode).
+    pub(crate) context: (usize, usize),
     /// What earlier searches of the same pattern found of each file.
     pub(crate) known: Option<Arc<Verdicts>>,
     /// When the search started, for the stamps that can be kept.
@@ -334,11 +378,39 @@ impl Search<'_> {
         // The stamp was taken before the read: a change during it moves
         // the file's stamp, so this verdict never matches it again.
         let stamp = Stamp::of(&stat);
-        let learned = (sure && stamp.settled(self.now)).then_some((stamp, hit.is_some()));
+        let to_learn = (sure && stamp.settled(self.now)).then(|| {
+            let mut verdict = learned::Verdict::of(stamp, hit.is_some());
+            let mut weight = 0;
+            if let Some(hit) = hit
+                .as_ref()
+                .filter(|_| self.mode != OutputMode::FilesWithMatches)
+            {
+                weight = hit.weight();
+                verdict.found = Some(Arc::new(KeptHit {
+                    shape: self.shape(),
+                    matches: hit.matches,
+                    count: hit.count,
+                    lines: hit.lines.clone(),
+                }));
+            }
+            (verdict, weight)
+        });
         let mut found = found.lock().unwrap_or_else(|p| p.into_inner());
         let hit = hit.map(|hit| found.keep(hit));
-        found.verdicts.extend(learned);
+        if let Some((verdict, weight)) = to_learn {
+            found.learn(verdict, weight);
+        }
         self.recorded(&entry, &stat, hit, &mut found)
+    }
+
+    /// What decides this search's content-mode hits besides the pattern.
+    fn shape(&self) -> Shape {
+        Shape {
+            mode: self.mode,
+            context: self.context,
+            keep_lines: self.keep_lines,
+            stops: self.window.is_some(),
+        }
     }
 
     /// Records what one file gave; with a window, `Flow::Quit` once the
@@ -362,8 +434,9 @@ impl Search<'_> {
     /// A file an earlier search of the same pattern judged, unchanged
     /// since (same identity, size and times to the nanosecond, looked at
     /// through its directory's handle): recorded without reading it when
-    /// it did not match, or, in files mode, when it did. `None` when the
-    /// file must be searched.
+    /// it did not match, in files mode when it did, and in the other
+    /// modes when that search was of the same [`Shape`] and kept what it
+    /// found. `None` when the file must be searched.
     fn known_verdict(&self, entry: &Entry<'_>, found: &Mutex<Found>) -> Option<Flow> {
         let known = self.known.as_ref()?;
         let stat = entry.stat().ok()?;
@@ -371,11 +444,12 @@ impl Search<'_> {
             return None;
         }
         let stamp = Stamp::of(&stat);
-        let (was, matched) = known.get(&stamp.id)?;
-        if *was != stamp {
+        let verdict = known.get(&stamp.id)?;
+        if verdict.stamp != stamp {
             return None;
         }
-        let hit = match (matched, self.mode) {
+        let mut weight = 0;
+        let hit = match (verdict.matched, self.mode) {
             (false, _) => None,
             (true, OutputMode::FilesWithMatches) => Some(FileHit {
                 path: entry.path().to_path_buf(),
@@ -387,10 +461,30 @@ impl Search<'_> {
                 lines: Vec::new(),
                 charset: None,
             }),
-            (true, _) => return None,
+            (true, _) => {
+                let kept = verdict.found.as_deref()?.downcast_ref::<KeptHit>()?;
+                if kept.shape != self.shape() {
+                    return None;
+                }
+                let hit = FileHit {
+                    path: entry.path().to_path_buf(),
+                    id: stamp.id,
+                    #[allow(clippy::useless_conversion)]
+                    links: u64::from(stat.st_nlink),
+                    matches: kept.matches,
+                    count: kept.count,
+                    lines: kept.lines.clone(),
+                    // Only what a file's own search was sure of is kept:
+                    // never a legacy encoding's.
+                    charset: None,
+                };
+                weight = hit.weight();
+                Some(hit)
+            }
         };
         let mut found = found.lock().unwrap_or_else(|p| p.into_inner());
-        found.verdicts.push((stamp, *matched));
+        let hit = hit.map(|hit| found.keep(hit));
+        found.learn(verdict.clone(), weight);
         Some(self.recorded(entry, &stat, hit, &mut found))
     }
 
@@ -533,6 +627,7 @@ mod tests {
                 keep_lines: 5,
                 window,
                 threads,
+                context: (0, 0),
                 known: None,
                 now: SystemTime::now(),
                 token: &token,
@@ -563,5 +658,91 @@ mod tests {
         // Without a window every file is searched.
         let found = search(None, 2);
         assert_eq!(found.hits.len(), 1000);
+    }
+
+    /// A matching file's lines kept by one search are what the next
+    /// search of the same shape shows, without reading the file (shown
+    /// here by lines no read could give); a search of another shape, or
+    /// of a file whose stamp moved, reads it.
+    #[test]
+    fn kept_lines_are_used_only_by_a_search_of_the_same_shape_while_the_stamp_holds() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("f.txt");
+        std::fs::write(&path, "a hit here\n").unwrap();
+        let workspace = Workspace::new(dir.path()).unwrap();
+        let matcher = RegexMatcherBuilder::new().build("hit").unwrap();
+        let token = CancellationToken::new();
+        let search = |context: usize, known: Option<Arc<Verdicts>>| {
+            let mut builder = SearcherBuilder::new();
+            builder
+                .line_number(true)
+                .before_context(context)
+                .after_context(context);
+            let mut found = Search {
+                matcher: &matcher,
+                searcher: &builder,
+                mode: OutputMode::Content,
+                keep_lines: 250,
+                window: None,
+                threads: 1,
+                context: (context, context),
+                known,
+                // Later than the settling time, so the file's stamp counts
+                // as settled and what was found is kept.
+                now: SystemTime::now() + crate::fs::learned::SETTLE * 2,
+                token: &token,
+            }
+            .walk(&workspace, workspace.root(), &Filters::default())
+            .unwrap();
+            let verdicts = found.take_verdicts();
+            let text: Vec<String> = found
+                .finish()
+                .0
+                .iter()
+                .flat_map(|hit| hit.lines.iter())
+                .map(|line| match line {
+                    Line::Match(n, t) => format!("{n}:{t}"),
+                    Line::Context(n, t) => format!("{n}-{t}"),
+                    Line::Break => "--".to_owned(),
+                })
+                .collect();
+            (text, verdicts)
+        };
+        let (text, verdicts) = search(0, None);
+        assert_eq!(text, ["1:a hit here"]);
+        // The same verdicts with other lines in place of the kept ones.
+        let forged: Verdicts = verdicts
+            .into_iter()
+            .map(|mut verdict| {
+                let kept = verdict
+                    .found
+                    .as_deref()
+                    .unwrap()
+                    .downcast_ref::<KeptHit>()
+                    .unwrap();
+                verdict.found = Some(Arc::new(KeptHit {
+                    shape: kept.shape,
+                    matches: kept.matches,
+                    count: kept.count,
+                    lines: vec![Line::Match(7, "from memory".to_owned())],
+                }));
+                (verdict.stamp.id, verdict)
+            })
+            .collect();
+        let forged = Arc::new(forged);
+        assert_eq!(search(0, Some(forged.clone())).0, ["7:from memory"]);
+        assert_eq!(
+            search(1, Some(forged.clone())).0,
+            ["1:a hit here"],
+            "another shape"
+        );
+        // Any write moves the change time, even of the same bytes.
+        std::thread::sleep(std::time::Duration::from_millis(20));
+        std::fs::write(&path, "a hit here\n").unwrap();
+        assert_eq!(
+            search(0, Some(forged)).0,
+            ["1:a hit here"],
+            "the stamp moved"
+        );
     }
 }

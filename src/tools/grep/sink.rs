@@ -19,6 +19,7 @@ pub const MAX_LINE_CHARS: usize = 500;
 const LINE_OVERHEAD: usize = std::mem::size_of::<Line>();
 
 /// One line of content output, before layout.
+#[derive(Clone)]
 pub(crate) enum Line {
     Match(u64, String),
     Context(u64, String),
