@@ -435,6 +435,21 @@ fn benches(c: &mut Criterion) {
                     )
                 })),
             ),
+            (
+                "grep content (head_limit 0) repeated vs the first search",
+                Box::new(|| {
+                    runner.call(
+                        &*grep_kept,
+                        &json!({"pattern": "needle_12[0-9]", "output_mode": "content", "head_limit": 0}),
+                    )
+                }),
+                Some(Box::new(|| {
+                    runner.call(
+                        &*grep_large(),
+                        &json!({"pattern": "needle_12[0-9]", "output_mode": "content", "head_limit": 0}),
+                    )
+                })),
+            ),
         ];
         // `$AGENTCORE_BENCH_ONLY`: the cases whose name contains it (for a
         // profile of one).

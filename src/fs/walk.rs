@@ -481,8 +481,9 @@ pub(crate) struct Queue {
     jobs: VecDeque<Job>,
     /// [`Order::Path`]'s pending directories, smallest path first.
     heap: BinaryHeap<Reverse<ByPath>>,
-    /// [`Order::Path`]: per thread, the entry it is visiting (or the
-    /// directory it is reading); `None` when idle.
+    /// [`Order::Path`]: per thread, the directory it is reading or the
+    /// last subdirectory it passed there, never past the entry it is
+    /// visiting; `None` when idle.
     slots: Vec<Option<PathBuf>>,
     active: usize,
 }
@@ -867,18 +868,18 @@ impl Walk<'_> {
                 }
             });
             if self.order == Order::Path {
-                // In path order the walk's place is known at every entry:
-                // a subdirectory is pending before the thread moves past it.
-                let mut queue = self.queue.lock().unwrap_or_else(|p| p.into_inner());
-                let pushed = child.is_some();
+                // In path order a subdirectory is pending before the
+                // thread moves past it, and the thread's place moves to
+                // it. Past a file the place is left behind (a smaller
+                // path): what others count as finished is then less, never
+                // more, and no lock is taken at every file.
                 if let Some(child) = child {
+                    let mut queue = self.queue.lock().unwrap_or_else(|p| p.into_inner());
                     queue.push(self.order, child);
-                }
-                if let Some(slot) = queue.slots.get_mut(me) {
-                    *slot = Some(path.clone());
-                }
-                drop(queue);
-                if pushed {
+                    if let Some(slot) = queue.slots.get_mut(me) {
+                        *slot = Some(path.clone());
+                    }
+                    drop(queue);
                     self.ready.notify_one();
                 }
             } else {

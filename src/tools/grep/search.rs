@@ -211,6 +211,12 @@ impl Found {
         hit.links <= 1 || self.linked.get(&hit.id).is_some_and(|l| l.seen >= l.nlink)
     }
 
+    /// Whether the hits recorded have more output units than the window
+    /// shows, so that [`Found::settle`] may find the window passed.
+    fn may_pass_window(&self) -> bool {
+        self.window.is_some_and(|window| self.recorded > window.end)
+    }
+
     /// With a window: extends the settled prefix (the hits in path order
     /// that the walk has finished, none of them a file with names not yet
     /// all met) as far as `settled` allows; `true` once the prefix passes
@@ -423,7 +429,11 @@ impl Search<'_> {
         found: &mut Found,
     ) -> Flow {
         found.record(stat, hit);
-        if let Some(settled) = found.window.and_then(|_| entry.settled())
+        // What the walk finished is asked only once the hits recorded
+        // could pass the window (`settle` does nothing before): asking
+        // locks the walk's queue and copies paths, at every file.
+        if found.may_pass_window()
+            && let Some(settled) = entry.settled()
             && found.settle(&settled)
         {
             return Flow::Quit;
