@@ -744,6 +744,7 @@ mod tests {
         drop(child);
         let _ = rustix::process::waitpid(Pid::from_raw(pid), WaitOptions::empty());
     }
+
     /// A contained call is judged empty without a look in `/proc` only
     /// once its shell exited with a code; a shell killed by a signal, or a
     /// call not contained, is looked for. The tree below is deliberately
