@@ -235,8 +235,9 @@ const MAX_INSTRUCTIONS: usize = 4096;
 /// a kill on a foreign architecture, which each makes at its start (after
 /// the same x32 check), so the first program run meets it exactly when
 /// any would. `None`, and the programs stay separate, when any program
-/// returns something else (another action, or a value computed at run
-/// time), or the whole would be longer than the kernel allows.
+/// returns something else (another action, a value computed at run time,
+/// or a kill outside the start every program shares), or the whole would
+/// be longer than the kernel allows.
 /// `a_merged_program_decides_as_the_separate_filters` checks the rule
 /// against the kernel's on every call the programs name.
 fn merged(programs: &[BpfProgram]) -> Option<BpfProgram> {
@@ -250,12 +251,17 @@ fn merged(programs: &[BpfProgram]) -> Option<BpfProgram> {
     if total > MAX_INSTRUCTIONS {
         return None;
     }
+    // The instructions every program starts with: a kill there is met by
+    // the first program run exactly when by any.
+    let shared = (0..programs.iter().map(Vec::len).min().unwrap_or(0))
+        .take_while(|&at| programs.iter().all(|p| p[at] == programs[0][at]))
+        .count();
     let mut out: Vec<sock_filter> = Vec::with_capacity(total);
     let count = programs.len();
     for (i, program) in programs.iter().rev().enumerate() {
         let next = out.len() + program.len();
         let last = i + 1 == count;
-        for insn in program {
+        for (at, insn) in program.iter().enumerate() {
             let class = u32::from(insn.code) & 0x07;
             if class == libc::BPF_RET && insn.code != RET_K {
                 return None;
@@ -274,10 +280,10 @@ fn merged(programs: &[BpfProgram]) -> Option<BpfProgram> {
                         k: u32::try_from(next - here - 1).ok()?,
                     });
                 }
-                libc::SECCOMP_RET_ALLOW
-                | libc::SECCOMP_RET_ERRNO
-                | libc::SECCOMP_RET_KILL_PROCESS
-                | libc::SECCOMP_RET_KILL_THREAD => out.push(insn.clone()),
+                libc::SECCOMP_RET_ALLOW | libc::SECCOMP_RET_ERRNO => out.push(insn.clone()),
+                libc::SECCOMP_RET_KILL_PROCESS | libc::SECCOMP_RET_KILL_THREAD if at < shared => {
+                    out.push(insn.clone());
+                }
                 _ => return None,
             }
         }
@@ -487,6 +493,25 @@ mod tests {
             libc::SYS_mknod,
         ]);
         calls
+    }
+
+    /// A kill anywhere but in the start every program shares, or an
+    /// action other than allow, errno and kill, keeps the programs
+    /// separate: the first refusal met would not be the kernel's choice.
+    #[test]
+    fn programs_that_refuse_otherwise_stay_separate() {
+        let programs = separate(false, false).unwrap();
+        assert!(merged(&programs).is_some());
+        for action in [
+            libc::SECCOMP_RET_KILL_PROCESS,
+            libc::SECCOMP_RET_TRAP,
+            libc::SECCOMP_RET_LOG,
+        ] {
+            let mut changed = programs.clone();
+            let last = changed[1].len() - 1;
+            changed[1][last].k = action;
+            assert!(merged(&changed).is_none(), "{action:#x}");
+        }
     }
 
     fn arch_audit_value(arch: TargetArch) -> u32 {
