@@ -164,14 +164,23 @@ impl Found {
         std::mem::take(&mut self.verdicts)
     }
 
+    /// Whether `weight` more bytes of lines fit within
+    /// [`KEEP_FOR_NEXT_BYTES`].
+    fn has_room_for_next(&self, weight: usize) -> bool {
+        self.kept_for_next
+            .checked_add(weight)
+            .is_some_and(|total| total <= KEEP_FOR_NEXT_BYTES)
+    }
+
     /// Adds a verdict for the next search; what it found in the file
     /// goes with it only within [`KEEP_FOR_NEXT_BYTES`] (`weight`: its
     /// lines' bytes).
     fn learn(&mut self, mut verdict: learned::Verdict, weight: usize) {
         if verdict.found.is_some() {
-            match self.kept_for_next.checked_add(weight) {
-                Some(total) if total <= KEEP_FOR_NEXT_BYTES => self.kept_for_next = total,
-                _ => verdict.found = None,
+            if self.has_room_for_next(weight) {
+                self.kept_for_next += weight;
+            } else {
+                verdict.found = None;
             }
         }
         self.verdicts.push(verdict);
@@ -384,12 +393,16 @@ impl Search<'_> {
         // The stamp was taken before the read: a change during it moves
         // the file's stamp, so this verdict never matches it again.
         let stamp = Stamp::of(&stat);
-        let to_learn = (sure && stamp.settled(self.now)).then(|| {
+        let mut found = found.lock().unwrap_or_else(|p| p.into_inner());
+        if sure && stamp.settled(self.now) {
             let mut verdict = learned::Verdict::of(stamp, hit.is_some());
             let mut weight = 0;
+            // The lines are copied only while the search has room to keep
+            // them for the next one.
             if let Some(hit) = hit
                 .as_ref()
                 .filter(|_| self.mode != OutputMode::FilesWithMatches)
+                .filter(|hit| found.has_room_for_next(hit.weight()))
             {
                 weight = hit.weight();
                 verdict.found = Some(Arc::new(KeptHit {
@@ -399,13 +412,9 @@ impl Search<'_> {
                     lines: hit.lines.clone(),
                 }));
             }
-            (verdict, weight)
-        });
-        let mut found = found.lock().unwrap_or_else(|p| p.into_inner());
-        let hit = hit.map(|hit| found.keep(hit));
-        if let Some((verdict, weight)) = to_learn {
             found.learn(verdict, weight);
         }
+        let hit = hit.map(|hit| found.keep(hit));
         self.recorded(&entry, &stat, hit, &mut found)
     }
 
