@@ -43,7 +43,7 @@ pub fn check(args: SandboxCheckArgs) -> ExitCode {
         toolchains,
     } = args;
     outln!("This machine:");
-    outln!("{}", sandbox::check());
+    outln!("{}", sandbox::check_afresh());
     let config =
         match SessionConfig::from_options(args.root.clone(), args.mode, args.policy.as_deref()) {
             Ok(config) => config,

@@ -540,22 +540,6 @@ impl SandboxBuilder {
         if self.mode != SandboxMode::Off {
             linux::prepare_cgroups(&self.limits);
         }
-        if self.mode != SandboxMode::Off {
-            let scan = hidden.clone();
-            #[cfg(all(target_os = "linux", feature = "sandbox"))]
-            let warm = status.clone();
-            // Without a thread the first use does the walk itself. The
-            // same thread then does what the first command would do once
-            // per process (the machine's cgroups, the seccomp programs),
-            // so that the first command costs what the next ones do.
-            let _ = std::thread::Builder::new()
-                .name("agentcore-socket-scan".to_owned())
-                .spawn(move || {
-                    scan.all();
-                    #[cfg(all(target_os = "linux", feature = "sandbox"))]
-                    linux::warm_up(&warm);
-                });
-        }
         #[cfg(all(target_os = "linux", feature = "sandbox"))]
         let session_net = match making_net.map(std::thread::JoinHandle::join) {
             Some(Ok(Ok(net))) => {
@@ -565,6 +549,25 @@ impl SandboxBuilder {
             // Commands then get a network namespace each.
             _ => None,
         };
+        if self.mode != SandboxMode::Off {
+            let scan = hidden.clone();
+            #[cfg(all(target_os = "linux", feature = "sandbox"))]
+            let warm = status.clone();
+            // Without a thread the first use does the walk itself. The
+            // same thread then does what the first command would do once
+            // per process (the machine's cgroups, the seccomp programs),
+            // so that the first command costs what the next ones do. It
+            // starts once the loopback helper is done: on two cores, the
+            // walk beside the helper's fork and the rest of the start
+            // lengthened the start; after it, it overlaps what is left.
+            let _ = std::thread::Builder::new()
+                .name("agentcore-socket-scan".to_owned())
+                .spawn(move || {
+                    scan.all();
+                    #[cfg(all(target_os = "linux", feature = "sandbox"))]
+                    linux::warm_up(&warm);
+                });
+        }
         // The allow list's proxies, on the session's loopback. Without
         // them commands get no network at all: fail closed.
         let mut network = Network::default();
@@ -749,9 +752,24 @@ pub fn prefetch(limits: &SandboxLimits) {
 pub const UNSET_ENV: &[&str] = &["SSH_AUTH_SOCK", "DBUS_SESSION_BUS_ADDRESS"];
 
 /// What the kernel of this machine offers the sandbox (probed once per
-/// process), for `agentcore sandbox check`.
+/// process; the probe's trial is skipped when one made in the same
+/// circumstances found everything, see docs/sandbox.md).
 pub fn check() -> SandboxStatus {
     machine_status().clone()
+}
+
+/// [`check`] with the probe's trial made whatever was remembered (for
+/// `agentcore sandbox check`); what it finds is remembered for the next
+/// sessions, or forgotten.
+pub fn check_afresh() -> SandboxStatus {
+    #[cfg(all(target_os = "linux", feature = "sandbox"))]
+    {
+        linux::probe_afresh()
+    }
+    #[cfg(not(all(target_os = "linux", feature = "sandbox")))]
+    {
+        check()
+    }
 }
 
 /// A command sandbox: what a confined command may write, what it cannot

@@ -30,6 +30,15 @@ impl Failure {
         let read = rustix::io::read(&self.read, &mut record);
         match read {
             Ok(4) => match self.describe(record) {
+                Some(what) if Step::from_u8(record[0]).is_some_and(Step::was_probed) => {
+                    // What the probe vouched for failed: the next probe
+                    // makes its trial again.
+                    super::probe::forget();
+                    io::Error::new(
+                        error.kind(),
+                        format!("the sandbox could not {what}: {error}"),
+                    )
+                }
                 Some(what) => io::Error::new(
                     error.kind(),
                     format!("the sandbox could not {what}: {error}"),

@@ -38,7 +38,7 @@ use super::{Confinement, Inner, LimitHit, SandboxError, SandboxLimits};
 
 pub(super) use failure::Failure;
 pub(super) use net_listen::listeners;
-pub(super) use probe::probe;
+pub(super) use probe::{probe, probe_afresh};
 pub(super) use session_net::SessionNet;
 
 fn cstring(path: &Path) -> Result<CString, SandboxError> {

@@ -6,6 +6,7 @@
 use std::ffi::{CStr, CString};
 use std::io;
 use std::os::unix::ffi::OsStrExt;
+use std::path::{Path, PathBuf};
 
 use rustix::io::Errno;
 use rustix::mount::{MountFlags, MountPropagationFlags};
@@ -56,8 +57,20 @@ const STEPS: [(Feature, &str); 5] = [
     (Feature::Seccomp, "a seccomp filter"),
 ];
 
-/// Probes the machine: what a sandbox built now would find.
+/// Probes the machine: what a sandbox built now would find. The trial in
+/// a forked child is skipped when one made in the same circumstances
+/// found everything ([`remembered`]).
 pub(in crate::sandbox) fn probe() -> SandboxStatus {
+    probe_with(false)
+}
+
+/// [`probe`] with the trial made whatever was remembered (for `agentcore
+/// sandbox check`); what it finds is remembered or forgotten.
+pub(in crate::sandbox) fn probe_afresh() -> SandboxStatus {
+    probe_with(true)
+}
+
+fn probe_with(afresh: bool) -> SandboxStatus {
     let mut status = SandboxStatus::all_present(0, seccomp_arch().unwrap_or("?"));
     match landlock_abi() {
         Ok(abi) => status = SandboxStatus::all_present(abi, seccomp_arch().unwrap_or("?")),
@@ -69,7 +82,9 @@ pub(in crate::sandbox) fn probe() -> SandboxStatus {
             format!("no filter for {}", std::env::consts::ARCH),
         );
     }
-    match trial() {
+    let now = circumstances();
+    let at = remembered_at();
+    match outcome(afresh, now.as_deref(), at.as_deref(), trial) {
         Ok(errors) => {
             for ((feature, step), error) in STEPS.iter().zip(errors) {
                 if error != 0 {
@@ -85,6 +100,163 @@ pub(in crate::sandbox) fn probe() -> SandboxStatus {
         }
     }
     status
+}
+
+/// The file that says a trial found every step of [`STEPS`] working, and
+/// in which circumstances (its whole content, see [`circumstances`]):
+/// `$XDG_STATE_HOME/agentcore/sandbox-probe`, else
+/// `~/.local/state/agentcore/sandbox-probe`. No command can write there
+/// (the state folder is outside every writable root).
+///
+/// Only a trial that found everything is remembered, so the file can only
+/// claim that a feature works. If that is wrong (the machine changed in a
+/// way the circumstances do not show), commands fail to start with the
+/// step that failed, which forgets the file: confinement is never weaker
+/// for it, and the next session probes again.
+fn remembered_at() -> Option<PathBuf> {
+    let state = match std::env::var_os("XDG_STATE_HOME").filter(|v| !v.is_empty()) {
+        Some(state) => PathBuf::from(state),
+        None => PathBuf::from(std::env::var_os("HOME").filter(|v| !v.is_empty())?)
+            .join(".local/state"),
+    };
+    state.is_absolute().then(|| state.join("agentcore/sandbox-probe"))
+}
+
+/// The trial's errnos: made by `trial`, unless `afresh` is false and the
+/// file at `at` says that one made in circumstances `now` found everything.
+/// A trial that finds everything is remembered there; any other outcome
+/// forgets what was.
+fn outcome(
+    afresh: bool,
+    now: Option<&str>,
+    at: Option<&Path>,
+    trial: impl FnOnce() -> io::Result<[i32; 5]>,
+) -> io::Result<[i32; 5]> {
+    if let (false, Some(now), Some(at)) = (afresh, now, at)
+        && remembered(at, now)
+    {
+        return Ok([0; 5]);
+    }
+    let outcome = trial();
+    if let Some(at) = at {
+        match (&outcome, now) {
+            (Ok(errors), Some(now)) if *errors == [0; 5] => remember(at, now),
+            _ => forget_at(at),
+        }
+    }
+    outcome
+}
+
+/// Whether the file at `at` says a trial made in circumstances `now`
+/// found everything.
+fn remembered(at: &Path, now: &str) -> bool {
+    std::fs::read(at).is_ok_and(|kept| kept == now.as_bytes())
+}
+
+/// Remembers at `at` that a trial made in circumstances `now` found
+/// everything (best effort: written whole, then renamed into place).
+fn remember(at: &Path, now: &str) {
+    use std::io::Write;
+    use std::os::unix::fs::DirBuilderExt;
+    let Some(dir) = at.parent() else {
+        return;
+    };
+    let _ = std::fs::DirBuilder::new()
+        .recursive(true)
+        .mode(0o700)
+        .create(dir);
+    let Ok(mut file) = tempfile::Builder::new()
+        .prefix(".sandbox-probe-")
+        .tempfile_in(dir)
+    else {
+        return;
+    };
+    if file.write_all(now.as_bytes()).is_ok() {
+        let _ = file.persist(at);
+    }
+}
+
+/// Forgets what [`remember`] kept: the next probe makes the trial.
+pub(super) fn forget() {
+    if let Some(at) = remembered_at() {
+        forget_at(&at);
+    }
+}
+
+fn forget_at(at: &Path) {
+    let _ = std::fs::remove_file(at);
+}
+
+/// What the trial's outcome depends on, as text; `None` when it cannot be
+/// told (then the trial is always made):
+/// - this build (its version and its program file's identity);
+/// - the boot (`/proc/sys/kernel/random/boot_id`: a new kernel, a reboot);
+/// - who runs it (effective ids, capabilities, no-new-privileges);
+/// - where it runs: the namespaces it is in (a container, a sandbox);
+/// - what confines it: its LSM label (AppArmor confines user namespaces by
+///   profile), and no seccomp filter at all (a filter could refuse any
+///   step, so a process under one always makes the trial);
+/// - the kernel's switches for user namespaces and their counts.
+fn circumstances() -> Option<String> {
+    use std::fmt::Write;
+    use std::os::unix::fs::MetadataExt;
+    let read = |path: &str| std::fs::read_to_string(path).ok();
+    let mut now = String::from("agentcore sandbox probe 1\n");
+    let _ = writeln!(now, "version {}", env!("CARGO_PKG_VERSION"));
+    let exe = std::fs::metadata("/proc/self/exe").ok()?;
+    let _ = writeln!(
+        now,
+        "program {} {} {} {}.{}",
+        exe.dev(),
+        exe.ino(),
+        exe.size(),
+        exe.mtime(),
+        exe.mtime_nsec()
+    );
+    let _ = writeln!(now, "boot {}", read("/proc/sys/kernel/random/boot_id")?.trim());
+    let _ = writeln!(
+        now,
+        "ids {} {}",
+        rustix::process::geteuid().as_raw(),
+        rustix::process::getegid().as_raw()
+    );
+    for ns in ["user", "mnt", "net", "pid", "cgroup", "ipc", "uts"] {
+        let link = std::fs::read_link(format!("/proc/self/ns/{ns}")).ok()?;
+        let _ = writeln!(now, "ns {}", link.display());
+    }
+    let status = read("/proc/self/status")?;
+    let mut seccomp = None;
+    for line in status.lines() {
+        let Some((name, value)) = line.split_once(':') else {
+            continue;
+        };
+        let value = value.trim();
+        match name {
+            "Seccomp" => seccomp = Some(value == "0"),
+            "NoNewPrivs" | "CapPrm" | "CapEff" | "CapBnd" => {
+                let _ = writeln!(now, "{name} {value}");
+            }
+            _ => {}
+        }
+    }
+    if seccomp != Some(true) {
+        return None;
+    }
+    let label = read("/proc/self/attr/current").unwrap_or_default();
+    let _ = writeln!(now, "label {}", label.trim_end_matches(['\n', '\0']));
+    for switch in [
+        "/proc/sys/user/max_user_namespaces",
+        "/proc/sys/user/max_mnt_namespaces",
+        "/proc/sys/user/max_net_namespaces",
+        "/proc/sys/user/max_pid_namespaces",
+        "/proc/sys/kernel/unprivileged_userns_clone",
+        "/proc/sys/kernel/apparmor_restrict_unprivileged_userns",
+        "/proc/sys/kernel/apparmor_restrict_unprivileged_unconfined",
+    ] {
+        let value = read(switch);
+        let _ = writeln!(now, "{switch} {}", value.as_deref().map_or("-", str::trim));
+    }
+    Some(now)
 }
 
 /// Forks a child that tries each step of [`STEPS`] and reports their
@@ -259,4 +431,110 @@ unsafe fn trial_child(
         },
     };
     errors
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::cell::Cell;
+
+    const FOUND_ALL: [i32; 5] = [0; 5];
+    const NO_NET: [i32; 5] = [0, 0, libc::EPERM, 0, 0];
+
+    /// `outcome` with a trial that counts its runs and finds `found`.
+    fn run(
+        afresh: bool,
+        now: Option<&str>,
+        at: &Path,
+        found: io::Result<[i32; 5]>,
+        runs: &Cell<u32>,
+    ) -> io::Result<[i32; 5]> {
+        outcome(afresh, now, Some(at), || {
+            runs.set(runs.get() + 1);
+            found
+        })
+    }
+
+    #[test]
+    fn a_trial_that_found_everything_is_not_made_again_in_the_same_circumstances() {
+        let dir = tempfile::tempdir().unwrap();
+        let at = dir.path().join("state/agentcore/sandbox-probe");
+        let runs = Cell::new(0);
+        assert_eq!(run(false, Some("here"), &at, Ok(FOUND_ALL), &runs).unwrap(), FOUND_ALL);
+        assert_eq!(runs.get(), 1);
+        assert_eq!(std::fs::read_to_string(&at).unwrap(), "here");
+        // Kept: the next probe in the same circumstances makes no trial,
+        // even one that would now find something missing.
+        assert_eq!(run(false, Some("here"), &at, Ok(NO_NET), &runs).unwrap(), FOUND_ALL);
+        assert_eq!(runs.get(), 1);
+    }
+
+    #[test]
+    fn other_circumstances_or_afresh_make_the_trial_and_what_is_missing_is_forgotten() {
+        let dir = tempfile::tempdir().unwrap();
+        let at = dir.path().join("sandbox-probe");
+        let runs = Cell::new(0);
+        run(false, Some("here"), &at, Ok(FOUND_ALL), &runs).unwrap();
+        // Another boot, container or build: the trial is made, and what it
+        // finds missing is reported and forgets the kept file.
+        assert_eq!(run(false, Some("there"), &at, Ok(NO_NET), &runs).unwrap(), NO_NET);
+        assert_eq!(runs.get(), 2);
+        assert!(!at.exists(), "a trial that found something missing is not kept");
+        run(false, Some("here"), &at, Ok(FOUND_ALL), &runs).unwrap();
+        assert_eq!(runs.get(), 3);
+        // `sandbox check` makes the trial whatever is kept.
+        assert_eq!(run(true, Some("here"), &at, Ok(NO_NET), &runs).unwrap(), NO_NET);
+        assert_eq!(runs.get(), 4);
+        assert!(!at.exists());
+        // A failed fork is not kept either, and a later trial is made.
+        let failed = run(false, Some("here"), &at, Err(io::Error::other("no fork")), &runs);
+        assert!(failed.is_err());
+        assert!(!at.exists());
+    }
+
+    #[test]
+    fn without_circumstances_the_trial_is_always_made_and_nothing_is_kept() {
+        let dir = tempfile::tempdir().unwrap();
+        let at = dir.path().join("sandbox-probe");
+        std::fs::write(&at, "here").unwrap();
+        let runs = Cell::new(0);
+        assert_eq!(run(false, None, &at, Ok(FOUND_ALL), &runs).unwrap(), FOUND_ALL);
+        assert_eq!(run(false, None, &at, Ok(NO_NET), &runs).unwrap(), NO_NET);
+        assert_eq!(runs.get(), 2);
+        assert!(!at.exists(), "what cannot be matched is forgotten");
+    }
+
+    #[test]
+    fn a_kept_file_must_match_the_circumstances_whole() {
+        let dir = tempfile::tempdir().unwrap();
+        let at = dir.path().join("sandbox-probe");
+        let runs = Cell::new(0);
+        for kept in ["here\n", "her", "here and more", ""] {
+            std::fs::write(&at, kept).unwrap();
+            run(false, Some("here"), &at, Ok(NO_NET), &runs).unwrap();
+        }
+        assert_eq!(runs.get(), 4);
+    }
+
+    #[test]
+    fn the_circumstances_name_the_boot_the_ids_and_the_namespaces_and_are_stable() {
+        let Some(now) = circumstances() else {
+            // Under a seccomp filter (some CI containers): always probed.
+            let status = std::fs::read_to_string("/proc/self/status").unwrap();
+            assert!(
+                status.lines().any(|l| l.starts_with("Seccomp:") && !l.ends_with("\t0")),
+                "no circumstances without a seccomp filter:\n{status}"
+            );
+            return;
+        };
+        let boot = std::fs::read_to_string("/proc/sys/kernel/random/boot_id").unwrap();
+        assert!(now.contains(&format!("boot {}\n", boot.trim())), "{now}");
+        assert!(now.contains(&format!("ids {} ", rustix::process::geteuid().as_raw())));
+        for ns in ["user", "mnt", "net", "pid"] {
+            let link = std::fs::read_link(format!("/proc/self/ns/{ns}")).unwrap();
+            assert!(now.contains(&format!("ns {}\n", link.display())), "{now}");
+        }
+        assert!(now.contains("CapEff "), "{now}");
+        assert_eq!(circumstances().as_deref(), Some(now.as_str()));
+    }
 }

@@ -200,6 +200,15 @@ impl Step {
         .into_iter()
         .find(|step| *step as u8 == byte)
     }
+
+    /// Whether the probe's trial vouches for this step working (its
+    /// failure means the machine is not what the probe found).
+    pub(super) fn was_probed(self) -> bool {
+        matches!(
+            self,
+            Step::Namespaces | Step::Loopback | Step::Fork | Step::Proc | Step::Seccomp
+        )
+    }
 }
 
 /// Writes the failed step to the failure pipe and passes the error on.
