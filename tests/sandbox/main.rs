@@ -18,6 +18,6 @@ mod sandbox_confines_commands;
 mod sandboxed_commands_through_bash;
 mod sessions_die_with_agentcore_and_hide_from_each_other;
 mod terminal_sessions_stay_confined;
-mod the_probe_is_kept_while_the_circumstances_hold;
 mod the_library_confines_bash_by_default;
+mod the_probe_is_kept_while_the_circumstances_hold;
 mod toolchains_reach_registries_through_the_proxy;

@@ -43,13 +43,23 @@ fn a_start_in_the_same_circumstances_makes_no_trial_and_another_one_does() {
     // A trial that found everything rewrites the file (a new one renamed
     // into place): the same file means no trial was made.
     agentcore(state.path(), &exec);
-    assert_eq!(std::fs::metadata(&kept).unwrap().ino(), inode, "a trial was made");
+    assert_eq!(
+        std::fs::metadata(&kept).unwrap().ino(),
+        inode,
+        "a trial was made"
+    );
     assert_eq!(std::fs::read_to_string(&kept).unwrap(), first);
 
     // Other circumstances: the trial is made, and the file says what holds.
     let forged: String = first
         .lines()
-        .map(|line| if line.starts_with("boot ") { "boot forged" } else { line })
+        .map(|line| {
+            if line.starts_with("boot ") {
+                "boot forged"
+            } else {
+                line
+            }
+        })
         .map(|line| format!("{line}\n"))
         .collect();
     assert_ne!(forged, first);
@@ -60,5 +70,9 @@ fn a_start_in_the_same_circumstances_makes_no_trial_and_another_one_does() {
     // `sandbox check` makes the trial whatever is kept.
     let inode = std::fs::metadata(&kept).unwrap().ino();
     agentcore(state.path(), &["sandbox", "check"]);
-    assert_ne!(std::fs::metadata(&kept).unwrap().ino(), inode, "no trial was made");
+    assert_ne!(
+        std::fs::metadata(&kept).unwrap().ino(),
+        inode,
+        "no trial was made"
+    );
 }

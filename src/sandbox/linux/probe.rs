@@ -116,10 +116,13 @@ fn probe_with(afresh: bool) -> SandboxStatus {
 fn remembered_at() -> Option<PathBuf> {
     let state = match std::env::var_os("XDG_STATE_HOME").filter(|v| !v.is_empty()) {
         Some(state) => PathBuf::from(state),
-        None => PathBuf::from(std::env::var_os("HOME").filter(|v| !v.is_empty())?)
-            .join(".local/state"),
+        None => {
+            PathBuf::from(std::env::var_os("HOME").filter(|v| !v.is_empty())?).join(".local/state")
+        }
     };
-    state.is_absolute().then(|| state.join("agentcore/sandbox-probe"))
+    state
+        .is_absolute()
+        .then(|| state.join("agentcore/sandbox-probe"))
 }
 
 /// The trial's errnos: made by `trial`, unless `afresh` is false and the
@@ -213,7 +216,11 @@ fn circumstances() -> Option<String> {
         exe.mtime(),
         exe.mtime_nsec()
     );
-    let _ = writeln!(now, "boot {}", read("/proc/sys/kernel/random/boot_id")?.trim());
+    let _ = writeln!(
+        now,
+        "boot {}",
+        read("/proc/sys/kernel/random/boot_id")?.trim()
+    );
     let _ = writeln!(
         now,
         "ids {} {}",
@@ -460,12 +467,18 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let at = dir.path().join("state/agentcore/sandbox-probe");
         let runs = Cell::new(0);
-        assert_eq!(run(false, Some("here"), &at, Ok(FOUND_ALL), &runs).unwrap(), FOUND_ALL);
+        assert_eq!(
+            run(false, Some("here"), &at, Ok(FOUND_ALL), &runs).unwrap(),
+            FOUND_ALL
+        );
         assert_eq!(runs.get(), 1);
         assert_eq!(std::fs::read_to_string(&at).unwrap(), "here");
         // Kept: the next probe in the same circumstances makes no trial,
         // even one that would now find something missing.
-        assert_eq!(run(false, Some("here"), &at, Ok(NO_NET), &runs).unwrap(), FOUND_ALL);
+        assert_eq!(
+            run(false, Some("here"), &at, Ok(NO_NET), &runs).unwrap(),
+            FOUND_ALL
+        );
         assert_eq!(runs.get(), 1);
     }
 
@@ -477,17 +490,32 @@ mod tests {
         run(false, Some("here"), &at, Ok(FOUND_ALL), &runs).unwrap();
         // Another boot, container or build: the trial is made, and what it
         // finds missing is reported and forgets the kept file.
-        assert_eq!(run(false, Some("there"), &at, Ok(NO_NET), &runs).unwrap(), NO_NET);
+        assert_eq!(
+            run(false, Some("there"), &at, Ok(NO_NET), &runs).unwrap(),
+            NO_NET
+        );
         assert_eq!(runs.get(), 2);
-        assert!(!at.exists(), "a trial that found something missing is not kept");
+        assert!(
+            !at.exists(),
+            "a trial that found something missing is not kept"
+        );
         run(false, Some("here"), &at, Ok(FOUND_ALL), &runs).unwrap();
         assert_eq!(runs.get(), 3);
         // `sandbox check` makes the trial whatever is kept.
-        assert_eq!(run(true, Some("here"), &at, Ok(NO_NET), &runs).unwrap(), NO_NET);
+        assert_eq!(
+            run(true, Some("here"), &at, Ok(NO_NET), &runs).unwrap(),
+            NO_NET
+        );
         assert_eq!(runs.get(), 4);
         assert!(!at.exists());
         // A failed fork is not kept either, and a later trial is made.
-        let failed = run(false, Some("here"), &at, Err(io::Error::other("no fork")), &runs);
+        let failed = run(
+            false,
+            Some("here"),
+            &at,
+            Err(io::Error::other("no fork")),
+            &runs,
+        );
         assert!(failed.is_err());
         assert!(!at.exists());
     }
@@ -498,7 +526,10 @@ mod tests {
         let at = dir.path().join("sandbox-probe");
         std::fs::write(&at, "here").unwrap();
         let runs = Cell::new(0);
-        assert_eq!(run(false, None, &at, Ok(FOUND_ALL), &runs).unwrap(), FOUND_ALL);
+        assert_eq!(
+            run(false, None, &at, Ok(FOUND_ALL), &runs).unwrap(),
+            FOUND_ALL
+        );
         assert_eq!(run(false, None, &at, Ok(NO_NET), &runs).unwrap(), NO_NET);
         assert_eq!(runs.get(), 2);
         assert!(!at.exists(), "what cannot be matched is forgotten");
@@ -522,7 +553,9 @@ mod tests {
             // Under a seccomp filter (some CI containers): always probed.
             let status = std::fs::read_to_string("/proc/self/status").unwrap();
             assert!(
-                status.lines().any(|l| l.starts_with("Seccomp:") && !l.ends_with("\t0")),
+                status
+                    .lines()
+                    .any(|l| l.starts_with("Seccomp:") && !l.ends_with("\t0")),
                 "no circumstances without a seccomp filter:\n{status}"
             );
             return;
