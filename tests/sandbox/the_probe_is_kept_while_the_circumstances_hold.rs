@@ -1,7 +1,8 @@
 //! The sandbox's probe (a forked child trying each namespace) is made once
 //! per set of circumstances: a trial that found everything is kept under
-//! the state folder, a later start in the same circumstances makes none,
-//! and a start in other circumstances (here a forged boot) makes it again.
+//! the state folder (a hash of its circumstances), a later start in the
+//! same circumstances makes none, and a start whose circumstances are not
+//! kept (here, the file forged) makes it again.
 //! `agentcore sandbox check` always makes it.
 
 use std::os::unix::fs::MetadataExt;
@@ -37,7 +38,12 @@ fn a_start_in_the_same_circumstances_makes_no_trial_and_another_one_does() {
 
     agentcore(state.path(), &["sandbox", "check"]);
     let first = std::fs::read_to_string(&kept).expect("a full trial is kept");
-    assert!(first.starts_with("agentcore sandbox probe 1\n"), "{first}");
+    // One line: the hash of the circumstances (64 hex digits).
+    assert_eq!(first.len(), 65, "{first:?}");
+    assert!(
+        first.trim_end().bytes().all(|b| b.is_ascii_hexdigit()),
+        "{first:?}"
+    );
     let inode = std::fs::metadata(&kept).unwrap().ino();
 
     // A trial that found everything rewrites the file (a new one renamed
@@ -50,22 +56,15 @@ fn a_start_in_the_same_circumstances_makes_no_trial_and_another_one_does() {
     );
     assert_eq!(std::fs::read_to_string(&kept).unwrap(), first);
 
-    // Other circumstances: the trial is made, and the file says what holds.
-    let forged: String = first
-        .lines()
-        .map(|line| {
-            if line.starts_with("boot ") {
-                "boot forged"
-            } else {
-                line
-            }
-        })
-        .map(|line| format!("{line}\n"))
-        .collect();
-    assert_ne!(forged, first);
+    // Other circumstances only: the trial is made, and the file then says
+    // that these hold too (first), besides what was there.
+    let forged = format!("{}\n", "0".repeat(64));
     std::fs::write(&kept, &forged).unwrap();
     agentcore(state.path(), &exec);
-    assert_eq!(std::fs::read_to_string(&kept).unwrap(), first);
+    assert_eq!(
+        std::fs::read_to_string(&kept).unwrap(),
+        format!("{first}{forged}")
+    );
 
     // `sandbox check` makes the trial whatever is kept.
     let inode = std::fs::metadata(&kept).unwrap().ino();

@@ -103,7 +103,7 @@ fn probe_with(afresh: bool) -> SandboxStatus {
 }
 
 /// The file that says a trial found every step of [`STEPS`] working, and
-/// in which circumstances (its whole content, see [`circumstances`]):
+/// in which circumstances (a hash of them a line, see [`circumstances`]):
 /// `$XDG_STATE_HOME/agentcore/sandbox-probe`, else
 /// `~/.local/state/agentcore/sandbox-probe`. No command can write there
 /// (the state folder is outside every writable root).
@@ -141,29 +141,56 @@ fn outcome(
         return Ok([0; 5]);
     }
     let outcome = trial();
-    if let Some(at) = at {
-        match (&outcome, now) {
-            (Ok(errors), Some(now)) if *errors == [0; 5] => remember(at, now),
-            _ => forget_at(at),
+    if let (Some(at), Some(now)) = (at, now) {
+        match &outcome {
+            Ok(errors) if *errors == [0; 5] => remember(at, now),
+            _ => forget_at(at, now),
         }
     }
     outcome
 }
 
+/// How many sets of circumstances the file keeps (the last ones whose
+/// trial found everything): two builds used in turn, or a user's shell and
+/// a container, do not make each other probe again.
+const KEPT: usize = 8;
+
+/// A line of the kept file: the BLAKE3 hash of circumstances, in hex.
+fn digest(now: &str) -> String {
+    blake3::hash(now.as_bytes()).to_hex().to_string()
+}
+
+/// The lines of the file at `at` (none when it cannot be read).
+fn kept_lines(at: &Path) -> Vec<String> {
+    std::fs::read_to_string(at)
+        .map(|text| text.lines().map(str::to_owned).collect())
+        .unwrap_or_default()
+}
+
 /// Whether the file at `at` says a trial made in circumstances `now`
 /// found everything.
 fn remembered(at: &Path, now: &str) -> bool {
-    std::fs::read(at).is_ok_and(|kept| kept == now.as_bytes())
+    let line = digest(now);
+    kept_lines(at).contains(&line)
 }
 
 /// Remembers at `at` that a trial made in circumstances `now` found
-/// everything (best effort: written whole, then renamed into place).
+/// everything, first of at most [`KEPT`] lines (best effort: written whole,
+/// then renamed into place).
 fn remember(at: &Path, now: &str) {
     use std::io::Write;
     use std::os::unix::fs::DirBuilderExt;
     let Some(dir) = at.parent() else {
         return;
     };
+    let line = digest(now);
+    let mut lines = vec![line.clone()];
+    lines.extend(
+        kept_lines(at)
+            .into_iter()
+            .filter(|kept| *kept != line && kept.len() == line.len())
+            .take(KEPT - 1),
+    );
     let _ = std::fs::DirBuilder::new()
         .recursive(true)
         .mode(0o700)
@@ -174,20 +201,50 @@ fn remember(at: &Path, now: &str) {
     else {
         return;
     };
-    if file.write_all(now.as_bytes()).is_ok() {
+    if file.write_all((lines.join("\n") + "\n").as_bytes()).is_ok() {
         let _ = file.persist(at);
     }
 }
 
-/// Forgets what [`remember`] kept: the next probe makes the trial.
+/// Forgets that a trial made in these circumstances found everything (a
+/// step it vouched for failed: the machine is not what it found), so that
+/// the next probe makes the trial.
 pub(super) fn forget() {
-    if let Some(at) = remembered_at() {
-        forget_at(&at);
+    if let (Some(at), Some(now)) = (remembered_at(), circumstances()) {
+        forget_at(&at, &now);
     }
 }
 
-fn forget_at(at: &Path) {
-    let _ = std::fs::remove_file(at);
+/// Removes circumstances `now` from the file at `at` (the file too, when
+/// nothing else is kept there).
+fn forget_at(at: &Path, now: &str) {
+    use std::io::Write;
+    let line = digest(now);
+    let lines = kept_lines(at);
+    if !lines.contains(&line) {
+        return;
+    }
+    let rest: Vec<String> = lines.into_iter().filter(|kept| *kept != line).collect();
+    if rest.is_empty() {
+        let _ = std::fs::remove_file(at);
+        return;
+    }
+    let Some(dir) = at.parent() else {
+        return;
+    };
+    let Ok(mut file) = tempfile::Builder::new()
+        .prefix(".sandbox-probe-")
+        .tempfile_in(dir)
+    else {
+        // Unable to write what is left: forget it all.
+        let _ = std::fs::remove_file(at);
+        return;
+    };
+    if file.write_all((rest.join("\n") + "\n").as_bytes()).is_ok() {
+        let _ = file.persist(at);
+    } else {
+        let _ = std::fs::remove_file(at);
+    }
 }
 
 /// What the trial's outcome depends on, as text; `None` when it cannot be
@@ -472,7 +529,7 @@ mod tests {
             FOUND_ALL
         );
         assert_eq!(runs.get(), 1);
-        assert_eq!(std::fs::read_to_string(&at).unwrap(), "here");
+        assert_eq!(kept_lines(&at), [digest("here")]);
         // Kept: the next probe in the same circumstances makes no trial,
         // even one that would now find something missing.
         assert_eq!(
@@ -488,27 +545,26 @@ mod tests {
         let at = dir.path().join("sandbox-probe");
         let runs = Cell::new(0);
         run(false, Some("here"), &at, Ok(FOUND_ALL), &runs).unwrap();
-        // Another boot, container or build: the trial is made, and what it
-        // finds missing is reported and forgets the kept file.
+        // Another boot, container or build: the trial is made, what it
+        // finds missing is reported, and nothing is kept for it.
         assert_eq!(
             run(false, Some("there"), &at, Ok(NO_NET), &runs).unwrap(),
             NO_NET
         );
         assert_eq!(runs.get(), 2);
-        assert!(
-            !at.exists(),
-            "a trial that found something missing is not kept"
-        );
-        run(false, Some("here"), &at, Ok(FOUND_ALL), &runs).unwrap();
-        assert_eq!(runs.get(), 3);
-        // `sandbox check` makes the trial whatever is kept.
+        assert_eq!(kept_lines(&at), [digest("here")]);
+        // `sandbox check` makes the trial whatever is kept; what it finds
+        // missing forgets what was kept for these circumstances.
         assert_eq!(
             run(true, Some("here"), &at, Ok(NO_NET), &runs).unwrap(),
             NO_NET
         );
-        assert_eq!(runs.get(), 4);
+        assert_eq!(runs.get(), 3);
         assert!(!at.exists());
+        run(false, Some("here"), &at, Ok(NO_NET), &runs).unwrap();
+        assert_eq!(runs.get(), 4);
         // A failed fork is not kept either, and a later trial is made.
+        run(false, Some("there"), &at, Ok(FOUND_ALL), &runs).unwrap();
         let failed = run(
             false,
             Some("here"),
@@ -517,14 +573,21 @@ mod tests {
             &runs,
         );
         assert!(failed.is_err());
+        assert_eq!(runs.get(), 6);
+        assert_eq!(kept_lines(&at), [digest("there")]);
+        // Forgetting one set of circumstances leaves the others.
+        run(false, Some("here"), &at, Ok(FOUND_ALL), &runs).unwrap();
+        forget_at(&at, "here");
+        assert_eq!(kept_lines(&at), [digest("there")]);
+        forget_at(&at, "there");
         assert!(!at.exists());
     }
 
     #[test]
-    fn without_circumstances_the_trial_is_always_made_and_nothing_is_kept() {
+    fn without_circumstances_the_trial_is_always_made() {
         let dir = tempfile::tempdir().unwrap();
         let at = dir.path().join("sandbox-probe");
-        std::fs::write(&at, "here").unwrap();
+        std::fs::write(&at, digest("here") + "\n").unwrap();
         let runs = Cell::new(0);
         assert_eq!(
             run(false, None, &at, Ok(FOUND_ALL), &runs).unwrap(),
@@ -532,19 +595,52 @@ mod tests {
         );
         assert_eq!(run(false, None, &at, Ok(NO_NET), &runs).unwrap(), NO_NET);
         assert_eq!(runs.get(), 2);
-        assert!(!at.exists(), "what cannot be matched is forgotten");
+        assert_eq!(
+            kept_lines(&at),
+            [digest("here")],
+            "nothing to match, nothing kept"
+        );
     }
 
     #[test]
-    fn a_kept_file_must_match_the_circumstances_whole() {
+    fn a_kept_line_must_be_the_hash_of_the_circumstances_whole() {
         let dir = tempfile::tempdir().unwrap();
         let at = dir.path().join("sandbox-probe");
         let runs = Cell::new(0);
-        for kept in ["here\n", "her", "here and more", ""] {
+        let here = digest("here");
+        for kept in [
+            "here\n".to_owned(),
+            format!("{}\n", &here[..32]),
+            format!("{here}x\n"),
+            digest("here\n") + "\n",
+            digest("her") + "\n",
+            String::new(),
+        ] {
             std::fs::write(&at, kept).unwrap();
             run(false, Some("here"), &at, Ok(NO_NET), &runs).unwrap();
         }
-        assert_eq!(runs.get(), 4);
+        assert_eq!(runs.get(), 6);
+    }
+
+    #[test]
+    fn the_last_circumstances_that_found_everything_are_kept_side_by_side() {
+        let dir = tempfile::tempdir().unwrap();
+        let at = dir.path().join("sandbox-probe");
+        let runs = Cell::new(0);
+        // Two builds used in turn: each is kept, neither probes again.
+        run(false, Some("build a"), &at, Ok(FOUND_ALL), &runs).unwrap();
+        run(false, Some("build b"), &at, Ok(FOUND_ALL), &runs).unwrap();
+        run(false, Some("build a"), &at, Ok(NO_NET), &runs).unwrap();
+        run(false, Some("build b"), &at, Ok(NO_NET), &runs).unwrap();
+        assert_eq!(runs.get(), 2);
+        // At most KEPT, the latest first.
+        for n in 0..2 * KEPT {
+            run(false, Some(&format!("c{n}")), &at, Ok(FOUND_ALL), &runs).unwrap();
+        }
+        let lines = kept_lines(&at);
+        assert_eq!(lines.len(), KEPT);
+        assert_eq!(lines[0], digest(&format!("c{}", 2 * KEPT - 1)));
+        assert!(!lines.contains(&digest("build a")));
     }
 
     #[test]
