@@ -175,14 +175,8 @@ fn remembered(at: &Path, now: &str) -> bool {
 }
 
 /// Remembers at `at` that a trial made in circumstances `now` found
-/// everything, first of at most [`KEPT`] lines (best effort: written whole,
-/// then renamed into place).
+/// everything, first of at most [`KEPT`] lines (best effort).
 fn remember(at: &Path, now: &str) {
-    use std::io::Write;
-    use std::os::unix::fs::DirBuilderExt;
-    let Some(dir) = at.parent() else {
-        return;
-    };
     let line = digest(now);
     let mut lines = vec![line.clone()];
     lines.extend(
@@ -191,6 +185,17 @@ fn remember(at: &Path, now: &str) {
             .filter(|kept| *kept != line && kept.len() == line.len())
             .take(KEPT - 1),
     );
+    write_lines(at, &lines);
+}
+
+/// Writes `lines` to the file at `at` whole (a new file renamed into
+/// place, in a 0700 folder made if missing); whether it was written.
+fn write_lines(at: &Path, lines: &[String]) -> bool {
+    use std::io::Write;
+    use std::os::unix::fs::DirBuilderExt;
+    let Some(dir) = at.parent() else {
+        return false;
+    };
     let _ = std::fs::DirBuilder::new()
         .recursive(true)
         .mode(0o700)
@@ -199,11 +204,9 @@ fn remember(at: &Path, now: &str) {
         .prefix(".sandbox-probe-")
         .tempfile_in(dir)
     else {
-        return;
+        return false;
     };
-    if file.write_all((lines.join("\n") + "\n").as_bytes()).is_ok() {
-        let _ = file.persist(at);
-    }
+    file.write_all((lines.join("\n") + "\n").as_bytes()).is_ok() && file.persist(at).is_ok()
 }
 
 /// Forgets that a trial made in these circumstances found everything (a
@@ -218,31 +221,14 @@ pub(super) fn forget() {
 /// Removes circumstances `now` from the file at `at` (the file too, when
 /// nothing else is kept there).
 fn forget_at(at: &Path, now: &str) {
-    use std::io::Write;
     let line = digest(now);
     let lines = kept_lines(at);
     if !lines.contains(&line) {
         return;
     }
     let rest: Vec<String> = lines.into_iter().filter(|kept| *kept != line).collect();
-    if rest.is_empty() {
-        let _ = std::fs::remove_file(at);
-        return;
-    }
-    let Some(dir) = at.parent() else {
-        return;
-    };
-    let Ok(mut file) = tempfile::Builder::new()
-        .prefix(".sandbox-probe-")
-        .tempfile_in(dir)
-    else {
-        // Unable to write what is left: forget it all.
-        let _ = std::fs::remove_file(at);
-        return;
-    };
-    if file.write_all((rest.join("\n") + "\n").as_bytes()).is_ok() {
-        let _ = file.persist(at);
-    } else {
+    // What is left cannot be written: forget it all.
+    if rest.is_empty() || !write_lines(at, &rest) {
         let _ = std::fs::remove_file(at);
     }
 }
