@@ -105,14 +105,16 @@ fn probe_with(afresh: bool) -> SandboxStatus {
 /// The file that says a trial found every step of [`STEPS`] working, and
 /// in which circumstances (a hash of them a line, see [`circumstances`]):
 /// `$XDG_STATE_HOME/agentcore/sandbox-probe`, else
-/// `~/.local/state/agentcore/sandbox-probe`. No command can write there
-/// (the state folder is outside every writable root).
+/// `~/.local/state/agentcore/sandbox-probe`.
 ///
 /// Only a trial that found everything is remembered, so the file can only
-/// claim that a feature works. If that is wrong (the machine changed in a
+/// claim that a feature works, whoever wrote it (a command whose workspace
+/// holds the state folder can). If that is wrong (the machine changed in a
 /// way the circumstances do not show), commands fail to start with the
-/// step that failed, which forgets the file: confinement is never weaker
-/// for it, and the next session probes again.
+/// step that failed, which forgets these circumstances: confinement is
+/// never weaker for it, and the next session probes again. What is not a
+/// regular file there (a FIFO, a link) is passed over, and only its first
+/// [`KEPT_BYTES`] are read.
 fn remembered_at() -> Option<PathBuf> {
     let state = match std::env::var_os("XDG_STATE_HOME").filter(|v| !v.is_empty()) {
         Some(state) => PathBuf::from(state),
@@ -128,7 +130,7 @@ fn remembered_at() -> Option<PathBuf> {
 /// The trial's errnos: made by `trial`, unless `afresh` is false and the
 /// file at `at` says that one made in circumstances `now` found everything.
 /// A trial that finds everything is remembered there; any other outcome
-/// forgets what was.
+/// forgets these circumstances.
 fn outcome(
     afresh: bool,
     now: Option<&str>,
@@ -160,11 +162,30 @@ fn digest(now: &str) -> String {
     blake3::hash(now.as_bytes()).to_hex().to_string()
 }
 
-/// The lines of the file at `at` (none when it cannot be read).
+/// How much of the kept file is read: [`KEPT`] lines of 64 hex digits.
+const KEPT_BYTES: u64 = KEPT as u64 * 65;
+
+/// The lines of the file at `at`: none when it cannot be read, is not a
+/// regular file (opened without following a link or waiting for a writer)
+/// or is not text; at most its first [`KEPT_BYTES`].
 fn kept_lines(at: &Path) -> Vec<String> {
-    std::fs::read_to_string(at)
-        .map(|text| text.lines().map(str::to_owned).collect())
-        .unwrap_or_default()
+    use std::io::Read;
+    use std::os::unix::fs::OpenOptionsExt;
+    let Ok(file) = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
+        .open(at)
+    else {
+        return Vec::new();
+    };
+    if !file.metadata().is_ok_and(|meta| meta.is_file()) {
+        return Vec::new();
+    }
+    let mut text = String::new();
+    if file.take(KEPT_BYTES).read_to_string(&mut text).is_err() {
+        return Vec::new();
+    }
+    text.lines().map(str::to_owned).collect()
 }
 
 /// Whether the file at `at` says a trial made in circumstances `now`
@@ -651,5 +672,39 @@ mod tests {
         }
         assert!(now.contains("CapEff "), "{now}");
         assert_eq!(circumstances().as_deref(), Some(now.as_str()));
+    }
+
+    #[test]
+    fn what_is_not_a_small_regular_file_at_the_path_is_passed_over() {
+        let dir = tempfile::tempdir().unwrap();
+        let runs = Cell::new(0);
+        // A FIFO: read without waiting for a writer, and the trial is made.
+        let fifo = dir.path().join("fifo");
+        rustix::fs::mknodat(
+            rustix::fs::CWD,
+            &fifo,
+            rustix::fs::FileType::Fifo,
+            rustix::fs::Mode::RUSR | rustix::fs::Mode::WUSR,
+            0,
+        )
+        .unwrap();
+        run(false, Some("here"), &fifo, Ok(NO_NET), &runs).unwrap();
+        assert_eq!(runs.get(), 1);
+        // A link to a file that would match is not followed.
+        let target = dir.path().join("target");
+        std::fs::write(&target, digest("here") + "\n").unwrap();
+        let link = dir.path().join("link");
+        std::os::unix::fs::symlink(&target, &link).unwrap();
+        run(false, Some("here"), &link, Ok(NO_NET), &runs).unwrap();
+        assert_eq!(runs.get(), 2);
+        // Only the first KEPT lines' worth is read.
+        let huge = dir.path().join("huge");
+        let filler = format!("{}\n", "f".repeat(64)).repeat(KEPT);
+        std::fs::write(&huge, filler.clone() + &digest("here") + "\n").unwrap();
+        run(false, Some("here"), &huge, Ok(NO_NET), &runs).unwrap();
+        assert_eq!(runs.get(), 3);
+        std::fs::write(&huge, digest("here") + "\n" + &filler).unwrap();
+        run(false, Some("here"), &huge, Ok(NO_NET), &runs).unwrap();
+        assert_eq!(runs.get(), 3);
     }
 }
