@@ -8,7 +8,7 @@ use std::sync::Arc;
 use super::engine::ApprovalEngine;
 use super::mode::Mode;
 use super::paths::PathResolver;
-use super::rule::{PathKeys, PathPattern, Rule};
+use super::rule::{PathKeys, PathPattern, PathScope, Rule};
 use crate::fs::workspace::EntryKind;
 
 /// Entries [`ReadFilter::hidden_paths`] looks at, at most, per session.
@@ -156,7 +156,45 @@ pub struct WalkFilter {
     resolver: Arc<PathResolver>,
     deny: Arc<[Rule]>,
     ask: Arc<[Rule]>,
-    protected: Arc<[(PathPattern, PathPattern)]>,
+    /// What the deny rules cover, and what the ask rules and the protected
+    /// paths do, each matched as one ([`Cover`]).
+    covers: Arc<(Cover, Cover)>,
+}
+
+/// The paths a set of rules covers, matched as one: a rule without a path
+/// covers every path, and the patterns of the others are joined
+/// ([`PathPattern::any_of`]), so an entry is matched once per form, not
+/// once per rule.
+struct Cover {
+    every: bool,
+    patterns: Vec<PathPattern>,
+}
+
+impl Cover {
+    fn of<'a>(rules: &'a [Rule], more: impl IntoIterator<Item = &'a PathPattern>) -> Self {
+        let mut every = false;
+        let mut patterns = Vec::new();
+        for rule in rules {
+            match rule.path_scope() {
+                PathScope::Every => every = true,
+                PathScope::Matching(p) => patterns.push(p),
+                PathScope::NoPath => {}
+            }
+        }
+        patterns.extend(more);
+        Self {
+            every,
+            patterns: PathPattern::any_of(patterns),
+        }
+    }
+
+    fn is_empty(&self) -> bool {
+        !self.every && self.patterns.is_empty()
+    }
+
+    fn covers(&self, keys: &PathKeys) -> bool {
+        self.every || self.patterns.iter().any(|p| p.matches(keys))
+    }
 }
 
 impl WalkFilter {
@@ -167,12 +205,21 @@ impl WalkFilter {
         ask: Vec<Rule>,
         protected: Vec<(PathPattern, PathPattern)>,
     ) -> Self {
+        let covers = (
+            Cover::of(&deny, []),
+            Cover::of(
+                &ask,
+                protected
+                    .iter()
+                    .flat_map(|(relative, absolute)| [relative, absolute]),
+            ),
+        );
         Self {
             engine,
             resolver,
             deny: deny.into(),
             ask: ask.into(),
-            protected: protected.into(),
+            covers: Arc::new(covers),
         }
     }
 
@@ -206,26 +253,15 @@ impl WalkFilter {
 
     fn excludes_with(&self, keys: impl FnOnce() -> PathKeys) -> bool {
         let bypass = self.engine.mode() == Mode::Bypass;
-        if self.deny.is_empty() && (bypass || (self.ask.is_empty() && self.protected.is_empty())) {
+        let (deny, ask) = &*self.covers;
+        if deny.is_empty() && (bypass || ask.is_empty()) {
             return false;
         }
         let keys = keys();
-        let covers = |rules: &[Rule]| {
-            rules
-                .iter()
-                .any(|rule| rule.matches_path(&keys) == Some(true))
-        };
-        if covers(&self.deny) {
+        if deny.covers(&keys) {
             return true;
         }
-        if bypass {
-            return false;
-        }
-        covers(&self.ask)
-            || self
-                .protected
-                .iter()
-                .any(|(relative, absolute)| relative.matches(&keys) || absolute.matches(&keys))
+        !bypass && ask.covers(&keys)
     }
 
     fn keys(&self, path: &Path) -> PathKeys {
@@ -251,7 +287,7 @@ impl fmt::Debug for WalkFilter {
                 "ask",
                 &self.ask.iter().map(Rule::as_str).collect::<Vec<_>>(),
             )
-            .field("protected", &self.protected.len())
+            .field("matchers", &(self.covers.0.patterns.len() + self.covers.1.patterns.len()))
             .finish()
     }
 }

@@ -38,7 +38,7 @@ use std::fmt;
 
 use crate::access::{Access, Capability};
 
-pub(crate) use self::path_pattern::{PathKeys, PathPattern};
+pub(crate) use self::path_pattern::{PathKeys, PathPattern, PathScope};
 pub use self::syntax::RuleError;
 
 use self::command_pattern::{CommandPattern, wildcard};

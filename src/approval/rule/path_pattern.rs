@@ -4,6 +4,7 @@
 //! session grant of one exact path.
 
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use ignore::gitignore::{Gitignore, GitignoreBuilder};
 
@@ -95,12 +96,31 @@ impl Rule {
 
     /// Whether the rule's path pattern matches one of the path keys.
     pub(crate) fn matches_path(&self, keys: &PathKeys) -> Option<bool> {
-        match &self.specifier {
-            None => Some(true),
-            Some(Specifier::Path(p)) | Some(Specifier::Either(_, Some(p))) => Some(p.matches(keys)),
-            _ => None,
+        match self.path_scope() {
+            PathScope::Every => Some(true),
+            PathScope::Matching(p) => Some(p.matches(keys)),
+            PathScope::NoPath => None,
         }
     }
+
+    /// Which paths the rule covers.
+    pub(crate) fn path_scope(&self) -> PathScope<'_> {
+        match &self.specifier {
+            None => PathScope::Every,
+            Some(Specifier::Path(p)) | Some(Specifier::Either(_, Some(p))) => PathScope::Matching(p),
+            _ => PathScope::NoPath,
+        }
+    }
+}
+
+/// Which paths a rule covers ([`Rule::path_scope`]).
+pub(crate) enum PathScope<'a> {
+    /// Every path: the rule names its tool alone (`read`).
+    Every,
+    /// The paths its pattern matches.
+    Matching(&'a PathPattern),
+    /// None: the rule is not about paths (a command pattern).
+    NoPath,
 }
 
 /// One path as the matchers see it.
@@ -125,6 +145,9 @@ pub(crate) struct PathKeys {
 pub(crate) struct PathPattern {
     matcher: Gitignore,
     absolute: bool,
+    /// The gitignore lines the matcher was built from (one, but for a
+    /// [`PathPattern::any_of`] union).
+    lines: Arc<[Box<str>]>,
 }
 
 /// A file name no real pattern targets: if it matches inside a directory,
@@ -165,7 +188,58 @@ impl PathPattern {
         let matcher = builder
             .build()
             .map_err(|e| format!("the path pattern is not a valid glob ({e}); write a gitignore-style glob such as `src/**`"))?;
-        Ok(Self { matcher, absolute })
+        Ok(Self {
+            matcher,
+            absolute,
+            lines: Arc::new([line.into_boxed_str()]),
+        })
+    }
+
+    /// Patterns that match a path exactly when one of `patterns` does,
+    /// with one matcher for the relative ones and one for the absolute
+    /// ones: a path is then matched twice at most, not once per pattern.
+    ///
+    /// Sound because no pattern is negated (`build` refuses `!…`): in a
+    /// gitignore without whitelist lines, a path is ignored exactly when
+    /// one of its lines matches it (or a parent). Where a union cannot be
+    /// built (its program would pass the size limit), its patterns are
+    /// kept one by one.
+    pub(crate) fn any_of<'a>(patterns: impl IntoIterator<Item = &'a PathPattern>) -> Vec<Self> {
+        let patterns: Vec<&PathPattern> = patterns.into_iter().collect();
+        let mut out = Vec::new();
+        for absolute in [false, true] {
+            let side: Vec<&PathPattern> = patterns
+                .iter()
+                .copied()
+                .filter(|p| p.absolute == absolute)
+                .collect();
+            match side.as_slice() {
+                [] => {}
+                [one] => out.push((*one).clone()),
+                _ => match Self::union(&side, absolute) {
+                    Some(union) => out.push(union),
+                    None => out.extend(side.into_iter().cloned()),
+                },
+            }
+        }
+        out
+    }
+
+    fn union(patterns: &[&PathPattern], absolute: bool) -> Option<Self> {
+        let lines: Arc<[Box<str>]> = patterns
+            .iter()
+            .flat_map(|p| p.lines.iter().cloned())
+            .collect();
+        let mut builder = GitignoreBuilder::new(".");
+        for line in lines.iter() {
+            builder.add_line(None, line).ok()?;
+        }
+        let matcher = builder.build().ok()?;
+        Some(Self {
+            matcher,
+            absolute,
+            lines,
+        })
     }
 
     /// Whether any form of the path, or a directory containing it, matches.
@@ -259,6 +333,52 @@ mod tests {
         assert!(dir.matches(&keys("target/debug/x", false)));
         let abs = PathPattern::build("//ws/secrets/**").unwrap();
         assert!(abs.matches(&keys("secrets/x", false)));
+    }
+
+    /// Patterns any of which may match, as the walk filter joins them.
+    const JOINABLE: [&str; 12] = [
+        "./secrets/**",
+        "*.key",
+        "target",
+        ".env*",
+        "**/.ssh/**",
+        ".git/**",
+        "./a/*/c",
+        "//ws/secrets/**",
+        "//**/.git",
+        "b/c",
+        "/top",
+        "[ab]?/**",
+    ];
+
+    proptest::proptest! {
+        /// The joined patterns match a path exactly when one of the
+        /// patterns does, in every form a walk gives: a file or a folder,
+        /// its parents judged or not, the root itself.
+        #[test]
+        fn joined_patterns_match_when_one_of_them_does(
+            chosen in proptest::collection::vec(proptest::bool::ANY, JOINABLE.len()),
+            parts in proptest::collection::vec(
+                proptest::sample::select(vec!["a", "b", "c", "ab", "secrets", "top", ".git", ".ssh", ".env.x", "x.key", "target", "src", "bc"]),
+                0..5,
+            ),
+            is_dir in proptest::bool::ANY,
+            parents_judged in proptest::bool::ANY,
+        ) {
+            let patterns: Vec<PathPattern> = JOINABLE
+                .iter()
+                .zip(&chosen)
+                .filter(|(_, on)| **on)
+                .map(|(spec, _)| PathPattern::build(spec).unwrap())
+                .collect();
+            let joined = PathPattern::any_of(&patterns);
+            proptest::prop_assert!(joined.len() <= 2);
+            let mut keys = keys(&parts.join("/"), is_dir);
+            keys.parents_judged = parents_judged;
+            let one_by_one = patterns.iter().any(|p| p.matches(&keys));
+            let as_one = joined.iter().any(|p| p.matches(&keys));
+            proptest::prop_assert_eq!(as_one, one_by_one, "{:?} on {:?}", chosen, keys);
+        }
     }
 
     /// With its parents judged (as a walk judges each level before it
