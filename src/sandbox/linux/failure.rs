@@ -24,7 +24,15 @@ pub(in crate::sandbox) struct Failure {
 
 impl Failure {
     /// `error` with the failed step in front, when the child reported one.
+    /// A step the probe vouched for ([`Step::was_probed`]) forgets the
+    /// kept probe, so that the next session makes its trial again.
     pub(in crate::sandbox) fn explain(&self, error: io::Error) -> io::Error {
+        self.explain_then(error, super::probe::forget)
+    }
+
+    /// [`Failure::explain`], calling `forget_probe` when the failed step
+    /// is one the probe vouched for.
+    fn explain_then(&self, error: io::Error, forget_probe: impl FnOnce()) -> io::Error {
         let mut record = [0u8; 4];
         // The read end is non-blocking: an empty pipe means no report.
         let read = rustix::io::read(&self.read, &mut record);
@@ -33,7 +41,7 @@ impl Failure {
                 Some(what) if Step::from_u8(record[0]).is_some_and(Step::was_probed) => {
                     // What the probe vouched for failed: the next probe
                     // makes its trial again.
-                    super::probe::forget();
+                    forget_probe();
                     io::Error::new(
                         error.kind(),
                         format!("the sandbox could not {what}: {error}"),
@@ -136,6 +144,54 @@ mod tests {
             "make /w/.git read-only"
         );
         assert_eq!(failure.describe([0, 0, 0, 0]), None);
+    }
+
+    /// A failed step the probe vouched for forgets the kept probe; any
+    /// other step, or no record, leaves it.
+    #[test]
+    fn a_step_the_probe_vouched_for_forgets_the_kept_probe() {
+        let failure = |read| Failure {
+            read,
+            hidden_dirs: vec![],
+            hidden_files: vec![],
+            binds: vec![],
+            read_only: vec![],
+            pins: vec![],
+            writable: vec![],
+            cwd: "/w".into(),
+        };
+        let error = || io::Error::from_raw_os_error(libc::EPERM);
+        let mut probed = Vec::new();
+        for byte in 0..=u8::MAX {
+            let Some(step) = Step::from_u8(byte) else {
+                continue;
+            };
+            let (read, write) =
+                rustix::pipe::pipe_with(rustix::pipe::PipeFlags::NONBLOCK).unwrap();
+            rustix::io::write(&write, &[byte, 0, 0, 0]).unwrap();
+            let mut forgot = false;
+            let message = failure(read)
+                .explain_then(error(), || forgot = true)
+                .to_string();
+            assert!(message.starts_with("the sandbox could not "), "{message}");
+            if forgot {
+                probed.push(step);
+            }
+        }
+        assert_eq!(
+            probed,
+            [
+                Step::Namespaces,
+                Step::Loopback,
+                Step::Fork,
+                Step::Proc,
+                Step::Seccomp
+            ]
+        );
+        let (read, _write) = rustix::pipe::pipe_with(rustix::pipe::PipeFlags::NONBLOCK).unwrap();
+        let mut forgot = false;
+        let _ = failure(read).explain_then(error(), || forgot = true);
+        assert!(!forgot, "no record: nothing forgotten");
     }
 
     #[test]

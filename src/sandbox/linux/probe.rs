@@ -114,7 +114,8 @@ fn probe_with(afresh: bool) -> SandboxStatus {
 /// step that failed, which forgets these circumstances: confinement is
 /// never weaker for it, and the next session probes again. What is not a
 /// regular file there (a FIFO, a link) is passed over, and only its first
-/// [`KEPT_BYTES`] are read.
+/// [`KEPT_BYTES`] are read; nothing is written or removed through a
+/// symbolic link in place of its folder.
 fn remembered_at() -> Option<PathBuf> {
     let state = match std::env::var_os("XDG_STATE_HOME").filter(|v| !v.is_empty()) {
         Some(state) => PathBuf::from(state),
@@ -213,21 +214,40 @@ fn remember(at: &Path, now: &str) {
 /// place, in a 0700 folder made if missing); whether it was written.
 fn write_lines(at: &Path, lines: &[String]) -> bool {
     use std::io::Write;
-    use std::os::unix::fs::DirBuilderExt;
-    let Some(dir) = at.parent() else {
+    use std::os::fd::AsRawFd;
+    let (Some(dir), Some(name)) = (state_dir(at, true), at.file_name()) else {
         return false;
     };
-    let _ = std::fs::DirBuilder::new()
-        .recursive(true)
-        .mode(0o700)
-        .create(dir);
+    // Through the folder's handle: the folder opened is the one written.
+    let dir = PathBuf::from(format!("/proc/self/fd/{}", dir.as_raw_fd()));
     let Ok(mut file) = tempfile::Builder::new()
         .prefix(".sandbox-probe-")
-        .tempfile_in(dir)
+        .tempfile_in(&dir)
     else {
         return false;
     };
-    file.write_all((lines.join("\n") + "\n").as_bytes()).is_ok() && file.persist(at).is_ok()
+    file.write_all((lines.join("\n") + "\n").as_bytes()).is_ok()
+        && file.persist(dir.join(name)).is_ok()
+}
+
+/// The folder of the kept file at `at`, opened without following a
+/// symbolic link in its place (made 0700 first if missing and `make`):
+/// `None` when it is a link or cannot be opened, and then nothing is
+/// written or removed there.
+fn state_dir(at: &Path, make: bool) -> Option<std::fs::File> {
+    use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
+    let dir = at.parent()?;
+    if make {
+        let _ = std::fs::DirBuilder::new()
+            .recursive(true)
+            .mode(0o700)
+            .create(dir);
+    }
+    std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_DIRECTORY | libc::O_NOFOLLOW | libc::O_CLOEXEC)
+        .open(dir)
+        .ok()
 }
 
 /// Forgets that a trial made in these circumstances found everything (a
@@ -249,8 +269,10 @@ fn forget_at(at: &Path, now: &str) {
     }
     let rest: Vec<String> = lines.into_iter().filter(|kept| *kept != line).collect();
     // What is left cannot be written: forget it all.
-    if rest.is_empty() || !write_lines(at, &rest) {
-        let _ = std::fs::remove_file(at);
+    if (rest.is_empty() || !write_lines(at, &rest))
+        && let (Some(dir), Some(name)) = (state_dir(at, false), at.file_name())
+    {
+        let _ = rustix::fs::unlinkat(&dir, name, rustix::fs::AtFlags::empty());
     }
 }
 
@@ -706,5 +728,35 @@ mod tests {
         std::fs::write(&huge, digest("here") + "\n" + &filler).unwrap();
         run(false, Some("here"), &huge, Ok(NO_NET), &runs).unwrap();
         assert_eq!(runs.get(), 3);
+    }
+
+    /// A symbolic link in place of the state folder is not followed:
+    /// nothing is written where it points, and nothing removed there.
+    #[test]
+    fn a_link_in_place_of_the_state_folder_is_not_written_through() {
+        let dir = tempfile::tempdir().unwrap();
+        let elsewhere = dir.path().join("elsewhere");
+        std::fs::create_dir(&elsewhere).unwrap();
+        std::os::unix::fs::symlink(&elsewhere, dir.path().join("agentcore")).unwrap();
+        let at = dir.path().join("agentcore/sandbox-probe");
+        let runs = Cell::new(0);
+        run(false, Some("here"), &at, Ok(FOUND_ALL), &runs).unwrap();
+        run(false, Some("here"), &at, Ok(FOUND_ALL), &runs).unwrap();
+        assert_eq!(runs.get(), 2, "nothing was kept, so the trial is made");
+        assert_eq!(std::fs::read_dir(&elsewhere).unwrap().count(), 0);
+        // A kept file planted there is read (it can only claim features)
+        // but not removed through the link when the trial finds less.
+        std::fs::write(elsewhere.join("sandbox-probe"), digest("here") + "\n").unwrap();
+        run(true, Some("here"), &at, Ok(NO_NET), &runs).unwrap();
+        assert_eq!(
+            std::fs::read_to_string(elsewhere.join("sandbox-probe")).unwrap(),
+            digest("here") + "\n"
+        );
+        // A real folder is written and, when nothing is left, emptied.
+        let real = dir.path().join("real/sandbox-probe");
+        run(false, Some("here"), &real, Ok(FOUND_ALL), &runs).unwrap();
+        assert_eq!(kept_lines(&real), [digest("here")]);
+        run(true, Some("here"), &real, Ok(NO_NET), &runs).unwrap();
+        assert!(!real.exists());
     }
 }
