@@ -287,7 +287,10 @@ impl fmt::Debug for WalkFilter {
                 "ask",
                 &self.ask.iter().map(Rule::as_str).collect::<Vec<_>>(),
             )
-            .field("matchers", &(self.covers.0.patterns.len() + self.covers.1.patterns.len()))
+            .field(
+                "matchers",
+                &(self.covers.0.patterns.len() + self.covers.1.patterns.len()),
+            )
             .finish()
     }
 }

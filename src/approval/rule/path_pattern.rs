@@ -107,7 +107,9 @@ impl Rule {
     pub(crate) fn path_scope(&self) -> PathScope<'_> {
         match &self.specifier {
             None => PathScope::Every,
-            Some(Specifier::Path(p)) | Some(Specifier::Either(_, Some(p))) => PathScope::Matching(p),
+            Some(Specifier::Path(p)) | Some(Specifier::Either(_, Some(p))) => {
+                PathScope::Matching(p)
+            }
             _ => PathScope::NoPath,
         }
     }

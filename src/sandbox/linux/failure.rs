@@ -166,8 +166,7 @@ mod tests {
             let Some(step) = Step::from_u8(byte) else {
                 continue;
             };
-            let (read, write) =
-                rustix::pipe::pipe_with(rustix::pipe::PipeFlags::NONBLOCK).unwrap();
+            let (read, write) = rustix::pipe::pipe_with(rustix::pipe::PipeFlags::NONBLOCK).unwrap();
             rustix::io::write(&write, &[byte, 0, 0, 0]).unwrap();
             let mut forgot = false;
             let message = failure(read)
