@@ -624,6 +624,7 @@ struct Network {
 /// through the proxies on `127.0.0.1:http` and `:socks` (every common
 /// spelling: curl reads only the lower-case `http_proxy`), and keep the
 /// loopback direct.
+#[cfg(all(target_os = "linux", feature = "sandbox"))]
 fn proxy_env(http: u16, socks: u16) -> Vec<(&'static str, String)> {
     let http_url = format!("http://127.0.0.1:{http}");
     let socks_url = format!("socks5h://127.0.0.1:{socks}");

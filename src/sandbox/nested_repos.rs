@@ -56,6 +56,7 @@ impl NestedRepos {
     }
 
     /// The `.git` entries found after the build, to protect.
+    #[cfg(all(target_os = "linux", feature = "sandbox"))]
     pub(crate) fn found(&self) -> Vec<PathBuf> {
         self.found
             .lock()

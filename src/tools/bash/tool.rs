@@ -797,6 +797,7 @@ fn refused_by_sandbox(ending: Ending, collector: &Collector) -> bool {
 }
 
 /// Most refusals of the proxies shown after a command's output.
+#[cfg(feature = "sandbox")]
 const MAX_REFUSAL_LINES: usize = 10;
 
 /// `(sandboxed: writes outside ROOTS and network are blocked)`: the last
