@@ -245,13 +245,14 @@ def main() -> None:
     args.binary = os.path.abspath(args.binary)
     if args.old:
         args.old = os.path.abspath(args.old)
-    ws = tempfile.mkdtemp(prefix="bash-sbs-")
-    off = os.path.join(tempfile.mkdtemp(prefix="bash-sbs-policy-"), "off.toml")
-    with open(off, "w") as f:
-        f.write('[sandbox]\nmode = "off"\n')
-    print(f"{os.cpu_count()} CPUs, load {load()}")
-    for part in args.only.split(","):
-        {"true": bench_true, "cold": bench_cold, "first": bench_first, "flood": bench_flood}[part](args, ws, off)
+    with tempfile.TemporaryDirectory(prefix="bash-sbs-") as ws, \
+            tempfile.TemporaryDirectory(prefix="bash-sbs-policy-") as policy:
+        off = os.path.join(policy, "off.toml")
+        with open(off, "w") as f:
+            f.write('[sandbox]\nmode = "off"\n')
+        print(f"{os.cpu_count()} CPUs, load {load()}")
+        for part in args.only.split(","):
+            {"true": bench_true, "cold": bench_cold, "first": bench_first, "flood": bench_flood}[part](args, ws, off)
 
 
 if __name__ == "__main__":

@@ -116,7 +116,11 @@ logging.getLogger("mcp").addHandler(WARNINGS)
 
 
 async def main() -> None:
-    root = Path(tempfile.mkdtemp(prefix="agentcore-mcp-http-"))
+    with tempfile.TemporaryDirectory(prefix="agentcore-mcp-http-", ignore_cleanup_errors=True) as tmp:
+        await run(Path(tmp))
+
+
+async def run(root: Path) -> None:
     (root / "a.txt").write_text("alpha\nbeta\n")
     server = Server(root)
     try:

@@ -66,7 +66,11 @@ def processes_with(marker: str) -> list[str]:
 
 
 async def main() -> None:
-    root = Path(tempfile.mkdtemp(prefix="agentcore-mcp-sdk-"))
+    with tempfile.TemporaryDirectory(prefix="agentcore-mcp-sdk-", ignore_cleanup_errors=True) as tmp:
+        await run(Path(tmp))
+
+
+async def run(root: Path) -> None:
     (root / "a.txt").write_text("alpha\nbeta\n")
     (root / "src").mkdir()
     (root / "src" / "lib.rs").write_text("pub fn add(a: i32, b: i32) -> i32 {\n    a - b\n}\n")
