@@ -2,7 +2,8 @@
 //! cgroup v2 (a delegated subtree with the `memory` and `pids` controllers
 //! enabled, or root), else cgroup v1's `memory` and `pids` hierarchies.
 //! Found once per process ([`machine`]); each command's is made before its
-//! fork, joined by M (it writes `0` to `cgroup.procs`: "this process"),
+//! fork, joined by M (it writes `0`, "this task", to v1's `tasks` or v2's
+//! `cgroup.procs`; see [`join_file`]),
 //! read for its events after the command ends, and removed with the
 //! command's [`CommandCgroup`].
 
@@ -165,7 +166,7 @@ pub(in crate::sandbox) struct CommandCgroup {
 impl CommandCgroup {
     /// Makes the command's cgroups with `memory` bytes and `tasks`
     /// processes at most (each `None`: that controller is not used), and
-    /// opens the `cgroup.procs` files M writes itself into. `tasks` already
+    /// opens the files M writes itself into ([`join_file`]). `tasks` already
     /// counts M and G.
     pub(in crate::sandbox) fn create(
         machine: &Cgroups,
@@ -183,7 +184,7 @@ impl CommandCgroup {
             memory: None,
             pids: None,
         };
-        let mut join: Vec<PathBuf> = Vec::new();
+        let mut join: Vec<(PathBuf, Version)> = Vec::new();
         if let (Some(bytes), Some((parent, version))) = (memory, &machine.memory) {
             let dir = parent.join(&name);
             make(&dir)?;
@@ -208,22 +209,22 @@ impl CommandCgroup {
                     }
                 }
             }
-            join.push(dir);
+            join.push((dir, *version));
         }
         if let (Some(n), Some((parent, version))) = (tasks, &machine.pids) {
             let dir = parent.join(&name);
-            if !join.contains(&dir) {
+            if !join.iter().any(|(joined, _)| *joined == dir) {
                 make(&dir)?;
-                join.push(dir.clone());
+                join.push((dir.clone(), *version));
             }
             made.pids = Some((dir.clone(), *version));
             fs::write(dir.join("pids.max"), n.to_string())?;
         }
         let mut fds = Vec::new();
-        for dir in &join {
+        for (dir, version) in &join {
             let file = fs::OpenOptions::new()
                 .write(true)
-                .open(dir.join("cgroup.procs"))?;
+                .open(dir.join(join_file(*version)))?;
             fds.push(OwnedFd::from(file));
         }
         Ok((made, fds))
@@ -288,6 +289,22 @@ impl CommandCgroup {
         self.pids
             .as_ref()
             .is_some_and(|(dir, _)| counter(&dir.join("pids.events"), "max") > 0)
+    }
+}
+
+/// The file M writes `0` to, to join a cgroup of `version` ("this
+/// process" in `cgroup.procs`, "this thread" in v1's `tasks`).
+///
+/// On cgroup v1 it is `tasks`: M is a fresh fork with one thread, so
+/// moving that thread moves all of it, and the kernel moves the calling
+/// thread alone without its cgroup thread-group lock, whose writer waits
+/// for a grace period of RCU first (5–19 ms on an idle machine, paid by a
+/// command that came after a pause; docs/performance.md, "Fifth pass").
+/// cgroup v2 moves whole processes, through `cgroup.procs`.
+fn join_file(version: Version) -> &'static str {
+    match version {
+        Version::V1 => "tasks",
+        Version::V2 => "cgroup.procs",
     }
 }
 

@@ -1,11 +1,18 @@
 //! Commands born in their cgroups, on cgroup v1.
 //!
-//! Moving a process into a cgroup (M's write to `cgroup.procs`) takes the
+//! Moving a process into a cgroup (a write to `cgroup.procs`) takes the
 //! kernel's cgroup thread-group lock for writing, which waits for a grace
-//! period of RCU: 5–12 ms on an idle machine, paid by every command whose
+//! period of RCU: 5–19 ms on an idle machine, paid by every command whose
 //! previous one ended more than a few milliseconds earlier (measured in
-//! docs/performance.md, "Commands born in their cgroups"). A fork is not
-//! a move: a child starts in the cgroups of the thread that forked it.
+//! docs/performance.md, "Commands born in their cgroups"). Recent kernels
+//! (6.18 here) move the calling thread alone (`0` to v1's `tasks`)
+//! without that lock, so M and the spawners join that way (a fifth of a
+//! millisecond, "Fifth pass"); a kernel that still takes the lock makes
+//! every join pay the grace period, and the spawners keep it off the
+//! commands' path. Even without the wait, a command born in a cgroup made
+//! ahead skips the cgroup's making and limits (two `mkdir`s and their
+//! files). A fork is not a move: a child starts in the cgroups of the
+//! thread that forked it.
 //!
 //! So a few threads of this process, the spawners ([`WORKERS`]), each
 //! move themselves ahead of time into a cgroup made for a coming command
@@ -65,7 +72,7 @@ struct Slot {
 #[derive(Debug)]
 pub(super) struct Taken {
     pub(super) cgroup: CommandCgroup,
-    /// `cgroup.procs` of each hierarchy, for M to join when it finds
+    /// The join file of each hierarchy, for M to join when it finds
     /// itself outside (forked elsewhere).
     pub(super) join: Vec<OwnedFd>,
     /// What M's `/proc/thread-self/cgroup` shows when born inside.
@@ -369,9 +376,8 @@ fn wait<'a>(shared: &'a Shared, state: MutexGuard<'a, State>) -> MutexGuard<'a, 
 fn prepare(machine: &cgroup::Cgroups, (memory, tasks): Key, id: u64) -> io::Result<Slot> {
     // One task more while the spawner is inside; lowered once it left.
     let (made, join) = CommandCgroup::create(machine, memory, tasks.map(|n| n.saturating_add(1)))?;
-    let tid = rustix::thread::gettid().as_raw_nonzero().to_string();
     for dir in made.dirs() {
-        std::fs::write(dir.join("tasks"), &tid)?;
+        move_here(dir)?;
     }
     let lines = own_lines(&made)?;
     Ok(Slot {
@@ -406,7 +412,6 @@ fn own_lines(made: &CommandCgroup) -> io::Result<Vec<Vec<u8>>> {
 /// Moves this thread back into this process's own cgroups (the parents of
 /// the command cgroups).
 fn go_home(machine: &cgroup::Cgroups) -> io::Result<()> {
-    let tid = rustix::thread::gettid().as_raw_nonzero().to_string();
     let mut dirs: Vec<&Path> = Vec::new();
     for (dir, _) in machine.memory.iter().chain(machine.pids.iter()) {
         if !dirs.contains(&dir.as_path()) {
@@ -414,7 +419,15 @@ fn go_home(machine: &cgroup::Cgroups) -> io::Result<()> {
         }
     }
     for dir in dirs {
-        std::fs::write(dir.join("tasks"), &tid)?;
+        move_here(dir)?;
     }
     Ok(())
+}
+
+/// Moves this thread into the v1 cgroup at `dir`: `0` ("the calling
+/// thread") to its `tasks`, which the kernel does without its cgroup
+/// thread-group lock (and so without waiting for a grace period of RCU);
+/// a thread id, even this thread's own, takes the lock.
+fn move_here(dir: &Path) -> io::Result<()> {
+    std::fs::write(dir.join("tasks"), "0")
 }

@@ -69,15 +69,16 @@ pub(super) struct Plan {
 /// The resource limits of one command, as the child applies them.
 #[derive(Debug, Default)]
 pub(super) struct Limits {
-    /// `cgroup.procs` of the command's cgroups (one per hierarchy), which
-    /// M joins first, so that G, S and everything they start are in them.
+    /// The join files of the command's cgroups (one per hierarchy: v1's
+    /// `tasks`, v2's `cgroup.procs`), to which M writes `0` first, so that G, S and everything they start are in them.
     pub(super) join: Vec<OwnedFd>,
     /// The lines of `/proc/thread-self/cgroup` (e.g.
     /// `4:memory:/agentcore-12-3`) that show M born in the command's
     /// cgroups, forked by a thread that was in them
-    /// ([`super::spawner`]); when M finds every one, it skips the join,
-    /// which costs a grace period of the kernel's RCU (several ms on an
-    /// idle machine). Empty: M joins.
+    /// ([`super::spawner`]); when M finds every one, it skips the join
+    /// (on a kernel that takes its cgroup thread-group lock for it, a
+    /// grace period of RCU: several ms on an idle machine). Empty: M
+    /// joins.
     pub(super) born_in: Vec<Vec<u8>>,
     /// `(resource, limit)`: set in S, soft and hard, before the exec.
     pub(super) rlimits: Vec<(rustix::process::Resource, u64)>,
@@ -303,8 +304,8 @@ pub(super) unsafe fn enter(plan: &Plan) -> io::Result<()> {
     // The embedding process, whose death M watches for.
     let parent = rustix::process::getppid();
     let report = Reporter(plan.failure.as_fd());
-    // Before any namespace: the cgroup's own `cgroup.procs`, "0" for this
-    // process; G and S are forked into it. Unless M was born in it, which
+    // Before any namespace: "0" for this task (M has one thread) to the
+    // cgroup's join file; G and S are forked into it. Unless M was born in it, which
     // it checks for itself: a fork from any other thread joins.
     let born_in = !plan.limits.born_in.is_empty() && in_cgroups(&plan.limits.born_in);
     for (index, join) in plan.limits.join.iter().enumerate() {
