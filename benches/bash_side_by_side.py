@@ -8,7 +8,7 @@ PATH, or the rows that need them are left out):
     cargo build --release --bin agentcore
     python3 benches/bash_side_by_side.py --binary target/release/agentcore \\
         [--old OTHER_AGENTCORE] [--calls 100] [--starts 20] [--flood 5] [--pause 0] \\
-        [--think 0] [--only ROWS]
+        [--think 0] [--think-each] [--only ROWS]
 
 ROWS (comma-separated, default all): `true`, `cold`, `first`, `flood`.
 
@@ -25,7 +25,9 @@ ROWS (comma-separated, default all): `true`, `cold`, `first`, `flood`.
 - `first`: a fresh `agentcore mcp` per round (`--pause` after the last):
   the time of its first bash call (sent `--think` ms after `initialize`,
   right after by default; a model takes seconds to answer), then its
-  second and third.
+  second and third (right after it, or `--think` ms after the one before
+  with `--think-each`: an idle machine's first wake-up costs every call
+  something, whichever it is).
 - `flood`: `yes | head -c 100000000` through each server's bash, and the
   server's peak resident memory (`VmHWM` of its process after the call,
   which for agentcore is every byte the call took; Claude Code's counts its
@@ -193,16 +195,18 @@ def bench_cold(args, ws: str, off: str) -> None:
 
 
 def bench_first(args, ws: str, off: str) -> None:
+    each = " and after each call" if args.think_each else ""
     print(f"first bash call of a fresh session against its second and third, "
-          f"{args.think} ms after initialize (load {load()})")
+          f"{args.think} ms after initialize{each} (load {load()})")
     times: dict[str, list[float]] = {}
     for _ in range(args.starts):
         for name, argv in agentcores(args, ws, off):
             time.sleep(args.pause)
             s = Server(name, argv, ws, "bash")
             s.start()
-            time.sleep(args.think / 1000)
             for k, label in enumerate(("first", "second", "third")):
+                if k == 0 or args.think_each:
+                    time.sleep(args.think / 1000)
                 times.setdefault(f"{name}: {label}", []).append(s.bash("true"))
             s.stop()
     for name, values in times.items():
@@ -238,6 +242,8 @@ def main() -> None:
     p.add_argument("--starts", type=int, default=20)
     p.add_argument("--flood", type=int, default=5)
     p.add_argument("--think", type=float, default=0)
+    p.add_argument("--think-each", action="store_true",
+                   help="wait --think ms before the second and third calls too (first)")
     p.add_argument("--pause", type=float, default=0.0,
                    help="seconds between one start's end and the next start (cold, first)")
     p.add_argument("--only", default="true,cold,first,flood")

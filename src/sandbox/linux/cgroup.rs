@@ -297,7 +297,7 @@ impl CommandCgroup {
 ///
 /// On cgroup v1 it is `tasks`: M is a fresh fork with one thread, so
 /// moving that thread moves all of it, and the kernel moves the calling
-/// thread alone without its cgroup thread-group lock, whose writer waits
+/// thread alone (`0`) without its cgroup thread-group lock, whose writer waits
 /// for a grace period of RCU first (5–19 ms on an idle machine, paid by a
 /// command that came after a pause; docs/performance.md, "Fifth pass").
 /// cgroup v2 moves whole processes, through `cgroup.procs`.

@@ -4,10 +4,11 @@
 //! kernel's cgroup thread-group lock for writing, which waits for a grace
 //! period of RCU: 5–19 ms on an idle machine, paid by every command whose
 //! previous one ended more than a few milliseconds earlier (measured in
-//! docs/performance.md, "Commands born in their cgroups"). Recent kernels
-//! (6.18 here) move the calling thread alone (`0` to v1's `tasks`)
-//! without that lock, so M and the spawners join that way (a fifth of a
-//! millisecond, "Fifth pass"); a kernel that still takes the lock makes
+//! docs/performance.md, "Commands born in their cgroups"). The kernel
+//! moves the calling thread alone (`0` to v1's `tasks`) without that lock
+//! (a shortcut of long standing; measured on 6.18 here), so M and the
+//! spawners join that way (about a tenth of a millisecond, "Fifth
+//! pass"); a kernel that still takes the lock makes
 //! every join pay the grace period, and the spawners keep it off the
 //! commands' path. Even without the wait, a command born in a cgroup made
 //! ahead skips the cgroup's making and limits (two `mkdir`s and their
