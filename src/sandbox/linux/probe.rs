@@ -114,7 +114,7 @@ fn probe_with(afresh: bool) -> SandboxStatus {
 /// step that failed, which forgets these circumstances: confinement is
 /// never weaker for it, and the next session probes again. What is not a
 /// regular file there (a FIFO, a link) is passed over, and only its first
-/// [`KEPT_BYTES`] are read; nothing is written or removed through a
+/// [`KEPT_BYTES`] are read; nothing is read, written or removed through a
 /// symbolic link in place of its folder.
 fn remembered_at() -> Option<PathBuf> {
     let state = match std::env::var_os("XDG_STATE_HOME").filter(|v| !v.is_empty()) {
@@ -167,18 +167,26 @@ fn digest(now: &str) -> String {
 const KEPT_BYTES: u64 = KEPT as u64 * 65;
 
 /// The lines of the file at `at`: none when it cannot be read, is not a
-/// regular file (opened without following a link or waiting for a writer)
-/// or is not text; at most its first [`KEPT_BYTES`].
+/// regular file (opened without following a link or waiting for a writer),
+/// is not text or its folder is a symbolic link; at most its first
+/// [`KEPT_BYTES`].
 fn kept_lines(at: &Path) -> Vec<String> {
     use std::io::Read;
-    use std::os::unix::fs::OpenOptionsExt;
-    let Ok(file) = std::fs::OpenOptions::new()
-        .read(true)
-        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
-        .open(at)
-    else {
+    let (Some(dir), Some(name)) = (state_dir(at, false), at.file_name()) else {
         return Vec::new();
     };
+    let Ok(file) = rustix::fs::openat(
+        &dir,
+        name,
+        rustix::fs::OFlags::RDONLY
+            | rustix::fs::OFlags::NOFOLLOW
+            | rustix::fs::OFlags::NONBLOCK
+            | rustix::fs::OFlags::CLOEXEC,
+        rustix::fs::Mode::empty(),
+    ) else {
+        return Vec::new();
+    };
+    let file = std::fs::File::from(file);
     if !file.metadata().is_ok_and(|meta| meta.is_file()) {
         return Vec::new();
     }
@@ -232,7 +240,7 @@ fn write_lines(at: &Path, lines: &[String]) -> bool {
 
 /// The folder of the kept file at `at`, opened without following a
 /// symbolic link in its place (made 0700 first if missing and `make`):
-/// `None` when it is a link or cannot be opened, and then nothing is
+/// `None` when it is a link or cannot be opened, and then nothing is read,
 /// written or removed there.
 fn state_dir(at: &Path, make: bool) -> Option<std::fs::File> {
     use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
@@ -731,7 +739,8 @@ mod tests {
     }
 
     /// A symbolic link in place of the state folder is not followed:
-    /// nothing is written where it points, and nothing removed there.
+    /// nothing is read or written where it points, and nothing removed
+    /// there.
     #[test]
     fn a_link_in_place_of_the_state_folder_is_not_written_through() {
         let dir = tempfile::tempdir().unwrap();
@@ -744,9 +753,11 @@ mod tests {
         run(false, Some("here"), &at, Ok(FOUND_ALL), &runs).unwrap();
         assert_eq!(runs.get(), 2, "nothing was kept, so the trial is made");
         assert_eq!(std::fs::read_dir(&elsewhere).unwrap().count(), 0);
-        // A kept file planted there is read (it can only claim features)
-        // but not removed through the link when the trial finds less.
+        // A kept file planted there is not read, and not removed through
+        // the link when the trial finds less.
         std::fs::write(elsewhere.join("sandbox-probe"), digest("here") + "\n").unwrap();
+        run(false, Some("here"), &at, Ok(FOUND_ALL), &runs).unwrap();
+        assert_eq!(runs.get(), 3, "the planted claim was not trusted");
         run(true, Some("here"), &at, Ok(NO_NET), &runs).unwrap();
         assert_eq!(
             std::fs::read_to_string(elsewhere.join("sandbox-probe")).unwrap(),
