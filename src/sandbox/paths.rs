@@ -353,7 +353,9 @@ pub(crate) enum Cover {
 /// cover its kind needs.
 #[cfg_attr(not(all(target_os = "linux", feature = "sandbox")), allow(dead_code))]
 pub(crate) fn existing(paths: &[PathBuf]) -> Vec<Cover> {
-    let mut seen: Vec<PathBuf> = Vec::new();
+    // A set: with a hundred sockets listed (a busy `/tmp`), comparing each
+    // with every one seen was a third of the plan's time.
+    let mut seen: std::collections::HashSet<PathBuf> = std::collections::HashSet::new();
     let mut covers = Vec::new();
     for path in paths {
         // One `stat` first: most listed paths do not exist, and resolving
@@ -367,10 +369,9 @@ pub(crate) fn existing(paths: &[PathBuf]) -> Vec<Cover> {
         let Ok(meta) = fs::metadata(&real) else {
             continue;
         };
-        if seen.contains(&real) {
+        if !seen.insert(real.clone()) {
             continue;
         }
-        seen.push(real.clone());
         covers.push(if meta.is_dir() {
             Cover::Dir(real)
         } else {
