@@ -326,12 +326,11 @@ pub(super) fn other_sessions(dirs: &[&Path], own: &Path) -> Vec<PathBuf> {
             let name = name.to_string_lossy();
             let session = name.starts_with(crate::process::OUTPUT_PREFIX)
                 || name.starts_with(crate::process::SANDBOX_PREFIX);
+            if !session || !entry.file_type().is_ok_and(|t| t.is_dir()) {
+                continue;
+            }
             let path = entry.path();
-            if session
-                && entry.file_type().is_ok_and(|t| t.is_dir())
-                && path != own
-                && !found.contains(&path)
-            {
+            if path != own && !found.contains(&path) {
                 found.push(path);
             }
         }
@@ -359,14 +358,12 @@ pub(crate) fn existing(paths: &[PathBuf]) -> Vec<Cover> {
     let mut covers = Vec::new();
     for path in paths {
         // One `stat` first: most listed paths do not exist, and resolving
-        // them costs a `readlink` per component.
-        if fs::metadata(path).is_err() {
-            continue;
-        }
-        let Ok(real) = fs::canonicalize(path) else {
+        // them costs a `readlink` per component. It follows links, as the
+        // canonical path does: its kind is the kind of what is covered.
+        let Ok(meta) = fs::metadata(path) else {
             continue;
         };
-        let Ok(meta) = fs::metadata(&real) else {
+        let Ok(real) = fs::canonicalize(path) else {
             continue;
         };
         if !seen.insert(real.clone()) {
