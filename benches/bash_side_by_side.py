@@ -44,6 +44,7 @@ import json
 import os
 import random
 import shutil
+import stat
 import statistics
 import subprocess
 import tempfile
@@ -54,6 +55,25 @@ PROTOCOL = "2025-06-18"
 
 def load() -> str:
     return " ".join(f"{x:.2f}" for x in os.getloadavg())
+
+
+def sockets_in_tmp() -> int:
+    """Socket files in the top three levels of /tmp and /var/tmp: agentcore
+    hides each from every confined command (one bind mount each), so they
+    weigh on its rows. Claude Code leaves one in /tmp/cc-socks per run."""
+    count = 0
+    for top in ("/tmp", "/var/tmp"):
+        for dirpath, dirnames, filenames in os.walk(top):
+            depth = dirpath[len(top):].count(os.sep)
+            if depth >= 2:
+                dirnames[:] = []
+            for name in filenames:
+                try:
+                    if stat.S_ISSOCK(os.lstat(os.path.join(dirpath, name)).st_mode):
+                        count += 1
+                except OSError:
+                    pass
+    return count
 
 
 class Server:
@@ -256,7 +276,7 @@ def main() -> None:
         off = os.path.join(policy, "off.toml")
         with open(off, "w") as f:
             f.write('[sandbox]\nmode = "off"\n')
-        print(f"{os.cpu_count()} CPUs, load {load()}")
+        print(f"{os.cpu_count()} CPUs, load {load()}, {sockets_in_tmp()} sockets under /tmp and /var/tmp")
         for part in args.only.split(","):
             {"true": bench_true, "cold": bench_cold, "first": bench_first, "flood": bench_flood}[part](args, ws, off)
 
