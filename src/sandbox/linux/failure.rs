@@ -150,16 +150,7 @@ mod tests {
     /// other step, or no record, leaves it.
     #[test]
     fn a_step_the_probe_vouched_for_forgets_the_kept_probe() {
-        let failure = |read| Failure {
-            read,
-            hidden_dirs: vec![],
-            hidden_files: vec![],
-            binds: vec![],
-            read_only: vec![],
-            pins: vec![],
-            writable: vec![],
-            cwd: "/w".into(),
-        };
+        let failure = bare;
         let error = || io::Error::from_raw_os_error(libc::EPERM);
         let mut probed = Vec::new();
         for byte in 0..=u8::MAX {
@@ -193,11 +184,9 @@ mod tests {
         assert!(!forgot, "no record: nothing forgotten");
     }
 
-    #[test]
-    fn the_watchdogs_record_names_the_limit_and_no_step() {
-        use crate::sandbox::linux::child::{LIMIT_RECORD, PROCESSES};
-        let (read, write) = rustix::pipe::pipe_with(rustix::pipe::PipeFlags::NONBLOCK).unwrap();
-        let failure = Failure {
+    /// A failure pipe's read end with no paths to name.
+    fn bare(read: OwnedFd) -> Failure {
+        Failure {
             read,
             hidden_dirs: vec![],
             hidden_files: vec![],
@@ -206,7 +195,14 @@ mod tests {
             pins: vec![],
             writable: vec![],
             cwd: "/w".into(),
-        };
+        }
+    }
+
+    #[test]
+    fn the_watchdogs_record_names_the_limit_and_no_step() {
+        use crate::sandbox::linux::child::{LIMIT_RECORD, PROCESSES};
+        let (read, write) = rustix::pipe::pipe_with(rustix::pipe::PipeFlags::NONBLOCK).unwrap();
+        let failure = bare(read);
         assert_eq!(failure.limit_reported(), None, "an empty pipe");
         assert_eq!(failure.describe([LIMIT_RECORD, PROCESSES, 0, 0]), None);
         rustix::io::write(&write, &[LIMIT_RECORD, PROCESSES, 0, 0]).unwrap();
